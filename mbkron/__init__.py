@@ -1,0 +1,22 @@
+"""mbkron: empirically-based multibody and musculoskeletal dynamics.
+
+Kronecker-product calculus of matrix-valued functions (Ehsani, Definition 1 and Theorems 1-4)
+that embeds joint constraints and empirical joint rhythms directly into ODEs.
+"""
+
+from mbkron.builder import ModelBuilder, rigid_transform
+from mbkron.errors import ConfigurationError, ModelError
+from mbkron.jointvars import Linear
+from mbkron.model import Model
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigurationError",
+    "Linear",
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "rigid_transform",
+    "__version__",
+]

@@ -1,0 +1,36 @@
+"""Exceptions raised by mbkron."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = ["ModelError", "ConfigurationError"]
+
+
+class ModelError(ValueError):
+    """An invalid model description.
+
+    Collects every problem found, not just the first: ``problems`` is the list of
+    messages, each naming the body, field (in backticks) and what was expected.
+    """
+
+    def __init__(self, problems: str | Iterable[str], source: str | None = None):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems: list[str] = list(problems)
+        self.source = source
+        where = f" in {source}" if source else ""
+        if len(self.problems) == 1:
+            message = f"invalid model{where}: {self.problems[0]}"
+        else:
+            lines = "\n".join(f"  - {p}" for p in self.problems)
+            message = f"invalid model{where}: {len(self.problems)} problems\n{lines}"
+        super().__init__(message)
+
+
+class ConfigurationError(ValueError):
+    """A configuration (a value of q) at which a quantity cannot be evaluated.
+
+    Raised, for example, for a singular constraint Jacobian, a branch jump or a Newton
+    failure; the message names q and the reason.
+    """

@@ -1,0 +1,262 @@
+"""The model: an immutable, validated description of a multibody tree and its coordinates.
+
+Evaluation is a function of ``(model, q[, q̇, q̈])``; nothing mutable is shared between calls
+(Pinocchio's model/data split: the per-state arrays live in :class:`~mbkron.kinematics.KinematicsData`).
+Build models with :class:`mbkron.ModelBuilder`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike, NDArray
+
+from mbkron import kinematics
+from mbkron.errors import ConfigurationError
+from mbkron.jointvars import JointVariables, Linear
+
+__all__ = ["GROUND", "Coordinate", "Body", "Model"]
+
+GROUND = "ground"
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """A generalized coordinate.
+
+    Attributes
+    ----------
+    name : str
+    range : (float, float)
+        Admissible interval, in SI units (radians or metres).
+    default : float
+        Default value, in the same units.
+    unit : {"rad", "m", "1"}
+        Angle, length or dimensionless.
+    periodic : bool
+        Whether the coordinate is an angle with period 2π (used by pre-modelling fits).
+    """
+
+    name: str
+    range: tuple[float, float] = (-math.inf, math.inf)
+    default: float = 0.0
+    unit: str = "rad"
+    periodic: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Body:
+    """A rigid body, its joint to the parent, and its inertial parameters.
+
+    The joint follows Fig. 1 of the dissertation after a constant offset:
+    ``ᵖʳ⁽ⁱ⁾_iA_4 = offset · Trans(d · translation_axis) · Rot(rotation_axis, theta)``; for a
+    revolute joint ``theta`` is the joint variable, for a prismatic joint ``d`` is.
+
+    Attributes
+    ----------
+    name, parent : str
+    joint : {"revolute", "prismatic", "fixed"}
+    rotation_axis, translation_axis : ndarray, shape (3,)
+        Unit vectors ``V_θ``, ``V_d`` in the offset frame.
+    d, theta : float
+        Constant joint parameters (the joint variable's own parameter is unused).
+    offset : ndarray, shape (4, 4)
+        Constant rigid transform from the parent frame to the joint frame.
+    variable : str, Linear, sympy.Expr, or None
+        The joint variable as a function of the coordinates; None for a fixed joint.
+    mass : float
+        kg.
+    com : ndarray, shape (3,)
+        Centre of mass in body coordinates, m.
+    inertia : ndarray, shape (3, 3)
+        Inertia tensor about the centre of mass, in body axes, kg·m².
+    """
+
+    name: str
+    parent: str
+    joint: str
+    rotation_axis: NDArray[np.float64]
+    translation_axis: NDArray[np.float64]
+    d: float
+    theta: float
+    offset: NDArray[np.float64]
+    variable: object
+    mass: float
+    com: NDArray[np.float64]
+    inertia: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An immutable, validated multibody model. Build it with :class:`mbkron.ModelBuilder`.
+
+    Attributes
+    ----------
+    name : str
+    gravity : ndarray, shape (3,)
+        Gravitational acceleration in ground coordinates, m/s².
+    tree : KinematicTree
+        The kinematic description as arrays.
+    joint_variable_map : JointVariables
+        ``q ↦ (f, ∇f, H)``.
+    """
+
+    name: str
+    gravity: NDArray[np.float64]
+    coordinate_records: tuple[Coordinate, ...]
+    body_records: tuple[Body, ...]
+    tree: kinematics.KinematicTree
+    joint_variable_map: JointVariables
+    _body_index: Mapping[str, int] = field(repr=False)
+
+    # ------------------------------------------------------------------ description
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """Names of the generalized coordinates, in the order of ``q``."""
+        return tuple(c.name for c in self.coordinate_records)
+
+    @property
+    def bodies(self) -> tuple[str, ...]:
+        """Names of the moving bodies, parents before children."""
+        return tuple(b.name for b in self.body_records)
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        """Names of the joint variables (each named after its body), in the order of ``f``."""
+        return tuple(b.name for b in self.body_records if b.joint != kinematics.FIXED)
+
+    @property
+    def nq(self) -> int:
+        return len(self.coordinate_records)
+
+    @property
+    def nb(self) -> int:
+        return len(self.body_records)
+
+    @property
+    def nj(self) -> int:
+        return self.joint_variable_map.size
+
+    def body(self, name: str) -> Body:
+        """The description of body ``name``."""
+        return self.body_records[self.body_index(name)]
+
+    def coordinate(self, name: str) -> Coordinate:
+        """The description of coordinate ``name``."""
+        for record in self.coordinate_records:
+            if record.name == name:
+                return record
+        raise KeyError(f"unknown coordinate `{name}`; the model has: {', '.join(self.coordinates)}")
+
+    def body_index(self, body: str | int) -> int:
+        """Index of a body given by name (or index, checked)."""
+        if isinstance(body, (int, np.integer)) and not isinstance(body, bool):
+            if not 0 <= body < self.nb:
+                raise IndexError(f"body index {body} is outside 0..{self.nb - 1}")
+            return int(body)
+        try:
+            return self._body_index[body]
+        except (KeyError, TypeError):
+            raise KeyError(f"unknown body `{body}`; the model has: {', '.join(self.bodies)}") from None
+
+    @property
+    def default_q(self) -> NDArray[np.float64]:
+        """The coordinates' default values."""
+        return np.array([c.default for c in self.coordinate_records])
+
+    # ------------------------------------------------------------------ evaluation
+    def _as_q(self, q: ArrayLike, name: str = "q") -> NDArray[np.float64]:
+        q = np.asarray(q, dtype=float)
+        if q.ndim == 0 or q.shape[-1] != self.nq:
+            raise ValueError(f"`{name}` must have shape (..., {self.nq}) (one value per coordinate), got {q.shape}")
+        return q
+
+    def joint_variables(self, q: ArrayLike, order: int = 2):
+        """Joint variables, their gradients and Hessians.
+
+        Parameters
+        ----------
+        q : array_like, shape (..., nq)
+        order : {0, 1, 2}
+
+        Returns
+        -------
+        f : ndarray, shape (..., nj)
+        grad : ndarray, shape (..., nj, nq)
+        hess : ndarray, shape (..., nj, nq, nq)
+        """
+        q = self._as_q(q)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            values = self.joint_variable_map.evaluate(q, order)
+        bad = ~np.isfinite(values[0])
+        if bad.any():
+            where = np.argwhere(bad)[0]
+            raise ConfigurationError(
+                f"joint variable `{self.joints[where[-1]]}` is not finite at q = {q[tuple(where[:-1])].tolist()}"
+            )
+        return values
+
+    def kinematics(self, q: ArrayLike, order: int = 2) -> kinematics.KinematicsData:
+        """Transforms ``⁰_iA_4`` and their first (D_i) and second (D'_i) derivatives at ``q``.
+
+        Parameters
+        ----------
+        q : array_like, shape (..., nq)
+        order : {0, 1, 2}
+            Highest derivative computed.
+        """
+        q = self._as_q(q)
+        return kinematics.compute_kinematics(self.tree, self.joint_variables(q, order), q, order)
+
+    def point_position(self, body: str | int, point: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
+        """Ground-frame position of a body-fixed point (Eq. 41).
+
+        Parameters
+        ----------
+        body : str or int
+        point : array_like, shape (3,) or (..., 3)
+            Body coordinates, m.
+        q : array_like, shape (..., nq)
+
+        Returns
+        -------
+        ndarray, shape (..., 3)
+        """
+        return kinematics.point_positions(self.kinematics(q, 0), self.body_index(body), self._as_point(point))
+
+    def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+        """Ground-frame velocity of a body-fixed point (Eq. 44)."""
+        kin = self.kinematics(q, 1)
+        return kinematics.point_velocities(kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"))
+
+    def point_acceleration(
+        self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike
+    ) -> NDArray[np.float64]:
+        """Ground-frame acceleration of a body-fixed point (Eq. 57)."""
+        kin = self.kinematics(q, 2)
+        return kinematics.point_accelerations(
+            kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        )
+
+    def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world") -> NDArray[np.float64]:
+        """Angular velocity of a body (Eq. 177-182), in the ground frame or the body's own frame.
+
+        Returns
+        -------
+        ndarray, shape (..., 3)
+            rad/s.
+        """
+        kin = self.kinematics(q, 1)
+        omega = kinematics.angular_velocities(self.tree, kin, self._as_q(qd, "qd"), frame)
+        return omega[..., self.body_index(body), :]
+
+    @staticmethod
+    def _as_point(point: ArrayLike) -> NDArray[np.float64]:
+        point = np.asarray(point, dtype=float)
+        if point.ndim == 0 or point.shape[-1] != 3:
+            raise ValueError(f"`point` must have shape (..., 3) (body coordinates), got {point.shape}")
+        return point
