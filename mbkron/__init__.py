@@ -8,6 +8,7 @@ from mbkron.builder import ModelBuilder, rigid_transform
 from mbkron.errors import ConfigurationError, ModelError
 from mbkron.jointvars import Linear
 from mbkron.model import Model
+from mbkron import loads, models  # noqa: E402  (subpackages users reach as mbkron.loads, mbkron.models)
 
 __version__ = "0.1.0"
 
@@ -16,6 +17,8 @@ __all__ = [
     "Linear",
     "Model",
     "ModelBuilder",
+    "loads",
+    "models",
     "ModelError",
     "rigid_transform",
     "__version__",

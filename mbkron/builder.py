@@ -26,9 +26,10 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from mbkron import kinematics
+from mbkron import dynamics, kinematics
 from mbkron.errors import ModelError
 from mbkron.jointvars import JointVariables, Linear, SymbolicJointVariables
+from mbkron.loads import Load, check_load
 from mbkron.model import GROUND, Body, Coordinate, Model
 
 __all__ = ["ModelBuilder", "rigid_transform"]
@@ -91,6 +92,7 @@ class ModelBuilder:
         self.gravity = gravity
         self._coordinates: list[tuple] = []
         self._bodies: list[_BodyInput] = []
+        self._loads: list[Load] = []
 
     def add_coordinate(
         self,
@@ -166,6 +168,14 @@ class ModelBuilder:
         )
         return self
 
+    def add_load(self, load: Load) -> ModelBuilder:
+        """Add an applied load that belongs to the system (see :mod:`mbkron.loads`).
+
+        Returns the builder, for chaining.
+        """
+        self._loads.append(load)
+        return self
+
     # ------------------------------------------------------------------ validation
     def build(self) -> Model:
         """Validate everything and return the immutable :class:`Model`.
@@ -181,6 +191,10 @@ class ModelBuilder:
         names = {c.name for c in coordinates}
         bodies = [self._check_body(b, names, problems) for b in self._bodies]
         order = self._topological_order(bodies, problems)
+        body_names = {b.name for b in bodies if isinstance(b.name, str)}
+        joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != kinematics.FIXED}
+        for index, load in enumerate(self._loads):
+            check_load(load, body_names, joint_names, names, index, problems)
         if problems:
             raise ModelError(problems)
         ordered = [bodies[i] for i in order]
@@ -356,6 +370,11 @@ class ModelBuilder:
             for array in (b.rotation_axis, b.translation_axis, b.offset, b.com, b.inertia):
                 array.setflags(write=False)
         gravity.setflags(write=False)
+        inertias = dynamics.pseudo_inertia(
+            np.array([b.mass for b in bodies]), np.array([b.com for b in bodies]).reshape(-1, 3),
+            np.array([b.inertia for b in bodies]).reshape(-1, 3, 3),
+        )
+        inertias.setflags(write=False)
         return Model(
             name=self.name,
             gravity=gravity,
@@ -363,6 +382,8 @@ class ModelBuilder:
             body_records=tuple(bodies),
             tree=tree,
             joint_variable_map=joint_variable_map,
+            loads=tuple(self._loads),
+            pseudo_inertias=inertias,
             _body_index=index,
         )
 

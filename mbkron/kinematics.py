@@ -289,6 +289,9 @@ class KinematicsData:
         are None below the computed order.
     T : ndarray, shape (..., nb, 4, 4)
         World transforms ``⁰_iA_4`` (Eq. 40); ``B_i = T_iᵀ``.
+    joint_twists : ndarray, shape (..., nb, 4, 4) or None
+        ``S_j = T_j Â_j T_j⁻¹``: the unit twist of each body's joint in the ground frame (zero for
+        fixed joints), so that ``W_ji = S_j T_i`` (Eq. 76).
     twists : ndarray, shape (..., nb, nq, 4, 4) or None
         ``Ω_ik = (∂T_i/∂q_k) T_i⁻¹``: world-frame twist matrices, rotational block skew.
     dT : ndarray, shape (..., nb, nq, 4, 4) or None
@@ -302,6 +305,7 @@ class KinematicsData:
     grad: NDArray[np.float64] | None
     hess: NDArray[np.float64] | None
     T: NDArray[np.float64]
+    joint_twists: NDArray[np.float64] | None
     twists: NDArray[np.float64] | None
     dT: NDArray[np.float64] | None
     d2T: NDArray[np.float64] | None
@@ -370,6 +374,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
         Joint variables at ``q`` as returned by ``JointVariables.evaluate(q, order)``.
     q : ndarray, shape (..., nq)
     order : {0, 1, 2}
+        Highest derivative of the transforms computed (the joint values may carry more).
 
     Returns
     -------
@@ -377,7 +382,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     """
     f, grad, hess = joint_values
     T = world_transforms(tree, local_transforms(tree, f))
-    twists = dT = d2T = None
+    S = twists = dT = d2T = None
     if order >= 1:
         nb, nq = tree.nb, tree.nq
         batch = q.shape[:-1]
@@ -406,7 +411,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
             d2T = ((twist_derivatives + products).reshape(batch + (nb, nq * nq * 4, 4)) @ T).reshape(
                 batch + (nb, nq, nq, 4, 4)
             )
-    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, twists=twists, dT=dT, d2T=d2T)
+    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, dT=dT, d2T=d2T)
 
 
 def _homogeneous(points: NDArray) -> NDArray:

@@ -15,7 +15,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron import kinematics
+from mbkron import dynamics, kinematics, loads as loads_module, reactions
 from mbkron.errors import ConfigurationError
 from mbkron.jointvars import JointVariables, Linear
 
@@ -103,6 +103,10 @@ class Model:
         The kinematic description as arrays.
     joint_variable_map : JointVariables
         ``q ↦ (f, ∇f, H)``.
+    loads : tuple of Load
+        Applied loads that belong to the system (springs, drives); see :mod:`mbkron.loads`.
+    pseudo_inertias : ndarray, shape (nb, 4, 4)
+        ``J_i`` of Eq. 131 about each body's frame origin.
     """
 
     name: str
@@ -111,6 +115,8 @@ class Model:
     body_records: tuple[Body, ...]
     tree: kinematics.KinematicTree
     joint_variable_map: JointVariables
+    loads: tuple
+    pseudo_inertias: NDArray[np.float64]
     _body_index: Mapping[str, int] = field(repr=False)
 
     # ------------------------------------------------------------------ description
@@ -260,3 +266,144 @@ class Model:
         if point.ndim == 0 or point.shape[-1] != 3:
             raise ValueError(f"`point` must have shape (..., 3) (body coordinates), got {point.shape}")
         return point
+
+    # ------------------------------------------------------------------ dynamics
+    def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
+        """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
+        q = self._as_q(q)
+        return kinematics.compute_kinematics(self.tree, self.joint_variables(q, 2), q, 1)
+
+    def mass_matrix(self, q: ArrayLike) -> NDArray[np.float64]:
+        """Generalized mass matrix ``M(q)`` (Eq. 145, 189).
+
+        Parameters
+        ----------
+        q : array_like, shape (..., nq)
+
+        Returns
+        -------
+        ndarray, shape (..., nq, nq)
+        """
+        kin = self._dynamic_kinematics(q)
+        return dynamics.mass_matrix(self.tree, kin, dynamics.world_pseudo_inertia(kin, self.pseudo_inertias))
+
+    def velocity_forces(self, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+        """Coriolis and centrifugal generalized forces ``N(q, q̇) q̇`` (Eq. 126, 146, 190).
+
+        Returns
+        -------
+        ndarray, shape (..., nq)
+        """
+        kin = self._dynamic_kinematics(q)
+        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
+        return dynamics.velocity_forces(self.tree, kin, world, self._as_q(qd, "qd"))
+
+    def gravity_forces(self, q: ArrayLike) -> NDArray[np.float64]:
+        """Generalized gravity forces ``G(q)`` (Eq. 187, 197), on the right-hand side of Eq. 198."""
+        kin = self._dynamic_kinematics(q)
+        return dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity)
+
+    def applied_forces(
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+    ) -> NDArray[np.float64]:
+        """Generalized forces of applied loads (``model.loads`` unless ``loads`` is given), Eq. 46.
+
+        Returns
+        -------
+        ndarray, shape (..., nq)
+        """
+        kin = self._dynamic_kinematics(q)
+        return self._applied(kin, self._as_q(qd, "qd"), loads, t)
+
+    def _applied(self, kin, qd, loads, t) -> NDArray[np.float64]:
+        loads = self.loads if loads is None else tuple(loads)
+        return loads_module.generalized_forces(self, kin, loads, t, kin.q, qd)
+
+    def _equation_terms(self, q, qd, loads, t):
+        """``M``, and the right-hand side ``G + Q − N q̇`` of Eq. 198 without actuation."""
+        kin = self._dynamic_kinematics(q)
+        qd = self._as_q(qd, "qd")
+        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
+        M = dynamics.mass_matrix(self.tree, kin, world)
+        rhs = (
+            dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity)
+            + self._applied(kin, qd, loads, t)
+            - dynamics.velocity_forces(self.tree, kin, world, qd)
+        )
+        return M, rhs
+
+    def inverse_dynamics(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+    ) -> NDArray[np.float64]:
+        """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads`` (Eq. 198).
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (..., nq)
+        loads : sequence of Load, optional
+            Applied loads; ``model.loads`` by default (pass ``()`` for none).
+        t : float
+            Time, for loads given as functions of time.
+
+        Returns
+        -------
+        ndarray, shape (..., nq)
+        """
+        M, rhs = self._equation_terms(q, qd, loads, t)
+        return (M @ self._as_q(qdd, "qdd")[..., None])[..., 0] - rhs
+
+    def forward_dynamics(
+        self,
+        q: ArrayLike,
+        qd: ArrayLike,
+        tau: ArrayLike | None = None,
+        loads: tuple | None = None,
+        t: float = 0.0,
+    ) -> NDArray[np.float64]:
+        """Accelerations ``q̈ = M⁻¹(G + Q_loads + τ − N q̇)`` (Eq. 198), by Cholesky factorisation.
+
+        Parameters
+        ----------
+        q, qd : array_like, shape (..., nq)
+        tau : array_like, shape (..., nq), optional
+            Generalized actuation forces.
+        loads : sequence of Load, optional
+            ``model.loads`` by default.
+        t : float
+
+        Raises
+        ------
+        ConfigurationError
+            If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
+        """
+        M, rhs = self._equation_terms(q, qd, loads, t)
+        if tau is not None:
+            rhs = rhs + np.asarray(tau, dtype=float)
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            eigenvalues = np.linalg.eigvalsh(M)
+            raise ConfigurationError(
+                f"the mass matrix is not positive definite at q = {np.asarray(q).tolist()}: smallest "
+                f"eigenvalue {eigenvalues.min():.3g} (bodies without mass or inertia, or a joint-variable map "
+                "that is singular there)"
+            ) from None
+        y = np.linalg.solve(L, rhs[..., None])
+        return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+
+    def joint_reactions(
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+    ) -> reactions.JointReactions:
+        """Net joint force and moment that each body's parent exerts on it (Newton–Euler).
+
+        See :mod:`mbkron.reactions`: ground frame, moments about each body's frame origin; loads at
+        body points (``model.loads`` unless ``loads`` is given) are external, joint actuation is part
+        of the wrench.
+
+        Returns
+        -------
+        JointReactions
+            ``.force`` and ``.moment``, each of shape (..., nb, 3).
+        """
+        kin = self._dynamic_kinematics(q)
+        return reactions.joint_reactions(self, kin, self._as_q(qd, "qd"), self._as_q(qdd, "qdd"), loads, t)

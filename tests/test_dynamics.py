@@ -1,0 +1,258 @@
+"""Virtual-work dynamics (Eq. 124–198), loads and joint reactions against independent routes.
+
+Independent references here: the literal Kronecker forms (Eq. 145, the derived N_i, Eq. 187); the
+Christoffel form of N q̇ built from finite differences of M; energies built from point kinematics;
+finite differences of potentials and of point positions for the generalized forces of loads;
+Newton's and Euler's laws per body for the reactions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron import dynamics, dynamics_literal, kinematics_literal, loads
+from tests.random_trees import build_model, random_tree
+from tests.test_kinematics import FIRST, assert_close, first_difference
+
+
+@pytest.fixture(scope="module", params=[0, 1])
+def tree(request):
+    rng = np.random.default_rng(300 + request.param)
+    model = build_model(random_tree(rng, nb=8 + request.param, nq=3))
+    states = rng.uniform(-1.2, 1.2, size=(3, 3, 3))  # (state, q/qd/qdd, nq)
+    return model, states
+
+
+def test_fast_terms_equal_literal_kronecker_forms(tree):
+    """M (Eq. 145), N q̇ (second part of Eq. 126) and G (Eq. 187), literally, per body."""
+    model, states = tree
+    J = model.pseudo_inertias
+    for q, qd, _ in states:
+        f, grad, hess = model.joint_variables(q)
+        D, D2 = kinematics_literal.kron_derivatives_recursive(model.tree, f, grad, hess)
+        M = sum(dynamics_literal.body_mass_matrix(D[i], J[i]) for i in range(model.nb))
+        N = sum(dynamics_literal.body_velocity_matrix(D[i], D2[i], J[i], qd) for i in range(model.nb))
+        G = sum(dynamics_literal.body_gravity_forces(D[i], J[i, 3, 3], model.body_records[i].com, model.gravity)
+                for i in range(model.nb))
+        assert_close(model.mass_matrix(q), M)
+        assert_close(model.velocity_forces(q, qd), N @ qd)
+        assert_close(model.gravity_forces(q), G)
+
+
+def test_eq_147_as_printed_is_the_mass_matrix():
+    """Eq. 147 prints N_i identical to M_i (Eq. 145): that would make N q̇ = M q̇, which is wrong."""
+    rng = np.random.default_rng(1)
+    model = build_model(random_tree(rng, nb=5, nq=2))
+    q, qd = rng.normal(size=(2, 2))
+    assert np.abs(model.velocity_forces(q, qd) - model.mass_matrix(q) @ qd).max() > 1e-2
+
+
+def test_velocity_forces_equal_christoffel_form(tree):
+    """(N q̇)_k = Σ_lm (∂M_kl/∂q_m − ½ ∂M_lm/∂q_k) q̇_l q̇_m with ∂M/∂q by 8th-order differences."""
+    model, states = tree
+    for q, qd, _ in states:
+        dM = first_difference(model.mass_matrix, q, 1e-3)  # [m, k, l]
+        christoffel = np.einsum("mkl,l,m->k", dM, qd, qd) - 0.5 * np.einsum("klm,l,m->k", dM, qd, qd)
+        assert_close(model.velocity_forces(q, qd), christoffel, rtol=1e-9)
+
+
+def test_mass_matrix_is_symmetric_positive_definite_and_gives_kinetic_energy(tree):
+    """½ q̇ᵀMq̇ == Σ ½ m |v_C|² + ½ ωᵀ I_C ω from point kinematics and angular velocities."""
+    model, states = tree
+    for q, qd, _ in states:
+        M = model.mass_matrix(q)
+        np.testing.assert_allclose(M, M.T, atol=1e-13)
+        assert np.linalg.eigvalsh(M).min() > 0
+        energy = 0.0
+        for body in model.body_records:
+            v = model.point_velocity(body.name, body.com, q, qd)
+            w = model.angular_velocity(body.name, q, qd, frame="body")
+            energy += 0.5 * body.mass * v @ v + 0.5 * w @ body.inertia @ w
+        assert_close(0.5 * qd @ M @ qd, energy)
+
+
+def test_gravity_forces_are_minus_gradient_of_potential(tree):
+    model, states = tree
+
+    def potential(q):
+        return -sum(b.mass * model.gravity @ model.point_position(b.name, b.com, q) for b in model.body_records)
+
+    for q, _, _ in states:
+        assert_close(model.gravity_forces(q), -first_difference(potential, q, 1e-3))
+
+
+def test_pseudo_inertia_of_a_point_cloud():
+    """Eq. 130–131: J = Σ m_p {r_p;1}{r_p;1}ᵀ for a rigid cloud, from its mass, COM and inertia."""
+    rng = np.random.default_rng(2)
+    points, masses = rng.normal(size=(50, 3)) + [0.3, -0.2, 0.5], rng.uniform(0.1, 1.0, size=50)
+    mass = masses.sum()
+    com = masses @ points / mass
+    rho = points - com
+    inertia = sum(m * (r @ r * np.eye(3) - np.outer(r, r)) for m, r in zip(masses, rho))
+    homogeneous = np.hstack([points, np.ones((50, 1))])
+    expected = np.einsum("p,pi,pj->ij", masses, homogeneous, homogeneous)
+    np.testing.assert_allclose(dynamics.pseudo_inertia(mass, com, inertia), expected, rtol=1e-13, atol=1e-13)
+
+
+def test_generalized_forces_of_loads_by_virtual_work(tree):
+    model, states = tree
+    rng = np.random.default_rng(4)
+    a, b = model.bodies[2], model.bodies[-1]
+    r_a, r_b, r_g = rng.normal(size=(3, 3))
+    force, torque = rng.normal(size=(2, 3))
+    for q, qd, _ in states:
+        position = lambda body, r: lambda x: model.point_position(body, r, x)  # noqa: E731
+        # point force: Q = (∂p/∂q)ᵀ F
+        expected = first_difference(position(b, r_b), q, 1e-3) @ force
+        assert_close(model.applied_forces(q, qd, (loads.PointForce(b, r_b, force),)), expected)
+        # body-frame force: rotate by R_b
+        R = model.kinematics(q, 0).T[model.body_index(b), :3, :3]
+        assert_close(model.applied_forces(q, qd, (loads.PointForce(b, r_b, force, frame="body"),)),
+                     first_difference(position(b, r_b), q, 1e-3) @ (R @ force))
+        # pure torque: Q_k = τ · ω-Jacobian column k (ω from finite differences of R along e_k)
+        columns = []
+        for k in range(model.nq):
+            Rk = lambda s, k=k: model.kinematics(q + s * np.eye(model.nq)[k], 0).T[model.body_index(a), :3, :3]  # noqa: E731
+            W = sum(w * (Rk(m * 1e-3) - Rk(-m * 1e-3)) for m, w in enumerate(FIRST, 1)) / 1e-3 @ Rk(0.0).T
+            columns.append([W[2, 1], W[0, 2], W[1, 0]])
+        assert_close(model.applied_forces(q, qd, (loads.BodyTorque(a, torque),)), np.array(columns) @ torque)
+        # spring-damper between a body and the ground: −∂V/∂q − c L̇ ∂L/∂q
+        k_s, c_s, L0 = 120.0, 3.5, 0.4
+        length = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - r_g)  # noqa: E731
+        dL = first_difference(length, q, 1e-3)
+        expected = -k_s * (length(q) - L0) * dL - c_s * (dL @ qd) * dL
+        spring = loads.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0)
+        assert_close(model.applied_forces(q, qd, (spring,)), expected)
+        # line force of constant tension between two bodies: Q = −T ∂L/∂q
+        between = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - model.point_position(b, r_b, x))  # noqa: E731
+        assert_close(model.applied_forces(q, qd, (loads.LineForce(a, r_a, b, r_b, 7.0),)),
+                     -7.0 * first_difference(between, q, 1e-3))
+        # joint torque: ∇f_jᵀ τ; generalized force on a coordinate
+        f, grad, _ = model.joint_variables(q)
+        joint = model.joints[1]
+        assert_close(model.applied_forces(q, qd, (loads.JointTorque(joint, 2.5),)), 2.5 * grad[1])
+        assert_close(model.applied_forces(q, qd, (loads.GeneralizedForce(model.coordinates[2], -4.0),)),
+                     np.array([0.0, 0.0, -4.0]))
+
+
+def test_callable_load_values_receive_time_and_state():
+    model = mbkron.models.two_link_arm()
+    seen = []
+
+    def tension(t, q, qd):
+        seen.append((t, q.copy(), qd.copy()))
+        return 3.0 * t
+
+    load = loads.LineForce("ground", (0.0, 0.1, 0.0), "link2", (0.2, 0.0, 0.0), tension)
+    q, qd = np.array([0.3, 0.4]), np.array([1.0, -1.0])
+    Q = model.applied_forces(q, qd, (load,), t=2.0)
+    assert seen and seen[0][0] == 2.0 and np.array_equal(seen[0][1], q)
+    np.testing.assert_allclose(Q, 2.0 * model.applied_forces(q, qd, (load,), t=1.0))
+
+
+def test_inverse_and_forward_dynamics_are_consistent(tree):
+    model, states = tree
+    spring = loads.SpringDamper(model.bodies[0], (0.1, 0, 0), "ground", (0.3, 0.2, 0.1), 50.0, 1.0, 0.2)
+    for q, qd, qdd in states:
+        tau = model.inverse_dynamics(q, qd, qdd, loads=(spring,))
+        expected = (model.mass_matrix(q) @ qdd + model.velocity_forces(q, qd) - model.gravity_forces(q)
+                    - model.applied_forces(q, qd, (spring,)))
+        assert_close(tau, expected)
+        assert_close(model.forward_dynamics(q, qd, tau, loads=(spring,)), qdd)
+
+
+def test_batched_dynamics_equal_per_state(tree):
+    model, states = tree
+    q, qd, qdd = states[:, 0], states[:, 1], states[:, 2]
+    M, N, G = model.mass_matrix(q), model.velocity_forces(q, qd), model.gravity_forces(q)
+    tau = model.inverse_dynamics(q, qd, qdd)
+    acc = model.forward_dynamics(q, qd, tau)
+    for s in range(len(states)):
+        np.testing.assert_allclose(M[s], model.mass_matrix(q[s]), atol=1e-13)
+        np.testing.assert_allclose(N[s], model.velocity_forces(q[s], qd[s]), atol=1e-13)
+        np.testing.assert_allclose(G[s], model.gravity_forces(q[s]), atol=1e-12)
+        np.testing.assert_allclose(acc[s], qdd[s], atol=1e-9)
+
+
+def test_forward_dynamics_names_q_when_mass_matrix_is_singular():
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x").add_coordinate("y")
+    b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, com=(1, 0, 0))
+    b.add_body("b", parent="a", axis=(0, 0, 1), variable="y", offset=(1, 0, 0))  # massless tip
+    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite at q = \[0.1, 0.2\]"):
+        b.build().forward_dynamics([0.1, 0.2], [0.0, 0.0])
+
+
+def test_reactions_satisfy_newton_euler_per_body(tree):
+    """Each body: parent's wrench − children's wrenches + gravity + loads = rate of momentum."""
+    model, states = tree
+    rng = np.random.default_rng(8)
+    a = model.bodies[3]
+    applied = (
+        loads.PointForce(a, rng.normal(size=3), rng.normal(size=3)),
+        loads.BodyTorque(model.bodies[-1], rng.normal(size=3)),
+        loads.SpringDamper(a, rng.normal(size=3), model.bodies[1], rng.normal(size=3), 40.0, 2.0, 0.1),
+    )
+    parents = model.tree.parent
+    for q, qd, qdd in states:
+        r = model.joint_reactions(q, qd, qdd, loads=applied)
+        T = model.kinematics(q, 0).T
+        f_ext = np.zeros((model.nb, 3))
+        m_ext = np.zeros((model.nb, 3))  # about the ground origin
+        for load in applied:  # independent evaluation of the body loads
+            if isinstance(load, loads.PointForce):
+                i = model.body_index(load.body)
+                p = model.point_position(load.body, load.point, q)
+                f_ext[i] += load.force
+                m_ext[i] += np.cross(p, load.force)
+            elif isinstance(load, loads.BodyTorque):
+                m_ext[model.body_index(load.body)] += load.torque
+            else:
+                pa = model.point_position(load.body_a, load.point_a, q)
+                pb = model.point_position(load.body_b, load.point_b, q)
+                va = model.point_velocity(load.body_a, load.point_a, q, qd)
+                vb = model.point_velocity(load.body_b, load.point_b, q, qd)
+                u = (pb - pa) / np.linalg.norm(pb - pa)
+                tension = load.stiffness * (np.linalg.norm(pb - pa) - load.free_length) + load.damping * u @ (vb - va)
+                for body, p, sign in ((load.body_a, pa, 1.0), (load.body_b, pb, -1.0)):
+                    i = model.body_index(body)
+                    f_ext[i] += sign * tension * u
+                    m_ext[i] += np.cross(p, sign * tension * u)
+        for i, body in enumerate(model.body_records):
+            children = np.flatnonzero(parents == i)
+            a_c = model.point_acceleration(body.name, body.com, q, qd, qdd)
+            c = model.point_position(body.name, body.com, q)
+            R = T[i, :3, :3]
+            w = model.angular_velocity(body.name, q, qd, frame="body")
+            # angular acceleration in body axes by differentiating ω along the motion
+            h = 1e-4
+            w_of = lambda s: model.angular_velocity(body.name, q + s * qd + 0.5 * s**2 * qdd, qd + s * qdd, frame="body")  # noqa: E731
+            dw = sum(wt * (w_of(m * h) - w_of(-m * h)) for m, wt in enumerate(FIRST, 1)) / h
+            H_dot = R @ (body.inertia @ dw + np.cross(w, body.inertia @ w))
+            force = r.force[i] - r.force[children].sum(axis=0) + body.mass * model.gravity + f_ext[i]
+            o = T[i, :3, 3]
+            moment = (r.moment[i] + np.cross(o, r.force[i])
+                      - sum(r.moment[c_] + np.cross(T[c_, :3, 3], r.force[c_]) for c_ in children)
+                      + np.cross(c, body.mass * model.gravity) + m_ext[i])
+            assert_close(force, body.mass * a_c, rtol=1e-9)
+            assert_close(moment, H_dot + np.cross(c, body.mass * a_c), rtol=1e-8)
+
+
+def test_reaction_moments_about_joint_axes_are_the_joint_forces(tree):
+    """Projected on each joint's axis, the net joint wrench is the joint's generalized force."""
+    model, states = tree
+    for q, qd, qdd in states:
+        r = model.joint_reactions(q, qd, qdd, loads=())
+        tau = model.inverse_dynamics(q, qd, qdd, loads=())
+        kin = model.kinematics(q, 1)
+        S = kin.joint_twists
+        joint_forces = []
+        for i, body in enumerate(model.body_records):
+            if body.joint == "revolute":
+                joint_forces.append(r.moment[i] @ [S[i, 2, 1], S[i, 0, 2], S[i, 1, 0]])
+            elif body.joint == "prismatic":
+                joint_forces.append(r.force[i] @ S[i, :3, 3])
+        _, grad, _ = model.joint_variables(q)
+        assert_close(grad.T @ np.array(joint_forces), tau)
