@@ -22,12 +22,15 @@ derived N_i, Eq. 187) are in :mod:`mbkron.dynamics_literal`; the tests prove all
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.kinematics import KinematicTree, KinematicsData
 
 __all__ = [
+    "EquationsOfMotion",
     "pseudo_inertia",
     "world_pseudo_inertia",
     "subtree_sum",
@@ -37,6 +40,27 @@ __all__ = [
     "velocity_forces",
     "gravity_forces",
 ]
+
+
+@dataclass(frozen=True)
+class EquationsOfMotion:
+    """The terms of ``M(q) q̈ + N(q, q̇) q̇ = G(q) + Q`` at one state (Eq. 198).
+
+    Attributes
+    ----------
+    mass_matrix : ndarray, shape (..., nq, nq)
+    velocity_forces : ndarray, shape (..., nq)
+        ``N(q, q̇) q̇``.
+    gravity_forces : ndarray, shape (..., nq)
+        ``G(q)``.
+    applied_forces : ndarray, shape (..., nq)
+        Generalized forces of the applied loads.
+    """
+
+    mass_matrix: NDArray[np.float64]
+    velocity_forces: NDArray[np.float64]
+    gravity_forces: NDArray[np.float64]
+    applied_forces: NDArray[np.float64]
 
 
 def pseudo_inertia(mass: NDArray, com: NDArray, inertia: NDArray) -> NDArray:

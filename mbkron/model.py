@@ -319,18 +319,38 @@ class Model:
         loads = self.loads if loads is None else tuple(loads)
         return loads_module.generalized_forces(self, kin, loads, t, kin.q, qd)
 
-    def _equation_terms(self, q, qd, loads, t):
-        """``M``, and the right-hand side ``G + Q − N q̇`` of Eq. 198 without actuation."""
+    def equations_of_motion(
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+    ) -> dynamics.EquationsOfMotion:
+        """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
+
+        Parameters
+        ----------
+        q, qd : array_like, shape (..., nq)
+        loads : sequence of Load, optional
+            ``model.loads`` by default.
+        t : float
+
+        Returns
+        -------
+        EquationsOfMotion
+            ``mass_matrix`` (..., nq, nq), ``velocity_forces``, ``gravity_forces``, ``applied_forces``
+            (..., nq).
+        """
         kin = self._dynamic_kinematics(q)
         qd = self._as_q(qd, "qd")
         world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
-        M = dynamics.mass_matrix(self.tree, kin, world)
-        rhs = (
-            dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity)
-            + self._applied(kin, qd, loads, t)
-            - dynamics.velocity_forces(self.tree, kin, world, qd)
+        return dynamics.EquationsOfMotion(
+            mass_matrix=dynamics.mass_matrix(self.tree, kin, world),
+            velocity_forces=dynamics.velocity_forces(self.tree, kin, world, qd),
+            gravity_forces=dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity),
+            applied_forces=self._applied(kin, qd, loads, t),
         )
-        return M, rhs
+
+    def _equation_terms(self, q, qd, loads, t):
+        """``M`` and the right-hand side ``G + Q − N q̇`` of Eq. 198 without actuation."""
+        terms = self.equations_of_motion(q, qd, loads, t)
+        return terms.mass_matrix, terms.gravity_forces + terms.applied_forces - terms.velocity_forces
 
     def inverse_dynamics(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0
