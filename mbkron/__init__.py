@@ -6,6 +6,7 @@ that embeds joint constraints and empirical joint rhythms directly into ODEs.
 
 from mbkron.builder import ModelBuilder, rigid_transform
 from mbkron.errors import ConfigurationError, ModelError
+from mbkron.io import load_model
 from mbkron.jointvars import Linear
 from mbkron.model import Model
 from mbkron import loads, models  # noqa: E402  (subpackages users reach as mbkron.loads, mbkron.models)
@@ -15,6 +16,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigurationError",
     "Linear",
+    "load_model",
     "Model",
     "ModelBuilder",
     "loads",

@@ -7,30 +7,35 @@ expected and what came.
 Example
 -------
 >>> import numpy as np, mbkron
->>> b = mbkron.ModelBuilder(gravity=(0, -9.81, 0))
->>> b.add_coordinate("q1")
->>> b.add_body("link", joint="revolute", axis=(0, 0, 1), variable="q1",
-...            mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1/12, 1/12]))
->>> model = b.build()
+>>> model = (
+...     mbkron.ModelBuilder(gravity=(0, -9.81, 0))
+...     .add_coordinate("q1")
+...     .add_body("link", joint="revolute", axis=(0, 0, 1), variable="q1",
+...               mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1/12, 1/12]))
+...     .build()
+... )
 >>> model.point_position("link", (1, 0, 0), [np.pi / 2]).round(12)
 array([0., 1., 0.])
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from mbkron import dynamics, kinematics
+from mbkron import constraint_groups, dynamics, kinematics
 from mbkron.errors import ModelError
+from mbkron.functions import CoordinateFunction, CoordinateFunctionVariables
 from mbkron.jointvars import JointVariables, Linear, SymbolicJointVariables
 from mbkron.loads import Load, check_load
 from mbkron.model import GROUND, Body, Coordinate, Model
+from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
 
 __all__ = ["ModelBuilder", "rigid_transform"]
 
@@ -93,6 +98,8 @@ class ModelBuilder:
         self._coordinates: list[tuple] = []
         self._bodies: list[_BodyInput] = []
         self._loads: list[Load] = []
+        self._constraint_groups: list[constraint_groups.ConstraintGroup] = []
+        self._muscles: list[MusclePath] = []
 
     def add_coordinate(
         self,
@@ -144,7 +151,8 @@ class ModelBuilder:
         variable : str, Linear, sympy.Expr, or number
             The joint variable ``f_i(q)``: a coordinate name, an affine map, or a sympy
             expression in symbols named like the coordinates (exact derivatives). Required for
-            revolute and prismatic joints; must be omitted for fixed ones.
+            revolute and prismatic joints, unless solved by :meth:`add_constraints` (then
+            omitted); must be omitted for fixed ones.
         offset : array_like, shape (4, 4) or (3,), optional
             Constant transform from the parent frame to the joint frame, or just its
             translation. Identity by default.
@@ -176,6 +184,89 @@ class ModelBuilder:
         self._loads.append(load)
         return self
 
+    def add_muscle(self, name: str, path: Sequence, hill: object = None) -> ModelBuilder:
+        """Add a musculotendon unit: a straight-line path through body-fixed and moving points.
+
+        Parameters
+        ----------
+        name : str
+            An identifier (``"DELT1"``).
+        path : sequence
+            From origin to insertion, each ``(body, (x, y, z))`` (body coordinates, m; ``"ground"``
+            allowed) or a :class:`mbkron.muscles.MovingPoint`. Wrapping surfaces are not modelled.
+        hill : HillParameters, optional
+            Musculotendon parameters (:mod:`mbkron.muscles.hill`).
+
+        Returns the builder, for chaining. Problems (unknown bodies or coordinates, coincident
+        consecutive points, bad parameters) are reported by :meth:`build`; segments that become
+        zero-length during motion raise :class:`~mbkron.errors.ConfigurationError` at evaluation.
+
+        Examples
+        --------
+        >>> b = ModelBuilder().add_coordinate("q1")
+        >>> b = b.add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
+        >>> b = b.add_muscle("flexor", [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])
+        >>> b.build().moment_arms([0.0]).round(6)      # = −∂L/∂q = 0.05/|(0.5, −0.1)|
+        array([[0.098058]])
+        """
+        self._muscles.append(MusclePath(name, tuple(path), hill))
+        return self
+
+    def add_constraints(
+        self,
+        joints: Sequence[str],
+        constraints: object,
+        solver: str = "lu",
+        *,
+        guess: Mapping[str, float] | None = None,
+        **settings: object,
+    ) -> ModelBuilder:
+        """Solve the joint variables of ``joints`` from algebraic constraints ``g(f, q) = 0``.
+
+        Section 3-3 (Eq. 100-120): the listed bodies are added with ``variable=None``; their
+        joint variables are the solution of the constraints, which may also use the other
+        (explicit) joint variables, the coordinates and numeric parameters. At :meth:`build`
+        the constraints are assembled at the coordinates' defaults starting from ``guess``;
+        that fixes the assembly branch, which evaluation then follows by continuation. The
+        result plugs into the model's joint variables, so ``model.joint_variables(q)`` and
+        ``model.kinematics(q)`` work unchanged (batched over leading axes of ``q``).
+
+        Parameters
+        ----------
+        joints : sequence of str
+            Bodies (revolute or prismatic) whose joint variables are solved, in the order of
+            the unknowns; as many as there are equations.
+        constraints : ConstraintSystem or sequence of LoopClosure
+            :class:`mbkron.constraints.SymbolicConstraints` (expressions in joint, coordinate and
+            parameter names), :class:`mbkron.constraints.LoopClosures`, or a list of
+            :class:`mbkron.constraints.LoopClosure`.
+        solver : {"lu", "projection", "premodel", "finite_difference"}
+            How ``∇f`` and ``H`` are obtained: exact by one LU of ``∂g/∂f`` (default) or by the
+            analytical projection (Eq. 102-120), from a pre-modelled fit, or by central
+            differences on the computational molecule (Fig. 2).
+        guess : mapping of str to float, optional
+            Initial guesses of the solved joint variables for the assembly (default 0).
+        **settings
+            Solver settings, see :mod:`mbkron.constraint_groups` (e.g. ``step=0.01`` for
+            ``"premodel"``, ``max_condition=1e10``).
+
+        Returns the builder, for chaining.
+
+        Examples
+        --------
+        >>> from mbkron.constraints import SymbolicConstraints
+        >>> b = ModelBuilder().add_coordinate("x", range=(-0.5, 0.5))
+        >>> b = b.add_body("arm", axis=(0, 0, 1))        # its angle solves cos(arm) = x
+        >>> b = b.add_constraints(["arm"], SymbolicConstraints(["cos(arm) - x"]), guess={"arm": 1.5})
+        >>> model = b.build()
+        >>> bool(abs(model.joint_variables([0.0], 0)[0][0] - np.pi / 2) < 1e-14)
+        True
+        """
+        self._constraint_groups.append(
+            constraint_groups.ConstraintGroup(tuple(joints), constraints, solver, dict(guess or {}), dict(settings))
+        )
+        return self
+
     # ------------------------------------------------------------------ validation
     def build(self) -> Model:
         """Validate everything and return the immutable :class:`Model`.
@@ -189,19 +280,36 @@ class ModelBuilder:
         gravity = _vector(self.gravity, "`gravity`", problems)
         coordinates = self._check_coordinates(problems)
         names = {c.name for c in coordinates}
-        bodies = [self._check_body(b, names, problems) for b in self._bodies]
+        solved = constraint_groups.solved_joints(self._constraint_groups)
+        bodies = [self._check_body(b, names, problems, solved) for b in self._bodies]
         order = self._topological_order(bodies, problems)
         body_names = {b.name for b in bodies if isinstance(b.name, str)}
         joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != kinematics.FIXED}
         for index, load in enumerate(self._loads):
             check_load(load, body_names, joint_names, names, index, problems)
+        self._check_muscles(body_names, names, problems)
         if problems:
             raise ModelError(problems)
         ordered = [bodies[i] for i in order]
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
             raise ModelError(problems)
-        return self._assemble(gravity, coordinates, ordered, joint_variable_map)
+        model = self._assemble(gravity, coordinates, ordered, joint_variable_map)
+        model = constraint_groups.attach(model, self._constraint_groups)
+        if self._muscles:
+            muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
+            model = dataclasses.replace(model, muscle_set=muscle_set)
+        return model
+
+    def _check_muscles(self, body_names: set[str], coordinate_names: set[str], problems: list[str]) -> None:
+        seen: set = set()
+        for path in self._muscles:
+            check_path(path, body_names, coordinate_names, problems)
+            if path.name in seen:
+                problems.append(f"muscle `{path.name}` is defined twice")
+            seen.add(path.name)
+            if path.hill is not None and hasattr(path.hill, "problems"):
+                problems.extend(path.hill.problems(f"muscle `{path.name}`"))
 
     def _check_coordinates(self, problems: list[str]) -> list[Coordinate]:
         coordinates, seen = [], set()
@@ -232,7 +340,9 @@ class ModelBuilder:
             coordinates.append(Coordinate(name, (lo, hi), default_value or 0.0, unit, bool(periodic)))
         return coordinates
 
-    def _check_body(self, b: _BodyInput, coordinate_names: set[str], problems: list[str]) -> Body:
+    def _check_body(
+        self, b: _BodyInput, coordinate_names: set[str], problems: list[str], solved: set[str] = frozenset()
+    ) -> Body:
         where = f"body `{b.name}`"
         if not isinstance(b.name, str) or not b.name or b.name == GROUND:
             problems.append(f"body name {b.name!r} must be a non-empty string other than `{GROUND}`")
@@ -255,7 +365,10 @@ class ModelBuilder:
         translation_axis = _unit(translation_axis, f"{where}: `translation_axis`", problems)
         if joint == kinematics.FIXED and b.variable is not None:
             problems.append(f"{where}: a fixed joint has no joint variable; remove `variable`")
-        if joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
+        if isinstance(b.name, str) and b.name in solved:
+            if b.variable is not None:
+                problems.append(f"{where}: its joint variable is solved by `add_constraints`; remove `variable`")
+        elif joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
             _check_variable(b.variable, coordinate_names, where, problems)
         mass = _number(b.mass, f"{where}: `mass`", problems)
         if mass is not None and mass < 0:
@@ -322,8 +435,15 @@ class ModelBuilder:
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
         symbolic_rows, symbolic_exprs = [], []
+        function_rows, functions = [], []
         for row, body in enumerate(moving):
             variable = body.variable
+            if variable is None:  # solved by a constraint group (mbkron.constraint_groups)
+                continue
+            if isinstance(variable, CoordinateFunction):
+                function_rows.append(row)
+                functions.append(variable)
+                continue
             if isinstance(variable, str):
                 variable = Linear({variable: 1.0})
             elif isinstance(variable, (int, float)):
@@ -342,6 +462,8 @@ class ModelBuilder:
         providers = ()
         if symbolic_exprs:
             providers = ((np.array(symbolic_rows), SymbolicJointVariables(symbolic_exprs, symbols)),)
+        if functions:
+            providers += ((np.array(function_rows), CoordinateFunctionVariables.from_descriptions(functions, names)),)
         matrix.setflags(write=False)
         constant.setflags(write=False)
         return JointVariables(matrix, constant, providers)
@@ -499,6 +621,11 @@ def _check_variable(variable, coordinate_names: set[str], where: str, problems: 
             )
         if variable.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
             problems.append(f"{where}: `variable` is not finite: {variable}")
+    elif isinstance(variable, CoordinateFunction):
+        if variable.coordinate not in coordinate_names:
+            problems.append(
+                f"{where}: `variable` is a function of unknown coordinate `{variable.coordinate}`; expected one of: {allowed}"
+            )
     elif isinstance(variable, bool) or not isinstance(variable, (int, float)):
         problems.append(
             f"{where}: `variable` must be a coordinate name, Linear, a sympy expression or a number, got {variable!r}"

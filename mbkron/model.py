@@ -107,6 +107,8 @@ class Model:
         Applied loads that belong to the system (springs, drives); see :mod:`mbkron.loads`.
     pseudo_inertias : ndarray, shape (nb, 4, 4)
         ``J_i`` of Eq. 131 about each body's frame origin.
+    muscle_set : MuscleSet or None
+        The musculotendon paths (:mod:`mbkron.muscles`), compiled; None without muscles.
     """
 
     name: str
@@ -118,6 +120,7 @@ class Model:
     loads: tuple
     pseudo_inertias: NDArray[np.float64]
     _body_index: Mapping[str, int] = field(repr=False)
+    muscle_set: object = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ description
     @property
@@ -267,6 +270,52 @@ class Model:
             raise ValueError(f"`point` must have shape (..., 3) (body coordinates), got {point.shape}")
         return point
 
+    # ------------------------------------------------------------------ muscles
+    @property
+    def muscles(self) -> tuple[str, ...]:
+        """Names of the musculotendon units, in the order of the columns of ``moment_arms``."""
+        return () if self.muscle_set is None else self.muscle_set.names
+
+    def _muscle_set(self):
+        if self.muscle_set is None:
+            raise ConfigurationError(f"model `{self.name}` has no muscles (add them with ModelBuilder.add_muscle)")
+        return self.muscle_set
+
+    def muscle_lengths(self, q: ArrayLike) -> NDArray[np.float64]:
+        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m.
+
+        Returns
+        -------
+        ndarray, shape (..., n_mt)
+        """
+        return self._muscle_set().geometry(self.kinematics(q, 0)).lengths
+
+    def moment_arms(self, q: ArrayLike) -> NDArray[np.float64]:
+        """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
+
+        OpenSim's sign convention. Column ``m`` is muscle ``m``; row ``k`` coordinate ``k``.
+
+        Returns
+        -------
+        ndarray, shape (..., nq, n_mt)
+            m for angular coordinates, dimensionless for lengths.
+        """
+        return self._muscle_set().moment_arms(self.kinematics(q, 1))
+
+    def muscle_velocities(self, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+        """Musculotendon lengthening velocities ``L̇ = −Rᵀ q̇``, m/s, shape (..., n_mt)."""
+        return -np.einsum("...km,...k->...m", self.moment_arms(q), self._as_q(qd, "qd"))
+
+    def _muscle_generalized_forces(self, kin, muscle_forces, t: float, qd) -> NDArray[np.float64]:
+        """``R F_mt`` (Eq. 192) for forces given as an array (..., n_mt) or a callable ``(t, q, qd)``."""
+        forces = muscle_forces(t, kin.q, qd) if callable(muscle_forces) else muscle_forces
+        forces = np.asarray(forces, dtype=float)
+        muscle_set = self._muscle_set()
+        if forces.shape[-1:] != (muscle_set.size,):
+            raise ValueError(f"`muscle_forces` must have shape (..., {muscle_set.size}) (one tension per muscle: "
+                             f"{', '.join(muscle_set.names)}), got {forces.shape}")
+        return np.einsum("...km,...m->...k", muscle_set.moment_arms(kin), forces)
+
     # ------------------------------------------------------------------ dynamics
     def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
@@ -304,7 +353,7 @@ class Model:
         return dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity)
 
     def applied_forces(
-        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None
     ) -> NDArray[np.float64]:
         """Generalized forces of applied loads (``model.loads`` unless ``loads`` is given), Eq. 46.
 
@@ -313,14 +362,17 @@ class Model:
         ndarray, shape (..., nq)
         """
         kin = self._dynamic_kinematics(q)
-        return self._applied(kin, self._as_q(qd, "qd"), loads, t)
+        return self._applied(kin, self._as_q(qd, "qd"), loads, t, muscle_forces)
 
-    def _applied(self, kin, qd, loads, t) -> NDArray[np.float64]:
+    def _applied(self, kin, qd, loads, t, muscle_forces=None) -> NDArray[np.float64]:
         loads = self.loads if loads is None else tuple(loads)
-        return loads_module.generalized_forces(self, kin, loads, t, kin.q, qd)
+        Q = loads_module.generalized_forces(self, kin, loads, t, kin.q, qd)
+        if muscle_forces is not None:
+            Q = Q + self._muscle_generalized_forces(kin, muscle_forces, t, qd)
+        return Q
 
     def equations_of_motion(
-        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None
     ) -> dynamics.EquationsOfMotion:
         """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
 
@@ -330,6 +382,9 @@ class Model:
         loads : sequence of Load, optional
             ``model.loads`` by default.
         t : float
+        muscle_forces : array_like (..., n_mt) or callable (t, q, qd) -> (..., n_mt), optional
+            Musculotendon tensions, N; their generalized forces ``R F_mt`` (Eq. 198) are added to
+            ``applied_forces``.
 
         Returns
         -------
@@ -344,18 +399,19 @@ class Model:
             mass_matrix=dynamics.mass_matrix(self.tree, kin, world),
             velocity_forces=dynamics.velocity_forces(self.tree, kin, world, qd),
             gravity_forces=dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity),
-            applied_forces=self._applied(kin, qd, loads, t),
+            applied_forces=self._applied(kin, qd, loads, t, muscle_forces),
         )
 
-    def _equation_terms(self, q, qd, loads, t):
-        """``M`` and the right-hand side ``G + Q − N q̇`` of Eq. 198 without actuation."""
-        terms = self.equations_of_motion(q, qd, loads, t)
+    def _equation_terms(self, q, qd, loads, t, muscle_forces=None):
+        """``M`` and the right-hand side ``G + Q + R F_mt − N q̇`` of Eq. 198 without actuation."""
+        terms = self.equations_of_motion(q, qd, loads, t, muscle_forces)
         return terms.mass_matrix, terms.gravity_forces + terms.applied_forces - terms.velocity_forces
 
     def inverse_dynamics(
-        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0,
+        muscle_forces=None,
     ) -> NDArray[np.float64]:
-        """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads`` (Eq. 198).
+        """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads − R F_mt`` (Eq. 198).
 
         Parameters
         ----------
@@ -364,12 +420,14 @@ class Model:
             Applied loads; ``model.loads`` by default (pass ``()`` for none).
         t : float
             Time, for loads given as functions of time.
+        muscle_forces : array_like (..., n_mt) or callable (t, q, qd), optional
+            Musculotendon tensions, N (Eq. 198).
 
         Returns
         -------
         ndarray, shape (..., nq)
         """
-        M, rhs = self._equation_terms(q, qd, loads, t)
+        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces)
         return (M @ self._as_q(qdd, "qdd")[..., None])[..., 0] - rhs
 
     def forward_dynamics(
@@ -379,8 +437,9 @@ class Model:
         tau: ArrayLike | None = None,
         loads: tuple | None = None,
         t: float = 0.0,
+        muscle_forces=None,
     ) -> NDArray[np.float64]:
-        """Accelerations ``q̈ = M⁻¹(G + Q_loads + τ − N q̇)`` (Eq. 198), by Cholesky factorisation.
+        """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198), by Cholesky factorisation.
 
         Parameters
         ----------
@@ -390,13 +449,15 @@ class Model:
         loads : sequence of Load, optional
             ``model.loads`` by default.
         t : float
+        muscle_forces : array_like (..., n_mt) or callable (t, q, qd), optional
+            Musculotendon tensions, N.
 
         Raises
         ------
         ConfigurationError
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
-        M, rhs = self._equation_terms(q, qd, loads, t)
+        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces)
         if tau is not None:
             rhs = rhs + np.asarray(tau, dtype=float)
         try:

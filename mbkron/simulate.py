@@ -110,6 +110,7 @@ def simulate(
     max_step: float = np.inf,
     first_step: float | None = None,
     progress: Callable[[float], None] | None = None,
+    muscle_forces: ArrayLike | Callable | None = None,
 ) -> SimulationResult:
     """Integrate the equations of motion (Eq. 198) from ``(q0, q̇0)`` over ``t_span``.
 
@@ -137,6 +138,8 @@ def simulate(
         Passed to the solver.
     progress : callable (t) -> None, optional
         Called after every accepted step (for progress bars).
+    muscle_forces : array_like (n_mt,) or callable (t, q, qd) -> (n_mt,), optional
+        Musculotendon tensions, N; they act through the moment arms, ``R(q) F_mt`` (Eq. 198).
 
     Returns
     -------
@@ -158,7 +161,7 @@ def simulate(
 
     def accelerations(t: float, q: NDArray, qd: NDArray) -> NDArray:
         force = None if actuation is None else actuation(t, q, qd)
-        return model.forward_dynamics(q, qd, force, loads=loads, t=t)
+        return model.forward_dynamics(q, qd, force, loads=loads, t=t, muscle_forces=muscle_forces)
 
     def rhs(t: float, y: NDArray) -> NDArray:
         q, qd = y[:nq], y[nq:]
@@ -168,8 +171,9 @@ def simulate(
         return np.concatenate([qd, qdd])
 
     def rhs_batched(t: float, ys: NDArray) -> NDArray:
-        return np.stack([accelerations(t, y[:nq], y[nq:]) for y in ys]) if actuation is not None else (
-            model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t))
+        per_state = actuation is not None or callable(muscle_forces)
+        return np.stack([accelerations(t, y[:nq], y[nq:]) for y in ys]) if per_state else (
+            model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t, muscle_forces=muscle_forces))
 
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:

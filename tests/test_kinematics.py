@@ -43,34 +43,36 @@ def assert_close(actual, desired, rtol=RTOL):
     np.testing.assert_allclose(actual, desired, rtol=0, atol=rtol * scale)
 
 
-def leibniz_reference(spec, q_value):
-    """T, ∂T/∂q, ∂²T/∂q² of every body: sympy derivatives of each local transform, chained by
-    Leibniz's rule through T_i = T_pr(i) A_i."""
+def leibniz_reference(spec):
+    """A function q ↦ (T, ∂T/∂q, ∂²T/∂q²) of every body: sympy derivatives of each local transform
+    (compiled once), chained by Leibniz's rule through T_i = T_pr(i) A_i."""
     q = spec.q
-    nq = len(q)
-    locals_ = []
-    for i in range(len(spec.joints)):
+    nq, nb = len(q), len(spec.joints)
+    compiled = []
+    for i in range(nb):
         one = type(spec)(**{**spec.__dict__, "parents": [-1], "joints": [spec.joints[i]], "offsets": [spec.offsets[i]],
                              "rotation_axes": [spec.rotation_axes[i]], "translation_axes": [spec.translation_axes[i]],
                              "d": [spec.d[i]], "theta": [spec.theta[i]], "variables": [spec.variables[i]]})
         A = sympy_transforms(one)[0]
         dA = [A.diff(s) for s in q]
-        d2A = [[dk.diff(s) for s in q] for dk in dA]
-        values = sympy.lambdify([q], [A, dA, d2A])(q_value)
-        locals_.append([np.array(v, dtype=float) for v in values])
-    nb = len(spec.joints)
-    T = np.zeros((nb, 4, 4))
-    dT = np.zeros((nb, nq, 4, 4))
-    d2T = np.zeros((nb, nq, nq, 4, 4))
-    for i, (A, dA, d2A) in enumerate(locals_):
-        p = spec.parents[i]
-        if p < 0:
-            T[i], dT[i], d2T[i] = A, dA, d2A
-            continue
-        T[i] = T[p] @ A
-        dT[i] = dT[p] @ A + T[p] @ dA
-        d2T[i] = (d2T[p] @ A + dT[p][:, None] @ dA[None, :] + dT[p][None, :] @ dA[:, None] + T[p] @ d2A)
-    return T, dT, d2T
+        compiled.append(sympy.lambdify([q], [A, dA, [[dk.diff(s) for s in q] for dk in dA]]))
+
+    def evaluate(q_value):
+        T = np.zeros((nb, 4, 4))
+        dT = np.zeros((nb, nq, 4, 4))
+        d2T = np.zeros((nb, nq, nq, 4, 4))
+        for i, function in enumerate(compiled):
+            A, dA, d2A = (np.array(v, dtype=float) for v in function(q_value))
+            p = spec.parents[i]
+            if p < 0:
+                T[i], dT[i], d2T[i] = A, dA, d2A
+                continue
+            T[i] = T[p] @ A
+            dT[i] = dT[p] @ A + T[p] @ dA
+            d2T[i] = d2T[p] @ A + dT[p][:, None] @ dA[None, :] + dT[p][None, :] @ dA[:, None] + T[p] @ d2A
+        return T, dT, d2T
+
+    return evaluate
 
 
 @pytest.fixture(scope="module", params=[0, 1, 2])
@@ -94,8 +96,9 @@ def test_random_trees_are_branching_and_mixed(tree):
 
 def test_derivatives_equal_sympy_leibniz(tree):
     spec, model, qs = tree
+    reference = leibniz_reference(spec)
     for q in qs:
-        T, dT, d2T = leibniz_reference(spec, q)
+        T, dT, d2T = reference(q)
         kin = model.kinematics(q)
         assert_close(kin.T, T)
         assert_close(kin.dT, dT)
@@ -335,8 +338,9 @@ def test_corner_cases_nq1_single_body_prismatic_only(joints):
     variables = [None if j == "fixed" else (x if k == 0 else sympy.sin(x) + x**2 / 3) for k, j in enumerate(joints)]
     spec = chain_spec(joints, variables, [x], rng)
     model = build_model(spec)
+    reference = leibniz_reference(spec)
     for q in ([0.37], [-1.4]):
-        T, dT, d2T = leibniz_reference(spec, np.array(q))
+        T, dT, d2T = reference(np.array(q))
         kin = model.kinematics(q)
         assert_close(kin.T, T)
         assert_close(kin.dT, dT)

@@ -1,0 +1,282 @@
+"""Musculotendon paths: straight segments through body-fixed and moving points; length and moment arms.
+
+A path is a sequence of points, each fixed in a body (or the ground) or moving in it
+(:class:`~mbkron.muscles.points.MovingPoint`); the musculotendon unit is the polyline through them
+(no wrapping surfaces). For tension ``F`` (> 0 pulls the ends together) the unit applies at point
+``j`` the force ``F f_j`` with ``f_j = u_j − u_{j−1}`` (``u_s`` the unit vector of segment ``s``
+from its first to its second point; the missing ``u`` at the ends is zero).
+
+**Moment arms (the fast path).** By virtual work (Eq. 161, 185) the generalized force of a unit
+tension is
+
+    R_{·,m} = Σ_i (ω_i · Ê_mi + v_i · E_mi) + Σ_{moving j} (ᵇR_jᵀ f_j) · ∂δ_j/∂q,
+
+the sparse column form of Eq. 195 written in the ground frame: ``E_mi = Σ_{j on i} f_j`` is the
+GMLAV of muscle ``m`` on body ``i`` (Definition 3: only the first and last points of each run on
+a body contribute, the interior ones cancel), ``Ê_mi = Σ_{j on i} p_j × f_j`` its moment about the
+ground origin (Definition 4), and ``Ω_ik = [[ω̃_ik, v_ik], [0, 0]] = (∂T_i/∂q_k) T_i⁻¹`` the world
+twist of body ``i`` (the seed's ``γ_i`` and ``Jᵀϑβ_i`` of Eq. 176 and 184 in the ground frame). The
+last sum is the work of moving points sliding in their body (``δ_j(q)`` the body-frame position),
+which the seed obtains by making each moving point a zero-inertia body. This is ``R = −∂L/∂q`` with
+``L = Σ_s |p_{s+1} − p_s|`` (OpenSim's convention: generalized force = ``R F``); tests check it
+against finite differences and the chain rule, and against the literal Eq. 193 / 195
+(:mod:`mbkron.muscles.moment_arms`).
+
+Everything is vectorised over the leading axes of ``q`` and over all muscles at once: the index
+bookkeeping (which point is on which body, which segment belongs to which muscle) is done once,
+into constant 0/1 matrices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.errors import ConfigurationError
+from mbkron.muscles.points import MovingPoint, MovingPointTerms
+
+__all__ = ["MusclePath", "MuscleSet", "PathGeometry", "check_path", "ZERO_LENGTH"]
+
+GROUND = "ground"
+
+#: Segments shorter than this (m) have no direction: evaluation raises.
+ZERO_LENGTH = 1e-12
+
+
+@dataclass(frozen=True)
+class MusclePath:
+    """The description of one musculotendon unit.
+
+    Attributes
+    ----------
+    name : str
+    points : tuple
+        Each ``(body, (x, y, z))`` (body coordinates, m; ``body`` may be ``"ground"``) or a
+        :class:`~mbkron.muscles.points.MovingPoint`, from origin to insertion.
+    hill : HillParameters or None
+        Musculotendon parameters (:mod:`mbkron.muscles.hill`); None for a path without a force model.
+    """
+
+    name: str
+    points: tuple
+    hill: object = None
+
+
+def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], problems: list[str]) -> None:
+    """Append to ``problems`` everything wrong with a muscle description."""
+    where = f"muscle `{path.name}`"
+    if not isinstance(path.name, str) or not path.name.isidentifier():
+        problems.append(f"muscle name {path.name!r} must be an identifier (letters, digits, _)")
+    allowed = bodies | {GROUND}
+    if len(path.points) < 2:
+        problems.append(f"{where}: a path needs at least 2 points, got {len(path.points)}")
+    previous = None
+    for n, point in enumerate(path.points):
+        label = f"{where}: point {n}"
+        if isinstance(point, MovingPoint):
+            body = point.body
+            unknown = point.coordinate_names() - coordinates
+            if unknown:
+                problems.append(f"{label} (moving) depends on unknown coordinate(s) {', '.join(sorted(unknown))}")
+            current = None
+        else:
+            try:
+                body, location = point
+                location = np.asarray(location, dtype=float)
+            except (TypeError, ValueError):
+                problems.append(f"{label} must be (body, (x, y, z)) or a MovingPoint, got {point!r}")
+                previous = None
+                continue
+            if location.shape != (3,) or not np.all(np.isfinite(location)):
+                problems.append(f"{label}: the location must be 3 finite numbers, got {point[1]!r}")
+            current = (body, tuple(location.ravel()))
+        if body not in allowed:
+            problems.append(f"{label} names unknown body {body!r}; expected one of: {', '.join(sorted(allowed))}")
+        if current is not None and current == previous:
+            problems.append(f"{label} coincides with point {n - 1} (same body, same location): "
+                            "a zero-length segment has no direction")
+        previous = current
+    hill = path.hill
+    if hill is not None and not hasattr(hill, "max_isometric_force"):
+        problems.append(f"{where}: `hill` must be HillParameters or None, got {type(hill).__name__}")
+
+
+@dataclass(frozen=True)
+class PathGeometry:
+    """Positions and segments of all paths at one batch of states.
+
+    Attributes
+    ----------
+    points : ndarray, shape (..., P, 3)
+        Ground-frame positions of all path points (all muscles concatenated).
+    units : ndarray, shape (..., S, 3)
+        Unit vectors of all segments.
+    segment_lengths : ndarray, shape (..., S)
+    lengths : ndarray, shape (..., M)
+        Path lengths ``L_m``, m.
+    offset_gradients : ndarray, shape (..., P_moving, 3, nq) or None
+        ``∂δ_j/∂q`` of the moving points, body frame.
+    moving_rotations : ndarray, shape (..., P_moving, 3, 3) or None
+        Rotation matrices of the moving points' bodies.
+    """
+
+    points: NDArray[np.float64]
+    units: NDArray[np.float64]
+    segment_lengths: NDArray[np.float64]
+    lengths: NDArray[np.float64]
+    offset_gradients: NDArray[np.float64] | None
+    moving_rotations: NDArray[np.float64] | None
+
+
+class MuscleSet:
+    """All musculotendon paths of a model, compiled into index arrays for vectorised evaluation.
+
+    Parameters
+    ----------
+    paths : sequence of MusclePath
+        Already validated (:func:`check_path`).
+    body_index : mapping of str to int
+        Body name → index in the model (parents first).
+    coordinate_names : sequence of str
+    """
+
+    def __init__(self, paths: Sequence[MusclePath], body_index: Mapping[str, int], coordinate_names: Sequence[str]):
+        self.paths = tuple(paths)
+        self.nb, self.nq = len(body_index), len(coordinate_names)
+        ground = self.nb
+        bodies, local, muscle_of_point, moving_rows, slots, labels, extrapolate = [], [], [], [], [], [], []
+        starts, segment_muscle = [], []
+        for m, path in enumerate(self.paths):
+            first = len(bodies)
+            for n, point in enumerate(path.points):
+                row = len(bodies)
+                if isinstance(point, MovingPoint):
+                    body, location = point.body, point.constant_part
+                    slots += [(len(moving_rows), axis, term) for axis, term in point.varying_terms()]
+                    moving_rows.append(row)
+                    labels.append(f"{n} of muscle `{path.name}`")
+                    extrapolate.append(point.extrapolate)
+                else:
+                    body, location = point
+                bodies.append(ground if body == GROUND else body_index[body])
+                local.append(np.asarray(location, dtype=float))
+                muscle_of_point.append(m)
+            starts += range(first, len(bodies) - 1)
+            segment_muscle += [m] * (len(path.points) - 1)
+        P, S, M = len(bodies), len(starts), len(self.paths)
+        self.point_body = np.array(bodies, dtype=np.intp)
+        self.local_points = np.array(local).reshape(P, 3)
+        self.segment_start = np.array(starts, dtype=np.intp)
+        self.segment_end = self.segment_start + 1
+        self.segment_muscle = np.array(segment_muscle, dtype=np.intp)
+        # f = D u: +u_s on the first point of segment s, −u_s on its second
+        self.segment_to_point = np.zeros((P, S))
+        self.segment_to_point[self.segment_start, np.arange(S)] = 1.0
+        self.segment_to_point[self.segment_end, np.arange(S)] = -1.0
+        self.segment_to_muscle = np.zeros((M, S))
+        self.segment_to_muscle[self.segment_muscle, np.arange(S)] = 1.0
+        # (muscle, body) pairs: C[m * (nb + 1) + b, j] = 1 when point j of muscle m is on body b
+        self.point_to_body_muscle = np.zeros((M * (self.nb + 1), P))
+        self.point_to_body_muscle[np.array(muscle_of_point) * (self.nb + 1) + self.point_body, np.arange(P)] = 1.0
+        self.moving_rows = np.array(moving_rows, dtype=np.intp)
+        self.moving_selection = np.zeros((P, len(moving_rows)))  # local += selection @ offsets
+        self.moving_selection[self.moving_rows, np.arange(len(moving_rows))] = 1.0
+        # ground points: gathered from body 0 (any body) and then replaced by their local coordinates
+        self.on_ground = (self.point_body == ground)[:, None]
+        self.gather_body = np.where(self.point_body == ground, 0, self.point_body)
+        self.moving_to_muscle = np.zeros((M, len(moving_rows)))
+        self.moving_to_muscle[np.array(muscle_of_point, dtype=np.intp)[self.moving_rows], np.arange(len(moving_rows))] = 1
+        self.moving_terms = (MovingPointTerms(slots, len(moving_rows), coordinate_names, labels, extrapolate)
+                             if moving_rows else None)
+        for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
+                      self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
+                      self.moving_to_muscle, self.moving_selection, self.on_ground, self.gather_body):
+            array.setflags(write=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.paths)
+
+    @property
+    def size(self) -> int:
+        return len(self.paths)
+
+    def geometry(self, kin) -> PathGeometry:
+        """Point positions, segment directions and path lengths at the states of ``kin``.
+
+        Parameters
+        ----------
+        kin : KinematicsData
+            Any order.
+
+        Raises
+        ------
+        ConfigurationError
+            A segment of zero length (its direction, hence the force, is undefined), naming the
+            muscle, the points and q; a moving point outside its tabulated range.
+        """
+        q = kin.q
+        local, offset_gradients, moving_rotations = self.local_points, None, None
+        if self.moving_terms is not None:
+            offsets, offset_gradients = self.moving_terms.evaluate(q)
+            local = local + self.moving_selection @ offsets
+        T = kin.T[..., self.gather_body, :, :]
+        points = np.where(self.on_ground, local, (T[..., :3, :3] @ local[..., None])[..., 0] + T[..., :3, 3])
+        if self.moving_terms is not None:
+            rotations = T[..., self.moving_rows, :3, :3]
+            moving_rotations = np.where(self.on_ground[self.moving_rows, :, None], np.eye(3), rotations)
+        delta = points[..., self.segment_end, :] - points[..., self.segment_start, :]
+        segment_lengths = np.linalg.norm(delta, axis=-1)
+        short = segment_lengths < ZERO_LENGTH
+        if short.any():
+            where = np.argwhere(short)[0]
+            s = int(where[-1])
+            muscle = self.paths[self.segment_muscle[s]].name
+            n = int(self.segment_start[s] - self.segment_start[np.flatnonzero(self.segment_muscle == self.segment_muscle[s])[0]])
+            raise ConfigurationError(
+                f"muscle `{muscle}`: points {n} and {n + 1} of its path coincide at q = {q[tuple(where[:-1])].tolist()} "
+                f"(segment length {segment_lengths[tuple(where)]:.3g} m): the line of action is undefined"
+            )
+        units = delta / segment_lengths[..., None]
+        lengths = segment_lengths @ self.segment_to_muscle.T
+        return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations)
+
+    def point_forces(self, geometry: PathGeometry) -> NDArray[np.float64]:
+        """Force at every path point per unit tension, ``f_j = u_j − u_{j−1}``, shape (..., P, 3)."""
+        return np.swapaxes(np.swapaxes(geometry.units, -1, -2) @ self.segment_to_point.T, -1, -2)
+
+    def moment_arms(self, kin, geometry: PathGeometry | None = None) -> NDArray[np.float64]:
+        """Moment-arm matrix ``R = −∂L/∂q`` by the ground-frame sparse column form (Eq. 195).
+
+        Parameters
+        ----------
+        kin : KinematicsData
+            With ``order >= 1`` (twists needed).
+        geometry : PathGeometry, optional
+            From :meth:`geometry` at the same states (computed if omitted).
+
+        Returns
+        -------
+        ndarray, shape (..., nq, M)
+            ``R[..., k, m]``: generalized force on ``q_k`` per newton of tension in muscle ``m``
+            (m for angles, dimensionless for lengths).
+        """
+        geometry = self.geometry(kin) if geometry is None else geometry
+        forces = self.point_forces(geometry)
+        batch, nb, nq, M = kin.q.shape[:-1], self.nb, self.nq, self.size
+        # Σ_{j on b} f_j p̄_jᵀ per (muscle, body): the GMLAV E_mb (last column) and, through the
+        # skew part, its moment Ê_mb (Definitions 3-5, Eq. 153-154), ground frame.
+        homogeneous = np.concatenate([geometry.points, np.ones(geometry.points.shape[:-1] + (1,))], axis=-1)
+        outer = (forces[..., :, None] * homogeneous[..., None, :]).reshape(batch + (-1, 12))
+        wrenches = (self.point_to_body_muscle @ outer).reshape(batch + (M, nb + 1, 12))[..., :nb, :]
+        # R_km = Σ_b ⟨Ω_bk[:3, :], Σ_j f_j p̄_jᵀ⟩ = Σ_b (ω_bk·Ê_mb + v_bk·E_mb)   (Eq. 195)
+        twists = np.swapaxes(kin.twists[..., :3, :].reshape(batch + (nb, nq, 12)), -2, -3)
+        R = twists.reshape(batch + (nq, nb * 12)) @ np.swapaxes(wrenches.reshape(batch + (M, nb * 12)), -1, -2)
+        if self.moving_terms is not None:
+            body_forces = (np.swapaxes(geometry.moving_rotations, -1, -2) @ forces[..., self.moving_rows, :, None])[..., 0]
+            sliding = np.einsum("...px,...pxk->...kp", body_forces, geometry.offset_gradients)
+            R = R + sliding @ self.moving_to_muscle.T
+        return R
