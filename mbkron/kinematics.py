@@ -28,6 +28,7 @@ along the tree, done level by level. The recursions (Eq. 77, 89) and the literal
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -269,6 +270,8 @@ class KinematicTree:
         -------
         ndarray, shape (..., nb, *rest)
         """
+        if self.joint_selection.shape[0] == self.joint_selection.shape[1]:
+            return per_joint  # no fixed joints: rows are bodies, in order
         if trailing == 0:
             return per_joint @ self.joint_selection.T
         shape = per_joint.shape
@@ -294,8 +297,6 @@ class KinematicsData:
         fixed joints), so that ``W_ji = S_j T_i`` (Eq. 76).
     twists : ndarray, shape (..., nb, nq, 4, 4) or None
         ``Ω_ik = (∂T_i/∂q_k) T_i⁻¹``: world-frame twist matrices, rotational block skew.
-    dT : ndarray, shape (..., nb, nq, 4, 4) or None
-        ``∂T_i/∂q_k`` (D_i, Eq. 45 and 75).
     d2T : ndarray, shape (..., nb, nq, nq, 4, 4) or None
         ``∂²T_i/∂q_k∂q_l`` (D'_i, Eq. 58 and 99).
     """
@@ -307,8 +308,15 @@ class KinematicsData:
     T: NDArray[np.float64]
     joint_twists: NDArray[np.float64] | None
     twists: NDArray[np.float64] | None
-    dT: NDArray[np.float64] | None
     d2T: NDArray[np.float64] | None
+
+    @cached_property
+    def dT(self) -> NDArray[np.float64] | None:
+        """``∂T_i/∂q_k = Ω_ik T_i`` (D_i, Eq. 45 and 75), shape (..., nb, nq, 4, 4); computed on first use."""
+        if self.twists is None:
+            return None
+        shape = self.twists.shape
+        return (self.twists.reshape(shape[:-4] + (shape[-4], shape[-3] * 4, 4)) @ self.T).reshape(shape)
 
 
 def local_transforms(tree: KinematicTree, f: NDArray) -> NDArray:
@@ -382,7 +390,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     """
     f, grad, hess = joint_values
     T = world_transforms(tree, local_transforms(tree, f))
-    S = twists = dT = d2T = None
+    S = twists = d2T = None
     if order >= 1:
         nb, nq = tree.nb, tree.nq
         batch = q.shape[:-1]
@@ -392,7 +400,6 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
         G = tree.ancestor_or_self[:, None, :] * np.swapaxes(tree.per_body(grad, 1), -1, -2)[..., None, :, :]
         G = G.reshape(batch + (nb * nq, nb))
         twists = (G @ S_rows).reshape(batch + (nb, nq, 4, 4))
-        dT = (twists.reshape(batch + (nb, nq * 4, 4)) @ T).reshape(batch + (nb, nq, 4, 4))
         if order >= 2:
             # [Ω_jl, S_j] = ∂S_j/∂q_l, (..., nb, nq(l), 4, 4)
             commutators = (twists.reshape(batch + (nb, nq * 4, 4)) @ S).reshape(twists.shape) - (
@@ -411,7 +418,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
             d2T = ((twist_derivatives + products).reshape(batch + (nb, nq * nq * 4, 4)) @ T).reshape(
                 batch + (nb, nq, nq, 4, 4)
             )
-    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, dT=dT, d2T=d2T)
+    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
 
 
 def _homogeneous(points: NDArray) -> NDArray:

@@ -1,5 +1,7 @@
 """The closed-chain linkages of Section 4-3: a four-bar (Eq. 121) and a five-bar (Eq. 123).
 
+(Andrews' squeezer, Section 4-4 B, is in :mod:`mbkron.models.andrews`.)
+
 Both are planar chains of revolute joints about z from the ground pivot ``O`` at the origin,
 closed at the ground pivot ``(l0, 0, 0)``. Body ``k`` has its frame at its proximal joint with
 its x axis along the link, so ``θ_k`` is the angle of link ``k`` relative to link ``k − 1``
@@ -25,12 +27,6 @@ Five-bar (Eq. 123, Table 2)
     to the left of the line from the tip of link 2 to ``(l0, 0)``. Point ``p`` sits on link 3
     at ``l_p = 2`` from its proximal joint: ``(2, 0, 0)`` in body 3. (The seed's figure, which
     showed where ``p`` is, was lost.)
-
-Andrews' squeezer (Eq. 199)
-    The seven joint variables of Andrews' squeezer in the IVP test set's form (Hairer & Wanner,
-    "andrews"): ``β`` (the coordinate) and the six solved angles ``Θ, γ, Φ, δ, Ω, ε``, with
-    :func:`andrews_joint_variables` -- the joint-variable map only (benchmarks, pre-modelling
-    with Fourier series); the bodies are placeholders, not the mechanism's geometry.
 
 Inertial parameters (not given by the seed) are those of uniform slender rods of 1 kg/m.
 Trajectories: :func:`four_bar_trajectory` and :func:`five_bar_trajectory`, piecewise cubic
