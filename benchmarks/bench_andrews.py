@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine  # noqa: E402
 from mbkron.models.andrews import INITIAL, PARAMETERS as P, andrews_squeezer  # noqa: E402
-from mbkron.simulate import simulate  # noqa: E402
+from mbkron.simulation import simulate  # noqa: E402
 from validation import dae  # noqa: E402
 
 ORDER = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")

@@ -9,6 +9,7 @@ from mbkron.errors import ConfigurationError, ModelError
 from mbkron.io import load_model
 from mbkron.jointvars import Linear
 from mbkron.model import Model
+from mbkron.simulation import SimulationResult, simulate
 from mbkron import loads, models  # noqa: E402  (subpackages users reach as mbkron.loads, mbkron.models)
 
 __version__ = "0.1.0"
@@ -16,12 +17,14 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigurationError",
     "Linear",
-    "load_model",
     "Model",
     "ModelBuilder",
+    "ModelError",
+    "SimulationResult",
+    "load_model",
     "loads",
     "models",
-    "ModelError",
     "rigid_transform",
+    "simulate",
     "__version__",
 ]

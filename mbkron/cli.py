@@ -1,8 +1,8 @@
 """The ``mbkron`` command line (see ``docs/cli.md``).
 
 Commands: ``info`` (describe a model file), ``kinematics`` (poses and point kinematics at one
-configuration or along a trajectory), ``demo``, and the placeholders ``simulate``, ``moment-arms``
-and ``validate`` that later issues fill.
+configuration or along a trajectory), ``simulate`` (forward dynamics), ``demo``, and the
+placeholders ``moment-arms`` and ``validate`` that later issues fill.
 
 Exit status: 0 on success; 1 for an invalid model file or input, or a configuration at which the
 model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a command-line usage error or a command that is not
@@ -44,7 +44,6 @@ __all__ = ["main"]
 
 #: Commands that later issues implement: name -> (what it will do, the issue that brings it).
 _PLANNED = {
-    "simulate": ("forward-dynamics simulation of a model file", "the integrators/simulation issue"),
     "moment-arms": ("muscle moment arms and lengths along a trajectory", "the muscles issue"),
     "validate": ("validation of a model against the independent references", "the validation issue"),
 }
@@ -135,10 +134,10 @@ def _value(text: str, model_file: ModelFile, what: str) -> float:
     return value
 
 
-def _assignments(spec: str | None, model_file: ModelFile, option: str) -> np.ndarray:
-    """``"a1=30,a2=45"`` in the file's units → values in SI units (unlisted coordinates: 0)."""
+def _assignments(spec: str | None, model_file: ModelFile, option: str, base: np.ndarray | None = None) -> np.ndarray:
+    """``"a1=30,a2=45"`` in the file's units → values in SI units (unlisted coordinates: ``base``, default 0)."""
     model = model_file.model
-    values = np.zeros(model.nq)
+    values = np.zeros(model.nq) if base is None else np.array(base, dtype=float)
     if not spec:
         return values
     seen = set()
@@ -489,6 +488,114 @@ def _plot_kinematics(model_file: ModelFile, points: list[_Point], columns: list[
     return buffer.getvalue()
 
 
+# ====================================================================== simulate
+def _simulate(args: argparse.Namespace) -> int:
+    from mbkron.simulation import METHODS, simulate
+
+    argv = args.argv
+    if args.plot:
+        _require_matplotlib()
+    if args.method not in METHODS:
+        raise CommandError(f"--method: unknown solver {args.method!r}; expected one of {', '.join(METHODS)}")
+    if not (np.isfinite(args.t_end) and args.t_end > 0) or args.samples < 2:
+        raise CommandError("--t-end must be a positive number of seconds and --samples at least 2")
+    started = time.perf_counter()
+    model_file = read_model_file(args.model)
+    model = model_file.model
+    q0 = _assignments(args.q0, model_file, "--q0", base=model.default_q)
+    qd0 = _assignments(args.qd0, model_file, "--qd0")
+    loaded = time.perf_counter()
+    bar = _time_bar(args.t_end, not args.no_progress)
+    run = simulate(model, (0.0, args.t_end), q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
+                   t_eval=np.linspace(0.0, args.t_end, args.samples), progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    computed = time.perf_counter()
+
+    scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
+    columns = ["t"] + [f"{n}{s}" for s in ("", "_dot", "_ddot") for n in model.coordinates] + [
+        f"f.{j}" for j in model.joints]
+    units = ["s"] + [_coordinate_unit(model_file, n) + per for per in ("", "/s", "/s²") for n in model.coordinates] + [
+        "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
+    table = np.column_stack([run.t, run.q / scales, run.qd / scales, run.qdd / scales, run.joint_variables])
+    directory = Path(args.out)
+    directory.mkdir(parents=True, exist_ok=True)
+    output = directory / f"{Path(args.model).stem}_simulation.csv"
+    buffer = text_io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[format(v, ".17g") for v in row] for row in table])
+    _write_output(output, buffer.getvalue().encode("utf-8"))
+    figure = output.with_suffix(".png") if args.plot and len(run.t) else None
+    if figure is not None:
+        _write_output(figure, _plot_simulation(model_file, run, scales))
+    written = time.perf_counter()
+    settings = dict(run.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=run.status,
+                    message=run.message, nfev=run.nfev, njev=run.njev, nlu=run.nlu, steps=run.n_steps)
+    timings = {"load": loaded - started, "simulate": computed - loaded, "write": written - computed}
+    metadata_path = output.with_suffix(".json")
+    metadata = _metadata("simulate", argv, model_file, settings,
+                         [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
+                         {"csv": str(output), "png": str(figure) if figure else None})
+    _write_output(metadata_path, (json.dumps(metadata, indent=2, ensure_ascii=False, default=float) + "\n").encode())
+    print(f"{model.name}: {run.message}; {run.n_steps} steps, {run.nfev} evaluations, {computed - loaded:.2f} s")
+    print(f"wrote {output} ({len(run.t)} rows), {metadata_path}" + (f", {figure}" if figure else ""))
+    if not run.success:
+        print(f"mbkron: error: the simulation stopped early: {run.message} (the rows computed up to then are "
+              f"written)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _coordinate_unit(model_file: ModelFile, name: str) -> str:
+    unit = model_file.model.coordinate(name).unit
+    return model_file.angle_unit if unit == "rad" else unit
+
+
+def _time_bar(t_end: float, enabled: bool):
+    """A tqdm bar over simulated time when enabled, tqdm is installed and stderr is a terminal."""
+    if not (enabled and sys.stderr.isatty()):
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+
+    class TimeBar:
+        def __init__(self):
+            self.bar = tqdm(total=t_end, desc="simulate", unit="s", file=sys.stderr,
+                            bar_format="{l_bar}{bar}| t = {n:.4g} of {total:.4g} s [{elapsed}<{remaining}]")
+
+        def update(self, t: float) -> None:
+            self.bar.update(min(t, t_end) - self.bar.n)
+
+        def close(self) -> None:
+            self.bar.close()
+
+    return TimeBar()
+
+
+def _plot_simulation(model_file: ModelFile, run, scales: np.ndarray) -> bytes:
+    """q(t) and q̇(t), one panel each (the dissertation's Fig. 18 for Andrews' squeezer)."""
+    plt = _require_matplotlib()
+    model = model_file.model
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for k, name in enumerate(model.coordinates):
+        unit = _coordinate_unit(model_file, name)
+        axes[0].plot(run.t, run.q[:, k] / scales[k], label=f"{name} ({unit})")
+        axes[1].plot(run.t, run.qd[:, k] / scales[k], label=f"{name}_dot ({unit}/s)")
+    for ax, title in zip(axes, ("coordinates", "rates")):
+        ax.set_xlabel("t (s)")
+        ax.set_title(f"{model.name}: {title}")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+    figure.tight_layout()
+    buffer = text_io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
 # ====================================================================== demo and placeholders
 def _demo_arm() -> mbkron.Model:
     """A planar three-link arm (shoulder, elbow, wrist) with a rhythm-like coupled wrist."""
@@ -568,6 +675,30 @@ def _parser() -> argparse.ArgumentParser:
     kin.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
                      'with the progress extra: pip install "mbkron[progress]")')
     kin.set_defaults(run=_kinematics)
+
+    sim = command(
+        "simulate", "forward-dynamics run of a model file (TRBDF2 by default)",
+        "Integrate M(q) q'' + N(q, q') q' = G(q) + Q from the coordinates' defaults (or --q0, --qd0, in the\n"
+        "file's units) with mbkron's TR-BDF2, RKF45 or any scipy solve_ivp method. Writes\n"
+        "DIR/<model>_simulation.csv (t, q, q', q'', joint variables; coordinates in the file's units, joint\n"
+        "variables in SI) and .json (metadata: solver statistics, timings), atomically; with --plot also\n"
+        "q(t) and q'(t) as PNG. A run that stops early (singular configuration, step-size underflow) keeps\n"
+        "and writes everything computed up to then and exits with status 1.",
+        "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
+    sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
+    sim.add_argument("--t-end", type=float, default=1.0, help="end time, s (default 1)")
+    sim.add_argument("--method", default="TRBDF2", help="TRBDF2 (default), RKF45, or a solve_ivp method (RK45, "
+                     "DOP853, Radau, BDF, LSODA, RK23)")
+    sim.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
+    sim.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance, SI units (default 1e-8)")
+    sim.add_argument("--samples", type=int, default=501, help="output samples, evenly spaced (default 501)")
+    sim.add_argument("--q0", metavar="NAME=VALUE,...", help="initial coordinates (default: the file's defaults)")
+    sim.add_argument("--qd0", metavar="NAME=VALUE,...", help="initial rates (default 0)")
+    sim.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")
+    sim.add_argument("--plot", action="store_true", help='also write q(t), q\'(t) as PNG (pip install "mbkron[plot]")')
+    sim.add_argument("--no-progress", action="store_true", help='no progress bar (shown on a terminal with '
+                     'pip install "mbkron[progress]")')
+    sim.set_defaults(run=_simulate)
 
     demo = command("demo", "kinematics of a shipped three-link arm along a trajectory",
                    "Print the fingertip position, velocity and acceleration of a three-link arm\n"

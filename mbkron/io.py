@@ -1,7 +1,7 @@
 """Model definition files: read, validate, write and compare.
 
 A model file is TOML (read with the standard library's :mod:`tomllib`) describing the units,
-parameters, generalized coordinates, bodies, joint variables and loads of a model; the format is
+parameters, generalized coordinates, bodies, joint variables, loads and muscles of a model; the format is
 documented with an annotated example in ``docs/model-format.md``.
 
 - :func:`load_model` / :func:`read_model_file` / :func:`parse_model_file` read a file (or text)
@@ -36,12 +36,14 @@ from mbkron import kinematics
 from mbkron.builder import ModelBuilder
 from mbkron.constraint_groups import SOLVERS
 from mbkron.constraints import LoopClosure, SymbolicConstraints
-from mbkron.errors import ModelError
+from mbkron.errors import ConfigurationError, ModelError
 from mbkron.expressions import ExpressionError, check_name, format_expression, parse_expression
 from mbkron.functions import SPLINE_KINDS, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseLinear, tabulated_function
 from mbkron.jointvars import Linear
 from mbkron.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper, evaluate_value
 from mbkron.model import GROUND, Model
+from mbkron.muscles.hill import HillParameters, ThelenCurves
+from mbkron.muscles.points import MovingPoint
 
 __all__ = [
     "FORMAT_VERSION",
@@ -69,6 +71,11 @@ _VELOCITY_SUFFIX = "_dot"
 _SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "muscles")
 _JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
 _SHOW_WIDTH = 60
+_MUSCLE_MODELS = ("hill", "path")
+#: Hill parameters in a ``[muscles.NAME]`` section: (key, is an angle), in HillParameters' order.
+_HILL_FIELDS = (("max_isometric_force", False), ("optimal_fiber_length", False), ("tendon_slack_length", False),
+                ("pennation_angle", True), ("max_contraction_velocity", False))
+_HILL_REQUIRED = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length")
 
 # Fields of each [[loads]] type: (required, optional) -> kind of value.
 _POINT, _SCALAR, _VECTOR, _NAME, _FRAME, _NUMBER = "point", "scalar", "vector", "name", "frame", "number"
@@ -568,14 +575,9 @@ class _ModelReader:
             loads = []
         for index, load in enumerate(loads):
             self.read_load(load, f"loads[{index}]", builder)
-        if "muscles" in document:
-            muscles = document["muscles"]
-            listed = ", ".join(_show_key(k) for k in muscles) if isinstance(muscles, dict) else _show(muscles)
-            self.problem(
-                "muscles",
-                f"muscles are not supported yet (they come with the muscles issue); found: {listed or '(none)'}. "
-                "Until then describe a straight-line muscle as a `line_force` load",
-            )
+        muscles = self.table(document.get("muscles", {}), "muscles") or {}
+        for muscle, table in muscles.items():
+            self.read_muscle(muscle, table, builder)
         model = None
         try:
             model = builder.build()
@@ -1066,6 +1068,76 @@ class _ModelReader:
         return self.to_si(expr, self.angle_symbols(rates=True), output_angle=False)
 
 
+    # ------------------------------------------------------------------ muscles
+    def read_muscle(self, name: str, value: object, builder: ModelBuilder) -> None:
+        """One ``[muscles.NAME]`` section: Hill parameters and the path (``[[muscles.NAME.path]]``)."""
+        path = _join("muscles", name)
+        table = self.table(value, path)
+        if table is None:
+            return
+        kind = self.string(table.get("model", "hill"), _join(path, "model"), _MUSCLE_MODELS)
+        hill_keys = {key for key, _ in _HILL_FIELDS}
+        if kind == "path":
+            self.keys(table, path, ["path"], ["model"], {key: "a muscle of model \"path\" has no Hill parameters"
+                                                          for key in hill_keys})
+        else:
+            self.keys(table, path, ["path", *_HILL_REQUIRED], ["model", *(hill_keys - set(_HILL_REQUIRED))])
+        hill = None
+        if kind == "hill":
+            values = {key: self.number(table[key], _join(path, key), scale=self.angle_scale if angle else 1.0)
+                      for key, angle in _HILL_FIELDS if key in table}
+            if all(key in values for key in _HILL_REQUIRED) and None not in values.values():
+                hill = HillParameters(**values)
+        points = table.get("path", [])
+        if not isinstance(points, list) or not all(isinstance(point, dict) for point in points):
+            self.problem(_join(path, "path"), f"expected an array of tables ([[{path}.path]] sections), got {_show(points)}")
+            return
+        read = [self.path_point(point, f"{_join(path, 'path')}[{index}]") for index, point in enumerate(points)]
+        if None not in read and kind is not None:
+            builder.add_muscle(name, read, hill=hill)
+
+    def path_point(self, table: dict, path: str) -> object:
+        """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies."""
+        self.keys(table, path, ["body", "point"], ["extrapolate"], {
+            "active": "conditional path points are not supported (the path would change its points with q); "
+                      "keep the point or remove it, see docs/model-format.md"})
+        body = self.string(table.get("body"), _join(path, "body")) if "body" in table else None
+        extrapolate = self.boolean(table.get("extrapolate", False), _join(path, "extrapolate"))
+        value = table.get("point")
+        if not isinstance(value, list) or len(value) != 3:
+            if "point" in table:
+                self.problem(_join(path, "point"), f"expected an array of 3 components (numbers, formulas of the "
+                                                   f"coordinates, function tables, or arrays of these), got {_show(value)}")
+            return None
+        components = [self.point_component(c, _join(_join(path, "point"), k)) for k, c in enumerate(value)]
+        if body is None or extrapolate is None or None in components:
+            return None
+        if all(isinstance(c, float) for c in components):
+            if extrapolate:
+                self.problem(_join(path, "extrapolate"), "only a moving point (one with a varying component) extrapolates")
+            return body, tuple(components)
+        return MovingPoint(body, components, extrapolate=extrapolate)
+
+    def point_component(self, value: object, path: str, *, nested: bool = False) -> object:
+        """A path point's coordinate (m): a number, a formula of coordinates and parameters, a
+        tabulated or Fourier function table, or (not nested) an array of these, summed."""
+        if isinstance(value, list) and not nested:
+            if not value:
+                self.problem(path, "expected a non-empty array of terms (they are summed)")
+                return None
+            terms = [self.point_component(v, _join(path, k), nested=True) for k, v in enumerate(value)]
+            return None if None in terms else terms
+        if isinstance(value, dict):
+            function = self.function_variable(value, path, 1.0)
+            return function if isinstance(function, CoordinateFunction) else None
+        if isinstance(value, str):
+            expr = self.coordinate_expression(value, path, output_angle=False)
+            if expr is None:
+                return None
+            return float(expr) if expr.is_Number else expr
+        return self.number(value, path)
+
+
 # ====================================================================== writing
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -1172,14 +1244,55 @@ def _variable_text(variable: object, body: str) -> object:
     if isinstance(variable, sympy.Expr):
         return format_expression(variable)
     if isinstance(variable, CoordinateFunction):
-        function = variable.function
-        if isinstance(function, (CubicSpline, PiecewiseLinear)):
-            return {"type": "tabulated", "coordinate": variable.coordinate, "kind": function.kind,
-                    "x": function.x.tolist(), "y": function.y.tolist()}
-        if isinstance(function, FourierSeries):
-            return {"type": "fourier", "coordinate": variable.coordinate, "period": function.period,
-                    "a0": function.a0, "a": function.a.tolist(), "b": function.b.tolist()}
+        table = _function_table(variable)
+        if table is not None:
+            return table
     raise ValueError(f"body `{body}`: its joint variable ({type(variable).__name__}) cannot be written to a model file")
+
+
+def _function_table(variable: CoordinateFunction) -> dict | None:
+    """A tabulated or Fourier function of one coordinate as a model-file table; None for other kinds."""
+    function = variable.function
+    if isinstance(function, (CubicSpline, PiecewiseLinear)):
+        return {"type": "tabulated", "coordinate": variable.coordinate, "kind": function.kind,
+                "x": function.x.tolist(), "y": function.y.tolist()}
+    if isinstance(function, FourierSeries):
+        return {"type": "fourier", "coordinate": variable.coordinate, "period": function.period,
+                "a0": function.a0, "a": function.a.tolist(), "b": function.b.tolist()}
+    return None
+
+
+def _point_term_text(term: object, where: str) -> object:
+    """One term of a moving point's coordinate as a model-file value (m)."""
+    if isinstance(term, CoordinateFunction):
+        table = _function_table(term)
+        if table is not None:
+            return table
+    elif isinstance(term, sympy.Expr):
+        return format_expression(term)
+    elif isinstance(term, (int, float)) and not isinstance(term, bool):
+        return float(term)
+    raise ValueError(f"{where}: a {type(term).__name__} term cannot be written to a model file")
+
+
+def _muscle_table(path) -> dict:
+    """A :class:`~mbkron.muscles.paths.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
+    where = f"muscle `{path.name}`"
+    entry: dict[str, object] = {"model": "path" if path.hill is None else "hill"}
+    if path.hill is not None:
+        if path.hill.curves != ThelenCurves():
+            raise ValueError(f"{where}: non-default Thelen curve constants cannot be written to a model file")
+        entry.update({key: float(getattr(path.hill, key)) for key, _ in _HILL_FIELDS})
+    points = []
+    for n, point in enumerate(path.points):
+        if isinstance(point, MovingPoint):
+            components = [[_point_term_text(t, f"{where}, point {n}") for t in terms] for terms in point.location]
+            points.append({"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
+                           "extrapolate": point.extrapolate})
+        else:
+            points.append({"body": point[0], "point": np.asarray(point[1], dtype=float).tolist()})
+    entry["path"] = points
+    return entry
 
 
 def _load_value_text(value: object, where: str) -> object:
@@ -1258,6 +1371,8 @@ def dump_model(model: Model) -> str:
         loads.append(entry)
     if loads:
         document["loads"] = loads
+    if model.muscle_set is not None:
+        document["muscles"] = {path.name: _muscle_table(path) for path in model.muscle_set.paths}
     header = f"# mbkron model file (format version {FORMAT_VERSION}), written by mbkron.io.dump_model.\n" \
              "# SI units; angles in radians.\n\n"
     return header + format_toml(document)
@@ -1290,8 +1405,9 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
 
     Compares names, gravity, coordinates (name, unit, range, default, periodic), bodies (parent,
     joint type and axis, the constant parts of the joint transform, inertial parameters), the joint
-    variables ``f``, ``∇f`` and ``H`` at random coordinates (within the ranges), and the loads
-    (types, bodies, points, and values at random ``t, q, q̇``). Joint variables given in different
+    variables ``f``, ``∇f`` and ``H`` at random coordinates (within the ranges), the loads
+    (types, bodies, points, and values at random ``t, q, q̇``) and the muscles (names, Hill
+    parameters, path lengths and moment arms at the random coordinates). Joint variables given in different
     forms (a coordinate name, a ``Linear`` map, a sympy expression) are equal if their values are.
 
     Parameters
@@ -1337,6 +1453,7 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
             worst = int(np.argmax(np.abs(np.asarray(va) - np.asarray(vb)).reshape(samples, -1).max(axis=1)))
             out.append(f"joint variables: `{label}` differs, e.g. at q = {q[worst].tolist()}")
     out.extend(_load_differences(a, b, q, rng, rtol, atol))
+    out.extend(_muscle_differences(a, b, q, rtol, atol))
     return out
 
 
@@ -1390,6 +1507,35 @@ def _load_differences(a: Model, b: Model, q: np.ndarray, rng: np.random.Generato
                 same = _close(va, vb, rtol, atol)
             if not same:
                 out.append(f"{where} ({type(la).__name__}): `{key}` differs")
+    return out
+
+
+def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: float) -> list[str]:
+    """Muscle names, Hill parameters, and path lengths and moment arms at ``q``."""
+    if a.muscles != b.muscles:
+        return [f"muscles: {a.muscles} vs {b.muscles}"]
+    if not a.muscles:
+        return []
+    out = []
+    for pa, pb in zip(a.muscle_set.paths, b.muscle_set.paths):
+        if (pa.hill is None) != (pb.hill is None) or (pa.hill is not None and (
+                pa.hill.curves != pb.hill.curves
+                or not _close([getattr(pa.hill, k) for k, _ in _HILL_FIELDS], [getattr(pb.hill, k) for k, _ in _HILL_FIELDS],
+                              rtol, atol))):
+            out.append(f"muscle `{pa.name}`: Hill parameters {pa.hill} vs {pb.hill}")
+    evaluated = []
+    for model in (a, b):
+        try:
+            evaluated.append((model.muscle_lengths(q), model.moment_arms(q)))
+        except ConfigurationError as exc:
+            evaluated.append(str(exc))
+    if isinstance(evaluated[0], str) or isinstance(evaluated[1], str):
+        if evaluated[0] != evaluated[1]:
+            out.append(f"muscle paths: evaluation differs at random q: {evaluated[0]} vs {evaluated[1]}"[:500])
+        return out
+    for label, va, vb in zip(("lengths", "moment arms"), *evaluated):
+        if not _close(va, vb, rtol, atol):
+            out.append(f"muscle paths: {label} differ at random q")
     return out
 
 

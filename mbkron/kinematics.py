@@ -401,9 +401,12 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
         G = G.reshape(batch + (nb * nq, nb))
         twists = (G @ S_rows).reshape(batch + (nb, nq, 4, 4))
         if order >= 2:
+            # Ω stacked vertically (rows k·4 + x) and horizontally (columns k·4 + y), per body
+            vertical = twists.reshape(batch + (nb, nq * 4, 4))
+            horizontal = np.swapaxes(twists, -3, -2).reshape(batch + (nb, 4, nq * 4))
             # [Ω_jl, S_j] = ∂S_j/∂q_l, (..., nb, nq(l), 4, 4)
-            commutators = (twists.reshape(batch + (nb, nq * 4, 4)) @ S).reshape(twists.shape) - (
-                S[..., :, None, :, :] @ twists
+            commutators = (vertical @ S).reshape(twists.shape) - np.swapaxes(
+                (S @ horizontal).reshape(batch + (nb, 4, nq, 4)), -3, -2
             )
             # ∂Ω_ik/∂q_l = Σ_j [j ⪯ i] (∇f_jk [Ω_jl, S_j] + H_jkl S_j)
             hess_b = np.moveaxis(tree.per_body(hess, 2), -3, -1)  # (..., nq, nq, nb)
@@ -413,8 +416,9 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
             twist_derivatives = (G @ commutators.reshape(batch + (nb, nq * 16))).reshape(
                 batch + (nb, nq, nq, 4, 4)
             ) + (Hj @ S_rows).reshape(batch + (nb, nq, nq, 4, 4))
+            # Ω_ik Ω_il for all k, l: one (4nq × 4)(4 × 4nq) product per body
+            products = np.swapaxes((vertical @ horizontal).reshape(batch + (nb, nq, 4, nq, 4)), -3, -2)
             # ∂²T_i/∂q_k∂q_l = (∂Ω_ik/∂q_l + Ω_ik Ω_il) T_i (Eq. 99)
-            products = twists[..., :, :, None, :, :] @ twists[..., :, None, :, :, :]
             d2T = ((twist_derivatives + products).reshape(batch + (nb, nq * nq * 4, 4)) @ T).reshape(
                 batch + (nb, nq, nq, 4, 4)
             )

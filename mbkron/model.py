@@ -198,12 +198,17 @@ class Model:
         grad : ndarray, shape (..., nj, nq)
         hess : ndarray, shape (..., nj, nq, nq)
         """
-        q = self._as_q(q)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return self._joint_values(self._as_q(q), order)
+
+    def _joint_values(self, q: NDArray[np.float64], order: int):
+        """:meth:`joint_variables` for a validated ``q``; non-finite values raise ConfigurationError."""
+        if self.joint_variable_map.providers:
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                values = self.joint_variable_map.evaluate(q, order)
+        else:
             values = self.joint_variable_map.evaluate(q, order)
-        bad = ~np.isfinite(values[0])
-        if bad.any():
-            where = np.argwhere(bad)[0]
+        if not np.isfinite(values[0]).all():
+            where = np.argwhere(~np.isfinite(values[0]))[0]
             raise ConfigurationError(
                 f"joint variable `{self.joints[where[-1]]}` is not finite at q = {q[tuple(where[:-1])].tolist()}"
             )
@@ -219,7 +224,7 @@ class Model:
             Highest derivative computed.
         """
         q = self._as_q(q)
-        return kinematics.compute_kinematics(self.tree, self.joint_variables(q, order), q, order)
+        return kinematics.compute_kinematics(self.tree, self._joint_values(q, order), q, order)
 
     def point_position(self, body: str | int, point: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
         """Ground-frame position of a body-fixed point (Eq. 41).
@@ -320,7 +325,7 @@ class Model:
     def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
         q = self._as_q(q)
-        return kinematics.compute_kinematics(self.tree, self.joint_variables(q, 2), q, 1)
+        return kinematics.compute_kinematics(self.tree, self._joint_values(q, 2), q, 1)
 
     def mass_matrix(self, q: ArrayLike) -> NDArray[np.float64]:
         """Generalized mass matrix ``M(q)`` (Eq. 145, 189).

@@ -176,7 +176,7 @@ def test_invalid_model_file_lists_every_problem(capsys, tmp_path):
         assert fragment in err
 
 
-@pytest.mark.parametrize("command", ["simulate", "moment-arms", "validate"])
+@pytest.mark.parametrize("command", sorted(cli._PLANNED))
 def test_placeholders_exit_with_status_2(capsys, command):
     status, out, err = run(capsys, command, TWO_LINK, "--anything")
     assert status == 2

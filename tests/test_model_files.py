@@ -71,7 +71,8 @@ def line_force_generalized_forces(model, load, q, t):
 
 # ====================================================================== shipped files
 def test_every_shipped_file_loads_and_round_trips():
-    assert {p.name for p in SHIPPED} == {"two_link_arm.toml", "three_link_arm.toml", "planar_chain.toml", "four_bar.toml"}
+    assert {"two_link_arm.toml", "three_link_arm.toml", "planar_chain.toml", "four_bar.toml",
+            "andrews_squeezer.toml"} <= {p.name for p in SHIPPED}
     for path in SHIPPED:
         model_file = read_model_file(path)
         assert model_file.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -560,6 +561,16 @@ def test_shipped_four_bar_equals_the_python_linkage():
     assert_close(model_file.model.point_position("rocker", (3.0, 0, 0), q), np.tile([1.0, 0, 0], (9, 1)), 1e-10)
     # and q is the height of the coupler's centre of mass
     assert_close(model_file.model.point_position("coupler", (1.0, 0, 0), q)[:, 1], q[:, 0], 1e-10)
+
+
+def test_shipped_andrews_squeezer_equals_the_python_model():
+    from mbkron.models.andrews import INITIAL, andrews_squeezer
+
+    model_file = read_model_file(MODELS / "andrews_squeezer.toml")
+    assert model_differences(model_file.model, andrews_squeezer("lu"), rtol=1e-12, atol=1e-13) == []
+    # the IVP test set's consistent initial acceleration (w = q'' at t = 0)
+    beta_ddot = model_file.model.forward_dynamics([INITIAL["beta"]], [0.0])[0]
+    assert beta_ddot == pytest.approx(14222.4439199541138705911625887, rel=1e-10)
 
 
 def test_models_with_solved_joint_variables_are_not_dumped_yet():

@@ -38,8 +38,8 @@ from mbkron.io import dump_model, format_toml, model_differences, parse_model_fi
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))
-VARIANTS_PER_FILE = 1000
-VARIANTS = {"four_bar.toml": 400}  # its constraint assembly makes each load ~10x slower
+VARIANTS_PER_FILE = 1500
+VARIANTS = {"four_bar.toml": 600}  # its constraint assembly makes each load ~10x slower
 SECONDS_PER_VARIANT = 10
 ROUND_TRIP_EVERY = 7  # dump and reload every 7th variant that loads
 

@@ -280,7 +280,7 @@ def test_muscle_velocities_are_length_rates(case):
 
 
 def test_simulate_with_muscle_forces():
-    from mbkron.simulate import simulate
+    from mbkron.simulation import simulate
     b = mbkron.ModelBuilder(gravity=(0, 0, 0)).add_coordinate("q")
     b.add_body("link", axis=(0, 0, 1), variable="q", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
     b.add_muscle("m", [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])

@@ -8,7 +8,7 @@ import sympy
 from scipy.integrate import solve_ivp
 
 import mbkron
-from mbkron.simulate import METHODS, simulate
+from mbkron.simulation import METHODS, simulate
 
 
 def energy(model, q, qd):

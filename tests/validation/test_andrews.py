@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mbkron.models.andrews import INITIAL, PARAMETERS, andrews_squeezer, open_tree
-from mbkron.simulate import simulate
+from mbkron.simulation import simulate
 
 ORDER = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
 

@@ -181,7 +181,8 @@ def simulate(
     name = method if isinstance(method, str) else solver_class.__name__
     if name in _IMPLICIT:
         options["jac"] = lambda t, y: _state_jacobian(rhs_batched, t, y, nq)
-    settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step, t_span=(t0, t_end))
+    settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step if np.isfinite(max_step) else None,
+                    t_span=(t0, t_end))
 
     start = clock.perf_counter()
     y0 = np.concatenate([q0, qd0])

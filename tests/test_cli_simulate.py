@@ -1,0 +1,85 @@
+"""`mbkron simulate`: the README's main job, its outputs, and a run that stops early."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbkron.cli import main
+from mbkron.models.andrews import INITIAL, andrews_squeezer
+from mbkron.simulation import simulate
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+
+
+def read_csv(path: Path) -> tuple[list[str], np.ndarray]:
+    with path.open() as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], np.array(rows[1:], dtype=float)
+
+
+def test_simulate_andrews_writes_trajectory_and_metadata(tmp_path, capsys):
+    status = main(["simulate", str(MODELS / "andrews_squeezer.toml"), "--t-end", "0.004", "--method", "RKF45",
+                   "--rtol", "1e-8", "--atol", "1e-8", "--samples", "9", "--out", str(tmp_path), "--no-progress"])
+    assert status == 0
+    header, table = read_csv(tmp_path / "andrews_squeezer_simulation.csv")
+    assert header[:4] == ["t", "beta", "beta_dot", "beta_ddot"] and header[4:] == [
+        "f.crank", "f.Theta", "f.gamma", "f.delta", "f.Phi", "f.epsilon", "f.Omega"]
+    np.testing.assert_allclose(table[:, 0], np.linspace(0, 0.004, 9))
+    assert table[0, 1] == INITIAL["beta"] and table[0, 2] == 0.0
+    assert table[0, 3] == pytest.approx(14222.4439199541138705911625887, rel=1e-10)  # the IVP test set's q''(0)
+    reference = simulate(andrews_squeezer("lu"), (0, 0.004), [INITIAL["beta"]], method="RKF45", rtol=1e-8, atol=1e-8,
+                         t_eval=np.linspace(0, 0.004, 9))
+    np.testing.assert_allclose(table[:, 1], reference.q[:, 0], rtol=0, atol=1e-12)
+    metadata = json.loads((tmp_path / "andrews_squeezer_simulation.json").read_text(),
+                          parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    assert metadata["settings"]["method"] == "RKF45" and metadata["settings"]["status"] == 0
+    assert metadata["settings"]["nfev"] > 0 and metadata["model"]["sha256"]
+    assert "reached the end" in capsys.readouterr().out
+
+
+def test_simulate_plot_needs_matplotlib_or_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--t-end", "0.05", "--samples", "5", "--plot",
+                   "--out", str(tmp_path), "--no-progress"])
+    assert status == 0
+    assert (tmp_path / "two_link_arm_simulation.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_that_stops_early_keeps_rows_and_exits_1(tmp_path, capsys):
+    model = tmp_path / "slider.toml"
+    model.write_text("""
+[model]
+name = "slider"
+gravity = [-9.81, 0, 0]
+[coordinates.x]
+unit = "m"
+default = 1.0
+[bodies.slider]
+joint = "prismatic"
+axis = [1, 0, 0]
+variable = "log(x)"
+mass = 1.0
+""")
+    status = main(["simulate", str(model), "--t-end", "5", "--qd0", "x=-2", "--method", "RKF45", "--out",
+                   str(tmp_path), "--no-progress"])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "stopped early" in err and "q = [" in err
+    _, table = read_csv(tmp_path / "slider_simulation.csv")
+    assert 3 < len(table) < 501 and np.all(table[:, 1] > 0)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--method", "Euler"], "unknown solver"),
+    (["--t-end", "-1"], "--t-end must be a positive"),
+    (["--q0", "gamma=1"], "unknown coordinate `gamma`"),
+])
+def test_simulate_bad_arguments(tmp_path, capsys, arguments, message):
+    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), *arguments])
+    assert status == 1
+    assert message in capsys.readouterr().err
