@@ -405,13 +405,13 @@ class ModelBuilder:
                 if body.name in index:
                     problems.append(f"body `{body.name}` is defined twice")
                 index.setdefault(body.name, i)
-        for body in bodies:
-            if isinstance(body.parent, str) and body.parent != GROUND and body.parent not in index:
-                problems.append(
-                    f"body `{body.name}`: unknown `parent` `{body.parent}`; expected `{GROUND}` or one of: "
-                    f"{', '.join(sorted(index)) or '(no bodies)'}"
-                )
-        if problems:
+        unknown = [b for b in bodies if isinstance(b.parent, str) and b.parent != GROUND and b.parent not in index]
+        for body in unknown:
+            problems.append(
+                f"body `{body.name}`: unknown `parent` `{body.parent}`; expected `{GROUND}` or one of: "
+                f"{', '.join(sorted(index)) or '(no bodies)'}"
+            )
+        if unknown or any(not isinstance(b.parent, str) for b in bodies):
             return list(range(len(bodies)))
         order, placed = [], set()
         while len(order) < len(bodies):
@@ -492,10 +492,15 @@ class ModelBuilder:
             for array in (b.rotation_axis, b.translation_axis, b.offset, b.com, b.inertia):
                 array.setflags(write=False)
         gravity.setflags(write=False)
-        inertias = dynamics.pseudo_inertia(
-            np.array([b.mass for b in bodies]), np.array([b.com for b in bodies]).reshape(-1, 3),
-            np.array([b.inertia for b in bodies]).reshape(-1, 3, 3),
-        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            inertias = dynamics.pseudo_inertia(
+                np.array([b.mass for b in bodies]), np.array([b.com for b in bodies]).reshape(-1, 3),
+                np.array([b.inertia for b in bodies]).reshape(-1, 3, 3),
+            )
+        overflowed = [b.name for b, J in zip(bodies, inertias) if not np.all(np.isfinite(J))]
+        if overflowed:
+            raise ModelError([f"body `{name}`: `mass`, `com` and `inertia` overflow its pseudo-inertia (Eq. 131); "
+                              "use SI units of a sensible size" for name in overflowed])
         inertias.setflags(write=False)
         return Model(
             name=self.name,
@@ -545,11 +550,12 @@ def _unit(value, label: str, problems: list[str]) -> np.ndarray:
     array = _array(value, (3,), label, problems)
     if array is None:
         return np.array([0.0, 0.0, 1.0])
-    norm = np.linalg.norm(array)
-    if norm < 1e-12:
+    largest = np.abs(array).max()
+    if largest < 1e-12:
         problems.append(f"{label} must be a non-zero vector (it is normalised), got {array.tolist()}")
         return np.array([0.0, 0.0, 1.0])
-    return array / norm
+    scaled = array / largest  # no overflow in the norm for huge components
+    return scaled / np.linalg.norm(scaled)
 
 
 def _offset(value, where: str, problems: list[str]) -> np.ndarray:
@@ -635,15 +641,20 @@ def _check_variable(variable, coordinate_names: set[str], where: str, problems: 
 
 
 def _as_linear(expr: sympy.Expr, symbols: list[sympy.Symbol]) -> Linear | None:
-    """``expr`` as a :class:`Linear` map when it is affine in ``symbols`` with numeric coefficients."""
+    """``expr`` as a :class:`Linear` map when it is affine in ``symbols`` with number coefficients.
+
+    Only explicit numbers are converted: a constant sympy expression such as ``sin(exp(exp(20)))``
+    is left to numeric evaluation (where it is simply non-finite) instead of being evaluated by
+    sympy, which could take forever.
+    """
     coefficients = {}
     for s in symbols:
         derivative = sympy.diff(expr, s)
-        if derivative.free_symbols:
+        if not derivative.is_Number:
             return None
         if derivative != 0:
             coefficients[s.name] = float(derivative)
     constant = expr.subs({s: 0 for s in symbols})
-    if constant.free_symbols:
+    if not constant.is_Number:
         return None
     return Linear(coefficients, float(constant))

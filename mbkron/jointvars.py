@@ -105,10 +105,26 @@ def _lambdify_array(
     return evaluate
 
 
+def fold_constants(expr: sympy.Expr) -> sympy.Expr:
+    """Replace every symbol-free subexpression by its double-precision value.
+
+    sympy evaluates such constants in arbitrary precision when it orders or prints terms, which for
+    a constant like ``sin(exp(exp(20)))`` never finishes; numpy evaluates them at once (here to
+    ``nan``, which then makes the joint variable non-finite and is reported).
+    """
+    if expr.is_Number or expr.is_Symbol:
+        return expr
+    if not expr.free_symbols:
+        with np.errstate(all="ignore"):
+            value = complex(sympy.lambdify([], expr, modules="numpy")())
+        return sympy.Float(value.real) if value.imag == 0 and np.isfinite(value.real) else sympy.nan
+    return expr.func(*(fold_constants(argument) for argument in expr.args))
+
+
 def _as_sympy(expression: object) -> sympy.Expr:
     """A sympy expression or a real number as sympy; strings are refused (never sympified)."""
     if isinstance(expression, sympy.Expr):
-        return expression
+        return fold_constants(expression)
     if isinstance(expression, (int, float, np.integer, np.floating)) and not isinstance(
         expression, bool
     ):

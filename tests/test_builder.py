@@ -190,3 +190,34 @@ def test_strings_are_never_sympified():
 
     with pytest.raises(TypeError, match="never|parse strings"):
         SymbolicJointVariables(["__import__('os').getcwd()"], [sympy.Symbol("x")])
+
+
+def test_huge_values_do_not_overflow_silently():
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x")
+    b.add_body("a", axis=(1e300, 1e300, 0), variable="x", mass=1e300, com=(1e200, 0, 0))
+    with pytest.raises(ModelError, match="body `a`: `mass`, `com` and `inertia` overflow its pseudo-inertia"):
+        b.build()
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x")
+    b.add_body("a", axis=(1e300, 1e300, 0), variable="x", mass=1.0)
+    np.testing.assert_allclose(b.build().body("a").rotation_axis, [2**-0.5, 2**-0.5, 0], rtol=1e-15)
+
+
+def test_constant_sympy_subexpressions_are_not_evaluated_by_sympy():
+    """sin(exp(exp(20))) would make sympy compute forever; it is left to numeric evaluation."""
+    x = sympy.Symbol("x")
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x")
+    b.add_body("a", axis=(0, 0, 1), variable=sympy.sin(sympy.exp(sympy.exp(20))) + x)
+    with pytest.raises(mbkron.ConfigurationError, match="not finite"):
+        b.build().joint_variables([0.1])
+
+
+def test_a_cycle_is_reported_beside_other_problems():
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x")
+    b.add_body("a", parent="b", axis=(0, 0, 1), variable="x", mass=-1.0)
+    b.add_body("b", parent="a", axis=(0, 0, 1), variable="x")
+    text = "\n".join(problems_of(b))
+    assert "form a cycle" in text and "`mass` must be non-negative" in text

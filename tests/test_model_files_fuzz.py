@@ -39,7 +39,7 @@ from mbkron.io import dump_model, format_toml, model_differences, parse_model_fi
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))
 VARIANTS_PER_FILE = 1500
-VARIANTS = {"four_bar.toml": 600}  # its constraint assembly makes each load ~10x slower
+VARIANTS = {"four_bar.toml": 600, "andrews_squeezer.toml": 400}  # constraint assembly makes each load ~10x slower
 SECONDS_PER_VARIANT = 10
 ROUND_TRIP_EVERY = 7  # dump and reload every 7th variant that loads
 
@@ -276,7 +276,8 @@ def test_corrupted_model_files_load_or_raise_model_error(path, tmp_path):
     count = VARIANTS.get(path.name, VARIANTS_PER_FILE)
     outcome = check_variants(path, count, seed=0, sentinel=tmp_path / "pwned")
     assert outcome["rejected"] > count // 2 and outcome["loaded"] > 0, outcome
-    assert outcome["round_trips"] > 0 or path.name == "four_bar.toml"  # constraint groups are not dumped yet
+    if "[[constraints]]" not in path.read_text():  # constraint groups are not dumped yet
+        assert outcome["round_trips"] > 0
     assert time.perf_counter() - started < 60
 
 
