@@ -296,6 +296,8 @@ class ModelBuilder:
             raise ModelError(problems)
         model = self._assemble(gravity, coordinates, ordered, joint_variable_map)
         model = constraint_groups.attach(model, self._constraint_groups)
+        if self._constraint_groups:
+            model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
         if self._muscles:
             muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
             model = dataclasses.replace(model, muscle_set=muscle_set)

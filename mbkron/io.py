@@ -1227,6 +1227,40 @@ def format_toml(document: Mapping[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _constraint_table(group, model: Model) -> dict:
+    """A constraint group (:class:`mbkron.constraint_groups.ConstraintGroup`) as a ``[[constraints]]`` table."""
+    entry: dict[str, object] = {"joints": list(group.joints), "solver": group.solver}
+    system = group.constraints
+    if isinstance(system, SymbolicConstraints):
+        values = {name: sympy.Float(float(v)) for name, v in system.parameters.items()}
+        names = set(values) | set(model.coordinates) | set(model.joints)
+        equations = []
+        for equation in system.equations:
+            expr = parse_expression(equation, names) if isinstance(equation, str) else equation
+            expr = expr.xreplace({s: values[s.name] for s in expr.free_symbols if s.name in values})
+            equations.append(format_expression(expr))
+        entry["equations"] = equations
+    else:
+        loops = []
+        for closure in getattr(system, "closures", system):
+            loop: dict[str, object] = {"body_a": closure.body_a, "point_a": np.asarray(closure.point_a, float).tolist(),
+                                       "body_b": closure.body_b, "point_b": np.asarray(closure.point_b, float).tolist(),
+                                       "plane": closure.plane or "space"}
+            if closure.orientation is not None:
+                loop["orientation"] = closure.orientation
+            for key in ("axis_a", "axis_b", "rotation"):
+                if getattr(closure, key) is not None:
+                    loop[key] = np.asarray(getattr(closure, key), float).tolist()
+            loops.append(loop)
+        entry["loops"] = loops
+    if group.guess:
+        entry["guess"] = {name: float(value) for name, value in group.guess.items()}
+    if group.settings:
+        entry["settings"] = {name: (value if isinstance(value, bool) else np.asarray(value, float).tolist())
+                             for name, value in group.settings.items()}
+    return entry
+
+
 def _variable_text(variable: object, body: str) -> object:
     """A body's joint variable as a model-file value (SI units)."""
     if variable is None:
@@ -1331,6 +1365,7 @@ def dump_model(model: Model) -> str:
         coordinates[c.name] = entry
     if coordinates:
         document["coordinates"] = coordinates
+    solved = {joint for group in model.constraint_groups for joint in group.joints}
     bodies = {}
     for b in model.body_records:
         entry = {"parent": b.parent, "joint": b.joint}
@@ -1338,7 +1373,7 @@ def dump_model(model: Model) -> str:
             entry["axis"] = b.rotation_axis.tolist()
         elif b.joint == kinematics.PRISMATIC:
             entry["axis"] = b.translation_axis.tolist()
-        if b.joint != kinematics.FIXED:
+        if b.joint != kinematics.FIXED and b.name not in solved:
             entry["variable"] = _variable_text(b.variable, b.name)
         if b.joint != kinematics.PRISMATIC:
             entry["d"] = float(b.d)
@@ -1369,6 +1404,8 @@ def dump_model(model: Model) -> str:
             else:
                 entry[key] = value
         loads.append(entry)
+    if model.constraint_groups:
+        document["constraints"] = [_constraint_table(group, model) for group in model.constraint_groups]
     if loads:
         document["loads"] = loads
     if model.muscle_set is not None:

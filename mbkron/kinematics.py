@@ -409,13 +409,13 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
                 (S @ horizontal).reshape(batch + (nb, 4, nq, 4)), -3, -2
             )
             # ∂Ω_ik/∂q_l = Σ_j [j ⪯ i] (∇f_jk [Ω_jl, S_j] + H_jkl S_j)
-            hess_b = np.moveaxis(tree.per_body(hess, 2), -3, -1)  # (..., nq, nq, nb)
-            Hj = (tree.ancestor_or_self[:, None, None, :] * hess_b[..., None, :, :, :]).reshape(
-                batch + (nb * nq * nq, nb)
-            )
-            twist_derivatives = (G @ commutators.reshape(batch + (nb, nq * 16))).reshape(
-                batch + (nb, nq, nq, 4, 4)
-            ) + (Hj @ S_rows).reshape(batch + (nb, nq, nq, 4, 4))
+            twist_derivatives = (G @ commutators.reshape(batch + (nb, nq * 16))).reshape(batch + (nb, nq, nq, 4, 4))
+            if hess.any():  # (affine joint variables have H = 0)
+                hess_b = np.moveaxis(tree.per_body(hess, 2), -3, -1)  # (..., nq, nq, nb)
+                Hj = (tree.ancestor_or_self[:, None, None, :] * hess_b[..., None, :, :, :]).reshape(
+                    batch + (nb * nq * nq, nb)
+                )
+                twist_derivatives = twist_derivatives + (Hj @ S_rows).reshape(batch + (nb, nq, nq, 4, 4))
             # Ω_ik Ω_il for all k, l: one (4nq × 4)(4 × 4nq) product per body
             products = np.swapaxes((vertical @ horizontal).reshape(batch + (nb, nq, 4, nq, 4)), -3, -2)
             # ∂²T_i/∂q_k∂q_l = (∂Ω_ik/∂q_l + Ω_ik Ω_il) T_i (Eq. 99)

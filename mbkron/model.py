@@ -109,6 +109,9 @@ class Model:
         ``J_i`` of Eq. 131 about each body's frame origin.
     muscle_set : MuscleSet or None
         The musculotendon paths (:mod:`mbkron.muscles`), compiled; None without muscles.
+    constraint_groups : tuple of ConstraintGroup
+        How the joint variables without an explicit ``variable`` are solved
+        (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
     """
 
     name: str
@@ -121,6 +124,7 @@ class Model:
     pseudo_inertias: NDArray[np.float64]
     _body_index: Mapping[str, int] = field(repr=False)
     muscle_set: object = field(default=None, repr=False)
+    constraint_groups: tuple = field(default=(), repr=False)
 
     # ------------------------------------------------------------------ description
     @property
@@ -149,6 +153,12 @@ class Model:
     @property
     def nj(self) -> int:
         return self.joint_variable_map.size
+
+    def to_toml(self) -> str:
+        """The model as model-file text (SI units, radians); see :func:`mbkron.io.dump_model`."""
+        from mbkron.io import dump_model  # io builds on the model: imported here, not at module level
+
+        return dump_model(self)
 
     def body(self, name: str) -> Body:
         """The description of body ``name``."""

@@ -71,15 +71,11 @@ def line_force_generalized_forces(model, load, q, t):
 
 # ====================================================================== shipped files
 def test_every_shipped_file_loads_and_round_trips():
-    assert {"two_link_arm.toml", "three_link_arm.toml", "planar_chain.toml", "four_bar.toml",
+    assert {"two_link_arm.toml", "three_link_arm.toml", "planar_chain.toml", "four_bar.toml", "five_bar.toml",
             "andrews_squeezer.toml"} <= {p.name for p in SHIPPED}
     for path in SHIPPED:
         model_file = read_model_file(path)
         assert model_file.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-        if model_file.solved:  # constraint groups are not recorded by Model, so not written yet
-            with pytest.raises(ValueError, match="solved from constraints"):
-                dump_model(model_file.model)
-            continue
         again = parse_model_file(dump_model(model_file.model)).model
         assert model_differences(model_file.model, again) == [], path.name
 
@@ -449,8 +445,8 @@ tension = 1
         "did you mean `theta`",
         "bodies.hand.axis: a fixed joint has no axis",
         "loads[0].point_a: expected an array of 3 numbers, got [0, 0]",
-        "muscles: muscles are not supported yet",
-        "found: biceps",
+        "muscles.biceps: `path` is required",
+        "muscles.biceps: `max_isometric_force` is required",
         "`mass` must be non-negative",
     ]
     joined = "\n".join(problems)
@@ -563,6 +559,16 @@ def test_shipped_four_bar_equals_the_python_linkage():
     assert_close(model_file.model.point_position("coupler", (1.0, 0, 0), q)[:, 1], q[:, 0], 1e-10)
 
 
+def test_shipped_five_bar_equals_the_python_linkage():
+    from mbkron.models import five_bar
+
+    model_file = read_model_file(MODELS / "five_bar.toml")
+    assert model_differences(model_file.model, five_bar(solver="projection"), rtol=1e-9, atol=1e-10) == []
+    # the loop closes: link 4's tip sits on the ground pivot (l0, 0) for any (theta1, theta2)
+    q = np.array([[0.5, 1.0], [2.0, -0.3], [-1.0, 2.5]])
+    assert_close(model_file.model.point_position("link4", (3.0, 0, 0), q), np.tile([3.0, 0, 0], (3, 1)), 1e-10)
+
+
 def test_shipped_andrews_squeezer_equals_the_python_model():
     from mbkron.models.andrews import INITIAL, andrews_squeezer
 
@@ -573,9 +579,18 @@ def test_shipped_andrews_squeezer_equals_the_python_model():
     assert beta_ddot == pytest.approx(14222.4439199541138705911625887, rel=1e-10)
 
 
-def test_models_with_solved_joint_variables_are_not_dumped_yet():
-    with pytest.raises(ValueError, match="body `crank`: its joint variable is solved from constraints"):
-        dump_model(parse_model_file(FOUR_BAR).model)
+def test_models_with_solved_joint_variables_round_trip():
+    """Constraint groups (equations or loop closures, solver, guesses, settings) are written back."""
+    from mbkron.models import andrews_squeezer, five_bar
+
+    for model in (parse_model_file(FOUR_BAR).model, five_bar(solver="projection", max_condition=1e9),
+                  andrews_squeezer("premodel", "expressions", step=0.05), andrews_squeezer("lu")):
+        text = model.to_toml()
+        assert "[[constraints]]" in text
+        again = parse_model_file(text).model
+        assert model_differences(model, again, rtol=1e-9, atol=1e-10) == [], model.name
+        assert [g.solver for g in again.constraint_groups] == [g.solver for g in model.constraint_groups]
+        assert [dict(g.settings) for g in again.constraint_groups] == [dict(g.settings) for g in model.constraint_groups]
 
 
 def test_joint_variables_solved_from_loop_closures():
@@ -636,7 +651,7 @@ def test_constraint_problems(change, fragment):
     assert any(fragment in p for p in problems_of(FOUR_BAR.replace(old, new, 1))), problems_of(FOUR_BAR.replace(old, new, 1))
 
 
-def test_the_documented_example_loads_and_the_specified_muscles_section_is_reported():
+def test_the_documented_example_loads_with_the_documented_muscle():
     import re
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "model-format.md").read_text()
@@ -649,6 +664,6 @@ def test_the_documented_example_loads_and_the_specified_muscles_section_is_repor
     assert hand.function.kind == "fmm" and hand.coordinate == "elbow"
     assert isinstance(model.loads[0].force, ExpressionValue)
     assert_close(model.loads[0].force(0.5, np.zeros((1, 2)), np.zeros((1, 2))), [[0, -20, 0]], 1e-15)
-    problems = problems_of(example + muscles)
-    assert problems == ["muscles: muscles are not supported yet (they come with the muscles issue); found: biceps. "
-                        "Until then describe a straight-line muscle as a `line_force` load"]
+    with_muscle = parse_model_file(example + muscles, "example.toml").model
+    assert with_muscle.muscles == ("biceps",)
+    assert_close(with_muscle.muscle_set.paths[0].hill.pennation_angle, np.deg2rad(5), 1e-15)
