@@ -220,7 +220,7 @@ class JointVariables:
         f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:
-            grad = np.broadcast_to(self.matrix, batch + (nj, nq))
+            grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix
         if order >= 2:
             hess = np.zeros(batch + (nj, nq, nq))
         if self.providers and grad is not None:

@@ -149,8 +149,10 @@ class KinematicTree:
     ----------
     parent : ndarray of int, shape (nb,)
         Index of each body's parent, ``-1`` for the ground.
-    parent_pairs : tuple of (int, int)
-        ``(body, parent)`` for every body not attached to the ground, parents first.
+    doubling_steps : tuple of (ndarray, ndarray)
+        Pointer-doubling schedule for the world transforms: at each step, every body in
+        ``active`` is premultiplied by the accumulated transform of its ``source`` (an ancestor
+        twice as far up as in the previous step); ``⌈log₂(depth + 1)⌉`` steps in all.
     ancestor_or_self : ndarray of float, shape (nb, nb)
         ``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors.
     joint_types : tuple of str
@@ -169,7 +171,7 @@ class KinematicTree:
     """
 
     parent: NDArray[np.intp]
-    parent_pairs: tuple[tuple[int, int], ...]
+    doubling_steps: tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]
     ancestor_or_self: NDArray[np.float64]
     joint_types: tuple[str, ...]
     joint_of_body: NDArray[np.intp]
@@ -250,7 +252,7 @@ class KinematicTree:
         for value in arrays.values():
             value.setflags(write=False)
         return cls(
-            parent_pairs=tuple((i, int(p)) for i, p in enumerate(parent) if p >= 0),
+            doubling_steps=_doubling_schedule(parent),
             joint_types=tuple(joint_types),
             nq=nq,
             **arrays,
@@ -341,7 +343,9 @@ def local_transforms(tree: KinematicTree, f: NDArray) -> NDArray:
 
 
 def world_transforms(tree: KinematicTree, local: NDArray) -> NDArray:
-    """World transforms ``⁰_iA_4 = ⁰_{pr(i)}A_4 · ᵖʳ⁽ⁱ⁾_iA_4`` (Eq. 40), parents first.
+    """World transforms ``⁰_iA_4 = ⁰_{pr(i)}A_4 · ᵖʳ⁽ⁱ⁾_iA_4`` (Eq. 40), by pointer doubling.
+
+    ``⌈log₂(depth + 1)⌉`` batched products instead of one per body.
 
     Parameters
     ----------
@@ -352,10 +356,27 @@ def world_transforms(tree: KinematicTree, local: NDArray) -> NDArray:
     -------
     ndarray, shape (..., nb, 4, 4)
     """
-    transforms = list(np.moveaxis(local, -3, 0))
-    for i, p in tree.parent_pairs:
-        transforms[i] = transforms[p] @ transforms[i]
-    return np.stack(transforms, axis=-3)
+    T = local.copy()
+    for active, source in tree.doubling_steps:
+        T[..., active, :, :] = T[..., source, :, :] @ T[..., active, :, :]
+    return T
+
+
+def _doubling_schedule(parent: NDArray[np.intp]) -> tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]:
+    """Steps of pointer doubling over the tree: after step s, body i holds the product of the
+    local transforms of its 2^s nearest ancestors-or-self; when every pointer has reached the
+    ground, ``T_i = ⁰_iA_4``."""
+    nb = parent.size
+    pointer = np.where(parent < 0, nb, parent)
+    steps = []
+    while (pointer < nb).any():
+        active = np.flatnonzero(pointer < nb)
+        steps.append((active, pointer[active].copy()))
+        pointer = np.where(pointer < nb, np.append(pointer, nb)[pointer], nb)
+    for active, source in steps:
+        active.setflags(write=False)
+        source.setflags(write=False)
+    return tuple(steps)
 
 
 def _rigid_inverse(T: NDArray) -> NDArray:
