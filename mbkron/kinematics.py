@@ -20,8 +20,8 @@ and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
     ∂²T_i/∂q_k∂q_l = (Σ_{j ⪯ i} [Ω_jl, S_j] ∇f_jk + S_j H_jkl) T_i + Ω_ik Ω_il T_i  (Eq. 99)
 
 (``j ⪯ i``: j is i or an ancestor of i). Both are sums over ancestors, i.e. one matrix product
-with the constant ancestor mask: no Python loop over bodies except for the product of transforms
-along the tree, done level by level. The recursions (Eq. 77, 89) and the literal closed forms
+with the constant ancestor mask: no Python loop over bodies; the products of transforms along the
+tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursions (Eq. 77, 89) and the literal closed forms
 (Eq. 94-99) are in :mod:`mbkron.kinematics_literal`; the tests prove all of them equal.
 """
 
