@@ -1,8 +1,8 @@
 """The ``mbkron`` command line (see ``docs/cli.md``).
 
 Commands: ``info`` (describe a model file), ``kinematics`` (poses and point kinematics at one
-configuration or along a trajectory), ``simulate`` (forward dynamics), ``demo``, and the
-placeholders ``moment-arms`` and ``validate`` that later issues fill.
+configuration or along a trajectory), ``simulate`` (forward dynamics), ``validate`` (the validation
+report, from a source checkout), ``demo``, and the placeholder ``moment-arms`` that a later issue fills.
 
 Exit status: 0 on success; 1 for an invalid model file or input, or a configuration at which the
 model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a command-line usage error or a command that is not
@@ -45,7 +45,6 @@ __all__ = ["main"]
 #: Commands that later issues implement: name -> (what it will do, the issue that brings it).
 _PLANNED = {
     "moment-arms": ("muscle moment arms and lengths along a trajectory", "the muscles issue"),
-    "validate": ("validation of a model against the independent references", "the validation issue"),
 }
 _PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
 _CHUNK_ROWS = 2000  # trajectory rows per kinematics evaluation (bounds memory, drives the progress bar)
@@ -63,7 +62,10 @@ def write_atomically(path: Path, data: bytes) -> None:
     """
     directory = path.parent if str(path.parent) else Path(".")
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -630,6 +632,30 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validation_report():
+    """The ``validation.report`` module of the source checkout (cwd, or the one mbkron is imported from)."""
+    for root in (Path.cwd(), Path(mbkron.__file__).resolve().parents[1]):
+        if (root / "validation" / "report.py").is_file():
+            if str(root) not in sys.path:
+                sys.path.insert(0, str(root))
+            from validation import report
+
+            return report
+    raise CommandError("run from the repository root (the validation/ references are not installed with the package)")
+
+
+def _validate(args: argparse.Namespace) -> int:
+    report_module = _validation_report()
+    out = Path(args.out) if args.out else report_module.DEFAULT_OUT
+    report = report_module.run(args.quick, progress=None if args.quiet else report_module.print_case)
+    try:
+        text_path, json_path = report_module.write(report, out)
+    except OSError as exc:
+        raise CommandError(f"cannot write the report to {out}: {exc.strerror or exc}") from None
+    print(f"{'all cases passed' if report.passed else 'FAILED'}: wrote {text_path} and {json_path}")
+    return 0 if report.passed else 1
+
+
 def _planned(args: argparse.Namespace) -> int:
     what, issue = _PLANNED[args.command]
     print(f"mbkron {args.command}: not implemented yet: see {issue} ({what})", file=sys.stderr)
@@ -699,6 +725,19 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--no-progress", action="store_true", help='no progress bar (shown on a terminal with '
                      'pip install "mbkron[progress]")')
     sim.set_defaults(run=_simulate)
+
+    val = command(
+        "validate", "run every regression case against its independent reference; write the validation report",
+        "Run the validation cases (closed forms of seeds 000, 001, 003; Shabana-style kinematics of the four-bar\n"
+        "and five-bar; ODE vs DAE; Andrews' squeezer vs the IVP test set; sympy.physics.mechanics; OpenSim when\n"
+        "installed) and write DIR/REPORT.md (errors, tolerances, timings, pass/fail, date, git commit) and\n"
+        "DIR/REPORT.json, atomically. Run from the repository root: the validation/ references are not installed\n"
+        "with the package. Exit status 1 when a case fails.",
+        "mbkron validate --quick --out /tmp/report")
+    val.add_argument("--quick", action="store_true", help="short runs and few samples (under a minute; what CI runs)")
+    val.add_argument("--out", metavar="DIR", help="output directory (default: validation/ of the repository)")
+    val.add_argument("--quiet", action="store_true", help="no per-case progress lines")
+    val.set_defaults(run=_validate)
 
     demo = command("demo", "kinematics of a shipped three-link arm along a trajectory",
                    "Print the fingertip position, velocity and acceleration of a three-link arm\n"

@@ -1,0 +1,82 @@
+"""`mbkron validate --quick`: every regression case passes and the report is well-formed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron import cli
+from validation import report
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory):
+    """The quick report written by the command line into a temporary directory."""
+    out = tmp_path_factory.mktemp("report")
+    status = cli.main(["validate", "--quick", "--quiet", "--out", str(out)])
+    return status, (out / "REPORT.md").read_text(), json.loads((out / "REPORT.json").read_text())
+
+
+def test_every_case_passes(quick_report):
+    status, _, data = quick_report
+    failed = {c["name"]: c["error"] or [k for k in c["checks"] if not k["passed"]]
+              for c in data["cases"] if c["status"] == "failed"}
+    assert not failed and status == 0 and data["passed"] and data["quick"]
+    names = [c["name"] for c in data["cases"]]
+    assert names == [name for name, _, _ in report.CASES]
+    for case in data["cases"]:
+        if case["status"] == "skipped":
+            assert case["skipped"] and not case["checks"]
+            continue
+        assert case["status"] == "passed" and case["checks"]
+        for check in case["checks"]:
+            assert 0 <= check["rms_error"] <= check["max_error"] <= check["tolerance"]
+
+
+def test_the_markdown_has_a_table_per_case_and_the_provenance(quick_report):
+    _, text, data = quick_report
+    assert "**Result: PASSED**" in text
+    assert re.search(r"Produced \d{4}-\d\d-\d\dT\S+ at commit `([0-9a-f]{40}|unknown)`", text)
+    for case in data["cases"]:
+        section = text.split(f"## {case['name']}\n", 1)[1].split("\n## ", 1)[0]
+        if case["status"] == "skipped":
+            assert "Skipped: " in section
+            continue
+        rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| quantity")]
+        assert len(rows) == len(case["checks"])
+        for row, check in zip(rows, case["checks"]):
+            cells = [cell.strip() for cell in row.strip("|").split("|")]
+            assert cells[0] == check["quantity"] and cells[-1] == "pass"
+            assert float(cells[1]) == pytest.approx(check["max_error"], rel=0.01, abs=1e-300)
+    assert "## Figures" in text
+
+
+def test_a_failing_check_fails_its_case_and_the_report():
+    result = report.CaseResult("broken", "none", [report.Check("x", 2e-3, 1e-3, 1e-3, "rad")])
+    assert result.status == "failed"
+    assert report.CaseResult("nan", "none", [report.Check("x", np.nan, np.nan, 1.0, "rad")]).status == "failed"
+    assert report.CaseResult("empty", "none").status == "failed"
+    assert report.CaseResult("skipped", "none", skipped="no data").status == "skipped"
+
+
+def test_an_exception_in_one_case_is_reported_and_the_others_still_run(monkeypatch, tmp_path):
+    def broken(quick):
+        raise RuntimeError("the reference exploded")
+
+    monkeypatch.setattr(report, "CASES", [("broken", "none", broken), report.CASES[1]])
+    result = report.run(quick=True)
+    assert [c.status for c in result.cases] == ["failed", "passed"] and not result.passed
+    assert result.cases[0].error == "RuntimeError: the reference exploded"
+    text_path, _ = report.write(result, tmp_path)
+    assert "Could not run: `RuntimeError: the reference exploded`" in text_path.read_text()
+
+
+def test_outside_a_checkout_the_command_says_where_to_run_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(mbkron, "__file__", str(tmp_path / "site-packages" / "mbkron" / "__init__.py"))
+    assert cli.main(["validate", "--quick"]) == 1
+    assert "run from the repository root (the validation/ references are not installed" in capsys.readouterr().err
