@@ -22,6 +22,15 @@ from mbkron.jointvars import JointVariables, Linear
 __all__ = ["GROUND", "Coordinate", "Body", "Model"]
 
 GROUND = "ground"
+_CHUNK_ELEMENTS = 2_000_000
+"""Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
+
+
+def _rows(values, start: int, stop: int, states: int):
+    """Rows ``start:stop`` of per-state values given as an array of leading size ``states``."""
+    if values is None or callable(values) or np.ndim(values) < 2 or np.shape(values)[0] != states:
+        return values
+    return np.asarray(values)[start:stop]
 
 
 @dataclass(frozen=True)
@@ -407,8 +416,19 @@ class Model:
             ``mass_matrix`` (..., nq, nq), ``velocity_forces``, ``gravity_forces``, ``applied_forces``
             (..., nq).
         """
-        kin = self._dynamic_kinematics(q)
-        qd = self._as_q(qd, "qd")
+        q, qd = self._as_q(q), self._as_q(qd, "qd")
+        chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
+        if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk:
+            states = q.shape[0]
+            parts = [self._equations_of_motion(q[s:s + chunk], qd[s:s + chunk], loads, t,
+                                               _rows(muscle_forces, s, s + chunk, states))
+                     for s in range(0, states, chunk)]
+            return dynamics.EquationsOfMotion(*(np.concatenate([getattr(p, name) for p in parts]) for name in (
+                "mass_matrix", "velocity_forces", "gravity_forces", "applied_forces")))
+        return self._equations_of_motion(q, qd, loads, t, muscle_forces)
+
+    def _equations_of_motion(self, q, qd, loads, t, muscle_forces) -> dynamics.EquationsOfMotion:
+        kin = kinematics.compute_kinematics(self.tree, self._joint_values(q, 2), q, 1)
         world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
         return dynamics.EquationsOfMotion(
             mass_matrix=dynamics.mass_matrix(self.tree, kin, world),

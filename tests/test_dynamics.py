@@ -256,3 +256,16 @@ def test_reaction_moments_about_joint_axes_are_the_joint_forces(tree):
                 joint_forces.append(r.force[i] @ S[i, :3, 3])
         _, grad, _ = model.joint_variables(q)
         assert_close(grad.T @ np.array(joint_forces), tau)
+
+
+def test_large_batches_are_chunked_with_the_same_result(monkeypatch):
+    import mbkron.model
+
+    model = mbkron.models.planar_chain([0.3] * 4, [0.1] * 4, [0.0] * 4, [1.0] * 4, [0.01] * 4)
+    rng = np.random.default_rng(5)
+    q, qd = rng.normal(size=(2, 37, 4))
+    whole = model.equations_of_motion(q, qd)
+    monkeypatch.setattr(mbkron.model, "_CHUNK_ELEMENTS", 16 * 4 * 4 * 5)  # 5 states per chunk
+    chunked = model.equations_of_motion(q, qd)
+    for name in ("mass_matrix", "velocity_forces", "gravity_forces", "applied_forces"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
