@@ -1,12 +1,13 @@
 """The ``mbkron`` command line (see ``docs/cli.md``).
 
 Commands: ``info`` (describe a model file), ``kinematics`` (poses and point kinematics at one
-configuration or along a trajectory), ``simulate`` (forward dynamics), ``validate`` (the validation
-report, from a source checkout), ``demo``, and the placeholder ``moment-arms`` that a later issue fills.
+configuration or along a trajectory), ``moment-arms`` (muscle moment arms and lengths at one
+configuration or along a sweep of one coordinate), ``simulate`` (forward dynamics), ``validate`` (the
+validation report, from a source checkout) and ``demo``.
 
 Exit status: 0 on success; 1 for an invalid model file or input, or a configuration at which the
-model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a command-line usage error or a command that is not
-implemented yet. Results are written atomically: a CSV file plus a JSON metadata file (model
+model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a
+command-line usage error. Results are written atomically: a CSV file plus a JSON metadata file (model
 SHA-256, mbkron version, command line, settings, timings).
 """
 
@@ -42,12 +43,9 @@ from mbkron.jointvars import Linear
 
 __all__ = ["main"]
 
-#: Commands that later issues implement: name -> (what it will do, the issue that brings it).
-_PLANNED = {
-    "moment-arms": ("muscle moment arms and lengths along a trajectory", "the muscles issue"),
-}
 _PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
 _CHUNK_ROWS = 2000  # trajectory rows per kinematics evaluation (bounds memory, drives the progress bar)
+_MAX_SWEEP_ROWS = 1_000_000  # configurations of one `moment-arms` sweep
 
 
 class CommandError(Exception):
@@ -339,7 +337,10 @@ def _info(args: argparse.Namespace) -> int:
             lines.append(f"  {body.name:<14} {model_file.solved.get(body.name) or _describe_variable(body)}")
     lines += ["", f"loads ({len(model.loads)})"]
     lines += [f"  {i}: {_describe_load(load)}" for i, load in enumerate(model.loads)] or ["  none"]
-    lines += ["", "muscles", "  none (muscle models come with the muscles issue; straight-line muscles appear as line forces above)"]
+    lines += ["", f"muscles ({len(model.muscles)})"]
+    lines += [f"  {path.name:<14} {len(path.points)} path points, "
+              + ("Hill (Thelen 2003)" if path.hill is not None else "path only")
+              for path in (model.muscle_set.paths if model.muscle_set is not None else ())] or ["  none"]
     if model_file.parameters:
         lines += ["", f"parameters ({len(model_file.parameters)})"]
         lines += [f"  {name} = {value:.10g}" for name, value in model_file.parameters.items()]
@@ -490,6 +491,141 @@ def _plot_kinematics(model_file: ModelFile, points: list[_Point], columns: list[
     return buffer.getvalue()
 
 
+# ====================================================================== moment arms
+def _sweep_values(args: argparse.Namespace, model_file: ModelFile) -> np.ndarray | None:
+    """The swept coordinate's values in the file's units (``None`` without ``--sweep``)."""
+    model = model_file.model
+    if args.sweep is None:
+        given = [option for option, value in (("--from", args.start), ("--to", args.stop), ("--step", args.step))
+                 if value is not None]
+        if given:
+            raise CommandError(f"{', '.join(given)} need --sweep COORDINATE")
+        return None
+    if args.sweep not in model.coordinates:
+        raise CommandError(f"--sweep: unknown coordinate `{args.sweep}`; the model has: {', '.join(model.coordinates)}")
+    scale = model_file.coordinate_scale(args.sweep)
+    low, high = (bound / scale for bound in model.coordinate(args.sweep).range)
+    start = low if args.start is None else _value(args.start, model_file, "--from")
+    stop = high if args.stop is None else _value(args.stop, model_file, "--to")
+    step = 1.0 if args.step is None else _value(args.step, model_file, "--step")
+    if not (np.isfinite(start) and np.isfinite(stop)):
+        raise CommandError(f"--sweep {args.sweep}: the coordinate's range is unbounded; give --from and --to")
+    if step <= 0 or stop < start:
+        raise CommandError(f"--sweep {args.sweep}: need --from ≤ --to and --step > 0, got from {start:.6g}, "
+                           f"to {stop:.6g}, step {step:.6g}")
+    count = int(np.floor((stop - start) / step * (1 + 1e-12) + 1e-9)) + 1
+    if count > _MAX_SWEEP_ROWS:
+        raise CommandError(f"--sweep {args.sweep}: {count} configurations; at most {_MAX_SWEEP_ROWS} (use a larger --step)")
+    return start + step * np.arange(count)
+
+
+def _moment_arms(args: argparse.Namespace) -> int:
+    argv = args.argv
+    if args.plot:
+        _require_matplotlib()
+    started = time.perf_counter()
+    model_file = read_model_file(args.model)
+    model = model_file.model
+    if not model.muscles:
+        raise CommandError(f"model `{model.name}` has no muscles (see docs/model-format.md, [muscles.NAME])")
+    sweep = _sweep_values(args, model_file)
+    base = _assignments(args.q, model_file, "--q", base=model.default_q)
+    if sweep is None:
+        if args.plot:
+            raise CommandError("--plot needs --sweep COORDINATE (it plots moment arms against the swept coordinate)")
+        q = base[None]
+    else:
+        listed = {item.partition("=")[0].strip() for item in (args.q or "").split(",")}
+        if args.sweep in listed:
+            raise CommandError(f"`{args.sweep}` is swept: do not also give it in --q")
+        q = np.repeat(base[None], sweep.size, axis=0)
+        q[:, model.coordinates.index(args.sweep)] = sweep * model_file.coordinate_scale(args.sweep)
+    loaded = time.perf_counter()
+
+    columns, units = _moment_arm_columns(model_file)
+    chunks = [slice(start, start + _CHUNK_ROWS) for start in range(0, q.shape[0], _CHUNK_ROWS)]
+    table = np.empty((q.shape[0], len(columns)))
+    scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
+    for chunk in _progress(chunks, not args.no_progress, "moment arms"):
+        rows = q[chunk]
+        table[chunk] = np.concatenate([rows / scales, model.moment_arms(rows).reshape(rows.shape[0], -1),
+                                       model.muscle_lengths(rows)], axis=-1)
+    if sweep is not None:
+        table[:, model.coordinates.index(args.sweep)] = sweep  # exactly as requested, not via radians
+    computed = time.perf_counter()
+
+    output = Path(args.output or f"{Path(args.model).stem}_moment_arms.csv")
+    buffer = text_io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[format(v, ".17g") for v in row] for row in table])
+    _write_output(output, buffer.getvalue().encode("utf-8"))
+    figure = output.with_suffix(".png") if args.plot else None
+    if figure is not None:
+        _write_output(figure, _plot_moment_arms(model_file, args.sweep, table))
+    written = time.perf_counter()
+    settings = {"q": args.q or "", "sweep": None if sweep is None else {
+        "coordinate": args.sweep, "from": float(sweep[0]), "to": float(sweep[-1]), "count": int(sweep.size),
+        "unit": _coordinate_unit(model_file, args.sweep)}, "sign_convention": "R = -dL/dq (OpenSim)"}
+    timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
+    metadata_path = output.with_suffix(".json")
+    metadata = _metadata("moment-arms", argv, model_file, settings,
+                         [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
+                         {"csv": str(output), "png": str(figure) if figure else None})
+    _write_output(metadata_path, (json.dumps(metadata, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    if sweep is None:
+        _print_moment_arms(model, table[0, model.nq:])
+    print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "
+          f"{metadata_path}" + (f", {figure}" if figure else ""))
+    return 0
+
+
+def _moment_arm_columns(model_file: ModelFile) -> tuple[list[str], list[str]]:
+    """The coordinates (file units), ``<coordinate>.<muscle>`` (R, row-major) and ``L.<muscle>``."""
+    model = model_file.model
+    columns = list(model.coordinates)
+    units = [_coordinate_unit(model_file, name) for name in model.coordinates]
+    for name in model.coordinates:
+        columns += [f"{name}.{muscle}" for muscle in model.muscles]
+        units += ["m" if model.coordinate(name).unit == "rad" else "1"] * len(model.muscles)
+    columns += [f"L.{muscle}" for muscle in model.muscles]
+    units += ["m"] * len(model.muscles)
+    return columns, units
+
+
+def _print_moment_arms(model, values: np.ndarray) -> None:
+    """Moment arms (one column per coordinate) and lengths at a single configuration."""
+    arms = values[:model.nq * len(model.muscles)].reshape(model.nq, -1)
+    lengths = values[model.nq * len(model.muscles):]
+    print(f"{'muscle':<12}" + "".join(f"{name:>16}" for name in model.coordinates) + f"{'length':>12}")
+    for m, muscle in enumerate(model.muscles):
+        print(f"{muscle:<12}" + "".join(f"{arms[k, m]:16.6f}" for k in range(model.nq)) + f"{lengths[m]:12.6f}")
+    print("(moment arms R = -dL/dq in m per rad or dimensionless per m of a translation; lengths in m)")
+
+
+def _plot_moment_arms(model_file: ModelFile, swept: str, table: np.ndarray) -> bytes:
+    """Moment arms of every muscle against the swept coordinate, one panel per coordinate (Fig. 14, 15)."""
+    plt = _require_matplotlib()
+    model = model_file.model
+    muscles = len(model.muscles)
+    x = table[:, model.coordinates.index(swept)]
+    figure, axes = plt.subplots(1, model.nq, figsize=(4.5 * model.nq + 1.5, 4.5), squeeze=False)
+    for k, (ax, name) in enumerate(zip(axes[0], model.coordinates)):
+        block = table[:, model.nq + k * muscles:model.nq + (k + 1) * muscles]
+        for m, muscle in enumerate(model.muscles):
+            ax.plot(x, block[:, m], ("-", "--", ":")[m // 10 % 3], label=muscle)  # 10 colours per style
+        ax.set_xlabel(f"{swept} ({_coordinate_unit(model_file, swept)})")
+        ax.set_ylabel(f"moment arm about {name} ({'m' if model.coordinate(name).unit == 'rad' else '1'})")
+        ax.set_title(f"{model.name}: {name}")
+        ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    figure.tight_layout()
+    buffer = text_io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
 # ====================================================================== simulate
 def _simulate(args: argparse.Namespace) -> int:
     from mbkron.simulation import METHODS, simulate
@@ -598,7 +734,7 @@ def _plot_simulation(model_file: ModelFile, run, scales: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-# ====================================================================== demo and placeholders
+# ====================================================================== demo
 def _demo_arm() -> mbkron.Model:
     """A planar three-link arm (shoulder, elbow, wrist) with a rhythm-like coupled wrist."""
     elbow = sympy.Symbol("elbow")
@@ -656,12 +792,6 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def _planned(args: argparse.Namespace) -> int:
-    what, issue = _PLANNED[args.command]
-    print(f"mbkron {args.command}: not implemented yet: see {issue} ({what})", file=sys.stderr)
-    return 2
-
-
 # ====================================================================== parser
 def _parser() -> argparse.ArgumentParser:
     def command(name: str, help: str, description: str, example: str) -> argparse.ArgumentParser:
@@ -701,6 +831,28 @@ def _parser() -> argparse.ArgumentParser:
     kin.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
                      'with the progress extra: pip install "mbkron[progress]")')
     kin.set_defaults(run=_kinematics)
+
+    arms = command(
+        "moment-arms", "muscle moment arms and lengths at one configuration or along a sweep of one coordinate",
+        "The moment-arm matrix R = -dL/dq (Eq. 193, 195; OpenSim's sign, generalized force = R F) and the\n"
+        "musculotendon lengths L of every muscle, at one configuration (--q) or along a sweep of one coordinate\n"
+        "(--sweep, --from, --to, --step in the model file's units; the other coordinates from --q or their\n"
+        "defaults). Writes OUTPUT (CSV: the coordinates in file units, <coordinate>.<muscle> in m, L.<muscle>\n"
+        "in m) and OUTPUT with suffix .json (metadata), atomically; with --plot also the moment arms against\n"
+        "the swept coordinate, one panel per coordinate, as PNG.",
+        "mbkron moment-arms models/shoulder_rhythm.toml --sweep shoulder_elv --from 0 --to 180 --step 1 "
+        '--q "elv_angle=90" --plot')
+    arms.add_argument("model", metavar="MODEL", help="model definition file (TOML) with muscles")
+    arms.add_argument("--sweep", metavar="COORD", help="the coordinate to sweep (default: one configuration)")
+    arms.add_argument("--from", dest="start", metavar="A", help="first value (file units; default: the range's start)")
+    arms.add_argument("--to", dest="stop", metavar="B", help="last value, included (file units; default: the range's end)")
+    arms.add_argument("--step", metavar="S", help="increment (file units; default 1)")
+    arms.add_argument("--q", metavar="NAME=VALUE,...", help="the other coordinates (default: the file's defaults)")
+    arms.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_moment_arms.csv here)")
+    arms.add_argument("--plot", action="store_true", help='also write a PNG figure (needs: pip install "mbkron[plot]")')
+    arms.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
+                      'with the progress extra: pip install "mbkron[progress]")')
+    arms.set_defaults(run=_moment_arms)
 
     sim = command(
         "simulate", "forward-dynamics run of a model file (TRBDF2 by default)",
@@ -746,11 +898,6 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--samples", type=int, default=11, help="number of output samples (default 11)")
     demo.set_defaults(run=_demo)
 
-    for name, (what, issue) in _PLANNED.items():
-        placeholder = command(name, f"{what} (not implemented yet)", f"{what[0].upper()}{what[1:]}: not implemented yet "
-                              f"(comes with {issue}).", f"mbkron {name} models/two_link_arm.toml")
-        placeholder.add_argument("arguments", nargs=argparse.REMAINDER, help="ignored for now")
-        placeholder.set_defaults(run=_planned)
     return parser
 
 

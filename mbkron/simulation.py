@@ -213,11 +213,18 @@ def simulate(
     t_out, y_out = np.array(times), np.array(states)
     if t_eval is not None:
         t_out, y_out = _interpolate(np.asarray(t_eval, float), times, states, dense, t0)
+    qdd = np.zeros((len(t_out), nq))
+    for row, (t, y) in enumerate(zip(t_out, y_out)):
+        try:  # the dense output may reach a configuration the steps themselves never evaluated
+            qdd[row] = accelerations(t, y[:nq], y[nq:])
+        except (ConfigurationError, np.linalg.LinAlgError) as failure:
+            t_out, y_out, qdd = t_out[:row], y_out[:row], qdd[:row]
+            status, message = -1, f"stopped at t = {t:.9g} (q = {y[:nq].tolist()}): {failure}"
+            break
     q, qd = y_out[:, :nq], y_out[:, nq:]
-    qdd = np.array([accelerations(t, a, b) for t, a, b in zip(t_out, q, qd)]) if len(t_out) else np.zeros((0, nq))
     f = model.joint_variables(q, 0)[0] if len(t_out) else np.zeros((0, model.nj))
     return SimulationResult(
-        t=t_out, q=q, qd=qd, qdd=qdd.reshape(-1, nq), joint_variables=f, success=status == 0, status=status,
+        t=t_out, q=q, qd=qd, qdd=qdd, joint_variables=f, success=status == 0, status=status,
         message=message, nfev=getattr(solver, "nfev", 0), njev=getattr(solver, "njev", 0),
         nlu=getattr(solver, "nlu", 0), n_steps=len(times) - 1, wall_time=wall,
         settings=settings,

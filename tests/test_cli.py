@@ -176,13 +176,6 @@ def test_invalid_model_file_lists_every_problem(capsys, tmp_path):
         assert fragment in err
 
 
-@pytest.mark.parametrize("command", sorted(cli._PLANNED))
-def test_placeholders_exit_with_status_2(capsys, command):
-    status, out, err = run(capsys, command, TWO_LINK, "--anything")
-    assert status == 2
-    assert "not implemented yet: see" in err
-
-
 @pytest.mark.parametrize("command", ["info", "kinematics", "demo", "simulate", "moment-arms", "validate"])
 def test_every_command_has_help_with_an_example(capsys, command):
     with pytest.raises(SystemExit) as exit_:

@@ -349,3 +349,24 @@ def test_muscle_forces_shape_and_models_without_muscles():
     assert bare.muscles == ()
     with pytest.raises(ConfigurationError, match="has no muscles"):
         bare.moment_arms([0.0])
+
+
+def test_moving_point_symbols_are_matched_by_name_whatever_their_assumptions():
+    """A sympy term in Symbol("q", real=True) (as the expression parser makes) has the gradient of
+    one in Symbol("q") — it used to be silently zero."""
+    real, plain = sympy.Symbol("q", real=True), sympy.Symbol("q")
+    models = []
+    for symbol in (real, plain):
+        b = mbkron.ModelBuilder().add_coordinate("q")
+        b.add_body("link", axis=(0, 0, 1), variable="q")
+        b.add_muscle("m", [("ground", (0.0, 0.1, 0.0)), MovingPoint("link", (0.5 + 0.1 * sympy.sin(symbol), 0.0, 0.0))])
+        models.append(b.build())
+    q = np.array([0.3])
+
+    def length(x):
+        return np.linalg.norm((0.5 + 0.1 * np.sin(x)) * np.array([np.cos(x), np.sin(x)]) - np.array([0.0, 0.1]))
+
+    h = 1e-6
+    expected = -(length(q[0] + h) - length(q[0] - h)) / (2 * h)
+    for model in models:
+        assert abs(model.moment_arms(q)[0, 0] - expected) < 1e-9

@@ -49,7 +49,10 @@ def _terms(component: object) -> tuple:
                         f"not the string {component!r} (parse strings with mbkron.expressions)")
     if isinstance(component, Sequence):
         return tuple(t for c in component for t in _terms(c))
-    if isinstance(component, (CoordinateFunction, sympy.Expr)) or (
+    if isinstance(component, sympy.Expr):
+        # coordinates are matched by name: Symbol("q", real=True) (the parser's) is Symbol("q")
+        return (component.xreplace({s: sympy.Symbol(s.name) for s in component.free_symbols}),)
+    if isinstance(component, CoordinateFunction) or (
         isinstance(component, numbers.Real) and not isinstance(component, bool)
     ):
         return (component,)

@@ -1,0 +1,1 @@
+"""Comparisons with OpenSim 4.6 (optional dependency: ``pip install opensim``)."""
