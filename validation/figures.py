@@ -1,4 +1,4 @@
-"""The dissertation's figures 4–6, 9–11, 17 and 18, reproduced from mbkron runs.
+"""The dissertation's figures 4–6, 9–11, 14, 15 and 17–21, reproduced from mbkron runs.
 
 Run from the repository root (needs matplotlib: ``pip install "mbkron[plot]"``)::
 
@@ -7,8 +7,12 @@ Run from the repository root (needs matplotlib: ``pip install "mbkron[plot]"``):
 Figures 4–6 (four-bar) and 9–11 (five-bar) are drawn from the data that ``python -m
 validation.linkages`` writes to ``validation/results/figures/`` (mbkron beside the Shabana-style
 DAE kinematics); figures 17 and 18 (Andrews' squeezer) are computed here with
-:func:`mbkron.models.andrews_squeezer` and :func:`mbkron.simulate`. Each figure is written
-atomically as ``<name>.png``; :data:`CAPTIONS` lists them.
+:func:`mbkron.models.andrews_squeezer` and :func:`mbkron.simulate`. Figures 14 and 15 (shoulder
+moment arms of the group leaders, mbkron solid and OpenSim dashed) are drawn from the sweeps that
+``python -m validation.opensim.compare_shoulder`` writes to ``validation/results/figures/``;
+figures 19–21 (shoulder tracking and force sharing) from the CSVs of
+``python -m validation.shoulder_pipeline`` in ``validation/results/`` (run here when missing).
+Each figure is written atomically as ``<name>.png``; :data:`CAPTIONS` lists them.
 """
 
 from __future__ import annotations
@@ -42,8 +46,14 @@ CAPTIONS = {
     "fig09_five_bar_point_p": "Fig. 9 — five-bar: trajectories, |v_p| and |a_p| vs time, mbkron and the DAE kinematics",
     "fig10_five_bar_gradients": "Fig. 10 — five-bar: |∇θ3|, |∇θ4| by projection and by numerical differentiation",
     "fig11_five_bar_theta4_manifold": "Fig. 11 — five-bar: the θ4 manifold over (θ1, θ2)",
+    "fig14_elv_angle": "Fig. 14 — shoulder: group leaders' moment arms about the plane of elevation vs that angle, mbkron and OpenSim",
+    "fig15_shoulder_elv": "Fig. 15 — shoulder: group leaders' moment arms about the elevation vs the elevation, mbkron and OpenSim",
+    "fig15_shoulder_rot": "Fig. 15 (companion) — shoulder: group leaders' moment arms about the axial rotation vs that angle",
     "fig17_andrews_joint_variables": "Fig. 17 — Andrews' squeezer: joint variables vs the crank angle β",
     "fig18_andrews_q_qdot": "Fig. 18 — Andrews' squeezer: β(t) and β'(t), TR-BDF2, with the IVP test set at t = 0.03",
+    "fig19_shoulder_tracking": "Fig. 19 — shoulder tracking: desired and actual elevation, and the tracking error",
+    "fig20_shoulder_torques": "Fig. 20 — shoulder tracking: the required torques of the three coordinates",
+    "fig21_shoulder_muscle_forces": "Fig. 21 — shoulder force sharing: muscle forces and activations (static optimisation)",
 }
 _HINT = 'the figures need matplotlib: pip install "mbkron[plot]"'
 
@@ -167,6 +177,108 @@ def _andrews_q_qdot(plt) -> object:
     return figure
 
 
+#: The seed's group leaders (Table 5), in its group order, with their groups' members.
+SHOULDER_LEADERS = {
+    "LAT1": "group 1: LAT1–3",
+    "PECM3": "group 2: PECM2–3",
+    "DELT1": "group 3: DELT1",
+    "PECM1": "group 4: PECM1",
+    "SUBSC": "group 5: SUBSC, TMAJ, TMIN, INFSP, SUPSP, DELT3",
+    "DELT2": "group 6: DELT2",
+}
+#: Sweep CSV -> (swept coordinate as labelled, its range as the seed states it).
+_SWEEPS = {
+    "fig14_elv_angle": ("plane of elevation, elv_angle", "others at 0"),
+    "fig15_shoulder_elv": ("elevation, shoulder_elv", "others at 0"),
+    "fig15_shoulder_rot": ("axial rotation, shoulder_rot", "others at 0"),
+}
+
+
+def _moment_arms(name: str, plt) -> object:
+    """Leaders' moment arms about the swept coordinate: mbkron solid, OpenSim dashed; right: |difference|."""
+    data = _table(f"{name}.csv")
+    coordinate, others = _SWEEPS[name]
+    figure, (ax, err) = plt.subplots(1, 2, figsize=(12, 5.6), gridspec_kw={"width_ratios": [1.6, 1]})
+    largest = max(np.abs(data[f"R_{m}_opensim"]).max() for m in SHOULDER_LEADERS)
+    for k, (muscle, group) in enumerate(SHOULDER_LEADERS.items()):
+        ours, theirs = data[f"R_{muscle}_mbkron"], data[f"R_{muscle}_opensim"]
+        ax.plot(data["q_deg"], 1e3 * ours, lw=2.5, color=f"C{k}", label=f"{muscle} ({group})")
+        ax.plot(data["q_deg"], 1e3 * theirs, "--", lw=1.5, color="k", dashes=(4, 3))
+        err.semilogy(data["q_deg"], np.maximum(np.abs(ours - theirs), 1e-20), color=f"C{k}", lw=1.2, label=muscle)
+    ax.plot([], [], "--", color="k", label="OpenSim 4.6 (dashed)")
+    if largest < 1e-9:  # the plane of elevation does not move the humerus at zero elevation
+        ax.set_ylim(-40, 40)
+        ax.text(0.5, 0.3, f"all moment arms vanish at zero elevation\n(max |R| = {largest:.1e} m in OpenSim)",
+                transform=ax.transAxes, ha="center", fontsize="small")
+    ax.set(xlabel=f"{coordinate} (deg)", ylabel=f"moment arm about {coordinate.split(', ')[1]} (mm)",
+           title=f"Group leaders, mbkron (solid) and OpenSim (dashed), {others}")
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    err.set(xlabel=f"{coordinate} (deg)", ylabel="|mbkron − OpenSim| (m)", title="Difference (floor 1e-20 m)")
+    err.set_ylim(1e-20, 1e-6)
+    err.legend(fontsize="small", ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    figure.suptitle(f"Shoulder moment arms vs the {coordinate.split(', ')[0]} (seed: 8 significant figures)")
+    return figure
+
+
+def _shoulder_table(name: str) -> NDArray:
+    """A CSV that ``validation.shoulder_pipeline`` writes; the pipeline is run first when it is missing."""
+    from validation import shoulder_pipeline
+
+    path = shoulder_pipeline.RESULTS / name
+    if not path.exists():
+        shoulder_pipeline.main()
+    return np.genfromtxt(path, delimiter=",", names=True, deletechars=set())  # keep "tau.q", "F.m"
+
+
+def _shoulder_tracking(plt) -> object:
+    data = _shoulder_table("shoulder_tracking.csv")
+    figure, (ax, err) = plt.subplots(1, 2, figsize=(11, 3.8), sharex=True)
+    ax.plot(data["t"], np.degrees(data["shoulder_elv_desired"]), lw=4, color="C1", alpha=0.6, label="desired")
+    ax.plot(data["t"], np.degrees(data["shoulder_elv"]), "--", lw=1.5, color="k", label="computed torque (RKF45)")
+    ax.set(xlabel="t (s)", ylabel="elevation angle (deg)",
+           title="Elevation: minimum jerk 15° → 105°\n(plane of elevation 90°, axial rotation −30°)")
+    ax.legend()
+    for k, (column, label) in enumerate((("elv_angle", "plane of elevation"), ("shoulder_elv", "elevation"),
+                                         ("shoulder_rot", "axial rotation"))):
+        error = np.abs(data[column] - data[f"{column}_desired"])
+        err.semilogy(data["t"], np.maximum(error, 1e-18), color=f"C{k}", label=f"{label} (max {error.max():.1e})")
+    err.axhline(2e-4, ls=":", color="C3", label="seed's bound 2e-4 rad")
+    err.set(xlabel="t (s)", ylabel="|q − q_des| (rad, floor 1e-18)", title="Tracking error")
+    err.set_ylim(1e-18, 1e5)  # headroom for the legend above the seed's bound
+    err.legend(fontsize="small", loc="upper center")
+    return figure
+
+
+def _shoulder_torques(plt) -> object:
+    data = _shoulder_table("shoulder_tracking.csv")
+    figure, axes = plt.subplots(1, 3, figsize=(12, 3.6), sharex=True)
+    for k, (ax, column, label) in enumerate(zip(axes, ("elv_angle", "shoulder_elv", "shoulder_rot"),
+                                                ("plane of elevation", "elevation", "axial rotation"))):
+        ax.plot(data["t"], data[f"tau.{column}"], color=f"C{k}")
+        ax.set(xlabel="t (s)", ylabel="τ (N·m)", title=f"{label} ({column})")
+    figure.suptitle("Shoulder tracking: required torques, τ = M Q_d + N q̇ − G (Eq. 200–201)")
+    return figure
+
+
+def _shoulder_forces(plt) -> object:
+    data = _shoulder_table("shoulder_forces.csv")
+    muscles = [c[2:] for c in data.dtype.names if c.startswith("F.")]
+    figure, (ax, act) = plt.subplots(1, 2, figsize=(13, 4.8), sharex=True)
+    for k, muscle in enumerate(muscles):
+        # 14 muscles: the ten tab10 colours, then black/grey with distinct dashes
+        style = ({"color": f"C{k}", "ls": "-", "marker": "."} if k < 10 else
+                 {"color": ("k", "0.45")[k % 2], "ls": ("--", ":", "-.", (0, (6, 2)))[k - 10], "marker": "x", "ms": 4})
+        ax.plot(data["t"], data[f"F.{muscle}"], label=muscle, **style)
+        act.plot(data["t"], data[f"a.{muscle}"], label=muscle, **style)
+    ax.set(xlabel="t (s)", ylabel="muscle force (N)", title="Muscle forces")
+    act.set(xlabel="t (s)", ylabel="activation", title="Activations (0 ≤ a ≤ 1)")
+    act.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
+    feasible = int(data["feasible"].sum())
+    figure.suptitle(f"Shoulder force sharing: min Σa², rigid-tendon Thelen muscles, {feasible} of {data.size} "
+                    f"points feasible (max residual {data['residual'].max():.1e} N·m)")
+    return figure
+
+
 _MAKERS: dict[str, Callable] = {
     "fig04_four_bar_trajectory": _four_bar_trajectory,
     "fig05_four_bar_joint_variables": _four_bar_joint_variables,
@@ -174,8 +286,14 @@ _MAKERS: dict[str, Callable] = {
     "fig09_five_bar_point_p": _five_bar_point,
     "fig10_five_bar_gradients": _five_bar_gradients,
     "fig11_five_bar_theta4_manifold": _five_bar_manifold,
+    "fig14_elv_angle": lambda plt: _moment_arms("fig14_elv_angle", plt),
+    "fig15_shoulder_elv": lambda plt: _moment_arms("fig15_shoulder_elv", plt),
+    "fig15_shoulder_rot": lambda plt: _moment_arms("fig15_shoulder_rot", plt),
     "fig17_andrews_joint_variables": _andrews_joint_variables,
     "fig18_andrews_q_qdot": _andrews_q_qdot,
+    "fig19_shoulder_tracking": _shoulder_tracking,
+    "fig20_shoulder_torques": _shoulder_torques,
+    "fig21_shoulder_muscle_forces": _shoulder_forces,
 }
 
 
