@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron import dynamics, kinematics, loads as loads_module, reactions
 from mbkron.errors import ConfigurationError
-from mbkron.jointvars import JointVariables, Linear
+from mbkron.jointvars import JointVariables
 
 __all__ = ["GROUND", "Coordinate", "Body", "Model"]
 
