@@ -40,7 +40,7 @@ MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))
 VARIANTS_PER_FILE = 1500
 VARIANTS = {"four_bar.toml": 600, "five_bar.toml": 400, "andrews_squeezer.toml": 400,  # constraint assembly: ~10x slower
-            "shoulder_rhythm.toml": 500, "shoulder_rhythm_b.toml": 500}  # 14 muscles, many splines
+            "shoulder_rhythm.toml": 500, "shoulder_rhythm_b.toml": 500, "leg6dof9musc.toml": 500}  # muscles, splines
 SECONDS_PER_VARIANT = 10
 ROUND_TRIP_EVERY = 7  # dump and reload every 7th variant that loads
 
