@@ -783,6 +783,15 @@ def _validation_report():
 def _validate(args: argparse.Namespace) -> int:
     report_module = _validation_report()
     out = Path(args.out) if args.out else report_module.DEFAULT_OUT
+    if args.figures:
+        _require_matplotlib()
+        from validation import figures
+
+        try:
+            written = figures.make_figures(out / "figures" if args.out else figures.OUT)
+        except FileNotFoundError as exc:
+            raise CommandError(f"cannot draw the figures: {exc}") from None
+        print(f"wrote {len(written)} figures to {written[0].parent if written else figures.OUT}")
     report = report_module.run(args.quick, progress=None if args.quiet else report_module.print_case)
     try:
         text_path, json_path = report_module.write(report, out)
@@ -885,10 +894,12 @@ def _parser() -> argparse.ArgumentParser:
         "installed) and write DIR/REPORT.md (errors, tolerances, timings, pass/fail, date, git commit) and\n"
         "DIR/REPORT.json, atomically. Run from the repository root: the validation/ references are not installed\n"
         "with the package. Exit status 1 when a case fails.",
-        "mbkron validate --quick --out /tmp/report")
+        "mbkron validate --quick --out /tmp/report    (everything: mbkron validate --figures)")
     val.add_argument("--quick", action="store_true", help="short runs and few samples (under a minute; what CI runs)")
     val.add_argument("--out", metavar="DIR", help="output directory (default: validation/ of the repository)")
     val.add_argument("--quiet", action="store_true", help="no per-case progress lines")
+    val.add_argument("--figures", action="store_true", help="also redraw the seed's figures (docs/figures/, or "
+                     'DIR/figures with --out; needs pip install "mbkron[plot]")')
     val.set_defaults(run=_validate)
 
     demo = command("demo", "kinematics of a shipped three-link arm along a trajectory",

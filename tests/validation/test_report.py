@@ -80,3 +80,13 @@ def test_outside_a_checkout_the_command_says_where_to_run_it(monkeypatch, tmp_pa
     monkeypatch.setattr(mbkron, "__file__", str(tmp_path / "site-packages" / "mbkron" / "__init__.py"))
     assert cli.main(["validate", "--quick"]) == 1
     assert "run from the repository root (the validation/ references are not installed" in capsys.readouterr().err
+
+
+def test_one_command_regenerates_report_and_figures(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from mbkron.cli import main
+
+    assert main(["validate", "--quick", "--quiet", "--figures", "--out", str(tmp_path)]) == 0
+    figures = sorted((tmp_path / "figures").glob("*.png"))
+    assert len(figures) >= 14 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in figures)
+    assert (tmp_path / "REPORT.md").read_text().count("| passed |") >= 9
