@@ -46,9 +46,10 @@ CAPTIONS = {
     "fig09_five_bar_point_p": "Fig. 9 — five-bar: trajectories, |v_p| and |a_p| vs time, mbkron and the DAE kinematics",
     "fig10_five_bar_gradients": "Fig. 10 — five-bar: |∇θ3|, |∇θ4| by projection and by numerical differentiation",
     "fig11_five_bar_theta4_manifold": "Fig. 11 — five-bar: the θ4 manifold over (θ1, θ2)",
-    "fig14_elv_angle": "Fig. 14 — shoulder: group leaders' moment arms about the plane of elevation vs that angle, mbkron and OpenSim",
-    "fig15_shoulder_elv": "Fig. 15 — shoulder: group leaders' moment arms about the elevation vs the elevation, mbkron and OpenSim",
-    "fig15_shoulder_rot": "Fig. 15 (companion) — shoulder: group leaders' moment arms about the axial rotation vs that angle",
+    "sweep_elv_angle": "Supplementary — shoulder: group leaders' moment arms about the plane of elevation vs that angle, mbkron and OpenSim",
+    "fig14_shoulder_elv": "Fig. 14 — shoulder: group leaders' moment arms about the elevation vs the elevation, mbkron and OpenSim",
+    "fig15_rot_vs_elv": "Fig. 15 — shoulder: group leaders' moment arms about the axial rotation vs the elevation, mbkron and OpenSim",
+    "sweep_shoulder_rot": "Supplementary — shoulder: group leaders' moment arms about the axial rotation vs that angle",
     "fig17_andrews_joint_variables": "Fig. 17 — Andrews' squeezer: joint variables vs the crank angle β",
     "fig18_andrews_q_qdot": "Fig. 18 — Andrews' squeezer: β(t) and β'(t), TR-BDF2, with the IVP test set at t = 0.03",
     "fig19_shoulder_tracking": "Fig. 19 — shoulder tracking: desired and actual elevation, and the tracking error",
@@ -186,18 +187,19 @@ SHOULDER_LEADERS = {
     "SUBSC": "group 5: SUBSC, TMAJ, TMIN, INFSP, SUPSP, DELT3",
     "DELT2": "group 6: DELT2",
 }
-#: Sweep CSV -> (swept coordinate as labelled, its range as the seed states it).
+#: Sweep CSV -> (swept coordinate, coordinate the moment arms are about, the others' values).
 _SWEEPS = {
-    "fig14_elv_angle": ("plane of elevation, elv_angle", "others at 0"),
-    "fig15_shoulder_elv": ("elevation, shoulder_elv", "others at 0"),
-    "fig15_shoulder_rot": ("axial rotation, shoulder_rot", "others at 0"),
+    "fig14_shoulder_elv": ("elevation, shoulder_elv", "elevation, shoulder_elv", "others at 0"),
+    "fig15_rot_vs_elv": ("elevation, shoulder_elv", "axial rotation, shoulder_rot", "others at 0"),
+    "sweep_elv_angle": ("plane of elevation, elv_angle", "plane of elevation, elv_angle", "others at 0"),
+    "sweep_shoulder_rot": ("axial rotation, shoulder_rot", "axial rotation, shoulder_rot", "others at 0"),
 }
 
 
 def _moment_arms(name: str, plt) -> object:
-    """Leaders' moment arms about the swept coordinate: mbkron solid, OpenSim dashed; right: |difference|."""
+    """Leaders' moment arms along a sweep: mbkron solid, OpenSim dashed; right: |difference|."""
     data = _table(f"{name}.csv")
-    coordinate, others = _SWEEPS[name]
+    coordinate, about, others = _SWEEPS[name]
     figure, (ax, err) = plt.subplots(1, 2, figsize=(12, 5.6), gridspec_kw={"width_ratios": [1.6, 1]})
     largest = max(np.abs(data[f"R_{m}_opensim"]).max() for m in SHOULDER_LEADERS)
     for k, (muscle, group) in enumerate(SHOULDER_LEADERS.items()):
@@ -210,13 +212,14 @@ def _moment_arms(name: str, plt) -> object:
         ax.set_ylim(-40, 40)
         ax.text(0.5, 0.3, f"all moment arms vanish at zero elevation\n(max |R| = {largest:.1e} m in OpenSim)",
                 transform=ax.transAxes, ha="center", fontsize="small")
-    ax.set(xlabel=f"{coordinate} (deg)", ylabel=f"moment arm about {coordinate.split(', ')[1]} (mm)",
+    ax.set(xlabel=f"{coordinate} (deg)", ylabel=f"moment arm about {about.split(', ')[1]} (mm)",
            title=f"Group leaders, mbkron (solid) and OpenSim (dashed), {others}")
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     err.set(xlabel=f"{coordinate} (deg)", ylabel="|mbkron − OpenSim| (m)", title="Difference (floor 1e-20 m)")
     err.set_ylim(1e-20, 1e-6)
     err.legend(fontsize="small", ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
-    figure.suptitle(f"Shoulder moment arms vs the {coordinate.split(', ')[0]} (seed: 8 significant figures)")
+    figure.suptitle(f"Shoulder moment arms about the {about.split(', ')[0]} vs the {coordinate.split(', ')[0]} "
+                    "(seed: 8 significant figures)")
     return figure
 
 
@@ -286,9 +289,10 @@ _MAKERS: dict[str, Callable] = {
     "fig09_five_bar_point_p": _five_bar_point,
     "fig10_five_bar_gradients": _five_bar_gradients,
     "fig11_five_bar_theta4_manifold": _five_bar_manifold,
-    "fig14_elv_angle": lambda plt: _moment_arms("fig14_elv_angle", plt),
-    "fig15_shoulder_elv": lambda plt: _moment_arms("fig15_shoulder_elv", plt),
-    "fig15_shoulder_rot": lambda plt: _moment_arms("fig15_shoulder_rot", plt),
+    "fig14_shoulder_elv": lambda plt: _moment_arms("fig14_shoulder_elv", plt),
+    "fig15_rot_vs_elv": lambda plt: _moment_arms("fig15_rot_vs_elv", plt),
+    "sweep_elv_angle": lambda plt: _moment_arms("sweep_elv_angle", plt),
+    "sweep_shoulder_rot": lambda plt: _moment_arms("sweep_shoulder_rot", plt),
     "fig17_andrews_joint_variables": _andrews_joint_variables,
     "fig18_andrews_q_qdot": _andrews_q_qdot,
     "fig19_shoulder_tracking": _shoulder_tracking,

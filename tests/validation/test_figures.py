@@ -8,7 +8,7 @@ pytest.importorskip("matplotlib")
 
 from validation import figures, shoulder_pipeline
 
-SHOULDER = ["fig14_elv_angle", "fig15_shoulder_elv", "fig15_shoulder_rot", "fig19_shoulder_tracking",
+SHOULDER = ["fig14_shoulder_elv", "fig15_rot_vs_elv", "sweep_elv_angle", "sweep_shoulder_rot", "fig19_shoulder_tracking",
             "fig20_shoulder_torques", "fig21_shoulder_muscle_forces"]
 
 

@@ -17,8 +17,8 @@ the others at zero) and at random poses within the ranges:
 Accuracy is given in significant figures, ``−log10(max |mbkron − OpenSim| / max |OpenSim|)`` per
 muscle over the poses. Run ``python -m validation.opensim.compare_shoulder`` from the repository
 root; it writes ``validation/results/opensim_shoulder.md`` and the sweeps as CSV in
-``validation/results/figures/`` (``fig14_elv_angle.csv``, ``fig15_shoulder_elv.csv``,
-``fig15_shoulder_rot.csv``).
+``validation/results/figures/`` (``fig14_shoulder_elv.csv`` and ``fig15_rot_vs_elv.csv``, the seed's
+Figs. 14 and 15; ``sweep_elv_angle.csv`` and ``sweep_shoulder_rot.csv``).
 """
 
 from __future__ import annotations
@@ -152,14 +152,16 @@ def knots_by_coordinate(shoulder_data) -> dict[str, np.ndarray]:
     return {name: np.unique(values) for name, values in out.items()}
 
 
-def write_sweep_csv(comparison: Comparison, coordinate: int, muscles: tuple, path: Path) -> None:
+def write_sweep_csv(comparison: Comparison, coordinate: int, muscles: tuple, path: Path, about: int | None = None) -> None:
+    """The sweep of ``coordinate`` as CSV: moment arms about ``about`` (default: the swept coordinate), lengths."""
+    about = coordinate if about is None else about
     header = ["q_deg"] + [f"{kind}_{m}_{source}" for kind in ("R", "L") for m in muscles for source in ("mbkron", "opensim")]
     rows = []
     for n, q in enumerate(comparison.q):
         row = [np.rad2deg(q[coordinate])]
         for ours, theirs in (comparison.arms, comparison.lengths):
-            ours_row = ours[n, coordinate] if ours.ndim == 3 else ours[n]
-            theirs_row = theirs[n, coordinate] if theirs.ndim == 3 else theirs[n]
+            ours_row = ours[n, about] if ours.ndim == 3 else ours[n]
+            theirs_row = theirs[n, about] if theirs.ndim == 3 else theirs[n]
             for a, b in zip(ours_row, theirs_row):
                 row += [a, b]
         rows.append(row)
@@ -198,9 +200,11 @@ def report(comparisons: list[Comparison], muscles: tuple, command: str) -> str:
             marker = " (−dL/dq)" if attribute == "arms" and name in DERIVATIVE_REFERENCE else ""
             lines.append(f"| {name}{marker} | " + " | ".join(_figures_text(f[m]) for f in figures) + " |")
         lines.append("| **minimum** | " + " | ".join(f"**{f.min():.1f}**" for f in figures) + " |")
-    lines += ["", "Sweep data: `validation/results/figures/fig14_elv_angle.csv` (plane of elevation, Fig. 14),",
-              "`fig15_shoulder_elv.csv` (elevation, Fig. 15) and `fig15_shoulder_rot.csv` (axial rotation): the",
-              "moment arm about the swept coordinate (`R_<muscle>_<source>`, m) and the length (`L_…`, m).", ""]
+    lines += ["", "Sweep data: `validation/results/figures/fig14_shoulder_elv.csv` (moment arms about the elevation vs the "
+              "elevation, the seed's Fig. 14), `fig15_rot_vs_elv.csv` (about the axial rotation vs the elevation, Fig. 15),",
+              "`sweep_elv_angle.csv` (plane of elevation),",
+              "and `sweep_shoulder_rot.csv` (axial rotation): moment arms `R_<muscle>_<source>` (m; about the swept",
+              "coordinate except in Fig. 15's file) and lengths `L_…` (m) against the swept coordinate (`q_deg`).", ""]
     return "\n".join(lines)
 
 
@@ -218,11 +222,14 @@ def main(argv: list[str] | None = None) -> None:
     comparisons = []
     figures = RESULTS / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    names = {"elv_angle": "fig14_elv_angle.csv", "shoulder_elv": "fig15_shoulder_elv.csv",
-             "shoulder_rot": "fig15_shoulder_rot.csv"}
+    names = {"elv_angle": "sweep_elv_angle.csv", "shoulder_elv": "fig14_shoulder_elv.csv",
+             "shoulder_rot": "sweep_shoulder_rot.csv"}
     for k, (coordinate, q) in enumerate(sweeps(model).items()):
         comparison = compare(model, reference, q, f"sweep {coordinate}")
         write_sweep_csv(comparison, k, model.muscles, figures / names[coordinate])
+        if coordinate == "shoulder_elv":  # the seed's Fig. 15: about the axial rotation, against the elevation
+            write_sweep_csv(comparison, k, model.muscles, figures / "fig15_rot_vs_elv.csv",
+                            about=model.coordinates.index("shoulder_rot"))
         comparisons.append(comparison)
     rng = np.random.default_rng(args.seed)
     low, high = np.array([c.range for c in model.coordinate_records]).T
