@@ -81,6 +81,15 @@ def _write_output(path: Path, data: bytes) -> None:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _write_csv(path: Path, columns: Sequence[str], table: np.ndarray) -> None:
+    """A header and rows of numbers (17 significant digits, so values round-trip), atomically."""
+    buffer = text_io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[format(v, ".17g") for v in row] for row in table])
+    _write_output(path, buffer.getvalue().encode("utf-8"))
+
+
 def _metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: list[dict],
               timings: dict[str, float], outputs: dict[str, str | None]) -> dict:
     return {
@@ -379,11 +388,7 @@ def _kinematics(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_kinematics.csv")
-    buffer = text_io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([[format(v, ".17g") for v in row] for row in table])
-    _write_output(output, buffer.getvalue().encode("utf-8"))
+    _write_csv(output, columns, table)
     figure = output.with_suffix(".png") if args.plot else None
     if figure is not None:
         _write_output(figure, _plot_kinematics(model_file, points, columns, table, t is not None))
@@ -555,11 +560,7 @@ def _moment_arms(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_moment_arms.csv")
-    buffer = text_io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([[format(v, ".17g") for v in row] for row in table])
-    _write_output(output, buffer.getvalue().encode("utf-8"))
+    _write_csv(output, columns, table)
     figure = output.with_suffix(".png") if args.plot else None
     if figure is not None:
         _write_output(figure, _plot_moment_arms(model_file, args.sweep, table))
@@ -659,11 +660,7 @@ def _simulate(args: argparse.Namespace) -> int:
     directory = Path(args.out)
     directory.mkdir(parents=True, exist_ok=True)
     output = directory / f"{Path(args.model).stem}_simulation.csv"
-    buffer = text_io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([[format(v, ".17g") for v in row] for row in table])
-    _write_output(output, buffer.getvalue().encode("utf-8"))
+    _write_csv(output, columns, table)
     figure = output.with_suffix(".png") if args.plot and len(run.t) else None
     if figure is not None:
         _write_output(figure, _plot_simulation(model_file, run, scales))
