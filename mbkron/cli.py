@@ -799,6 +799,13 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== parser
+def _figure_and_progress_options(command: argparse.ArgumentParser, figure: str) -> None:
+    """``--plot`` and ``--no-progress``, the same for every command that writes results."""
+    command.add_argument("--plot", action="store_true", help=f'also write {figure} (needs: pip install "mbkron[plot]")')
+    command.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
+                         'with the progress extra: pip install "mbkron[progress]")')
+
+
 def _parser() -> argparse.ArgumentParser:
     def command(name: str, help: str, description: str, example: str) -> argparse.ArgumentParser:
         return commands.add_parser(name, help=help, description=f"{description}\n\nexample:\n  {example}",
@@ -833,9 +840,7 @@ def _parser() -> argparse.ArgumentParser:
     kin.add_argument("--point", metavar="[LABEL=]BODY:x,y,z", action="append", default=[],
                      help="a body point (m, body frame; numbers or parameter names); repeatable")
     kin.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_kinematics.csv here)")
-    kin.add_argument("--plot", action="store_true", help='also write a PNG figure (needs: pip install "mbkron[plot]")')
-    kin.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
-                     'with the progress extra: pip install "mbkron[progress]")')
+    _figure_and_progress_options(kin, "a PNG figure")
     kin.set_defaults(run=_kinematics)
 
     arms = command(
@@ -855,9 +860,7 @@ def _parser() -> argparse.ArgumentParser:
     arms.add_argument("--step", metavar="S", help="increment (file units; default 1)")
     arms.add_argument("--q", metavar="NAME=VALUE,...", help="the other coordinates (default: the file's defaults)")
     arms.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_moment_arms.csv here)")
-    arms.add_argument("--plot", action="store_true", help='also write a PNG figure (needs: pip install "mbkron[plot]")')
-    arms.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
-                      'with the progress extra: pip install "mbkron[progress]")')
+    _figure_and_progress_options(arms, "a PNG figure")
     arms.set_defaults(run=_moment_arms)
 
     sim = command(
@@ -879,9 +882,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--q0", metavar="NAME=VALUE,...", help="initial coordinates (default: the file's defaults)")
     sim.add_argument("--qd0", metavar="NAME=VALUE,...", help="initial rates (default 0)")
     sim.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")
-    sim.add_argument("--plot", action="store_true", help='also write q(t), q\'(t) as PNG (pip install "mbkron[plot]")')
-    sim.add_argument("--no-progress", action="store_true", help='no progress bar (shown on a terminal with '
-                     'pip install "mbkron[progress]")')
+    _figure_and_progress_options(sim, "q(t) and q'(t) as PNG")
     sim.set_defaults(run=_simulate)
 
     val = command(

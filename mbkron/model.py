@@ -427,7 +427,7 @@ class Model:
         return self._equations_of_motion(q, qd, loads, t, muscle_forces)
 
     def _equations_of_motion(self, q, qd, loads, t, muscle_forces) -> dynamics.EquationsOfMotion:
-        kin = kinematics.compute_kinematics(self.tree, self._joint_values(q, 2), q, 1)
+        kin = self._dynamic_kinematics(q)
         world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
         return dynamics.EquationsOfMotion(
             mass_matrix=dynamics.mass_matrix(self.tree, kin, world),

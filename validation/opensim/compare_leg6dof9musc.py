@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import mbkron
+from validation.opensim import comparison
+from validation.opensim.comparison import Comparison
 from validation.leg6dof9musc import COORDINATES, OSIM, TARGET as MODEL, validity_ranges
 
 __all__ = ["MODEL", "BODIES", "OpenSimLeg", "Comparison", "compare", "sweeps", "derivative_check", "main"]
@@ -118,31 +118,9 @@ def random_poses(n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).uniform(low, high, (n, len(COORDINATES)))
 
 
-@dataclass
-class Comparison:
-    label: str
-    q: np.ndarray
-    poses: tuple[np.ndarray, np.ndarray]
-    lengths: tuple[np.ndarray, np.ndarray]
-    arms: tuple[np.ndarray, np.ndarray]
-    seconds: float
-
-    @staticmethod
-    def figures(ours: np.ndarray, reference: np.ndarray, axis: tuple) -> np.ndarray:
-        error = np.abs(ours - reference).max(axis=axis)
-        scale = np.abs(reference).max(axis=axis)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return -np.log10(error / scale)
-
-
 def compare(model, leg: OpenSimLeg, q: np.ndarray, label: str) -> Comparison:
-    start = time.perf_counter()
-    kin = model.kinematics(q, 0)
-    ours_poses = kin.T[:, [model.body_index(b) for b in BODIES]]
-    evaluated = [leg.evaluate(row) for row in q]
-    return Comparison(label, q, (ours_poses, np.array([e[0] for e in evaluated])),
-                      (model.muscle_lengths(q), np.array([e[1] for e in evaluated])),
-                      (model.moment_arms(q), np.array([e[2] for e in evaluated])), time.perf_counter() - start)
+    """mbkron against OpenSim at every row of ``q`` (see :func:`validation.opensim.comparison.compare`)."""
+    return comparison.compare(model, leg, BODIES, q, label)
 
 
 def derivative_check(leg: OpenSimLeg, q: np.ndarray, h: float = 1e-5) -> float:

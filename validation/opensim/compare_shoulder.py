@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 import mbkron
+from validation.opensim import comparison
+from validation.opensim.comparison import Comparison
 from validation.opensim.shoulder import OpenSimShoulder
 
 __all__ = ["DERIVATIVE_REFERENCE", "Comparison", "compare", "main", "sweeps"]
@@ -109,36 +109,9 @@ class Reference:
         return poses, lengths, arms
 
 
-@dataclass
-class Comparison:
-    """mbkron and OpenSim at a set of poses."""
-
-    label: str
-    q: np.ndarray
-    poses: tuple[np.ndarray, np.ndarray]
-    lengths: tuple[np.ndarray, np.ndarray]
-    arms: tuple[np.ndarray, np.ndarray]
-    seconds: float
-
-    @staticmethod
-    def figures(ours: np.ndarray, reference: np.ndarray, axis: tuple) -> np.ndarray:
-        """Significant figures per muscle: −log10(max error / max |reference|)."""
-        error = np.abs(ours - reference).max(axis=axis)
-        scale = np.abs(reference).max(axis=axis)
-        with np.errstate(divide="ignore"):
-            return -np.log10(error / scale)  # inf: identical
-
-
 def compare(model, reference: Reference, q: np.ndarray, label: str) -> Comparison:
-    start = time.perf_counter()
-    kin = model.kinematics(q, 0)
-    ours_poses = kin.T[:, [model.body_index(b) for b in BODIES]]
-    evaluated = [reference.evaluate(row) for row in q]
-    return Comparison(label, q,
-                      (ours_poses, np.array([e[0] for e in evaluated])),
-                      (model.muscle_lengths(q), np.array([e[1] for e in evaluated])),
-                      (model.moment_arms(q), np.array([e[2] for e in evaluated])),
-                      time.perf_counter() - start)
+    """mbkron against OpenSim at every row of ``q`` (see :func:`validation.opensim.comparison.compare`)."""
+    return comparison.compare(model, reference, BODIES, q, label)
 
 
 def knots_by_coordinate(shoulder_data) -> dict[str, np.ndarray]:
