@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import sympy
@@ -177,6 +178,14 @@ class SymbolicJointVariables(JointVariableProvider):
         return f, grad, hess
 
 
+@lru_cache(maxsize=64)
+def _zeros(nj: int, nq: int) -> NDArray[np.float64]:
+    """A read-only zero Hessian block, shared by the affine maps of that size."""
+    out = np.zeros((nj, nq, nq))
+    out.setflags(write=False)
+    return out
+
+
 @dataclass(frozen=True)
 class JointVariables:
     """All joint variables of a model: an affine part plus nonlinear providers.
@@ -214,6 +223,7 @@ class JointVariables:
         grad : ndarray, shape (..., nj, nq), or None when ``order < 1``
             (read-only when every joint variable is affine)
         hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
+            (read-only zeros when every joint variable is affine)
         """
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
@@ -222,7 +232,10 @@ class JointVariables:
         if order >= 1:
             grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix
         if order >= 2:
-            hess = np.zeros(batch + (nj, nq, nq))
+            if self.providers:
+                hess = np.zeros(batch + (nj, nq, nq))
+            else:
+                hess = np.broadcast_to(_zeros(nj, nq), batch + (nj, nq, nq)) if batch else _zeros(nj, nq)
         if self.providers and grad is not None:
             grad = grad.copy()
         for rows, provider in self.providers:

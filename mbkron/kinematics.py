@@ -27,11 +27,13 @@ tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
+
+from mbkron import kernels
 
 __all__ = [
     "REVOLUTE",
@@ -186,6 +188,14 @@ class KinematicTree:
     def nb(self) -> int:
         return self.parent.size
 
+    @cached_property
+    def kernel_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """The tree packed for :mod:`mbkron.kernels`: geometry rows and ``(parent, joint row)`` per body."""
+        links = np.stack([self.parent, self.joint_of_body], axis=1).astype(np.int64)
+        links.setflags(write=False)
+        return kernels.tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute,
+                                     self.is_prismatic), links
+
     @classmethod
     def build(
         cls,
@@ -311,10 +321,14 @@ class KinematicsData:
     joint_twists: NDArray[np.float64] | None
     twists: NDArray[np.float64] | None
     d2T: NDArray[np.float64] | None
+    derivative_transforms: NDArray[np.float64] | None = field(default=None, repr=False)
+    """``dT`` when it was computed together with the rest (the compiled kernels do)."""
 
     @cached_property
     def dT(self) -> NDArray[np.float64] | None:
         """``∂T_i/∂q_k = Ω_ik T_i`` (D_i, Eq. 45 and 75), shape (..., nb, nq, 4, 4); computed on first use."""
+        if self.derivative_transforms is not None:
+            return self.derivative_transforms
         if self.twists is None:
             return None
         shape = self.twists.shape
@@ -410,6 +424,10 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     KinematicsData
     """
     f, grad, hess = joint_values
+    if kernels.ENABLED:
+        T, S, twists, dT, d2T = kernels.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
+        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T,
+                              derivative_transforms=dT)
     T = world_transforms(tree, local_transforms(tree, f))
     S = twists = d2T = None
     if order >= 1:

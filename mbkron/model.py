@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron import dynamics, kinematics, loads as loads_module, reactions
+from mbkron import dynamics, kernels, kinematics, loads as loads_module, reactions
 from mbkron.errors import ConfigurationError
 from mbkron.jointvars import JointVariables
 
@@ -311,7 +312,7 @@ class Model:
         -------
         ndarray, shape (..., n_mt)
         """
-        return self._muscle_set().geometry(self.kinematics(q, 0)).lengths
+        return self._muscle_set().lengths(self.kinematics(q, 0))
 
     def moment_arms(self, q: ArrayLike) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
@@ -340,6 +341,23 @@ class Model:
         return np.einsum("...km,...m->...k", muscle_set.moment_arms(kin), forces)
 
     # ------------------------------------------------------------------ dynamics
+    @cached_property
+    def _kernel_inertia(self) -> NDArray[np.float64]:
+        return kernels.inertia_rows(self.pseudo_inertias)
+
+    def _inertial_terms(self, q: NDArray[np.float64], qd: NDArray[np.float64], values):
+        """``M``, ``N q̇`` and ``G`` (Eq. 145, 126, 187) at validated ``q``, ``q̇`` with joint values
+        ``(f, ∇f, H)``, by the compiled kernel when available; also the first-order kinematics when
+        the numpy route computed it (else None)."""
+        if kernels.ENABLED:
+            return kernels.equations_of_motion(*self.tree.kernel_arrays, self._kernel_inertia, self.gravity,
+                                               *values, qd), None
+        kin = kinematics.compute_kinematics(self.tree, values, q, 1)
+        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
+        terms = (dynamics.mass_matrix(self.tree, kin, world), dynamics.velocity_forces(self.tree, kin, world, qd),
+                 dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity))
+        return terms, kin
+
     def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
         q = self._as_q(q)
@@ -356,8 +374,8 @@ class Model:
         -------
         ndarray, shape (..., nq, nq)
         """
-        kin = self._dynamic_kinematics(q)
-        return dynamics.mass_matrix(self.tree, kin, dynamics.world_pseudo_inertia(kin, self.pseudo_inertias))
+        q = self._as_q(q)
+        return self._inertial_terms(q, np.zeros_like(q), self._joint_values(q, 2))[0][0]
 
     def velocity_forces(self, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
         """Coriolis and centrifugal generalized forces ``N(q, q̇) q̇`` (Eq. 126, 146, 190).
@@ -366,14 +384,13 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
-        kin = self._dynamic_kinematics(q)
-        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
-        return dynamics.velocity_forces(self.tree, kin, world, self._as_q(qd, "qd"))
+        q, qd = np.broadcast_arrays(self._as_q(q), self._as_q(qd, "qd"))
+        return self._inertial_terms(q, qd, self._joint_values(q, 2))[0][1]
 
     def gravity_forces(self, q: ArrayLike) -> NDArray[np.float64]:
         """Generalized gravity forces ``G(q)`` (Eq. 187, 197), on the right-hand side of Eq. 198."""
-        kin = self._dynamic_kinematics(q)
-        return dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity)
+        q = self._as_q(q)
+        return self._inertial_terms(q, np.zeros_like(q), self._joint_values(q, 2))[0][2]
 
     def applied_forces(
         self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None
@@ -417,7 +434,8 @@ class Model:
         """
         q, qd = self._as_q(q), self._as_q(qd, "qd")
         chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
-        if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk:
+        kinematics_free = kernels.ENABLED and not (self.loads if loads is None else loads) and muscle_forces is None
+        if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk and not kinematics_free:
             states = q.shape[0]
             parts = [self._equations_of_motion(q[s:s + chunk], qd[s:s + chunk], loads, t,
                                                _rows(muscle_forces, s, s + chunk, states))
@@ -427,14 +445,18 @@ class Model:
         return self._equations_of_motion(q, qd, loads, t, muscle_forces)
 
     def _equations_of_motion(self, q, qd, loads, t, muscle_forces) -> dynamics.EquationsOfMotion:
-        kin = self._dynamic_kinematics(q)
-        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
-        return dynamics.EquationsOfMotion(
-            mass_matrix=dynamics.mass_matrix(self.tree, kin, world),
-            velocity_forces=dynamics.velocity_forces(self.tree, kin, world, qd),
-            gravity_forces=dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity),
-            applied_forces=self._applied(kin, qd, loads, t, muscle_forces),
-        )
+        if q.shape != qd.shape:
+            q, qd = np.broadcast_arrays(q, qd)
+        values = self._joint_values(q, 2)
+        (M, velocity, gravity), kin = self._inertial_terms(q, qd, values)
+        loads = self.loads if loads is None else tuple(loads)
+        if loads or muscle_forces is not None:
+            kin = kin or kinematics.compute_kinematics(self.tree, values, q, 1)
+            applied = self._applied(kin, qd, loads, t, muscle_forces)
+        else:
+            applied = np.zeros(q.shape)
+        return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
+                                          applied_forces=applied)
 
     def _equation_terms(self, q, qd, loads, t, muscle_forces=None):
         """``M`` and the right-hand side ``G + Q + R F_mt − N q̇`` of Eq. 198 without actuation."""

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron import kernels
 from mbkron.errors import ConfigurationError
 from mbkron.muscles.points import MovingPoint, MovingPointTerms
 
@@ -189,9 +190,13 @@ class MuscleSet:
         self.gather_body = np.where(self.point_body == ground, 0, self.point_body)
         self.moving_to_muscle = np.zeros((M, len(moving_rows)))
         self.moving_to_muscle[np.array(muscle_of_point, dtype=np.intp)[self.moving_rows], np.arange(len(moving_rows))] = 1
+        self.point_muscle = np.array(muscle_of_point, dtype=np.int64)
+        self.moving_of_point = np.full(P, -1, dtype=np.int64)
+        self.moving_of_point[self.moving_rows] = np.arange(len(moving_rows))
         self.moving_terms = (MovingPointTerms(slots, len(moving_rows), coordinate_names, labels, extrapolate)
                              if moving_rows else None)
         for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
+                      self.point_muscle, self.moving_of_point,
                       self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
                       self.moving_to_muscle, self.moving_selection, self.on_ground, self.gather_body):
             array.setflags(write=False)
@@ -203,6 +208,25 @@ class MuscleSet:
     @property
     def size(self) -> int:
         return len(self.paths)
+
+    def lengths(self, kin) -> NDArray[np.float64]:
+        """Path lengths ``L_m`` at the states of ``kin`` (any order), m, shape (..., M)."""
+        if kernels.ENABLED:
+            return self._compiled(kin, 0)[0]
+        return self.geometry(kin).lengths
+
+    def _compiled(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+        """Lengths and (``order`` 1) moment arms by :func:`mbkron.kernels.path_lengths_and_moment_arms`."""
+        offsets = gradients = None
+        if self.moving_terms is not None:
+            offsets, gradients = self.moving_terms.evaluate(kin.q)
+        lengths, R, short = kernels.path_lengths_and_moment_arms(
+            kin.T, kin.twists if order else None, self.point_body.astype(np.int64), self.point_muscle,
+            self.moving_of_point, self.local_points, offsets, gradients, self.segment_start.astype(np.int64),
+            self.size, ZERO_LENGTH)
+        if short >= 0:
+            self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
+        return lengths, R
 
     def geometry(self, kin) -> PathGeometry:
         """Point positions, segment directions and path lengths at the states of ``kin``.
@@ -264,6 +288,8 @@ class MuscleSet:
             ``R[..., k, m]``: generalized force on ``q_k`` per newton of tension in muscle ``m``
             (m for angles, dimensionless for lengths).
         """
+        if geometry is None and kernels.ENABLED:
+            return self._compiled(kin, 1)[1]
         geometry = self.geometry(kin) if geometry is None else geometry
         forces = self.point_forces(geometry)
         batch, nb, nq, M = kin.q.shape[:-1], self.nb, self.nq, self.size

@@ -30,6 +30,7 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
+from mbkron import kernels
 from mbkron.errors import ConfigurationError
 from mbkron.functions import (
     CoordinateFunction,
@@ -146,6 +147,8 @@ class StackedPiecewiseCubic:
 
     def evaluate(self, x: NDArray) -> tuple[NDArray, NDArray]:
         """Values and first derivatives, each of the shape of ``x`` (..., m)."""
+        if kernels.ENABLED:
+            return kernels.stacked_cubics(self.knots, self.table, self.first_piece, x)
         piece = (x[..., None] >= self.knots).sum(axis=-1) + self.first_piece
         anchor, value, b, c, d = np.moveaxis(self.table[piece], -1, 0)
         dx = x - anchor
