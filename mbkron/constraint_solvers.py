@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
+from mbkron import kernels
 from mbkron.constraints import BoundConstraints
 from mbkron.errors import ConfigurationError
 from mbkron.jointvars import JointVariableProvider, JointVariables
@@ -441,6 +442,7 @@ def hessian_right_hand_side(g_uu: NDArray, g_uq: NDArray, g_qq: NDArray, grad: N
     return g_qq + mixed + np.swapaxes(mixed, -1, -2) + grad.T @ g_uu @ grad
 
 
+@kernels.compiled
 def projection_rows(J: NDArray) -> NDArray:
     """The projection rows ``ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²`` of Eq. 118 (Eq. 110, 114-117).
 
@@ -468,7 +470,7 @@ def projection_rows(J: NDArray) -> NDArray:
     gamma = np.eye(m)  # γ_{m+1}
     rows = np.empty((m, m))
     for i in range(m - 1, -1, -1):
-        g = J[:, i]
+        g = J[:, i].copy()
         projected = gamma @ g  # γ_{i+1} ḡ_i
         rows[i] = (g @ gamma) / (projected @ projected)  # Eq. 118's ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²
         if i:
@@ -477,6 +479,7 @@ def projection_rows(J: NDArray) -> NDArray:
     return rows
 
 
+@kernels.compiled
 def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
     """Solve ``Σ_j ḡ_j ⊗ x_j = −c`` by the forward recursion of Eq. 118-119.
 

@@ -36,7 +36,7 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["ENABLED", "tree_geometry", "inertia_rows", "kinematics", "equations_of_motion",
+__all__ = ["ENABLED", "compiled", "tree_geometry", "inertia_rows", "kinematics", "equations_of_motion",
            "path_lengths_and_moment_arms", "stacked_cubics"]
 
 ENABLED: bool = numba is not None and os.environ.get("MBKRON_KERNELS", "").strip().lower() != "numpy"
@@ -45,11 +45,14 @@ ENABLED: bool = numba is not None and os.environ.get("MBKRON_KERNELS", "").strip
 _COEFFICIENTS, _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, _GEOMETRY_WIDTH = 0, 64, 67, 70, 71, 72
 
 
-def _jit(function):
-    """Compile with numba when it is installed (cached on disk); otherwise leave as Python."""
-    if numba is None:  # pragma: no cover
+def compiled(function):
+    """Compile ``function`` with numba (cached on disk) when the kernels are enabled; otherwise
+    return it unchanged. For loops over small arrays that numpy cannot vectorise (elsewhere in
+    mbkron: the projection recursions of Eq. 110-119)."""
+    if not ENABLED:  # pragma: no cover - exercised where numba is absent
         return function
     return numba.njit(cache=True, nogil=True)(function)
+
 
 
 def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
@@ -86,7 +89,7 @@ def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
 
 
 # ----------------------------------------------------------------------------- per-state pieces
-@_jit
+@compiled
 def _transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover - compiled
     """World transforms ``T_i`` (Eq. 38-40) and joint twists ``S_i = T_i Â_i T_i⁻¹`` as 6-vectors."""
     nb = links.shape[0]
@@ -123,7 +126,7 @@ def _transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover 
         S[i, 5] -= S[i, 0] * py - S[i, 1] * px
 
 
-@_jit
+@compiled
 def _bracket(x, y, out):  # pragma: no cover - compiled
     """``out = [X, Y]`` for twists held as 6-vectors."""
     out[0] = x[1] * y[2] - x[2] * y[1]
@@ -134,7 +137,7 @@ def _bracket(x, y, out):  # pragma: no cover - compiled
     out[5] = x[0] * y[4] - x[1] * y[3] - (y[0] * x[4] - y[1] * x[3])
 
 
-@_jit
+@compiled
 def _twist_matrix(x, out):  # pragma: no cover - compiled
     """The 4×4 matrix ``[[ω̃, v], [0, 0]]`` of a 6-vector twist."""
     out[0, 0] = out[1, 1] = out[2, 2] = 0.0
@@ -144,7 +147,7 @@ def _twist_matrix(x, out):  # pragma: no cover - compiled
     out[3, 0] = out[3, 1] = out[3, 2] = out[3, 3] = 0.0
 
 
-@_jit
+@compiled
 def _times_transform(X, T, out):  # pragma: no cover - compiled
     """``out = X T`` for ``X`` with a zero last row and a rigid transform ``T``."""
     for r in range(3):
@@ -154,7 +157,7 @@ def _times_transform(X, T, out):  # pragma: no cover - compiled
     out[3, 0] = out[3, 1] = out[3, 2] = out[3, 3] = 0.0
 
 
-@_jit
+@compiled
 def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cover - compiled
     """Batched T, S, Ω, ∂T/∂q and ∂²T/∂q² (Eq. 40, 75, 99); see :func:`kinematics`."""
     states, nb = f.shape[0], links.shape[0]
@@ -210,7 +213,7 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
     return T, S4, twists, dT, d2T
 
 
-@_jit
+@compiled
 def _apply_inertia(inertia, y, out):  # pragma: no cover - compiled
     """``out = 𝕀 y`` for a pseudo-inertia row ``(E, h, m)`` and a twist ``y``."""
     trace = inertia[0] + inertia[4] + inertia[8]
@@ -225,7 +228,7 @@ def _apply_inertia(inertia, y, out):  # pragma: no cover - compiled
     out[5] = mass * y[5] - (h0 * y[1] - h1 * y[0])
 
 
-@_jit
+@compiled
 def _world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
     """``J̄ = T J Tᵀ`` as a row ``(E, h, m)``: ``E = R E Rᵀ + R h pᵀ + p (R h)ᵀ + m p pᵀ``, ``h = R h + m p``.
 
@@ -245,7 +248,7 @@ def _world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compile
     out[12] = mass
 
 
-@_jit
+@compiled
 def _eom_workspace(nb, nq):  # pragma: no cover - compiled
     """Scratch arrays for :func:`_eom_state`, allocated once per batch (or per thread)."""
     return (np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 13)),
@@ -253,7 +256,7 @@ def _eom_workspace(nb, nq):  # pragma: no cover - compiled
             np.empty((4, 3)), np.empty((2, nb)))
 
 
-@_jit
+@compiled
 def _eom_state(geometry, links, body_inertia, gravity, f, grad, hess, curved, qd, M, Nqd, G,
                workspace):  # pragma: no cover - compiled
     """``M``, ``N q̇`` and ``G`` (Eq. 145, 126, 187) of one state, written into ``M``, ``Nqd``, ``G``.
@@ -349,7 +352,7 @@ def _eom_state(geometry, links, body_inertia, gravity, f, grad, hess, curved, qd
             M[k, m] = M[m, k] = 0.5 * (M[k, m] + M[m, k])
 
 
-@_jit
+@compiled
 def _nonzero(values):  # pragma: no cover - compiled
     """Whether any element is nonzero (batched Hessians are taken as nonzero)."""
     if values.shape[0] > 1:
@@ -360,7 +363,7 @@ def _nonzero(values):  # pragma: no cover - compiled
     return False
 
 
-@_jit
+@compiled
 def _eom_kernel(geometry, links, body_inertia, gravity, f, grad, hess, qd):  # pragma: no cover - compiled
     """Batched ``M``, ``N q̇`` and ``G``, one thread; see :func:`equations_of_motion`."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
@@ -373,7 +376,7 @@ def _eom_kernel(geometry, links, body_inertia, gravity, f, grad, hess, qd):  # p
     return M, Nqd, G
 
 
-@_jit
+@compiled
 def _eom_one(geometry, links, body_inertia, gravity, f, grad, hess, qd):  # pragma: no cover - compiled
     """``M``, ``N q̇`` and ``G`` of a single state (no batch axis)."""
     nb, nq = links.shape[0], qd.shape[0]
@@ -395,14 +398,14 @@ def _parallel_eom(geometry, links, body_inertia, gravity, f, grad, hess, qd, blo
     return M, Nqd, G
 
 
-if numba is not None:
+if ENABLED:
     _parallel_eom = numba.njit(cache=True, nogil=True, parallel=True)(_parallel_eom)
 
 _PARALLEL_STATES = 512
 """Batches at least this large are spread over all cores (below, threading costs more than it saves)."""
 
 
-@_jit
+@compiled
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
                  offset_gradients, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
     """Batched path lengths and moment arms; see :func:`path_lengths_and_moment_arms`."""
@@ -430,7 +433,9 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
             forces[j, 0] = forces[j, 1] = forces[j, 2] = 0.0
         for g in range(n_segments):  # L_m = Σ |p_{j+1} − p_j|; f_j = u_j − u_{j−1}
             j = segment_start[g]
-            d0, d1, d2 = points[j + 1, 0] - points[j, 0], points[j + 1, 1] - points[j, 1], points[j + 1, 2] - points[j, 2]
+            d0 = points[j + 1, 0] - points[j, 0]
+            d1 = points[j + 1, 1] - points[j, 1]
+            d2 = points[j + 1, 2] - points[j, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             if length < zero_length:
                 return lengths, R, s * n_segments + g
@@ -465,7 +470,7 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
     return lengths, R, -1
 
 
-@_jit
+@compiled
 def _stacked_cubics(knots, table, first_piece, x):  # pragma: no cover - compiled
     """Values and slopes of the stacked piecewise cubics at ``x`` (states, m); see StackedPiecewiseCubic."""
     states, m = x.shape
@@ -517,6 +522,11 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     """
     batch = f.shape[:-1]
     nj = f.shape[-1]
+    if not batch:  # one state: no reshaping
+        results = _kinematics_kernel(geometry, links, f[None], grad[None] if order >= 1 else np.zeros((1, nj, nq)),
+                                     hess[None] if order >= 2 else np.zeros((1, nj, nq, nq)), order)
+        computed = (True, order >= 1, order >= 1, order >= 1, order >= 2)
+        return tuple(value[0] if kept else None for value, kept in zip(results, computed))
     grad_rows = _batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
     hess_rows = _batch_rows(hess, batch, 3) if order >= 2 else np.zeros((1, nj, nq, nq))
     T, S, twists, dT, d2T = _kinematics_kernel(geometry, links, _batch_rows(f, batch, 1), grad_rows,
@@ -556,7 +566,7 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     qd = np.broadcast_to(qd, batch + qd.shape[-1:])
     arrays = (geometry, links, body_inertia, gravity, _batch_rows(f, batch, 1), _batch_rows(grad, batch, 2),
               _batch_rows(hess, batch, 3), np.ascontiguousarray(qd, dtype=float).reshape(-1, qd.shape[-1]))
-    if arrays[4].shape[0] >= _PARALLEL_STATES and numba is not None:
+    if arrays[4].shape[0] >= _PARALLEL_STATES and ENABLED:
         M, Nqd, G = _parallel_eom(*arrays, numba.get_num_threads())
     else:
         M, Nqd, G = _eom_kernel(*arrays)
@@ -616,5 +626,6 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
 def stacked_cubics(knots: NDArray, table: NDArray, first_piece: NDArray, x: NDArray) -> tuple[NDArray, NDArray]:
     """Values and slopes of many piecewise cubics at once (see
     :class:`mbkron.muscles.points.StackedPiecewiseCubic`), shapes of ``x`` (..., m)."""
-    values, slopes = _stacked_cubics(knots, table, first_piece, np.ascontiguousarray(x, dtype=float).reshape(-1, x.shape[-1]))
+    rows = np.ascontiguousarray(x, dtype=float).reshape(-1, x.shape[-1])
+    values, slopes = _stacked_cubics(knots, table, first_piece, rows)
     return values.reshape(x.shape), slopes.reshape(x.shape)

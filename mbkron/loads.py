@@ -18,6 +18,8 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mbkron import kernels
+
 __all__ = [
     "Load",
     "PointForce",
@@ -299,6 +301,14 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
 
 def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``."""
+    if kernels.ENABLED:  # a two-point path: ∂L/∂q = −R (Eq. 195)
+        bodies = np.array([model.nb if body == "ground" else model.body_index(body)
+                           for body in (load.body_a, load.body_b)], dtype=np.int64)
+        length, R, short = kernels.path_lengths_and_moment_arms(
+            kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, np.array([load.point_a, load.point_b], dtype=float),
+            None, None, _LINE_SEGMENT, 1, 1e-12)
+        if short < 0:
+            return length[..., 0], -R[..., 0]
     ends = []
     for body, point in ((load.body_a, load.point_a), (load.body_b, load.point_b)):
         point = np.asarray(point, float)
@@ -316,6 +326,9 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
                          f"coincide at q = {kin.q.tolist()}: its direction is undefined")
     unit = delta / length[..., None]
     return length, np.einsum("...x,...xk->...k", unit, Jb - Ja)
+
+
+_LINE_MUSCLE, _LINE_FIXED, _LINE_SEGMENT = np.zeros(2, np.int64), np.full(2, -1, np.int64), np.zeros(1, np.int64)
 
 
 def line_tension(model, kin, load, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,17 @@ _CHUNK_ELEMENTS = 2_000_000
 """Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
 
 
+def _positive_definite(M: NDArray[np.float64]) -> bool:
+    """Whether every matrix of the stack ``M`` (..., n, n) is positive definite (a Cholesky factor exists)."""
+    if M.shape[-1] == 1:
+        return bool(np.all(M > 0.0))
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
 def _rows(values, start: int, stop: int, states: int):
     """Rows ``start:stop`` of per-state values given as an array of leading size ``states``."""
     if values is None or callable(values) or np.ndim(values) < 2 or np.shape(values)[0] != states:
@@ -495,7 +506,10 @@ class Model:
         t: float = 0.0,
         muscle_forces=None,
     ) -> NDArray[np.float64]:
-        """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198), by Cholesky factorisation.
+        """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
+
+        ``M`` is checked positive definite (a Cholesky factorisation exists); the system is then solved
+        by LU (one batched LAPACK call: numpy has no batched triangular solve).
 
         Parameters
         ----------
@@ -516,17 +530,16 @@ class Model:
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces)
         if tau is not None:
             rhs = rhs + np.asarray(tau, dtype=float)
-        try:
-            L = np.linalg.cholesky(M)
-        except np.linalg.LinAlgError:
+        if not _positive_definite(M):
             eigenvalues = np.linalg.eigvalsh(M)
             raise ConfigurationError(
                 f"the mass matrix is not positive definite at q = {np.asarray(q).tolist()}: smallest "
                 f"eigenvalue {eigenvalues.min():.3g} (bodies without mass or inertia, or a joint-variable map "
                 "that is singular there)"
-            ) from None
-        y = np.linalg.solve(L, rhs[..., None])
-        return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+            )
+        if self.nq == 1:
+            return rhs / M[..., 0]
+        return np.linalg.solve(M, rhs[..., None])[..., 0]
 
     def joint_reactions(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0

@@ -102,18 +102,20 @@ class _Fourier:
         self.a = 2.0 * coefficients[1 : last + 1].real
         self.b = -2.0 * coefficients[1 : last + 1].imag
         self.harmonics = last
+        # f, ∂f/∂θ, ∂²f/∂θ² = Re(Σ_k e^{ikθ} w_k) with w_k = (a − ib, ik(a − ib), −k²(a − ib)) per joint variable:
+        # one complex product for all three orders
+        ab = self.a - 1j * self.b
+        k = self.k[:, None]
+        self.weights = np.concatenate([ab, 1j * k * ab, -(k**2) * ab], axis=1)
+        self.constant = np.concatenate([self.mean, winding, np.zeros_like(winding)])
 
     def __call__(self, q: NDArray, order: int):
         theta = q[..., 0] - self.q0
-        angles = np.multiply.outer(theta, self.k)
-        c, s = np.cos(angles), np.sin(angles)
-        f = np.multiply.outer(theta, self.winding) + self.mean + c @ self.a + s @ self.b
-        grad = hess = None
-        if order >= 1:
-            ka, kb = self.k[:, None] * self.a, self.k[:, None] * self.b
-            grad = (self.winding - s @ ka + c @ kb)[..., None]
-            if order >= 2:
-                hess = (-(c @ (self.k[:, None] * ka)) - s @ (self.k[:, None] * kb))[..., None, None]
+        nj = self.winding.size
+        values = (np.exp(1j * np.multiply.outer(theta, self.k)) @ self.weights).real + self.constant
+        f = values[..., :nj] + np.multiply.outer(theta, self.winding)
+        grad = values[..., nj:2 * nj, None] if order >= 1 else None
+        hess = values[..., 2 * nj:, None, None] if order >= 2 else None
         return f, grad, hess
 
 
@@ -257,6 +259,8 @@ class PremodelJointVariables(JointVariableProvider):
 
     def evaluate(self, q, order):
         for k, (lo, hi) in enumerate(self.range):
+            if math.isinf(lo) and math.isinf(hi):
+                continue
             values = q[..., k]
             slack = 1e-12 * max(1.0, abs(lo), abs(hi))
             outside = (values < lo - slack) | (values > hi + slack)

@@ -19,7 +19,8 @@ from mbkron import kernels
 from mbkron.models.andrews import INITIAL, andrews_squeezer
 from tests.random_trees import build_model, random_tree
 
-pytestmark = pytest.mark.skipif(kernels.numba is None, reason="numba (the `fast` extra) is not installed")
+pytestmark = pytest.mark.skipif(not kernels.ENABLED,
+                                reason="numba (the `fast` extra) is not installed, or MBKRON_KERNELS=numpy")
 
 
 def _both(monkeypatch, compute):
