@@ -96,12 +96,16 @@ def _lambdify_array(
     compiled = sympy.lambdify([list(symbols)], [flat[i] for i in varying], modules="numpy", cse=True)
 
     def evaluate(q: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = np.broadcast_to(constants, q.shape[:-1] + constants.shape).copy()
+        batch = q.shape[:-1]
+        if not batch:  # one state: a list of floats
+            out = constants.copy()
+            if varying:
+                out[varying] = compiled(q)
+            return out.reshape(shape)
+        out = np.broadcast_to(constants, batch + constants.shape).copy()
         if varying:
-            values = compiled(np.moveaxis(q, -1, 0))
-            for index, value in zip(varying, values):
-                out[..., index] = value
-        return out.reshape(q.shape[:-1] + shape)
+            out[..., varying] = np.stack(np.broadcast_arrays(*compiled(np.moveaxis(q, -1, 0))), axis=-1)
+        return out.reshape(batch + shape)
 
     return evaluate
 

@@ -491,15 +491,29 @@ def _stacked_cubics(knots, table, first_piece, x):  # pragma: no cover - compile
 
 
 # ----------------------------------------------------------------------------- wrappers
+def _writable(values: NDArray) -> NDArray[np.float64]:
+    """``values`` as a C-contiguous, writeable float array. numba compiles a kernel separately for
+    read-only arrays; passing per-state arrays always writeable (and the model's constant arrays
+    always read-only) keeps each kernel to one compilation."""
+    values = np.ascontiguousarray(values, dtype=float)
+    return values if values.flags.writeable else values.copy()
+
+
+def _writable_ints(values: NDArray) -> NDArray[np.int64]:
+    """``values`` as a C-contiguous, writeable int64 array (see :func:`_writable`)."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return values if values.flags.writeable else values.copy()
+
+
 def _batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArray[np.float64]:
     """``values`` of shape ``batch + rest`` as a C-contiguous (states or 1, *rest) float array; a
     batch-broadcast array (all batch strides 0, e.g. constant gradients) becomes one row."""
     nbatch = values.ndim - trailing
     if nbatch == 0:
-        return np.ascontiguousarray(values, dtype=float)[None]
+        return _writable(values)[None]
     if all(stride == 0 for stride in values.strides[:nbatch]):
-        return np.ascontiguousarray(values[(0,) * nbatch], dtype=float)[None]
-    return np.ascontiguousarray(values, dtype=float).reshape((-1,) + values.shape[nbatch:])
+        return _writable(values[(0,) * nbatch])[None]
+    return _writable(values).reshape((-1,) + values.shape[nbatch:])
 
 
 def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | None, hess: NDArray | None,
@@ -523,8 +537,9 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     batch = f.shape[:-1]
     nj = f.shape[-1]
     if not batch:  # one state: no reshaping
-        results = _kinematics_kernel(geometry, links, f[None], grad[None] if order >= 1 else np.zeros((1, nj, nq)),
-                                     hess[None] if order >= 2 else np.zeros((1, nj, nq, nq)), order)
+        results = _kinematics_kernel(geometry, links, _writable(f)[None],
+                                     _writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
+                                     _writable(hess)[None] if order >= 2 else np.zeros((1, nj, nq, nq)), order)
         computed = (True, order >= 1, order >= 1, order >= 1, order >= 2)
         return tuple(value[0] if kept else None for value, kept in zip(results, computed))
     grad_rows = _batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
@@ -561,11 +576,13 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     velocity_forces, gravity_forces : ndarray, shape (..., nq)
     """
     if f.ndim == 1 and qd.ndim == 1:
-        return _eom_one(geometry, links, body_inertia, gravity, f, grad, hess, qd)
+        return _eom_one(geometry, links, body_inertia, gravity, _writable(f), _writable(grad), _writable(hess),
+                        _writable(qd))
     batch = f.shape[:-1]
-    qd = np.broadcast_to(qd, batch + qd.shape[-1:])
+    if qd.shape[:-1] != batch:
+        qd = np.broadcast_to(qd, batch + qd.shape[-1:])
     arrays = (geometry, links, body_inertia, gravity, _batch_rows(f, batch, 1), _batch_rows(grad, batch, 2),
-              _batch_rows(hess, batch, 3), np.ascontiguousarray(qd, dtype=float).reshape(-1, qd.shape[-1]))
+              _batch_rows(hess, batch, 3), _writable(qd).reshape(-1, qd.shape[-1]))
     if arrays[4].shape[0] >= _PARALLEL_STATES and ENABLED:
         M, Nqd, G = _parallel_eom(*arrays, numba.get_num_threads())
     else:
@@ -609,9 +626,11 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     nb = T.shape[-3]
     order = 0 if twists is None else 1
     nq = 0 if twists is None else twists.shape[-3]
-    T_rows = np.ascontiguousarray(T).reshape((-1, nb, 4, 4))
-    twist_rows = (np.zeros((1, nb, 0, 4, 4)) if twists is None
-                  else np.ascontiguousarray(twists).reshape((-1, nb, nq, 4, 4)))
+    T_rows = _writable(T).reshape((-1, nb, 4, 4))
+    twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else _writable(twists).reshape((-1, nb, nq, 4, 4))
+    point_body, point_muscle, moving_of_point, local_points, segment_start = (
+        _writable_ints(point_body), _writable_ints(point_muscle), _writable_ints(moving_of_point),
+        _writable(local_points), _writable_ints(segment_start))
     if offsets is None:
         offsets, offset_gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
     else:

@@ -221,9 +221,8 @@ class MuscleSet:
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q)
         lengths, R, short = kernels.path_lengths_and_moment_arms(
-            kin.T, kin.twists if order else None, self.point_body.astype(np.int64), self.point_muscle,
-            self.moving_of_point, self.local_points, offsets, gradients, self.segment_start.astype(np.int64),
-            self.size, ZERO_LENGTH)
+            kin.T, kin.twists if order else None, self.point_body, self.point_muscle, self.moving_of_point,
+            self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH)
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
         return lengths, R
