@@ -8,7 +8,8 @@ intermediate in a few small scratch arrays: ``T_i`` (Eq. 40), ``S_j``, ``Ω_ik``
 (Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), and ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
 composite-body regrouping of :mod:`mbkron.dynamics`. The results equal the numpy routes to rounding
 (``tests/test_kernels.py``); set the environment variable ``MBKRON_KERNELS=numpy`` before importing
-mbkron to use the numpy routes anyway.
+mbkron to use the numpy routes anyway. A first use compiles each kernel once per argument type
+(~10 s for a model's kernels) and caches the machine code next to this file (numba's ``cache=True``).
 
 Inside the kernels a twist ``X = [[ω̃, v], [0, 0]]`` (``X {r; 1} = ω × r + v``: a world-frame
 velocity-like 4×4 matrix such as ``S_j`` or ``Ω_ik``) is held as the 6-vector ``(ω, v)``, and a
@@ -40,9 +41,10 @@ __all__ = ["ENABLED", "compiled", "tree_geometry", "inertia_rows", "kinematics",
            "path_lengths_and_moment_arms", "stacked_cubics"]
 
 ENABLED: bool = numba is not None and os.environ.get("MBKRON_KERNELS", "").strip().lower() != "numpy"
-"""Whether :mod:`mbkron.kinematics` and :mod:`mbkron.dynamics` dispatch to the compiled kernels."""
+"""Whether kinematics, dynamics, path lengths and moment arms, line loads and the projection
+recursions run compiled (read once, at import)."""
 
-_COEFFICIENTS, _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, _GEOMETRY_WIDTH = 0, 64, 67, 70, 71, 72
+_ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, _GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
 
 
 def compiled(function):
@@ -52,7 +54,6 @@ def compiled(function):
     if not ENABLED:  # pragma: no cover - exercised where numba is absent
         return function
     return numba.njit(cache=True, nogil=True)(function)
-
 
 
 def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
@@ -192,24 +193,24 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
                 continue
             for k in range(nq):  # ∂Ω_ik/∂q_l = ∂Ω_{pr(i)k}/∂q_l + [Ω_il, S_i] ∇f_ik + S_i H_ikl (Eq. 99)
                 weight = grad[gs, joint, k] if joint >= 0 else 0.0
-                for m in range(nq):
-                    curvature = hess[hs, joint, k, m] if joint >= 0 else 0.0
-                    _bracket(omega[i, m], S[i], bracket)
+                for l in range(nq):
+                    curvature = hess[hs, joint, k, l] if joint >= 0 else 0.0
+                    _bracket(omega[i, l], S[i], bracket)
                     for x in range(6):
-                        inherited = domega[parent, k, m, x] if parent >= 0 else 0.0
-                        domega[i, k, m, x] = inherited + bracket[x] * weight + S[i, x] * curvature
+                        inherited = domega[parent, k, l, x] if parent >= 0 else 0.0
+                        domega[i, k, l, x] = inherited + bracket[x] * weight + S[i, x] * curvature
                     # (∂Ω_ik/∂q_l + Ω_ik Ω_il) T_i, with ω̃ ω̃' = ω' ωᵀ − (ω·ω') I₃
-                    _twist_matrix(domega[i, k, m], X)
-                    wk, wm = omega[i, k], omega[i, m]
-                    dot = wk[0] * wm[0] + wk[1] * wm[1] + wk[2] * wm[2]
+                    _twist_matrix(domega[i, k, l], X)
+                    wk, wl = omega[i, k], omega[i, l]
+                    dot = wk[0] * wl[0] + wk[1] * wl[1] + wk[2] * wl[2]
                     for r in range(3):
                         for c in range(3):
-                            X[r, c] += wm[r] * wk[c]
+                            X[r, c] += wl[r] * wk[c]
                         X[r, r] -= dot
-                    X[0, 3] += wk[1] * wm[5] - wk[2] * wm[4]
-                    X[1, 3] += wk[2] * wm[3] - wk[0] * wm[5]
-                    X[2, 3] += wk[0] * wm[4] - wk[1] * wm[3]
-                    _times_transform(X, T[s, i], d2T[s, i, k, m])
+                    X[0, 3] += wk[1] * wl[5] - wk[2] * wl[4]
+                    X[1, 3] += wk[2] * wl[3] - wk[0] * wl[5]
+                    X[2, 3] += wk[0] * wl[4] - wk[1] * wl[3]
+                    _times_transform(X, T[s, i], d2T[s, i, k, l])
     return T, S4, twists, dT, d2T
 
 
