@@ -417,14 +417,14 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
     points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
     for s in range(states):
-        os = s if offsets.shape[0] > 1 else 0
+        moving_state = s if offsets.shape[0] > 1 else 0
         for j in range(P):  # ground positions (Eq. 41) of body-fixed and moving points
             x0, x1, x2 = local_points[j, 0], local_points[j, 1], local_points[j, 2]
             row = moving_of_point[j]
             if row >= 0:
-                x0 += offsets[os, row, 0]
-                x1 += offsets[os, row, 1]
-                x2 += offsets[os, row, 2]
+                x0 += offsets[moving_state, row, 0]
+                x1 += offsets[moving_state, row, 1]
+                x2 += offsets[moving_state, row, 2]
             b = point_body[j]
             if b == nb:
                 points[j, 0], points[j, 1], points[j, 2] = x0, x1, x2
@@ -467,7 +467,7 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
                 for c in range(3):
                     body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
                     for k in range(nq):
-                        R[s, k, m] += body_force * offset_gradients[os, row, c, k]
+                        R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
     return lengths, R, -1
 
 
