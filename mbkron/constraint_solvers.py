@@ -58,6 +58,11 @@ __all__ = [
 
 METHODS = ("lu", "projection")
 
+FAST_PATH_WARM_UP = 300
+"""Evaluations of an expression-form constraint group after which its compiled fast path is built
+(:mod:`mbkron.compiled_constraints`; compiling costs a few seconds, which a short computation should
+not pay)."""
+
 
 class ExplicitInputs:
     """The inputs ``p(q) = (f_e(q), q)`` of a constraint group, with ``∂p/∂q`` and ``∂²p/∂q²``.
@@ -79,8 +84,8 @@ class ExplicitInputs:
             provided.update(int(r) for r in provider_rows)
         self.affine = not provided.intersection(int(r) for r in self.rows)
         matrix = np.vstack([joint_variables.matrix[self.rows], np.eye(nq)])
-        self._matrix = matrix
-        self._constant = np.concatenate([joint_variables.constant[self.rows], np.zeros(nq)])
+        self.matrix = matrix
+        self.constant = np.concatenate([joint_variables.constant[self.rows], np.zeros(nq)])
         self._zero_hessians = np.zeros((matrix.shape[0], nq, nq))
 
     def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray, NDArray | None]:
@@ -91,11 +96,11 @@ class ExplicitInputs:
         q : ndarray, shape (nq,)
         """
         if self.affine:
-            return self._matrix @ q + self._constant, self._matrix, None
+            return self.matrix @ q + self.constant, self.matrix, None
         f, grad, hess = self.joint_variables.evaluate(q, 2)
         rows = self.rows
         p = np.concatenate([f[rows], q])
-        P = np.vstack([grad[rows], self._matrix[rows.size :]])
+        P = np.vstack([grad[rows], self.matrix[rows.size :]])
         d2p = self._zero_hessians.copy()
         d2p[: rows.size] = hess[rows]
         return p, P, d2p
@@ -579,12 +584,37 @@ class ConstrainedJointVariables(JointVariableProvider):
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
         self.solver = solver
         self.method = method
+        self.evaluations = 0
+        self.fast_step = None  # mbkron.compiled_constraints.FastStep, built after WARM_UP evaluations
+        self._fast_possible = (kernels.ENABLED and solver.inputs.affine
+                               and hasattr(solver.system, "first_expressions"))
 
     @property
     def size(self) -> int:
         return self.solver.system.size
 
+    def compile(self) -> bool:
+        """Build the compiled fast path now (see :mod:`mbkron.compiled_constraints`); whether it exists."""
+        if self.fast_step is None and self._fast_possible:
+            from mbkron.compiled_constraints import FastStep
+
+            try:
+                self.fast_step = FastStep(self.solver, self.method)
+            except Exception:  # noqa: BLE001 - code numba cannot compile: keep the Python solver
+                self._fast_possible = False
+        return self.fast_step is not None
+
     def _state(self, q: NDArray, order: int):
+        self.evaluations += 1
+        if self.fast_step is None and self._fast_possible and self.evaluations >= FAST_PATH_WARM_UP:
+            self.compile()
+        if self.fast_step is not None:
+            fast = self.fast_step.step(self.solver, np.ascontiguousarray(q, dtype=float), order)
+            if fast is not None:
+                solution, grad, hess = fast
+                if hess is not None:
+                    self.solver.curvature = (solution, hess)
+                return solution.f, grad, hess
         solution = self.solver.solve(q)
         if order == 0:
             return solution.f, None, None

@@ -199,10 +199,12 @@ class _BoundSymbolic(BoundConstraints):
         g_u, g_p = _jacobian(g, unknowns), _jacobian(g, inputs)
         g_uu, g_up, g_pp = _jacobian(g_u, unknowns), _jacobian(g_u, inputs), _jacobian(g_p, inputs)
         m, n = len(unknowns), len(inputs)
-        self._first = _compile(np.concatenate([g, g_u.ravel(), g_p.ravel()]), symbols)
-        self._second = _compile(
-            np.concatenate([a.ravel() for a in (g_u, g_p, g_uu, g_up, g_pp)]), symbols
-        )
+        self.symbols = tuple(symbols)
+        # (g, ∂g/∂u, ∂g/∂p) and (∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²), flattened in C order
+        self.first_expressions = tuple(np.concatenate([g, g_u.ravel(), g_p.ravel()]))
+        self.second_expressions = tuple(np.concatenate([a.ravel() for a in (g_u, g_p, g_uu, g_up, g_pp)]))
+        self._first = _compile(np.array(self.first_expressions, dtype=object), symbols)
+        self._second = _compile(np.array(self.second_expressions, dtype=object), symbols)
         shapes = ((m, m), (m, n), (m, m, m), (m, m, n), (m, n, n))
         ends = np.cumsum([int(np.prod(s)) for s in shapes])
         self._blocks = tuple((slice(end - int(np.prod(s)), end), s) for end, s in zip(ends, shapes))
