@@ -5,8 +5,9 @@ numpy's per-call overhead for one state (a 4×4 product costs ~1.5 µs on a smal
 needs ~45 numpy calls) and by memory traffic for large batches. When numba is installed, the same
 equations are evaluated here by loops compiled once (and cached on disk), state by state, with every
 intermediate in a few small scratch arrays: ``T_i`` (Eq. 40), ``S_j``, ``Ω_ik`` and ``∂T_i/∂q_k``
-(Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), and ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
-composite-body regrouping of :mod:`mbkron.dynamics`. The results equal the numpy routes to rounding
+(Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
+composite-body regrouping of :mod:`mbkron.dynamics` together with the generalized forces of
+spring-dampers (Eq. 46, 161), and muscle path lengths and moment arms (Eq. 195). The results equal the numpy routes to rounding
 (``tests/test_kernels.py``); set the environment variable ``MBKRON_KERNELS=numpy`` before importing
 mbkron to use the numpy routes anyway. A first use compiles each kernel once per argument type
 (~10 s for a model's kernels) and caches the machine code next to this file (numba's ``cache=True``).
@@ -37,7 +38,7 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["ENABLED", "compiled", "tree_geometry", "inertia_rows", "kinematics", "equations_of_motion",
+__all__ = ["ENABLED", "compiled", "tree_geometry", "inertia_rows", "spring_rows", "kinematics", "equations_of_motion",
            "path_lengths_and_moment_arms", "stacked_cubics"]
 
 ENABLED: bool = numba is not None and os.environ.get("MBKRON_KERNELS", "").strip().lower() != "numpy"
@@ -258,12 +259,13 @@ def _eom_workspace(nb, nq):  # pragma: no cover - compiled
 
 
 @compiled
-def _eom_state(geometry, links, body_inertia, gravity, f, grad, hess, curved, qd, M, Nqd, G,
+def _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
                workspace):  # pragma: no cover - compiled
-    """``M``, ``N q̇`` and ``G`` (Eq. 145, 126, 187) of one state, written into ``M``, ``Nqd``, ``G``.
+    """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and the spring-damper forces ``Q`` of one state.
 
     ``grad`` (nj, nq) and ``hess`` (nj, nq, nq) belong to the state (``curved`` False: ``hess`` is
-    zero); ``workspace`` is :func:`_eom_workspace`.
+    zero); ``springs`` are :func:`spring_rows`; ``workspace`` is :func:`_eom_workspace`. Returns
+    False when a spring-damper's points coincide (its direction is undefined), else True.
     """
     T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
     momentum, work = vectors[0], vectors[1]
@@ -351,6 +353,54 @@ def _eom_state(geometry, links, body_inertia, gravity, f, grad, hess, curved, qd
     for k in range(nq):  # exactly symmetric (the two triangles differ by rounding)
         for m in range(k + 1, nq):
             M[k, m] = M[m, k] = 0.5 * (M[k, m] + M[m, k])
+    return _spring_forces(links, springs, T, S, g, qd, Q, Kg[0])  # (Kg's first row: free scratch now)
+
+
+@compiled
+def _spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
+    """Generalized forces ``Q = −Σ (k (L − L₀) + c L̇) ∂L/∂q`` of spring-dampers (Eq. 46, 161).
+
+    ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b``
+    and, for a point ``p`` of body ``i``, ``∂p/∂q_k = Σ_{j⪯i} g_jk (ω_j × p + v_j)`` (Eq. 75). Returns
+    False when two points coincide.
+    """
+    nb, nq = links.shape[0], Q.shape[0]
+    points = np.empty((2, 3))
+    for k in range(nq):
+        Q[k] = 0.0
+    for e in range(springs.shape[0]):
+        for end in range(2):
+            body = int(springs[e, end])
+            local = springs[e, 2 + 3 * end:5 + 3 * end]
+            for r in range(3):
+                points[end, r] = (local[r] if body == nb else
+                                  T[body, r, 0] * local[0] + T[body, r, 1] * local[1] + T[body, r, 2] * local[2]
+                                  + T[body, r, 3])
+        d0, d1, d2 = points[1, 0] - points[0, 0], points[1, 1] - points[0, 1], points[1, 2] - points[0, 2]
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if length < 1e-12:
+            return False
+        u0, u1, u2 = d0 / length, d1 / length, d2 / length
+        for k in range(nq):
+            length_gradient[k] = 0.0
+        for end in range(2):
+            sign = 1.0 if end == 1 else -1.0
+            p0, p1, p2 = points[end, 0], points[end, 1], points[end, 2]
+            j = int(springs[e, end])
+            j = -1 if j == nb else j
+            while j >= 0:  # u · (ω_j × p + v_j) = ω_j · (p × u) + v_j · u
+                along = (S[j, 0] * (p1 * u2 - p2 * u1) + S[j, 1] * (p2 * u0 - p0 * u2) + S[j, 2] * (p0 * u1 - p1 * u0)
+                         + S[j, 3] * u0 + S[j, 4] * u1 + S[j, 5] * u2)
+                for k in range(nq):
+                    length_gradient[k] += sign * g[j, k] * along
+                j = links[j, 0]
+        rate = 0.0
+        for k in range(nq):
+            rate += length_gradient[k] * qd[k]
+        tension = springs[e, 8] * (length - springs[e, 10]) + springs[e, 9] * rate
+        for k in range(nq):
+            Q[k] -= tension * length_gradient[k]
+    return True
 
 
 @compiled
@@ -365,38 +415,44 @@ def _nonzero(values):  # pragma: no cover - compiled
 
 
 @compiled
-def _eom_kernel(geometry, links, body_inertia, gravity, f, grad, hess, qd):  # pragma: no cover - compiled
-    """Batched ``M``, ``N q̇`` and ``G``, one thread; see :func:`equations_of_motion`."""
+def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+    """Batched ``M``, ``N q̇``, ``G`` and spring-damper forces, one thread; see :func:`equations_of_motion`."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
-    M, Nqd, G = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq))
+    M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
     workspace = _eom_workspace(nb, nq)
     curved = _nonzero(hess)
+    regular = True
     for s in range(states):
-        _eom_state(geometry, links, body_inertia, gravity, f[s], grad[s if grad.shape[0] > 1 else 0],
-                   hess[s if hess.shape[0] > 1 else 0], curved, qd[s], M[s], Nqd[s], G[s], workspace)
-    return M, Nqd, G
+        regular &= _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
+                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace)
+    return M, Nqd, G, Q, regular
 
 
 @compiled
-def _eom_one(geometry, links, body_inertia, gravity, f, grad, hess, qd):  # pragma: no cover - compiled
-    """``M``, ``N q̇`` and ``G`` of a single state (no batch axis)."""
+def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+    """``M``, ``N q̇``, ``G`` and spring-damper forces of a single state (no batch axis)."""
     nb, nq = links.shape[0], qd.shape[0]
-    M, Nqd, G = np.empty((nq, nq)), np.empty(nq), np.empty(nq)
-    _eom_state(geometry, links, body_inertia, gravity, f, grad, hess, True, qd, M, Nqd, G, _eom_workspace(nb, nq))
-    return M, Nqd, G
+    M, Nqd, G, Q = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq)
+    regular = _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, True, qd, M, Nqd, G, Q,
+                         _eom_workspace(nb, nq))
+    return M, Nqd, G, Q, regular
 
 
-def _parallel_eom(geometry, links, body_inertia, gravity, f, grad, hess, qd, blocks):  # pragma: no cover
-    """Batched ``M``, ``N q̇`` and ``G`` in ``blocks`` blocks of states, spread over the threads."""
+def _parallel_eom(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd, blocks):  # pragma: no cover
+    """Batched ``M``, ``N q̇``, ``G`` and spring forces in ``blocks`` blocks of states, over the threads."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
-    M, Nqd, G = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq))
+    M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
     curved = _nonzero(hess)
+    irregular = np.zeros(blocks, dtype=np.bool_)
     for block in numba.prange(blocks):
         workspace = _eom_workspace(nb, nq)
         for s in range(block * states // blocks, (block + 1) * states // blocks):
-            _eom_state(geometry, links, body_inertia, gravity, f[s], grad[s if grad.shape[0] > 1 else 0],
-                       hess[s if hess.shape[0] > 1 else 0], curved, qd[s], M[s], Nqd[s], G[s], workspace)
-    return M, Nqd, G
+            if not _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
+                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace):
+                irregular[block] = True
+    return M, Nqd, G, Q, not irregular.any()
 
 
 if ENABLED:
@@ -556,9 +612,27 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     return T, S, twists, dT, d2T.reshape(batch + (nb, nq, nq, 4, 4)) if order >= 2 else None
 
 
-def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray, gravity: NDArray, f: NDArray,
-                        grad: NDArray, hess: NDArray, qd: NDArray) -> tuple[NDArray, NDArray, NDArray]:
-    """``M(q)``, ``N(q, q̇) q̇`` and ``G(q)`` at every state (Eq. 145, 126, 187, 189-198).
+def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
+    """Spring-dampers as kernel rows ``(body a, body b, point a (3), point b (3), k, c, L₀)``.
+
+    Parameters
+    ----------
+    body_indices : sequence of int
+        ``(a, b)`` per spring; the ground is ``nb``.
+    springs : sequence of SpringDamper
+    """
+    rows = np.empty((len(springs), 11))
+    for row, spring, bodies in zip(rows, springs, body_indices):
+        row[:2] = bodies
+        row[2:5], row[5:8] = spring.point_a, spring.point_b
+        row[8:] = spring.stiffness, spring.damping, spring.free_length
+    rows.setflags(write=False)
+    return rows
+
+
+def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray, gravity: NDArray, springs: NDArray,
+                        f: NDArray, grad: NDArray, hess: NDArray, qd: NDArray):
+    """``M(q)``, ``N(q, q̇) q̇``, ``G(q)`` and spring-damper forces at every state (Eq. 145, 126, 187, 46).
 
     Parameters
     ----------
@@ -567,6 +641,8 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     body_inertia : ndarray, shape (nb, 13)
         :func:`inertia_rows` of the body-frame pseudo-inertias.
     gravity : ndarray, shape (3,)
+    springs : ndarray, shape (n_springs, 11)
+        :func:`spring_rows` (read-only), possibly empty.
     f, grad, hess : ndarray
         Joint variables with gradients and Hessians, shapes (..., nj), (..., nj, nq), (..., nj, nq, nq).
     qd : ndarray, shape (..., nq)
@@ -574,22 +650,26 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     Returns
     -------
     M : ndarray, shape (..., nq, nq)
-    velocity_forces, gravity_forces : ndarray, shape (..., nq)
+    velocity_forces, gravity_forces, spring_forces : ndarray, shape (..., nq)
+    regular : bool
+        False when the two points of a spring-damper coincide at some state (``spring_forces`` is
+        then incomplete).
     """
     if f.ndim == 1 and qd.ndim == 1:
-        return _eom_one(geometry, links, body_inertia, gravity, _writable(f), _writable(grad), _writable(hess),
-                        _writable(qd))
+        return _eom_one(geometry, links, body_inertia, gravity, springs, _writable(f), _writable(grad),
+                        _writable(hess), _writable(qd))
     batch = f.shape[:-1]
     if qd.shape[:-1] != batch:
         qd = np.broadcast_to(qd, batch + qd.shape[-1:])
-    arrays = (geometry, links, body_inertia, gravity, _batch_rows(f, batch, 1), _batch_rows(grad, batch, 2),
+    arrays = (geometry, links, body_inertia, gravity, springs, _batch_rows(f, batch, 1), _batch_rows(grad, batch, 2),
               _batch_rows(hess, batch, 3), _writable(qd).reshape(-1, qd.shape[-1]))
-    if arrays[4].shape[0] >= _PARALLEL_STATES and ENABLED:
-        M, Nqd, G = _parallel_eom(*arrays, numba.get_num_threads())
+    if arrays[5].shape[0] >= _PARALLEL_STATES and ENABLED:
+        M, Nqd, G, Q, regular = _parallel_eom(*arrays, numba.get_num_threads())
     else:
-        M, Nqd, G = _eom_kernel(*arrays)
+        M, Nqd, G, Q, regular = _eom_kernel(*arrays)
     nq = qd.shape[-1]
-    return M.reshape(batch + (nq, nq)), Nqd.reshape(batch + (nq,)), G.reshape(batch + (nq,))
+    return (M.reshape(batch + (nq, nq)), Nqd.reshape(batch + (nq,)), G.reshape(batch + (nq,)),
+            Q.reshape(batch + (nq,)), regular)
 
 
 def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,

@@ -286,16 +286,25 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
             b = model.body_index(load.body)
             torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", angular_velocity_jacobian(kin, b), torque)
-        elif isinstance(load, JointTorque):
-            row = model.joints.index(load.joint)
-            Q += kin.grad[..., row, :] * evaluate_value(load.torque, t, q, qd)[..., None]
-        elif isinstance(load, GeneralizedForce):
-            Q[..., model.coordinates.index(load.coordinate)] += evaluate_value(load.value, t, q, qd)
+        elif isinstance(load, (JointTorque, GeneralizedForce)):
+            Q += joint_space_force(model, kin.grad, load, t, q, qd)
         elif isinstance(load, (SpringDamper, LineForce)):
             tension, length_gradient = line_tension(model, kin, load, t, q, qd)
             Q -= tension[..., None] * length_gradient
         else:
             raise TypeError(f"not a load: {load!r}")
+    return Q
+
+
+def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Generalized force of a :class:`JointTorque` (``∇f_jᵀ τ``) or :class:`GeneralizedForce`, shape (..., nq).
+
+    Needs only the joint-variable gradients ``grad`` (..., nj, nq), no kinematics.
+    """
+    if isinstance(load, JointTorque):
+        return grad[..., model.joints.index(load.joint), :] * evaluate_value(load.torque, t, q, qd)[..., None]
+    Q = np.zeros(q.shape)
+    Q[..., model.coordinates.index(load.coordinate)] = evaluate_value(load.value, t, q, qd)
     return Q
 
 

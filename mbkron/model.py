@@ -356,18 +356,49 @@ class Model:
     def _kernel_inertia(self) -> NDArray[np.float64]:
         return kernels.inertia_rows(self.pseudo_inertias)
 
-    def _inertial_terms(self, q: NDArray[np.float64], qd: NDArray[np.float64], values):
+    @cached_property
+    def _model_springs(self) -> tuple:
+        """The spring-dampers among ``model.loads``."""
+        return tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper))
+
+    @cached_property
+    def _model_spring_rows(self) -> NDArray[np.float64]:
+        return self._build_spring_rows(self._model_springs)
+
+    def _spring_rows(self, springs: tuple) -> NDArray[np.float64]:
+        """:func:`mbkron.kernels.spring_rows` of spring-dampers (cached for ``model.loads``)."""
+        if springs is self._model_springs or not springs:
+            return self._model_spring_rows if springs else self._no_spring_rows
+        return self._build_spring_rows(springs)
+
+    @cached_property
+    def _no_spring_rows(self) -> NDArray[np.float64]:
+        return self._build_spring_rows(())
+
+    def _build_spring_rows(self, springs: tuple) -> NDArray[np.float64]:
+        bodies = [[self.nb if b == GROUND else self.body_index(b) for b in (s.body_a, s.body_b)] for s in springs]
+        return kernels.spring_rows(bodies, springs)
+
+    def _inertial_terms(self, q: NDArray[np.float64], qd: NDArray[np.float64], values, springs: tuple = ()):
         """``M``, ``N q̇`` and ``G`` (Eq. 145, 126, 187) at validated ``q``, ``q̇`` with joint values
-        ``(f, ∇f, H)``, by the compiled kernel when available; also the first-order kinematics when
-        the numpy route computed it (else None)."""
+        ``(f, ∇f, H)``, by the compiled kernel when available.
+
+        Returns
+        -------
+        (M, N q̇, G), spring_forces, kin
+            ``spring_forces``: generalized forces of the spring-dampers ``springs``, computed in the
+            kernel (None on the numpy route, or where two spring points coincide); ``kin``: the
+            first-order kinematics when the numpy route computed it (else None).
+        """
         if kernels.ENABLED:
-            return kernels.equations_of_motion(*self.tree.kernel_arrays, self._kernel_inertia, self.gravity,
-                                               *values, qd), None
+            M, velocity, gravity, spring_forces, regular = kernels.equations_of_motion(
+                *self.tree.kernel_arrays, self._kernel_inertia, self.gravity, self._spring_rows(springs), *values, qd)
+            return (M, velocity, gravity), (spring_forces if regular else None), None
         kin = kinematics.compute_kinematics(self.tree, values, q, 1)
         world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
         terms = (dynamics.mass_matrix(self.tree, kin, world), dynamics.velocity_forces(self.tree, kin, world, qd),
                  dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity))
-        return terms, kin
+        return terms, None, kin
 
     def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
@@ -459,13 +490,21 @@ class Model:
         if q.shape != qd.shape:
             q, qd = np.broadcast_arrays(q, qd)
         values = self._joint_values(q, 2)
-        (M, velocity, gravity), kin = self._inertial_terms(q, qd, values)
         loads = self.loads if loads is None else tuple(loads)
+        springs = self._model_springs if loads is self.loads else tuple(
+            load for load in loads if isinstance(load, loads_module.SpringDamper))
+        (M, velocity, gravity), applied, kin = self._inertial_terms(q, qd, values, springs if kernels.ENABLED else ())
+        if applied is None:
+            applied = np.zeros(q.shape)
+        elif loads:  # the kernel did the spring-dampers; joint-space loads need no kinematics
+            joint_space = (loads_module.JointTorque, loads_module.GeneralizedForce)
+            for load in loads:
+                if isinstance(load, joint_space):
+                    applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
+            loads = tuple(load for load in loads if not isinstance(load, joint_space + (loads_module.SpringDamper,)))
         if loads or muscle_forces is not None:
             kin = kin or kinematics.compute_kinematics(self.tree, values, q, 1)
-            applied = self._applied(kin, qd, loads, t, muscle_forces)
-        else:
-            applied = np.zeros(q.shape)
+            applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
         return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
                                           applied_forces=applied)
 

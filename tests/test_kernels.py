@@ -93,6 +93,51 @@ def test_closed_loop_with_loads(monkeypatch):
     _assert_close(compiled, reference)
 
 
+def _loaded_tree_model(seed: int):
+    """A random tree with spring-dampers (one to the ground), joint-space loads and a point force."""
+    from mbkron import loads
+
+    rng = np.random.default_rng(seed)
+    spec = random_tree(rng, nb=7, nq=3, fixed_fraction=0.0)
+    model = build_model(spec)
+    extra = (
+        loads.SpringDamper("b6", (0.1, 0.0, 0.2), "ground", (0.5, -0.3, 0.1), stiffness=120.0, damping=3.0,
+                           free_length=0.2),
+        loads.SpringDamper("b2", (0.0, 0.3, 0.0), "b5", (0.2, 0.0, -0.1), stiffness=40.0, damping=0.5),
+        loads.JointTorque("b1", lambda t, q, qd: 2.0 + q[..., 0]),
+        loads.GeneralizedForce("q2", 1.5),
+        loads.PointForce("b4", (0.1, 0.1, 0.0), (0.0, -3.0, 1.0)),
+    )
+    return model, extra
+
+
+@pytest.mark.parametrize("batch", [(), (5,), (600,)])
+def test_spring_dampers_and_joint_loads_in_the_kernel(monkeypatch, batch):
+    """Spring-dampers go through the dynamics kernel, joint-space loads skip the kinematics; the
+    applied forces equal the numpy route's (Eq. 46, 161)."""
+    model, extra = _loaded_tree_model(11)
+    rng = np.random.default_rng(6)
+    q, qd = rng.uniform(-1, 1, size=(2,) + batch + (model.nq,))
+    for chosen in (extra, extra[:2], extra[2:4]):
+        compiled, reference = _both(monkeypatch, lambda: model.equations_of_motion(q, qd, loads=chosen, t=0.3))
+        for name in ("mass_matrix", "velocity_forces", "gravity_forces", "applied_forces"):
+            _assert_close(getattr(compiled, name), getattr(reference, name))
+        assert np.abs(reference.applied_forces).max() > 1.0  # the loads do act
+
+
+def test_spring_with_coincident_points_reported_by_both_routes(monkeypatch):
+    from mbkron import loads
+
+    model, _ = _loaded_tree_model(11)
+    q = np.zeros(model.nq)
+    T = model.kinematics(q, 0).T[model.body_index("b3")]
+    spring = loads.SpringDamper("b3", (0.0, 0.0, 0.0), "ground", tuple(T[:3, 3]), stiffness=1.0)
+    for enabled in (True, False):
+        monkeypatch.setattr(kernels, "ENABLED", enabled)
+        with pytest.raises(ValueError, match="coincide"):
+            model.equations_of_motion(q, q, loads=(spring,))
+
+
 def test_numpy_route_selected_by_environment():
     """``MBKRON_KERNELS=numpy`` turns the kernels off for a whole process."""
     code = "from mbkron import kernels; print(kernels.ENABLED)"
