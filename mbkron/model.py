@@ -351,6 +351,19 @@ class Model:
                              f"{', '.join(muscle_set.names)}), got {forces.shape}")
         return np.einsum("...km,...m->...k", muscle_set.moment_arms(kin), forces)
 
+    def build_fast_paths(self) -> None:
+        """Build the compiled fast paths of the constraint groups now rather than after their warm-up.
+
+        With numba installed, a constraint group given as expressions switches to a compiled Newton
+        step after :data:`mbkron.constraint_solvers.FAST_PATH_WARM_UP` evaluations
+        (:mod:`mbkron.compiled_constraints`); call this before timing a computation. The machine code
+        is generated on the next evaluation. Without numba it does nothing.
+        """
+        for _, provider in self.joint_variable_map.providers:
+            build = getattr(provider, "compile", None)
+            if build is not None:
+                build()
+
     # ------------------------------------------------------------------ dynamics
     @cached_property
     def _kernel_inertia(self) -> NDArray[np.float64]:

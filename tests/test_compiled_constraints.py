@@ -73,6 +73,14 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
     assert calls["python"] == 1
 
 
+def test_model_builds_its_fast_paths_on_request():
+    model = andrews_squeezer("projection", "expressions")
+    assert _provider(model).fast_step is None
+    model.build_fast_paths()
+    assert _provider(model).fast_step is not None
+    assert _provider(model).fast_step.projection
+
+
 def test_built_after_warm_up(monkeypatch):
     monkeypatch.setattr(constraint_solvers, "FAST_PATH_WARM_UP", 5)
     provider = _provider(andrews_squeezer("lu", "expressions"))
