@@ -7,10 +7,11 @@ equations are evaluated here by loops compiled once (and cached on disk), state 
 intermediate in a few small scratch arrays: ``T_i`` (Eq. 40), ``S_j``, ``Ω_ik`` and ``∂T_i/∂q_k``
 (Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
 composite-body regrouping of :mod:`mbkron.dynamics` together with the generalized forces of
-spring-dampers (Eq. 46, 161), and muscle path lengths and moment arms (Eq. 195). The results equal the numpy routes to rounding
-(``tests/test_kernels.py``); set the environment variable ``MBKRON_KERNELS=numpy`` before importing
-mbkron to use the numpy routes anyway. A first use compiles each kernel once per argument type
-(~10 s for a model's kernels) and caches the machine code next to this file (numba's ``cache=True``).
+spring-dampers (Eq. 46, 161), and muscle path lengths and moment arms (Eq. 195). The results equal
+the numpy routes to rounding (``tests/test_kernels.py``); set the environment variable
+``MBKRON_KERNELS=numpy`` before importing mbkron to use the numpy routes anyway. A first use
+compiles each kernel once per argument type (~10 s for a model's kernels) and caches the machine code
+next to this file (numba's ``cache=True``).
 
 Inside the kernels a twist ``X = [[ω̃, v], [0, 0]]`` (``X {r; 1} = ω × r + v``: a world-frame
 velocity-like 4×4 matrix such as ``S_j`` or ``Ω_ik``) is held as the 6-vector ``(ω, v)``, and a
