@@ -222,7 +222,7 @@ def _step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cu
         grad[:, :] = -g_q
         _lu_solve(LU, piv, grad)
     if order >= 2:
-        gamma = np.empty((m, nq, nq))
+        gamma = np.empty((m, nq, nq))  # Γ as hessian_right_hand_side (whose 3-D products numba lacks)
         for i in range(m):
             mixed = (g_up[i] @ A).T @ grad  # [k, l] = Σ_j ∂²g_i/∂q_k∂f_j ∂f_j/∂q_l
             gamma[i] = A.T @ g_pp[i] @ A + mixed + mixed.T + grad.T @ g_uu[i] @ grad
@@ -261,7 +261,7 @@ class FastStep:
                          solver.jump_tolerance, solver.max_newton_step, solver.max_step)
         self.projection = method == "projection"
         nq = self.A.shape[1]
-        self._flat_curvature = np.zeros((self.m, nq, nq))
+        self._zero_curvature = np.zeros((self.m, nq, nq))
 
     def step(self, solver, q: NDArray, order: int):
         """Solve at ``q`` from ``solver.last`` and differentiate; None when the Python solver must.
@@ -273,7 +273,7 @@ class FastStep:
         """
         start = solver.last
         use_curvature = solver.curvature is not None and solver.curvature[0] is start
-        curvature = solver.curvature[1] if use_curvature else self._flat_curvature
+        curvature = solver.curvature[1] if use_curvature else self._zero_curvature
         try:
             status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel(
                 self.first, self.second, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature,

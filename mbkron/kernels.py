@@ -88,7 +88,7 @@ def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
     out = np.concatenate([pseudo_inertias[:, :3, :3].reshape(nb, 9), pseudo_inertias[:, :3, 3],
                           pseudo_inertias[:, 3, 3:4]], axis=1)
     out.setflags(write=False)
-    return np.ascontiguousarray(out)
+    return out
 
 
 # ----------------------------------------------------------------------------- per-state pieces
@@ -557,12 +557,6 @@ def _writable(values: NDArray) -> NDArray[np.float64]:
     return values if values.flags.writeable else values.copy()
 
 
-def _writable_ints(values: NDArray) -> NDArray[np.int64]:
-    """``values`` as a C-contiguous, writeable int64 array (see :func:`_writable`)."""
-    values = np.ascontiguousarray(values, dtype=np.int64)
-    return values if values.flags.writeable else values.copy()
-
-
 def _batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArray[np.float64]:
     """``values`` of shape ``batch + rest`` as a C-contiguous (states or 1, *rest) float array; a
     batch-broadcast array (all batch strides 0, e.g. constant gradients) becomes one row."""
@@ -686,11 +680,12 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     ----------
     T : ndarray, shape (..., nb, 4, 4)
     twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
-    point_body, point_muscle, moving_of_point : ndarray of int, shape (P,)
+    point_body, point_muscle, moving_of_point : ndarray of int64, shape (P,)
         Body of each point (``nb`` for the ground), its muscle, its row among the moving points (−1).
     local_points : ndarray, shape (P, 3)
+        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`_writable`.)
     offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
-    segment_start : ndarray of int, shape (n_segments,)
+    segment_start : ndarray of int64, shape (n_segments,)
         First point of each segment (the second is the next point).
     n_muscles : int
     zero_length : float
@@ -710,9 +705,6 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     nq = 0 if twists is None else twists.shape[-3]
     T_rows = _writable(T).reshape((-1, nb, 4, 4))
     twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else _writable(twists).reshape((-1, nb, nq, 4, 4))
-    point_body, point_muscle, moving_of_point, local_points, segment_start = (
-        _writable_ints(point_body), _writable_ints(point_muscle), _writable_ints(moving_of_point),
-        _writable(local_points), _writable_ints(segment_start))
     if offsets is None:
         offsets, offset_gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
     else:

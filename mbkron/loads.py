@@ -311,11 +311,11 @@ def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd
 def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``."""
     if kernels.ENABLED:  # a two-point path: ∂L/∂q = −R (Eq. 195)
-        bodies = np.array([model.nb if body == "ground" else model.body_index(body)
-                           for body in (load.body_a, load.body_b)], dtype=np.int64)
+        bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
+                                      for body in (load.body_a, load.body_b)], dtype=np.int64))
+        points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
         length, R, short = kernels.path_lengths_and_moment_arms(
-            kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, np.array([load.point_a, load.point_b], dtype=float),
-            None, None, _LINE_SEGMENT, 1, 1e-12)
+            kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
         if short < 0:
             return length[..., 0], -R[..., 0]
     ends = []
@@ -337,7 +337,14 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     return length, np.einsum("...x,...xk->...k", unit, Jb - Ja)
 
 
-_LINE_MUSCLE, _LINE_FIXED, _LINE_SEGMENT = np.zeros(2, np.int64), np.full(2, -1, np.int64), np.zeros(1, np.int64)
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values.setflags(write=False)
+    return values
+
+
+# the constant arrays of a two-point path, read-only like a muscle set's (one kernel compilation)
+_LINE_MUSCLE, _LINE_FIXED = _read_only(np.zeros(2, np.int64)), _read_only(np.full(2, -1, np.int64))
+_LINE_SEGMENT = _read_only(np.zeros(1, np.int64))
 
 
 def line_tension(model, kin, load, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -380,13 +380,7 @@ class Model:
 
     def _spring_rows(self, springs: tuple) -> NDArray[np.float64]:
         """:func:`mbkron.kernels.spring_rows` of spring-dampers (cached for ``model.loads``)."""
-        if springs is self._model_springs or not springs:
-            return self._model_spring_rows if springs else self._no_spring_rows
-        return self._build_spring_rows(springs)
-
-    @cached_property
-    def _no_spring_rows(self) -> NDArray[np.float64]:
-        return self._build_spring_rows(())
+        return self._model_spring_rows if springs is self._model_springs else self._build_spring_rows(springs)
 
     def _build_spring_rows(self, springs: tuple) -> NDArray[np.float64]:
         bodies = [[self.nb if b == GROUND else self.body_index(b) for b in (s.body_a, s.body_b)] for s in springs]
@@ -506,7 +500,7 @@ class Model:
         loads = self.loads if loads is None else tuple(loads)
         springs = self._model_springs if loads is self.loads else tuple(
             load for load in loads if isinstance(load, loads_module.SpringDamper))
-        (M, velocity, gravity), applied, kin = self._inertial_terms(q, qd, values, springs if kernels.ENABLED else ())
+        (M, velocity, gravity), applied, kin = self._inertial_terms(q, qd, values, springs)
         if applied is None:
             applied = np.zeros(q.shape)
         elif loads:  # the kernel did the spring-dampers; joint-space loads need no kinematics

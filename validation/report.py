@@ -249,11 +249,8 @@ def two_link_arm(quick: bool) -> tuple[list[Check], list[str]]:
 def three_link_arm(quick: bool) -> tuple[list[Check], list[str]]:
     """Seed 001's three-link arm with a spring against Cesari's closed forms and Newton–Euler."""
     rng = np.random.default_rng(3)
-    arm = cesari.CesariArm(l1=0.31, l2=0.27, d1=0.14, d2=0.12, d3=0.06, m1=2.1, m2=1.2, m3=0.45,
-                           I1=0.021, I2=0.008, I3=0.0009, d_s=0.04)
-    spring = 17.5
-    model = models.three_link_arm(l1=arm.l1, l2=arm.l2, d1=arm.d1, d2=arm.d2, d3=arm.d3, m1=arm.m1, m2=arm.m2,
-                                  m3=arm.m3, I1=arm.I1, I2=arm.I2, I3=arm.I3, d_s=arm.d_s, spring_force=spring)
+    arm, spring = cesari.EXAMPLE_ARM, cesari.EXAMPLE_SPRING
+    model = models.three_link_arm(**dataclasses.asdict(arm), spring_force=spring)
     a, ad, add = rng.uniform(-2, 2, size=(3, 10 if quick else 200, 3))
     return [
         _relative_check("mass matrix M", model.mass_matrix(a), cesari.inertia_matrix(arm, a), 1e-10),

@@ -168,9 +168,9 @@ class MuscleSet:
             starts += range(first, len(bodies) - 1)
             segment_muscle += [m] * (len(path.points) - 1)
         P, S, M = len(bodies), len(starts), len(self.paths)
-        self.point_body = np.array(bodies, dtype=np.intp)
+        self.point_body = np.array(bodies, dtype=np.int64)
         self.local_points = np.array(local).reshape(P, 3)
-        self.segment_start = np.array(starts, dtype=np.intp)
+        self.segment_start = np.array(starts, dtype=np.int64)
         self.segment_end = self.segment_start + 1
         self.segment_muscle = np.array(segment_muscle, dtype=np.intp)
         # f = D u: +u_s on the first point of segment s, −u_s on its second

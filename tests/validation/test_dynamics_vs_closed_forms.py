@@ -6,6 +6,8 @@ and joint reaction forces must equal them to 1e-10 relative.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -99,11 +101,8 @@ def test_seed_000_unique_contributions_sum_to_the_torques():
 
 def test_cesari_three_link():
     rng = np.random.default_rng(3)
-    arm = cesari.CesariArm(l1=0.31, l2=0.27, d1=0.14, d2=0.12, d3=0.06, m1=2.1, m2=1.2, m3=0.45,
-                           I1=0.021, I2=0.008, I3=0.0009, d_s=0.04)
-    spring = 17.5
-    model = models.three_link_arm(l1=arm.l1, l2=arm.l2, d1=arm.d1, d2=arm.d2, d3=arm.d3, m1=arm.m1, m2=arm.m2,
-                                  m3=arm.m3, I1=arm.I1, I2=arm.I2, I3=arm.I3, d_s=arm.d_s, spring_force=spring)
+    arm, spring = cesari.EXAMPLE_ARM, cesari.EXAMPLE_SPRING
+    model = models.three_link_arm(**dataclasses.asdict(arm), spring_force=spring)
     for _ in range(5):
         a, ad, add = rng.uniform(-2, 2, size=(3, 3))
         close(model.mass_matrix(a), cesari.inertia_matrix(arm, a))

@@ -86,6 +86,13 @@ class CesariArm:
     g: float = 9.81
 
 
+EXAMPLE_ARM = CesariArm(l1=0.31, l2=0.27, d1=0.14, d2=0.12, d3=0.06, m1=2.1, m2=1.2, m3=0.45,
+                        I1=0.021, I2=0.008, I3=0.0009, d_s=0.04)
+"""The arm the cross-checks use (tests and the validation report), with spring force ``EXAMPLE_SPRING``."""
+EXAMPLE_SPRING = 17.5
+"""N."""
+
+
 @dataclass(frozen=True)
 class NewtonEulerSolution:
     """Joint moments and joint reaction forces from Eqs. 15–23 of seed 001.
