@@ -92,6 +92,15 @@ __all__ = [
 ]
 
 #: Functions callable in expressions: name -> (sympy constructor, number of arguments).
+def _absolute(argument: sympy.Expr) -> sympy.Expr:
+    """``abs``: ``sympy.Abs`` made idempotent (sympy turns ``Abs(−Abs(x))`` into ``Abs(Abs(x))``,
+    which then prints and parses back as ``Abs(x)``: one canonical form per value)."""
+    value = sympy.Abs(argument)
+    while isinstance(value, sympy.Abs) and isinstance(value.args[0], sympy.Abs):
+        value = value.args[0]
+    return value
+
+
 _FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], int]] = {
     "sin": (sympy.sin, 1),
     "cos": (sympy.cos, 1),
@@ -103,12 +112,12 @@ _FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], int]] = {
     "exp": (sympy.exp, 1),
     "log": (sympy.log, 1),
     "sqrt": (sympy.sqrt, 1),
-    "abs": (sympy.Abs, 1),
+    "abs": (_absolute, 1),
 }
 #: Sympy function classes printed as calls (``sqrt`` is a power in sympy and printed as such).
 _FUNCTION_NAMES: dict[type, str] = {
     constructor: name for name, (constructor, _) in _FUNCTIONS.items() if isinstance(constructor, type)
-}
+} | {sympy.Abs: "abs"}
 _CONSTANT_PI = "pi"
 
 #: Exact integers (and numerators/denominators of fractions) must be below 2**MAX_INTEGER_BITS.

@@ -958,3 +958,11 @@ def test_property_binary_garbage_raises_only_expression_error(data):
             parse(text)
         except ExpressionError as error:
             str(error).encode("utf-8")
+
+
+def test_nested_abs_has_one_canonical_form():
+    """sympy gives Abs(−Abs(x)) = Abs(Abs(x)); the parser collapses it so that printing and parsing
+    again returns the same expression (found by the round-trip property test)."""
+    expr = parse("-(abs(-(abs(x))))")
+    assert expr == -sympy.Abs(SYMBOLS["x"])
+    assert parse(format_expression(expr)) == expr
