@@ -29,10 +29,10 @@ from scipy.integrate import solve_ivp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine  # noqa: E402
-from mbkron.expressions import parse_expression  # noqa: E402
-from mbkron.models.andrews import EQUATIONS, INITIAL, PARAMETERS as P, andrews_squeezer  # noqa: E402
+from mbkron.expressions.parser import parse_expression  # noqa: E402
+from mbkron.examples.andrews import EQUATIONS, INITIAL, PARAMETERS as P, andrews_squeezer  # noqa: E402
 from validation.andrews_reference import reference_mass_matrix  # noqa: E402
-from mbkron.simulation import simulate  # noqa: E402
+from mbkron.integrate.simulate import simulate  # noqa: E402
 from validation import dae  # noqa: E402
 
 ORDER = ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon")
@@ -54,7 +54,7 @@ def mbkron_error(model, method: str, tol: float) -> tuple[float, float, int]:
 
 
 def dae_system() -> tuple[dae.PlanarSystem, np.ndarray]:
-    """Andrews' squeezer in absolute coordinates, body frames as in mbkron.models.andrews."""
+    """Andrews' squeezer in absolute coordinates, body frames as in mbkron.examples.andrews."""
     s = dae.PlanarSystem(gravity=(0.0, 0.0))
     body = {name: s.add_body(dae.Body(name, mass=P[m], inertia=P[i], com=com)) for name, m, i, com in (
         ("crank", "m1", "i1", (P["ra"], 0)), ("coupler", "m2", "i2", (-P["da"], 0)),

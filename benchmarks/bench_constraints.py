@@ -1,12 +1,12 @@
 """Cost and accuracy of the constraint solvers on an Andrews-sized system (Section 3-3).
 
 Run ``python -m benchmarks.bench_constraints`` from the repository root. The system is Andrews'
-squeezer's joint-variable map (:func:`mbkron.models.andrews.andrews_squeezer`): seven
+squeezer's joint-variable map (:func:`mbkron.examples.andrews.andrews_squeezer`): seven
 joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is one call
 ``provider.evaluate(q, 2)`` as an ODE right-hand side makes it, walking ``q`` in steps of
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
 With numba installed the LU and projection providers take their compiled fast path
-(:mod:`mbkron.compiled_constraints`, built here before timing); the rows "given f" time the Python
+(:mod:`mbkron.jointvars.compiled`, built here before timing); the rows "given f" time the Python
 derivative routes, which the fast path replaces.
 
 The machine may be shared, so every cost is also given as a ratio to a baseline measured in the
@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from mbkron.constraint_solvers import implicit_derivatives
-from mbkron.models.andrews import INITIAL, andrews_squeezer
+from mbkron.jointvars.solvers import implicit_derivatives
+from mbkron.examples.andrews import INITIAL, andrews_squeezer
 
 REPEATS = 5
 STATES = 2000

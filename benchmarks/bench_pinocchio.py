@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import best_time, machine  # noqa: E402
-from mbkron import models  # noqa: E402
+from mbkron import examples as models  # noqa: E402
 
 G = 9.81
 

@@ -6,7 +6,7 @@ trajectory (Flash & Hogan 1985), and shows which torques the muscles must supply
 (centripetal and Coriolis) and gravitational. This script does the same with mbkron:
 
 1. build the arm with :class:`mbkron.ModelBuilder` from Dempster's segment parameters
-   (:func:`mbkron.models.dempster_two_link`, 1.70 m, 70 kg);
+   (:func:`mbkron.examples.dempster_two_link`, 1.70 m, 70 kg);
 2. inverse dynamics along a minimum-jerk movement of the shoulder and elbow angles: the torque
    contributions ``M q̈`` (inertial), ``N q̇`` (velocity) and ``−G`` (gravity), which add up to the
    joint torques ``τ = M q̈ + N q̇ − G``;
@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import mbkron
-from mbkron.models import dempster_two_link
+from mbkron.examples import dempster_two_link
 
 START = np.deg2rad([-90.0, 0.0])  # shoulder (from the horizontal), elbow (relative): hanging at the side
 END = np.deg2rad([0.0, 90.0])  # upper arm forward and horizontal, elbow flexed 90°

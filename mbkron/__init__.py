@@ -2,15 +2,21 @@
 
 Kronecker-product calculus of matrix-valued functions (Ehsani, Definition 1 and Theorems 1-4)
 that embeds joint constraints and empirical joint rhythms directly into ODEs.
+
+The package is layered; each subpackage imports only from the ones below it
+(docs/architecture.md): ``core`` and ``expressions`` → ``compiled`` → ``kinematics`` →
+``jointvars`` → ``dynamics`` → ``muscles`` → ``backends`` → ``model`` → ``integrate``, ``io``,
+``examples`` → ``cli``.
 """
 
-from mbkron.builder import ModelBuilder, rigid_transform
-from mbkron.errors import ConfigurationError, ModelError
-from mbkron.io import load_model
-from mbkron.jointvars import Linear
-from mbkron.model import Model
-from mbkron.simulation import SimulationResult, simulate
-from mbkron import loads, models  # noqa: E402  (subpackages users reach as mbkron.loads, mbkron.models)
+from mbkron.core.errors import ConfigurationError, ModelError
+from mbkron.dynamics import loads
+from mbkron.integrate.simulate import SimulationResult, simulate
+from mbkron.io.model_files import dump_model, load_model
+from mbkron.jointvars.explicit import Linear
+from mbkron.model.builder import ModelBuilder, rigid_transform
+from mbkron.model.model import Model
+from mbkron import examples
 
 __version__ = "0.1.0"
 
@@ -21,9 +27,10 @@ __all__ = [
     "ModelBuilder",
     "ModelError",
     "SimulationResult",
+    "dump_model",
+    "examples",
     "load_model",
     "loads",
-    "models",
     "rigid_transform",
     "simulate",
     "__version__",

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron import cli
+from mbkron.cli import commands as cli
 from validation.closed_form import duarte_two_link as duarte
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,7 +205,7 @@ def test_write_atomically_keeps_the_old_file_when_writing_fails(tmp_path, monkey
 
 def test_console_script_as_a_subprocess(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-m", "mbkron.cli", "kinematics", str(TWO_LINK), "--q", "alpha1=90",
+    done = subprocess.run([sys.executable, "-m", "mbkron.cli.commands", "kinematics", str(TWO_LINK), "--q", "alpha1=90",
                            "--point", "tip=link2:L2,0,0", "-o", str(tmp_path / "k.csv")],
                           capture_output=True, text=True, env=environment, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -213,7 +213,7 @@ def test_console_script_as_a_subprocess(tmp_path):
     p = duarte.dempster_parameters()
     np.testing.assert_allclose([column(header, table, "tip.x")[0], column(header, table, "tip.y")[0]],
                                [0.0, p.L1 + p.L2], atol=1e-15)
-    failed = subprocess.run([sys.executable, "-m", "mbkron.cli", "info", str(tmp_path / "none.toml")],
+    failed = subprocess.run([sys.executable, "-m", "mbkron.cli.commands", "info", str(tmp_path / "none.toml")],
                             capture_output=True, text=True, env=environment, timeout=120)
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
 

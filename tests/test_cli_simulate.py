@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbkron.cli import main
-from mbkron.models.andrews import INITIAL, andrews_squeezer
-from mbkron.simulation import simulate
+from mbkron.cli.commands import main
+from mbkron.examples.andrews import INITIAL, andrews_squeezer
+from mbkron.integrate.simulate import simulate
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 

@@ -1,6 +1,6 @@
 """The compiled fast path of expression-form constraint groups equals the Python solver.
 
-mbkron.compiled_constraints solves the common continuation step in one compiled function and sends
+mbkron.jointvars.compiled solves the common continuation step in one compiled function and sends
 every other state back to PositionSolver; here both routes run side by side on the same paths (the
 Python route is validated against Shabana-style kinematics and the IVP test set elsewhere).
 """
@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron import constraint_solvers, kernels
-from mbkron.constraints import SymbolicConstraints
-from mbkron.errors import ConfigurationError
-from mbkron.models.andrews import INITIAL, andrews_squeezer
-from mbkron.models.linkages import five_bar, four_bar
+from mbkron.jointvars import solvers as constraint_solvers
+from mbkron.compiled import kernels
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.core.errors import ConfigurationError
+from mbkron.examples.andrews import INITIAL, andrews_squeezer
+from mbkron.examples.linkages import five_bar, four_bar
 
 pytestmark = pytest.mark.skipif(not kernels.ENABLED,
                                 reason="numba (the `fast` extra) is not installed, or MBKRON_KERNELS=numpy")

@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 
 import mbkron
 from mbkron import ConfigurationError, ModelError
-from mbkron.constraint_solvers import (
+from mbkron.jointvars.solvers import (
     LUFactors,
     hessian_right_hand_side,
     projection_rows,
     projection_solve,
 )
-from mbkron.constraints import LoopClosure, LoopClosures, SymbolicConstraints
-from mbkron.models import linkages
-from mbkron.models.andrews import INITIAL, SOLVED, andrews_squeezer
+from mbkron.jointvars.constraints import LoopClosure, LoopClosures, SymbolicConstraints
+from mbkron.examples import linkages
+from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer
 
 L1, L2 = 0.7, 0.5
 EXACT = ("lu", "projection")

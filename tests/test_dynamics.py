@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron import dynamics, dynamics_literal, kinematics_literal, loads
+from mbkron.dynamics import terms as dynamics
+from mbkron.dynamics import literal as dynamics_literal
+from mbkron.kinematics import literal as kinematics_literal
+from mbkron.dynamics import loads
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import FIRST, assert_close, first_difference
 
@@ -138,7 +141,7 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
 
 
 def test_callable_load_values_receive_time_and_state():
-    model = mbkron.models.two_link_arm()
+    model = mbkron.examples.two_link_arm()
     seen = []
 
     def tension(t, q, qd):
@@ -259,13 +262,13 @@ def test_reaction_moments_about_joint_axes_are_the_joint_forces(tree):
 
 
 def test_large_batches_are_chunked_with_the_same_result(monkeypatch):
-    import mbkron.model
+    import mbkron.model.model
 
-    model = mbkron.models.planar_chain([0.3] * 4, [0.1] * 4, [0.0] * 4, [1.0] * 4, [0.01] * 4)
+    model = mbkron.examples.planar_chain([0.3] * 4, [0.1] * 4, [0.0] * 4, [1.0] * 4, [0.01] * 4)
     rng = np.random.default_rng(5)
     q, qd = rng.normal(size=(2, 37, 4))
     whole = model.equations_of_motion(q, qd)
-    monkeypatch.setattr(mbkron.model, "_CHUNK_ELEMENTS", 16 * 4 * 4 * 5)  # 5 states per chunk
+    monkeypatch.setattr(mbkron.model.model, "_CHUNK_ELEMENTS", 16 * 4 * 4 * 5)  # 5 states per chunk
     chunked = model.equations_of_motion(q, qd)
     for name in ("mass_matrix", "velocity_forces", "gravity_forces", "applied_forces"):
         np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))

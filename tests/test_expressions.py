@@ -1,4 +1,4 @@
-"""Tests of mbkron.expressions: the whitelist parser and printer for model-file expressions."""
+"""Tests of mbkron.expressions.parser: the whitelist parser and printer for model-file expressions."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import sympy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mbkron.expressions import (
+from mbkron.expressions.parser import (
     MAX_EXPONENT,
     ExpressionError,
     check_name,

@@ -1,4 +1,4 @@
-"""Empirical 1-D functions (mbkron.functions) against independent computations.
+"""Empirical 1-D functions (mbkron.jointvars.functions) against independent computations.
 
 References: scipy's CubicSpline (natural end conditions), the defining equations of the
 Forsythe–Malcolm–Moler spline solved exactly with sympy, exact reproduction of cubics, OpenSim's
@@ -16,8 +16,8 @@ import scipy.interpolate
 import sympy
 
 import mbkron
-from mbkron.errors import ModelError
-from mbkron.functions import (
+from mbkron.core.errors import ModelError
+from mbkron.jointvars.functions import (
     CoordinateFunction,
     CoordinateFunctionVariables,
     CubicSpline,

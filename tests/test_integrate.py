@@ -1,4 +1,4 @@
-"""Tests of mbkron.integrate: TRBDF2 and RKF45 as scipy ``OdeSolver`` classes.
+"""Tests of mbkron.integrate.solvers: TRBDF2 and RKF45 as scipy ``OdeSolver`` classes.
 
 Every expected value is computed independently of the code under test: closed-form
 solutions, matrix exponentials, stability functions derived by hand from the
@@ -15,7 +15,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 from scipy.sparse import csc_matrix
 
-from mbkron.integrate import RKF45, TRBDF2
+from mbkron.integrate.solvers import RKF45, TRBDF2
 
 SQRT2 = np.sqrt(2.0)
 GAMMA = 2.0 - SQRT2  # Bank et al. 1985 / Hosea & Shampine 1996

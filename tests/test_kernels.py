@@ -1,4 +1,4 @@
-"""The compiled kernels (mbkron.kernels) equal the vectorised numpy routes.
+"""The compiled kernels (mbkron.compiled.kernels) equal the vectorised numpy routes.
 
 Everything else in the suite runs through the kernels when numba is installed, against independent
 references (sympy, closed forms, Kane's method, Pinocchio); here the two implementations of the same
@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from mbkron import kernels
-from mbkron.models.andrews import INITIAL, andrews_squeezer
+from mbkron.compiled import kernels
+from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from tests.random_trees import build_model, random_tree
 
 pytestmark = pytest.mark.skipif(not kernels.ENABLED,
@@ -95,7 +95,7 @@ def test_closed_loop_with_loads(monkeypatch):
 
 def _loaded_tree_model(seed: int):
     """A random tree with spring-dampers (one to the ground), joint-space loads and a point force."""
-    from mbkron import loads
+    from mbkron.dynamics import loads
 
     rng = np.random.default_rng(seed)
     spec = random_tree(rng, nb=7, nq=3, fixed_fraction=0.0)
@@ -126,7 +126,7 @@ def test_spring_dampers_and_joint_loads_in_the_kernel(monkeypatch, batch):
 
 
 def test_spring_with_coincident_points_reported_by_both_routes(monkeypatch):
-    from mbkron import loads
+    from mbkron.dynamics import loads
 
     model, _ = _loaded_tree_model(11)
     q = np.zeros(model.nq)
@@ -173,7 +173,7 @@ def test_muscle_lengths_and_moment_arms_equal_numpy_route(monkeypatch, muscle_mo
 
 def test_zero_length_segment_reported_by_both_routes(monkeypatch):
     import mbkron
-    from mbkron.errors import ConfigurationError
+    from mbkron.core.errors import ConfigurationError
 
     b = mbkron.ModelBuilder()
     b.add_coordinate("x", unit="m")

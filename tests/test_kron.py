@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy
 
-from mbkron import kron
+from mbkron.core import kron
 
 TOL = 1e-12
 

@@ -1,4 +1,4 @@
-"""Model definition files (mbkron.io): the shipped models against independent references, unit
+"""Model definition files (mbkron.io.model_files): the shipped models against independent references, unit
 conversion, round trips, validation messages and the safety of formulas."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import sympy
 from scipy.spatial.transform import Rotation
 
 import mbkron
-import mbkron.models
-from mbkron.errors import ModelError
-from mbkron.functions import CoordinateFunction, CubicSpline, FourierSeries
-from mbkron.io import (
+import mbkron.examples
+from mbkron.core.errors import ModelError
+from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
+from mbkron.io.model_files import (
+    dump_model,
     ExpressionValue,
     dump_model,
     format_toml,
@@ -28,7 +29,7 @@ from mbkron.io import (
     parse_model_file,
     read_model_file,
 )
-from mbkron.loads import LineForce, PointForce
+from mbkron.dynamics.loads import LineForce, PointForce
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as chain_reference
@@ -118,7 +119,7 @@ def test_two_link_arm_kinematics_equal_hand_written_formulas():
 
 
 def test_two_link_arm_file_equals_the_python_factory():
-    assert model_differences(load_model(MODELS / "two_link_arm.toml"), mbkron.models.two_link_arm()) == []
+    assert model_differences(load_model(MODELS / "two_link_arm.toml"), mbkron.examples.two_link_arm()) == []
 
 
 def cesari_arm_from(model_file):
@@ -152,7 +153,7 @@ def test_three_link_arm_matches_cesaris_equations():
 def test_three_link_arm_file_equals_the_python_factory():
     model_file = read_model_file(MODELS / "three_link_arm.toml")
     p = model_file.parameters
-    factory = mbkron.models.three_link_arm(d_s=p["d_S"], spring_force=p["F_S"])
+    factory = mbkron.examples.three_link_arm(d_s=p["d_S"], spring_force=p["F_S"])
     assert model_differences(model_file.model, factory) == []
 
 
@@ -210,11 +211,11 @@ def test_planar_chain_file_equals_the_python_factory():
         tension = load.tension
         if isinstance(tension, ExpressionValue):
             tension = lambda t, q, qd: 300 * np.sin(np.pi * t) ** 2  # noqa: E731 - the file's formula, by hand
-        muscles.append(mbkron.models.ChainMuscle(links[0], tuple(load.point_a[:2]), links[1], tuple(load.point_b[:2]), tension))
-    factory = mbkron.models.planar_chain(
+        muscles.append(mbkron.examples.ChainMuscle(links[0], tuple(load.point_a[:2]), links[1], tuple(load.point_b[:2]), tension))
+    factory = mbkron.examples.planar_chain(
         [p[f"l{k}"] for k in range(1, 5)], [p[f"lC{k}"] for k in range(1, 5)], [p[f"epsC{k}"] * rad for k in range(1, 5)],
         [p[f"m{k}"] for k in range(1, 5)], [p[f"IC{k}"] for k in range(1, 5)],
-        contacts=[mbkron.models.ChainContact(4, p["R"], p["l_R"], p["eps_R"] * rad, p["gamma_R"] * rad)],
+        contacts=[mbkron.examples.ChainContact(4, p["R"], p["l_R"], p["eps_R"] * rad, p["gamma_R"] * rad)],
         muscles=muscles, g=p["g"])
     assert model_differences(model_file.model, factory) == []
 
@@ -546,7 +547,7 @@ FOUR_BAR = (MODELS / "four_bar.toml").read_text()
 
 
 def test_shipped_four_bar_equals_the_python_linkage():
-    from mbkron.models import linkages
+    from mbkron.examples import linkages
 
     model_file = read_model_file(MODELS / "four_bar.toml")
     assert set(model_file.solved) == {"crank", "coupler", "rocker"}
@@ -560,7 +561,7 @@ def test_shipped_four_bar_equals_the_python_linkage():
 
 
 def test_shipped_five_bar_equals_the_python_linkage():
-    from mbkron.models import five_bar
+    from mbkron.examples import five_bar
 
     model_file = read_model_file(MODELS / "five_bar.toml")
     assert model_differences(model_file.model, five_bar(solver="projection"), rtol=1e-9, atol=1e-10) == []
@@ -570,7 +571,7 @@ def test_shipped_five_bar_equals_the_python_linkage():
 
 
 def test_shipped_andrews_squeezer_equals_the_python_model():
-    from mbkron.models.andrews import INITIAL, andrews_squeezer
+    from mbkron.examples.andrews import INITIAL, andrews_squeezer
 
     model_file = read_model_file(MODELS / "andrews_squeezer.toml")
     assert model_differences(model_file.model, andrews_squeezer("lu"), rtol=1e-12, atol=1e-13) == []
@@ -581,11 +582,11 @@ def test_shipped_andrews_squeezer_equals_the_python_model():
 
 def test_models_with_solved_joint_variables_round_trip():
     """Constraint groups (equations or loop closures, solver, guesses, settings) are written back."""
-    from mbkron.models import andrews_squeezer, five_bar
+    from mbkron.examples import andrews_squeezer, five_bar
 
     for model in (parse_model_file(FOUR_BAR).model, five_bar(solver="projection", max_condition=1e9),
                   andrews_squeezer("premodel", "expressions", step=0.05), andrews_squeezer("lu")):
-        text = model.to_toml()
+        text = dump_model(model)
         assert "[[constraints]]" in text
         again = parse_model_file(text).model
         assert model_differences(model, again, rtol=1e-9, atol=1e-10) == [], model.name
@@ -595,7 +596,7 @@ def test_models_with_solved_joint_variables_round_trip():
 
 def test_joint_variables_solved_from_loop_closures():
     # the five-bar of Eq. 123 closed by a loop closure instead of its equations
-    from mbkron.models import linkages
+    from mbkron.examples import linkages
 
     rods = "".join(f"""
 [bodies.link{k}]

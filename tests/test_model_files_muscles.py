@@ -1,4 +1,4 @@
-"""Muscles in model files (`[muscles.NAME]`, mbkron.io): loading against an independent computation
+"""Muscles in model files (`[muscles.NAME]`, mbkron.io.model_files): loading against an independent computation
 of the path, error collection with table paths, round trips, equality with Python-built models,
 and the shipped shoulder files."""
 
@@ -12,9 +12,9 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.errors import ConfigurationError, ModelError
-from mbkron.functions import CoordinateFunction, CubicSpline
-from mbkron.io import (
+from mbkron.core.errors import ConfigurationError, ModelError
+from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+from mbkron.io.model_files import (
     dump_model,
     format_toml,
     load_model,
@@ -75,7 +75,7 @@ point = [-0.02, -0.01, 0]
 
 
 def parabola(x, y):
-    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.functions)."""
+    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.jointvars.functions)."""
     return np.poly1d(np.polyfit(x, y, 2))
 
 

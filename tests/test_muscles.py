@@ -15,9 +15,9 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.errors import ConfigurationError, ModelError
-from mbkron.functions import CoordinateFunction, CubicSpline
-from mbkron.loads import LineForce
+from mbkron.core.errors import ConfigurationError, ModelError
+from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+from mbkron.dynamics.loads import LineForce
 from mbkron.muscles import MovingPoint, MusclePath, add_moving_point_bodies
 from mbkron.muscles import moment_arms as literal
 from tests.random_trees import build_model, random_tree
@@ -280,7 +280,7 @@ def test_muscle_velocities_are_length_rates(case):
 
 
 def test_simulate_with_muscle_forces():
-    from mbkron.simulation import simulate
+    from mbkron.integrate.simulate import simulate
     b = mbkron.ModelBuilder(gravity=(0, 0, 0)).add_coordinate("q")
     b.add_body("link", axis=(0, 0, 1), variable="q", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
     b.add_muscle("m", [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])

@@ -8,7 +8,7 @@ import sympy
 from scipy.integrate import solve_ivp
 
 import mbkron
-from mbkron.simulation import METHODS, simulate
+from mbkron.integrate.simulate import METHODS, simulate
 
 
 def energy(model, q, qd):
@@ -19,7 +19,7 @@ def energy(model, q, qd):
 
 @pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "DOP853", "Radau"])
 def test_energy_is_conserved_without_dissipation(method):
-    model = mbkron.models.two_link_arm()
+    model = mbkron.examples.two_link_arm()
     tol = 1e-7 if method in ("TRBDF2", "RKF45") else 1e-10
     run = simulate(model, (0.0, 1.0), [0.3, 0.5], [0.0, -1.0], method=method, rtol=tol, atol=tol * 1e-2)
     assert run.success and run.status == 0 and run.n_steps > 5
@@ -31,7 +31,7 @@ def test_energy_is_conserved_without_dissipation(method):
 
 def test_trajectory_matches_independent_solve_ivp():
     """The same ODE integrated by scipy's solve_ivp on a right-hand side assembled by hand."""
-    model = mbkron.models.three_link_arm(spring_force=8.0, d_s=0.03)
+    model = mbkron.examples.three_link_arm(spring_force=8.0, d_s=0.03)
     t_eval = np.linspace(0, 0.8, 41)
     q0, qd0 = np.array([-0.5, 0.6, 0.1]), np.array([0.2, 0.0, -0.3])
 
@@ -53,7 +53,7 @@ def test_trajectory_matches_independent_solve_ivp():
 
 
 def test_actuation_constant_and_callable():
-    model = mbkron.models.two_link_arm()
+    model = mbkron.examples.two_link_arm()
     held = -model.gravity_forces([0.2, 0.4])  # exactly balances gravity: the arm stays put
     run = simulate(model, (0, 0.5), [0.2, 0.4], tau=held, method="RKF45", rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(run.q[-1], [0.2, 0.4], atol=1e-9)
@@ -82,7 +82,7 @@ def test_failure_keeps_the_trajectory_and_names_time_and_q():
 
 
 def test_bad_arguments():
-    model = mbkron.models.two_link_arm()
+    model = mbkron.examples.two_link_arm()
     with pytest.raises(ValueError, match="unknown `method`"):
         simulate(model, (0, 1), [0, 0], method="Euler")
     with pytest.raises(ValueError, match="`q0` must be 2 finite numbers"):

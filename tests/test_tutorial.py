@@ -63,7 +63,7 @@ def test_torques_equal_duartes_closed_forms_and_forward_dynamics_returns_the_mov
 
 
 def test_the_arm_built_from_scratch_is_seed_003s(tutorial):
-    from mbkron.models import two_link_arm
+    from mbkron.examples import two_link_arm
 
     arm, reference = tutorial["build_arm"](), two_link_arm()
     rng = np.random.default_rng(5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.models.andrews import PARAMETERS
+from mbkron.examples.andrews import PARAMETERS
 
 __all__ = ["INITIAL_ACCELERATION", "ORDER", "REFERENCE_Q", "REFERENCE_QD", "T_REFERENCE", "reference_mass_matrix"]
 

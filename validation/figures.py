@@ -7,7 +7,7 @@ Run from the repository root (needs matplotlib: ``pip install "mbkron[plot]"``):
 Figures 4–6 (four-bar) and 9–11 (five-bar) are drawn from the data that ``python -m
 validation.linkages`` writes to ``validation/results/figures/`` (mbkron beside the Shabana-style
 DAE kinematics); figures 17 and 18 (Andrews' squeezer) are computed here with
-:func:`mbkron.models.andrews_squeezer` and :func:`mbkron.simulate`. Figures 14 and 15 (shoulder
+:func:`mbkron.examples.andrews_squeezer` and :func:`mbkron.simulate`. Figures 14 and 15 (shoulder
 moment arms of the group leaders, mbkron solid and OpenSim dashed) are drawn from the sweeps that
 ``python -m validation.opensim.compare_shoulder`` writes to ``validation/results/figures/``;
 figures 19–21 (shoulder tracking and force sharing) from the CSVs of
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.cli import write_atomically
-from mbkron.models import andrews_squeezer
-from mbkron.models.andrews import INITIAL as ANDREWS_INITIAL
-from mbkron.simulation import simulate
+from mbkron.cli.commands import write_atomically
+from mbkron.examples import andrews_squeezer
+from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
+from mbkron.integrate.simulate import simulate
 from validation import andrews_reference
 
 __all__ = ["CAPTIONS", "DATA", "OUT", "main", "make_figures"]

@@ -26,9 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.interpolate import CubicHermiteSpline
 
-from mbkron.constraint_solvers import implicit_derivatives
-from mbkron.model import Model
-from mbkron.models import linkages
+from mbkron.jointvars.solvers import implicit_derivatives
+from mbkron.model.model import Model
+from mbkron.examples import linkages
 from validation.dae import Body, DrivenAngle, DrivenCoordinate, Motion, PlanarSystem, Revolute, kinematic_analysis
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -160,7 +160,7 @@ def main() -> None:
         "",
         "Reference: `validation.dae` (absolute coordinates, Shabana's kinematic analysis, Newton",
         "tolerance 1e-12), driven along the same piecewise-Hermite trajectories",
-        "(`mbkron.models.linkages.four_bar_trajectory`, `five_bar_trajectory`, 401 samples on",
+        "(`mbkron.examples.linkages.four_bar_trajectory`, `five_bar_trajectory`, 401 samples on",
         "[0, 4] s). Significant figures = −log10(max_t ‖a − b‖ / max_t ‖b‖) for point p's velocity",
         "and acceleration. The seed reports 7 (four-bar, pre-modelling) and 6 (five-bar, projection).",
         "",

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron import loads as mb_loads, models
-from mbkron.model import Model
-from mbkron.models.andrews import INITIAL as ANDREWS_INITIAL, PARAMETERS as ANDREWS
-from mbkron.simulation import simulate
+from mbkron.dynamics import loads as mb_loads
+from mbkron import examples as models
+from mbkron.model.model import Model
+from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL, PARAMETERS as ANDREWS
+from mbkron.integrate.simulate import simulate
 from validation import dae
 
 RESULTS = Path(__file__).resolve().parent / "results"

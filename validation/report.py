@@ -51,12 +51,12 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
 import mbkron
-from mbkron import models
-from mbkron.cli import write_atomically
-from mbkron.loads import LineForce
-from mbkron.models import linkages as linkage_models
-from mbkron.models.andrews import INITIAL as ANDREWS_INITIAL
-from mbkron.simulation import simulate
+from mbkron import examples as models
+from mbkron.cli.commands import write_atomically
+from mbkron.dynamics.loads import LineForce
+from mbkron.examples import linkages as linkage_models
+from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
+from mbkron.integrate.simulate import simulate
 from validation import andrews_reference, linkages, ode_vs_dae, sympy_mechanics
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron import kron
-from mbkron.kinematics import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
+from mbkron.core import kron
+from mbkron.kinematics.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
 from mbkron.muscles.paths import GROUND, MusclePath
 from mbkron.muscles.points import MovingPoint
 

@@ -35,13 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron import kernels
-from mbkron.errors import ConfigurationError
+from mbkron.compiled import kernels
+from mbkron.core.description import GROUND
+from mbkron.core.errors import ConfigurationError
 from mbkron.muscles.points import MovingPoint, MovingPointTerms
 
 __all__ = ["MusclePath", "MuscleSet", "PathGeometry", "check_path", "ZERO_LENGTH"]
-
-GROUND = "ground"
 
 #: Segments shorter than this (m) have no direction: evaluation raises.
 ZERO_LENGTH = 1e-12
@@ -216,7 +215,7 @@ class MuscleSet:
         return self.geometry(kin).lengths
 
     def _compiled(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """Lengths and (``order`` 1) moment arms by :func:`mbkron.kernels.path_lengths_and_moment_arms`."""
+        """Lengths and (``order`` 1) moment arms by :func:`mbkron.compiled.kernels.path_lengths_and_moment_arms`."""
         offsets = gradients = None
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q)

@@ -14,7 +14,7 @@ representations:
 
 ``tests/test_muscles.py`` shows that the two give the same lengths and moment arms.
 
-Each coordinate of a moving point is a number, a :class:`~mbkron.functions.CoordinateFunction`
+Each coordinate of a moving point is a number, a :class:`~mbkron.jointvars.functions.CoordinateFunction`
 (an empirical function of one coordinate, e.g. OpenSim's ``SimmSpline``), a sympy expression in the
 coordinate names, or a sequence of these, summed (Holzbaur's DELT2 via point moves with both
 elevation and axial rotation).
@@ -30,16 +30,16 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from mbkron import kernels
-from mbkron.errors import ConfigurationError
-from mbkron.functions import (
+from mbkron.compiled import kernels
+from mbkron.core.errors import ConfigurationError
+from mbkron.jointvars.functions import (
     CoordinateFunction,
     CoordinateFunctionVariables,
     CubicSpline,
     EmpiricalFunction,
     PiecewiseLinear,
 )
-from mbkron.jointvars import SymbolicJointVariables
+from mbkron.jointvars.explicit import SymbolicJointVariables
 
 __all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "StackedPiecewiseCubic"]
 
@@ -47,7 +47,7 @@ def _terms(component: object) -> tuple:
     """The terms of one coordinate of a moving point (a scalar term or a sequence of them)."""
     if isinstance(component, (str, bytes)):
         raise TypeError(f"a moving-point coordinate must be a number, CoordinateFunction or sympy expression, "
-                        f"not the string {component!r} (parse strings with mbkron.expressions)")
+                        f"not the string {component!r} (parse strings with mbkron.expressions.parser)")
     if isinstance(component, Sequence):
         return tuple(t for c in component for t in _terms(c))
     if isinstance(component, sympy.Expr):
@@ -71,16 +71,16 @@ class MovingPoint:
         The body whose frame the position is given in (``"ground"`` allowed).
     location : sequence of 3 components
         ``x, y, z`` in body coordinates, m. Each is a number, a
-        :class:`~mbkron.functions.CoordinateFunction`, a sympy expression in the coordinate names, or
+        :class:`~mbkron.jointvars.functions.CoordinateFunction`, a sympy expression in the coordinate names, or
         a sequence of these (summed).
     extrapolate : bool
         Whether tabulated functions may be evaluated outside their knots (as straight lines with the
         end slope, OpenSim's behaviour). If False (default), evaluation outside the knots raises
-        :class:`~mbkron.errors.ConfigurationError` naming the point and q.
+        :class:`~mbkron.core.errors.ConfigurationError` naming the point and q.
 
     Examples
     --------
-    >>> from mbkron.functions import CoordinateFunction, CubicSpline
+    >>> from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
     >>> lift = CoordinateFunction(CubicSpline([0.0, 3.14159], [0.0, 0.0059], kind="fmm"), "shoulder_elv")
     >>> point = MovingPoint("humerus", (0.0272, (0.00535, lift), 0.04807))   # y = 0.00535 + lift(q)
     >>> point.constant_part.tolist(), len(point.varying_terms())
@@ -120,7 +120,7 @@ class StackedPiecewiseCubic:
 
     ``F_t(x_t)`` and ``F_t'(x_t)`` for all ``t`` at once: the knots are padded with ``+inf`` so that
     the interval index is a count of comparisons, and the coefficients are gathered. Same formulas as
-    :class:`mbkron.functions.CubicSpline` (straight lines outside the knots).
+    :class:`mbkron.jointvars.functions.CubicSpline` (straight lines outside the knots).
 
     Parameters
     ----------

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbkron.models.andrews import INITIAL, andrews_squeezer, open_tree
-from mbkron.simulation import simulate
+from mbkron.examples.andrews import INITIAL, andrews_squeezer, open_tree
+from mbkron.integrate.simulate import simulate
 from validation.andrews_reference import (
     INITIAL_ACCELERATION,
     ORDER,

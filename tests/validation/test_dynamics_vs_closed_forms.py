@@ -11,8 +11,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mbkron import models
-from mbkron.loads import LineForce
+from mbkron import examples as models
+from mbkron.dynamics.loads import LineForce
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as seed000

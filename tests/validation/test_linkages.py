@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbkron.models import linkages
+from mbkron.examples import linkages
 from validation.linkages import dae_point, five_bar_dae, four_bar_dae, mbkron_point, significant_figures
 
 TIMES = np.linspace(0.0, 4.0, 9)[:-1] + 0.137  # a handful of times, off the Hermite knots

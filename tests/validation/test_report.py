@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron import cli
+from mbkron.cli import commands as cli
 from validation import report
 
 
@@ -84,7 +84,7 @@ def test_outside_a_checkout_the_command_says_where_to_run_it(monkeypatch, tmp_pa
 
 def test_one_command_regenerates_report_and_figures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from mbkron.cli import main
+    from mbkron.cli.commands import main
 
     assert main(["validate", "--quick", "--quiet", "--figures", "--out", str(tmp_path)]) == 0
     figures = sorted((tmp_path / "figures").glob("*.png"))

@@ -1,0 +1,2 @@
+"""Compiled kernels (numba, the optional ``fast`` extra): the per-state loops of the compiled backend.
+"""

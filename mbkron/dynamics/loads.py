@@ -1,0 +1,358 @@
+"""Descriptions of applied loads (forces that are not inertial, gravitational or muscular).
+
+Loads are immutable descriptions. A model carries the loads that belong to the system (a spring, a
+drive torque) as ``model.loads``; the dynamics functions take ``loads=`` to use others. Their
+generalized forces follow from virtual work, Eq. 46: a force ``F`` at a body point ``p`` contributes
+``Q = (∂p/∂q)ᵀ F``; a torque ``τ`` on a body contributes ``Q = (∂θ/∂q)ᵀ τ`` with the angular-velocity
+Jacobian of Eq. 180.
+
+Values are constants or callables ``value(t, q, qd)`` (SI units), evaluated by the dynamics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mbkron.compiled import kernels
+
+__all__ = [
+    "Load",
+    "PointForce",
+    "BodyTorque",
+    "JointTorque",
+    "GeneralizedForce",
+    "SpringDamper",
+    "LineForce",
+    "evaluate_value",
+]
+
+Value = Union[float, ArrayLike, Callable[[float, np.ndarray, np.ndarray], object]]
+
+
+@dataclass(frozen=True)
+class PointForce:
+    """A force applied at a body-fixed point.
+
+    Attributes
+    ----------
+    body : str
+    point : array_like, shape (3,)
+        Point of application in body coordinates, m.
+    force : array_like, shape (3,), or callable (t, q, qd) -> (3,)
+        N.
+    frame : {"ground", "body"}
+        Frame in which ``force`` is expressed.
+    """
+
+    body: str
+    point: ArrayLike
+    force: Value
+    frame: str = "ground"
+
+
+@dataclass(frozen=True)
+class BodyTorque:
+    """A pure torque (couple) applied to a body.
+
+    Attributes
+    ----------
+    body : str
+    torque : array_like, shape (3,), or callable (t, q, qd) -> (3,)
+        N·m.
+    frame : {"ground", "body"}
+    """
+
+    body: str
+    torque: Value
+    frame: str = "ground"
+
+
+@dataclass(frozen=True)
+class JointTorque:
+    """A torque (revolute) or force (prismatic) acting along a joint, between a body and its parent.
+
+    Its generalized force is ``∇f_jᵀ τ``: it does virtual work ``τ δf_j`` on the joint variable.
+
+    Attributes
+    ----------
+    joint : str
+        The body whose joint it acts on.
+    torque : float or callable (t, q, qd) -> float
+        N·m or N.
+    """
+
+    joint: str
+    torque: Value
+
+
+@dataclass(frozen=True)
+class GeneralizedForce:
+    """A generalized force acting directly on a coordinate (a joint-space actuator).
+
+    Attributes
+    ----------
+    coordinate : str
+    value : float or callable (t, q, qd) -> float
+        N·m for an angle, N for a length.
+    """
+
+    coordinate: str
+    value: Value
+
+
+@dataclass(frozen=True)
+class SpringDamper:
+    """A linear spring-damper between two points; the tension is ``k (L − L₀) + c L̇``.
+
+    A positive tension pulls the points together. ``body_a`` or ``body_b`` may be ``"ground"``
+    (the point is then in ground coordinates).
+
+    Attributes
+    ----------
+    body_a, body_b : str
+    point_a, point_b : array_like, shape (3,)
+        m, in the bodies' coordinates.
+    stiffness : float
+        N/m.
+    damping : float
+        N·s/m.
+    free_length : float
+        m.
+    """
+
+    body_a: str
+    point_a: ArrayLike
+    body_b: str
+    point_b: ArrayLike
+    stiffness: float
+    damping: float = 0.0
+    free_length: float = 0.0
+
+
+@dataclass(frozen=True)
+class LineForce:
+    """A force of given tension along the straight line between two points (a linear actuator).
+
+    Seed 000's muscles are such actuators between a point on link ``j1`` and a point on link ``j2``.
+    A positive tension pulls the points together.
+
+    Attributes
+    ----------
+    body_a, body_b : str
+    point_a, point_b : array_like, shape (3,)
+    tension : float or callable (t, q, qd) -> float
+        N.
+    """
+
+    body_a: str
+    point_a: ArrayLike
+    body_b: str
+    point_b: ArrayLike
+    tension: Value
+
+
+Load = Union[PointForce, BodyTorque, JointTorque, GeneralizedForce, SpringDamper, LineForce]
+
+
+def evaluate_value(value: Value, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """A load's value at ``(t, q, q̇)``: the constant, or the callable evaluated."""
+    if callable(value):
+        return np.asarray(value(t, q, qd), dtype=float)
+    return np.asarray(value, dtype=float)
+
+
+def _check_point(point: object, label: str, problems: list[str]) -> None:
+    try:
+        array = np.asarray(point, dtype=float)
+    except (TypeError, ValueError):
+        problems.append(f"{label} must be 3 numbers, got {point!r}")
+        return
+    if array.shape != (3,) or not np.all(np.isfinite(array)):
+        problems.append(f"{label} must be 3 finite numbers, got {point!r}")
+
+
+def _check_value(value: object, shape: tuple[int, ...], label: str, problems: list[str]) -> None:
+    if callable(value):
+        return
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        problems.append(f"{label} must be a number array of shape {shape} or a callable (t, q, qd), got {value!r}")
+        return
+    if array.shape != shape or not np.all(np.isfinite(array)):
+        problems.append(f"{label} must be finite with shape {shape} or a callable (t, q, qd), got {value!r}")
+
+
+def check_load(
+    load: object, bodies: set[str], joints: set[str], coordinates: set[str], index: int, problems: list[str]
+) -> None:
+    """Append to ``problems`` everything wrong with ``load`` (the ``index``-th load of a model)."""
+    where = f"load {index} ({type(load).__name__})"
+
+    def body(name: object, field: str, ground_allowed: bool) -> None:
+        allowed = bodies | ({"ground"} if ground_allowed else set())
+        if name not in allowed:
+            problems.append(f"{where}: `{field}` names unknown body {name!r}; expected one of: "
+                            f"{', '.join(sorted(allowed)) or '(none)'}")
+
+    if isinstance(load, (PointForce, BodyTorque)):
+        body(load.body, "body", ground_allowed=False)
+        if load.frame not in ("ground", "body"):
+            problems.append(f"{where}: `frame` must be 'ground' or 'body', got {load.frame!r}")
+        if isinstance(load, PointForce):
+            _check_point(load.point, f"{where}: `point`", problems)
+            _check_value(load.force, (3,), f"{where}: `force`", problems)
+        else:
+            _check_value(load.torque, (3,), f"{where}: `torque`", problems)
+    elif isinstance(load, JointTorque):
+        if load.joint not in joints:
+            problems.append(f"{where}: `joint` names {load.joint!r}, which is not a moving joint; expected one of: "
+                            f"{', '.join(sorted(joints)) or '(none)'}")
+        _check_value(load.torque, (), f"{where}: `torque`", problems)
+    elif isinstance(load, GeneralizedForce):
+        if load.coordinate not in coordinates:
+            problems.append(f"{where}: `coordinate` names unknown coordinate {load.coordinate!r}")
+        _check_value(load.value, (), f"{where}: `value`", problems)
+    elif isinstance(load, (SpringDamper, LineForce)):
+        body(load.body_a, "body_a", ground_allowed=True)
+        body(load.body_b, "body_b", ground_allowed=True)
+        _check_point(load.point_a, f"{where}: `point_a`", problems)
+        _check_point(load.point_b, f"{where}: `point_b`", problems)
+        if isinstance(load, SpringDamper):
+            for field in ("stiffness", "damping", "free_length"):
+                value = getattr(load, field)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                    problems.append(f"{where}: `{field}` must be a finite non-negative number, got {value!r}")
+        else:
+            _check_value(load.tension, (), f"{where}: `tension`", problems)
+    else:
+        problems.append(f"{where}: not a load; expected one of PointForce, BodyTorque, JointTorque, "
+                        "GeneralizedForce, SpringDamper, LineForce")
+
+
+# ---------------------------------------------------------------------- generalized forces
+def point_jacobians(kin, body: int, points: np.ndarray) -> np.ndarray:
+    """``∂p/∂q`` of body-fixed points in the ground frame (Eq. 46), shape (..., 3, nq).
+
+    ``∂p̄/∂q_k = Ω_ik p̄`` with the world twists of :class:`~mbkron.kinematics.tree.KinematicsData`.
+    ``body = -1`` (the ground) gives zeros.
+    """
+    if body < 0:
+        return np.zeros(kin.q.shape[:-1] + (3, kin.q.shape[-1]))
+    T = kin.T[..., body, :, :]
+    position = (T[..., :3, :3] @ np.asarray(points, float)[..., None])[..., 0] + T[..., :3, 3]
+    twists = kin.twists[..., body, :, :3, :]  # (..., nq, 3, 4)
+    return np.einsum("...kxy,...y->...xk", twists[..., :3], position) + np.swapaxes(twists[..., 3], -1, -2)
+
+
+def angular_velocity_jacobian(kin, body: int) -> np.ndarray:
+    """``∂ω/∂q̇`` of a body in the ground frame (Eq. 180), shape (..., 3, nq)."""
+    W = kin.twists[..., body, :, :3, :3]  # (..., nq, 3, 3), skew
+    return np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-2)
+
+
+def _direction(value: np.ndarray, kin, body: int, frame: str) -> np.ndarray:
+    """A vector given in ``frame`` expressed in the ground frame."""
+    if frame == "body":
+        return (kin.T[..., body, :3, :3] @ value[..., None])[..., 0]
+    return value
+
+
+def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Generalized forces of applied loads by virtual work (Eq. 46, 161), shape (..., nq).
+
+    Parameters
+    ----------
+    model : Model
+    kin : KinematicsData
+        At ``q`` with ``order >= 1``.
+    loads : iterable of Load
+    t : float
+        Time, passed to callable load values.
+    q, qd : ndarray, shape (..., nq)
+    """
+    Q = np.zeros(q.shape)
+    for load in loads:
+        if isinstance(load, PointForce):
+            b = model.body_index(load.body)
+            force = _direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
+            Q += np.einsum("...xk,...x->...k", point_jacobians(kin, b, load.point), force)
+        elif isinstance(load, BodyTorque):
+            b = model.body_index(load.body)
+            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
+            Q += np.einsum("...xk,...x->...k", angular_velocity_jacobian(kin, b), torque)
+        elif isinstance(load, (JointTorque, GeneralizedForce)):
+            Q += joint_space_force(model, kin.grad, load, t, q, qd)
+        elif isinstance(load, (SpringDamper, LineForce)):
+            tension, length_gradient = line_tension(model, kin, load, t, q, qd)
+            Q -= tension[..., None] * length_gradient
+        else:
+            raise TypeError(f"not a load: {load!r}")
+    return Q
+
+
+def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Generalized force of a :class:`JointTorque` (``∇f_jᵀ τ``) or :class:`GeneralizedForce`, shape (..., nq).
+
+    Needs only the joint-variable gradients ``grad`` (..., nj, nq), no kinematics.
+    """
+    if isinstance(load, JointTorque):
+        return grad[..., model.joints.index(load.joint), :] * evaluate_value(load.torque, t, q, qd)[..., None]
+    Q = np.zeros(q.shape)
+    Q[..., model.coordinates.index(load.coordinate)] = evaluate_value(load.value, t, q, qd)
+    return Q
+
+
+def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
+    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``."""
+    if kernels.ENABLED:  # a two-point path: ∂L/∂q = −R (Eq. 195)
+        bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
+                                      for body in (load.body_a, load.body_b)], dtype=np.int64))
+        points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
+        length, R, short = kernels.path_lengths_and_moment_arms(
+            kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
+        if short < 0:
+            return length[..., 0], -R[..., 0]
+    ends = []
+    for body, point in ((load.body_a, load.point_a), (load.body_b, load.point_b)):
+        point = np.asarray(point, float)
+        if body == "ground":
+            ends.append((np.broadcast_to(point, kin.q.shape[:-1] + (3,)), point_jacobians(kin, -1, point)))
+        else:
+            b = model.body_index(body)
+            T = kin.T[..., b, :, :]
+            ends.append(((T[..., :3, :3] @ point) + T[..., :3, 3], point_jacobians(kin, b, point)))
+    (pa, Ja), (pb, Jb) = ends
+    delta = pb - pa
+    length = np.linalg.norm(delta, axis=-1)
+    if np.any(length < 1e-12):
+        raise ValueError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
+                         f"coincide at q = {kin.q.tolist()}: its direction is undefined")
+    unit = delta / length[..., None]
+    return length, np.einsum("...x,...xk->...k", unit, Jb - Ja)
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values.setflags(write=False)
+    return values
+
+
+# the constant arrays of a two-point path, read-only like a muscle set's (one kernel compilation)
+_LINE_MUSCLE, _LINE_FIXED = _read_only(np.zeros(2, np.int64)), _read_only(np.full(2, -1, np.int64))
+_LINE_SEGMENT = _read_only(np.zeros(1, np.int64))
+
+
+def line_tension(model, kin, load, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tension of a spring-damper or line force and ``∂L/∂q`` (tension > 0 pulls the ends together)."""
+    length, gradient = line_geometry(model, kin, load)
+    if isinstance(load, SpringDamper):
+        rate = np.einsum("...k,...k->...", gradient, qd)
+        tension = load.stiffness * (length - load.free_length) + load.damping * rate
+    else:
+        tension = np.broadcast_to(evaluate_value(load.tension, t, q, qd), length.shape)
+    return tension, gradient

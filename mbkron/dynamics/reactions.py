@@ -1,0 +1,139 @@
+"""Joint reaction forces and moments by Newton–Euler on every body.
+
+Given ``(q, q̇, q̈)`` and the applied loads, the wrench that each body's parent (or the ground)
+exerts on it through their joint follows from Newton's and Euler's laws applied to the subtree
+below the joint:
+
+    F_i = Σ_{s⪰i} (m_s a_s − m_s g − F_ext,s)
+    M_i = Σ_{s⪰i} (Ḣ_s + (c_s − o_i) × m_s (a_s − g) − M_ext,s about o_i)
+
+with ``a_s`` the centre-of-mass acceleration, ``Ḣ_s = I_s α_s + ω_s × I_s ω_s`` (about the centre of
+mass) and ``o_i`` the origin of body ``i``'s frame. Accelerations come from mbkron's kinematics:
+``T̈_i T_i⁻¹ = Σ_k Ω_ik q̈_k + A_i`` (:func:`mbkron.dynamics.terms.velocity_product_accelerations`).
+
+The wrench is the *net* joint wrench: constraint forces plus whatever acts inside the joint
+(:class:`~mbkron.dynamics.loads.JointTorque`, :class:`~mbkron.dynamics.loads.GeneralizedForce` actuation). Loads that act
+at body points — point forces, body torques, the ends of springs and line forces (seed 000's muscles)
+— are external to the bodies and excluded, as seed 000's φ excludes muscle forces. Its component
+along a joint's axis is the joint's generalized force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.dynamics import terms as dynamics
+from mbkron.dynamics import loads as loads_module
+from mbkron.kinematics.tree import KinematicsData
+
+__all__ = ["JointReactions", "joint_reactions"]
+
+
+@dataclass(frozen=True)
+class JointReactions:
+    """Net joint wrenches exerted by each body's parent (or the ground) on the body.
+
+    Attributes
+    ----------
+    force : ndarray, shape (..., nb, 3)
+        N, ground frame.
+    moment : ndarray, shape (..., nb, 3)
+        N·m about the origin of the body's frame (the joint centre), ground frame.
+    """
+
+    force: NDArray[np.float64]
+    moment: NDArray[np.float64]
+
+
+def _axial(skew: NDArray) -> NDArray:
+    return np.stack([skew[..., 2, 1], skew[..., 0, 2], skew[..., 1, 0]], axis=-1)
+
+
+def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tuple[NDArray, NDArray]:
+    """Forces on each body and their moments about the ground origin, from loads at body points."""
+    q = kin.q
+    force = np.zeros(q.shape[:-1] + (model.nb, 3))
+    moment = np.zeros_like(force)
+
+    def apply(body: int, f: NDArray, point: NDArray) -> None:
+        force[..., body, :] += f
+        moment[..., body, :] += np.cross(point, f)
+
+    for load in loads:
+        if isinstance(load, loads_module.PointForce):
+            b = model.body_index(load.body)
+            T = kin.T[..., b, :, :]
+            f = loads_module.evaluate_value(load.force, t, q, qd)
+            if load.frame == "body":
+                f = (T[..., :3, :3] @ f[..., None])[..., 0]
+            apply(b, f, T[..., :3, :3] @ np.asarray(load.point, float) + T[..., :3, 3])
+        elif isinstance(load, loads_module.BodyTorque):
+            b = model.body_index(load.body)
+            torque = loads_module.evaluate_value(load.torque, t, q, qd)
+            if load.frame == "body":
+                torque = (kin.T[..., b, :3, :3] @ torque[..., None])[..., 0]
+            moment[..., b, :] += torque
+        elif isinstance(load, (loads_module.SpringDamper, loads_module.LineForce)):
+            tension, _ = loads_module.line_tension(model, kin, load, t, q, qd)
+            ends = []
+            for body, point in ((load.body_a, load.point_a), (load.body_b, load.point_b)):
+                point = np.asarray(point, float)
+                if body == "ground":
+                    ends.append((-1, np.broadcast_to(point, q.shape[:-1] + (3,))))
+                else:
+                    b = model.body_index(body)
+                    T = kin.T[..., b, :, :]
+                    ends.append((b, T[..., :3, :3] @ point + T[..., :3, 3]))
+            (a, pa), (b, pb) = ends
+            unit = (pb - pa) / np.linalg.norm(pb - pa, axis=-1, keepdims=True)
+            if a >= 0:
+                apply(a, tension[..., None] * unit, pa)
+            if b >= 0:
+                apply(b, -tension[..., None] * unit, pb)
+    return force, moment
+
+
+def joint_reactions(
+    model, kin: KinematicsData, qd: NDArray, qdd: NDArray, loads, t: float = 0.0
+) -> JointReactions:
+    """Net joint wrenches for all bodies (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+    kin : KinematicsData
+        At ``q``, order ≥ 1, with joint-variable Hessians.
+    qd, qdd : ndarray, shape (..., nq)
+    loads : sequence of Load
+    t : float
+
+    Returns
+    -------
+    JointReactions
+    """
+    tree = model.tree
+    V, joint_rates = dynamics.velocity_twists(tree, kin, qd)
+    acceleration = dynamics.velocity_product_accelerations(tree, kin, qd, V, joint_rates) + np.einsum(
+        "...ikxy,...k->...ixy", kin.twists, qdd
+    )  # T̈_i T_i⁻¹
+    J = model.pseudo_inertias
+    mass = J[:, 3, 3]
+    com_world = (kin.T @ J[:, :, 3:4])[..., 0]  # m_i {c_i; 1} in the ground frame
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.where(mass[:, None] > 0, com_world[..., :3] / mass[:, None], kin.T[..., :3, 3])
+    momentum_rate = (acceleration @ com_world[..., None])[..., :3, 0] - mass[:, None] * model.gravity  # m(a − g)
+    omega = _axial(V[..., :3, :3])
+    alpha = _axial((acceleration - V @ V)[..., :3, :3])
+    R = kin.T[..., :3, :3]
+    inertia_world = R @ np.array([b.inertia for b in model.body_records]) @ np.swapaxes(R, -1, -2)
+    angular_rate = (inertia_world @ alpha[..., None])[..., 0] + np.cross(omega, (inertia_world @ omega[..., None])[..., 0])
+    external_force, external_moment = _body_loads(model, kin, model.loads if loads is None else loads, t, qd)
+    force_needed = momentum_rate - external_force
+    moment_needed = angular_rate + np.cross(c, momentum_rate) - external_moment  # about the ground origin
+    force = dynamics.subtree_sum(tree, force_needed, 1)
+    moment_origin = dynamics.subtree_sum(tree, moment_needed, 1)
+    moment = moment_origin - np.cross(kin.T[..., :3, 3], force)
+    return JointReactions(force=force, moment=moment)

@@ -1,0 +1,429 @@
+"""Empirical functions of one variable with exact first and second derivatives.
+
+Joint rhythms measured in the laboratory (a knee translation that follows flexion, the scapula
+following the humerus) arrive as tables or fitted series. This module turns them into functions
+``F(x)`` with exact ``F'(x)`` and ``F''(x)``, vectorised over any array ``x``:
+
+- :class:`CubicSpline` -- interpolating cubic splines with ``"natural"`` end conditions (zero second
+  derivative at both ends, scipy's ``bc_type="natural"``) or ``"fmm"`` end conditions (Forsythe,
+  Malcolm & Moler: the third derivative at each end equals that of the cubic through the four
+  nearest knots; this is OpenSim's ``SimmSpline``, the spline SIMM calls "natural cubic");
+- :class:`PiecewiseLinear` -- linear interpolation (second derivative zero);
+- :class:`FourierSeries` -- ``a0 + Σ_k a_k cos(kωx) + b_k sin(kωx)``, ``ω = 2π/period``.
+
+Outside the knots the tabulated functions continue as straight lines with the end slope (as
+OpenSim's ``SimmSpline`` and ``PiecewiseLinearFunction`` do), so their second derivative is zero
+there.
+
+:class:`CoordinateFunction` applies such a function to one generalized coordinate,
+``f_i(q) = F(q_k)``; it is accepted by :meth:`mbkron.ModelBuilder.add_body` as a joint variable and
+evaluated by :class:`CoordinateFunctionVariables`, a
+:class:`~mbkron.jointvars.explicit.JointVariableProvider` with gradient ``F'(q_k) e_k`` and Hessian
+``F''(q_k) e_k e_kᵀ`` (Section 3-1 of the dissertation).
+
+Example
+-------
+>>> import numpy as np
+>>> from mbkron.jointvars.functions import CubicSpline
+>>> spline = CubicSpline([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 8.0, 27.0], kind="fmm")
+>>> value, slope, curvature = spline.evaluate(np.array([1.5, 4.0]))
+>>> value.round(12), slope.round(12), curvature.round(12)   # x³ inside, its tangent line outside
+(array([ 3.375, 54.   ]), array([ 6.75, 27.  ]), array([9., 0.]))
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import solve_banded
+
+from mbkron.jointvars.explicit import JointVariableProvider
+
+__all__ = [
+    "SPLINE_KINDS",
+    "EmpiricalFunction",
+    "CubicSpline",
+    "PiecewiseLinear",
+    "FourierSeries",
+    "tabulated_function",
+    "CoordinateFunction",
+    "CoordinateFunctionVariables",
+]
+
+#: Interpolation kinds of tabulated data, as named in model files.
+SPLINE_KINDS = ("natural", "fmm", "linear")
+
+FloatArray = NDArray[np.float64]
+Evaluation = tuple[FloatArray, "FloatArray | None", "FloatArray | None"]
+
+
+class EmpiricalFunction(ABC):
+    """A real function of one real variable with exact first and second derivatives."""
+
+    @abstractmethod
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        """Value and derivatives at ``x``.
+
+        Parameters
+        ----------
+        x : array_like
+            Any shape.
+        order : {0, 1, 2}
+            Highest derivative computed; the others are returned as None.
+
+        Returns
+        -------
+        value, first, second : ndarray, shape of ``x``
+            ``F(x)``, ``F'(x)`` (None if ``order < 1``), ``F''(x)`` (None if ``order < 2``).
+        """
+
+    @abstractmethod
+    def describe(self) -> str:
+        """A one-line description for people, e.g. ``"fmm cubic spline, 7 knots on [0, 2.6]"``."""
+
+    def __call__(self, x: ArrayLike) -> FloatArray:
+        """``F(x)``."""
+        return self.evaluate(x, 0)[0]
+
+
+def _knots(x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Validated, read-only copies of tabulated data (strictly increasing finite x, finite y)."""
+    x = np.array(x, dtype=float)
+    y = np.array(y, dtype=float)
+    if x.ndim != 1 or y.ndim != 1:
+        raise ValueError(f"x and y must be 1-D sequences of numbers, got shapes {x.shape} and {y.shape}")
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}")
+    if x.size < 2:
+        raise ValueError(f"at least 2 knots are needed, got {x.size}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("x and y must be finite numbers")
+    steps = np.diff(x)
+    if np.any(steps <= 0):
+        k = int(np.argmax(steps <= 0))
+        raise ValueError(f"x must be strictly increasing; x[{k}] = {float(x[k])!r} is followed by x[{k + 1}] = {float(x[k + 1])!r}")
+    if not np.all(np.isfinite(steps)):
+        raise ValueError("the knot spacing x[k+1] - x[k] overflows; rescale the data")
+    x.setflags(write=False)
+    y.setflags(write=False)
+    return x, y
+
+
+class _PiecewiseCubic(EmpiricalFunction):
+    """``F(x) = y_k + b_k dx + c_k dx² + d_k dx³`` on ``[x_k, x_{k+1}]`` (``dx = x − x_k``), with
+    straight-line continuation of slope ``b_0`` below ``x_0`` and ``b_{n−1}`` above ``x_{n−1}``.
+
+    Subclasses set ``x``, ``y`` and the coefficient arrays ``_b`` (length n: the last entry is the
+    slope at ``x_{n−1}``), ``_c`` and ``_d`` (length n − 1).
+    """
+
+    x: FloatArray
+    y: FloatArray
+    _b: FloatArray
+    _c: FloatArray
+    _d: FloatArray
+
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        x = np.asarray(x, dtype=float)
+        knots = self.x
+        k = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, knots.size - 2)
+        below, above = x < knots[0], x > knots[-1]
+        dx = x - knots[k]
+        b, c, d = self._b[k], self._c[k], self._d[k]
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = self.y[k] + dx * (b + dx * (c + dx * d))
+            value = np.where(below, self.y[0] + self._b[0] * (x - knots[0]), value)
+            value = np.where(above, self.y[-1] + self._b[-1] * (x - knots[-1]), value)
+            first = second = None
+            if order >= 1:
+                first = b + dx * (2.0 * c + 3.0 * dx * d)
+                first = np.where(below, self._b[0], np.where(above, self._b[-1], first))
+            if order >= 2:
+                second = np.where(below | above, 0.0, 2.0 * c + 6.0 * dx * d)
+        return value, first, second
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class CubicSpline(_PiecewiseCubic):
+    """Interpolating cubic spline through ``(x_i, y_i)``, linear outside the knots.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Knots, strictly increasing, ``n >= 2``.
+    y : array_like, shape (n,)
+        Values at the knots.
+    kind : {"natural", "fmm"}
+        End conditions. ``"natural"``: ``F'' = 0`` at both ends (scipy's
+        ``CubicSpline(x, y, bc_type="natural")``). ``"fmm"``: Forsythe, Malcolm & Moler, *Computer
+        Methods for Mathematical Computations* (1977): ``F'''`` at ``x_0`` (``x_{n−1}``) equals the
+        third derivative of the cubic interpolating the first (last) four knots, so data sampled
+        from a cubic are reproduced exactly; three knots give the parabola through them. This is
+        OpenSim's ``SimmSpline``. Two knots give the straight line for both kinds.
+
+    Notes
+    -----
+    With ``σ_i = F''(x_i)/6``, ``h_i = x_{i+1} − x_i`` and ``δ_i = (y_{i+1} − y_i)/h_i`` the
+    interior conditions are ``h_{i−1}σ_{i−1} + 2(h_{i−1} + h_i)σ_i + h_iσ_{i+1} = δ_i − δ_{i−1}``;
+    the "fmm" end rows are ``−h_0σ_0 + h_0σ_1 = h_0² Δ³_0`` and
+    ``h_{n−2}σ_{n−2} − h_{n−2}σ_{n−1} = −h_{n−2}² Δ³_{n−4}`` with ``Δ³`` the third divided
+    differences of the first and last four knots (zero when ``n = 3``), exactly as
+    ``SimmSpline::calcCoefficients``. Then ``b_i = δ_i − h_i(σ_{i+1} + 2σ_i)``, ``c_i = 3σ_i``,
+    ``d_i = (σ_{i+1} − σ_i)/h_i``.
+    """
+
+    x: FloatArray
+    y: FloatArray
+    kind: str
+
+    def __init__(self, x: ArrayLike, y: ArrayLike, kind: str = "natural"):
+        if kind not in ("natural", "fmm"):
+            raise ValueError(f"cubic spline kind must be 'natural' or 'fmm', got {kind!r}")
+        x, y = _knots(x, y)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "kind", kind)
+        h = np.diff(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = np.diff(y) / h
+            sigma = self._second_derivatives_over_six(h, delta)
+            b = np.empty(x.size)
+            b[:-1] = delta - h * (sigma[1:] + 2.0 * sigma[:-1])
+            b[-1] = delta[-1] + h[-1] * (sigma[-2] + 2.0 * sigma[-1])
+            d = np.diff(sigma) / h
+        if not (np.all(np.isfinite(b)) and np.all(np.isfinite(sigma)) and np.all(np.isfinite(d))):
+            raise ValueError("the spline coefficients overflow (knots too close for the size of y); rescale the data")
+        for name, array in (("_b", b), ("_c", 3.0 * sigma[:-1]), ("_d", d)):
+            array.setflags(write=False)
+            object.__setattr__(self, name, array)
+
+    def _second_derivatives_over_six(self, h: FloatArray, delta: FloatArray) -> FloatArray:
+        """``σ_i = F''(x_i)/6`` from the tridiagonal system of the Notes (``h``, ``δ`` as there)."""
+        x, n = self.x, self.x.size
+        if n == 2:
+            return np.zeros(2)
+        if not np.all(np.isfinite(delta)):
+            return np.full(n, np.nan)
+        diagonal = np.empty(n)
+        upper = np.zeros(n)  # upper[i] multiplies σ_{i+1} in row i
+        lower = np.zeros(n)  # lower[i] multiplies σ_{i−1} in row i
+        rhs = np.zeros(n)
+        diagonal[1:-1] = 2.0 * (h[:-1] + h[1:])
+        upper[1:-1] = h[1:]
+        lower[1:-1] = h[:-1]
+        rhs[1:-1] = np.diff(delta)
+        if self.kind == "natural":
+            diagonal[0] = diagonal[-1] = 1.0
+        else:
+            diagonal[0], upper[0] = -h[0], h[0]
+            diagonal[-1], lower[-1] = -h[-1], h[-1]
+            if n > 3:
+                second = np.diff(delta)  # δ_{i+1} − δ_i
+                third_first = (second[1] / (x[3] - x[1]) - second[0] / (x[2] - x[0])) / (x[3] - x[0])
+                third_last = (second[-1] / (x[-1] - x[-3]) - second[-2] / (x[-2] - x[-4])) / (x[-1] - x[-4])
+                rhs[0] = h[0] ** 2 * third_first
+                rhs[-1] = -(h[-1] ** 2) * third_last
+        banded = np.zeros((3, n))
+        banded[0, 1:] = upper[:-1]
+        banded[1] = diagonal
+        banded[2, :-1] = lower[1:]
+        if not (np.all(np.isfinite(banded)) and np.all(np.isfinite(rhs))):
+            return np.full(n, np.nan)
+        return solve_banded((1, 1), banded, rhs)
+
+    def describe(self) -> str:
+        return f"{self.kind} cubic spline, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class PiecewiseLinear(_PiecewiseCubic):
+    """Linear interpolation through ``(x_i, y_i)``; the end segments continue outside the knots.
+
+    At a knot the derivative is that of the segment to its right (of the last segment at
+    ``x_{n−1}``); the second derivative is zero everywhere.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Knots, strictly increasing, ``n >= 2``.
+    y : array_like, shape (n,)
+    """
+
+    x: FloatArray
+    y: FloatArray
+
+    def __init__(self, x: ArrayLike, y: ArrayLike):
+        x, y = _knots(x, y)
+        with np.errstate(over="ignore"):
+            slopes = np.diff(y) / np.diff(x)
+        if not np.all(np.isfinite(slopes)):
+            raise ValueError("the slopes overflow (knots too close for the size of y); rescale the data")
+        b = np.append(slopes, slopes[-1])
+        zeros = np.zeros(x.size - 1)
+        for name, array in (("x", x), ("y", y), ("_b", b), ("_c", zeros), ("_d", zeros)):
+            array.setflags(write=False)
+            object.__setattr__(self, name, array)
+
+    @property
+    def kind(self) -> str:
+        """``"linear"``, the name of this interpolation in model files."""
+        return "linear"
+
+    def describe(self) -> str:
+        return f"linear interpolation, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
+
+
+def tabulated_function(x: ArrayLike, y: ArrayLike, kind: str) -> CubicSpline | PiecewiseLinear:
+    """The interpolant of tabulated data named by ``kind`` (one of :data:`SPLINE_KINDS`)."""
+    if kind == "linear":
+        return PiecewiseLinear(x, y)
+    if kind in ("natural", "fmm"):
+        return CubicSpline(x, y, kind)
+    raise ValueError(f"interpolation kind must be one of {', '.join(SPLINE_KINDS)}, got {kind!r}")
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class FourierSeries(EmpiricalFunction):
+    """``F(x) = a0 + Σ_{k=1}^{n} (a_k cos(kωx) + b_k sin(kωx))`` with ``ω = 2π/period``.
+
+    (The convention of MATLAB's ``fourier<n>`` fit: ``a0`` is the mean, not half of it.)
+
+    Parameters
+    ----------
+    period : float
+        Positive period, in the unit of ``x``.
+    a0 : float
+        Constant term.
+    a, b : array_like, shape (n,)
+        Cosine and sine coefficients of the harmonics ``k = 1..n`` (same length, possibly 0).
+    """
+
+    period: float
+    a0: float
+    a: FloatArray
+    b: FloatArray
+
+    def __init__(self, period: float, a0: float, a: ArrayLike, b: ArrayLike):
+        a = np.array(a, dtype=float)
+        b = np.array(b, dtype=float)
+        if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
+            raise ValueError(f"cosine and sine coefficients must be 1-D of equal length, got shapes {a.shape} and {b.shape}")
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError(f"the period must be a positive finite number, got {period!r}")
+        if not (math.isfinite(a0) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            raise ValueError("Fourier coefficients must be finite numbers")
+        a.setflags(write=False)
+        b.setflags(write=False)
+        object.__setattr__(self, "period", float(period))
+        object.__setattr__(self, "a0", float(a0))
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        x = np.asarray(x, dtype=float)
+        frequencies = 2.0 * np.pi / self.period * np.arange(1, self.a.size + 1)
+        phase = x[..., None] * frequencies
+        cos, sin = np.cos(phase), np.sin(phase)
+        value = self.a0 + cos @ self.a + sin @ self.b
+        first = (cos @ (frequencies * self.b) - sin @ (frequencies * self.a)) if order >= 1 else None
+        second = -(cos @ (frequencies**2 * self.a) + sin @ (frequencies**2 * self.b)) if order >= 2 else None
+        return value, first, second
+
+    def describe(self) -> str:
+        return f"Fourier series, {self.a.size} harmonics, period {self.period:.6g}"
+
+
+@dataclass(frozen=True)
+class CoordinateFunction:
+    """A joint variable that is an empirical function of one coordinate: ``f(q) = F(q[coordinate])``.
+
+    Give it as ``variable=`` to :meth:`mbkron.ModelBuilder.add_body`.
+
+    Parameters
+    ----------
+    function : EmpiricalFunction
+        ``F``, in SI units (radians or metres in, radians or metres out).
+    coordinate : str
+        Name of the generalized coordinate.
+    """
+
+    function: EmpiricalFunction
+    coordinate: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.function, EmpiricalFunction):
+            raise TypeError(
+                f"CoordinateFunction.function must be an EmpiricalFunction (CubicSpline, PiecewiseLinear, "
+                f"FourierSeries), got {type(self.function).__name__}"
+            )
+        if not isinstance(self.coordinate, str):
+            raise TypeError(f"CoordinateFunction.coordinate must be a coordinate name, got {self.coordinate!r}")
+
+    def describe(self) -> str:
+        """E.g. ``"fmm cubic spline, 7 knots on [0, 2.6] of elbow"``."""
+        return f"{self.function.describe()} of {self.coordinate}"
+
+
+class CoordinateFunctionVariables(JointVariableProvider):
+    """Joint variables ``f_i(q) = F_i(q_{k_i})``: value ``F_i``, gradient ``F_i' e_{k_i}``, Hessian
+    ``F_i'' e_{k_i} e_{k_i}ᵀ``, batched over the leading axes of ``q``.
+
+    Parameters
+    ----------
+    functions : sequence of EmpiricalFunction
+        ``F_i``.
+    coordinates : sequence of int
+        ``k_i``: the index in ``q`` of each function's argument.
+    nq : int
+        Number of generalized coordinates.
+    """
+
+    def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int):
+        if len(functions) != len(coordinates):
+            raise ValueError(f"got {len(functions)} functions but {len(coordinates)} coordinate indices")
+        self.functions = tuple(functions)
+        self.coordinates = np.array(coordinates, dtype=np.intp).reshape(-1)
+        if np.any((self.coordinates < 0) | (self.coordinates >= nq)):
+            raise ValueError(f"coordinate indices must lie in 0..{nq - 1}, got {self.coordinates.tolist()}")
+        self.coordinates.setflags(write=False)
+        self.nq = nq
+
+    @classmethod
+    def from_descriptions(
+        cls, descriptions: Sequence[CoordinateFunction], coordinate_names: Sequence[str]
+    ) -> CoordinateFunctionVariables:
+        """Provider for :class:`CoordinateFunction` descriptions, given the model's coordinate names."""
+        names = list(coordinate_names)
+        return cls([d.function for d in descriptions], [names.index(d.coordinate) for d in descriptions], len(names))
+
+    @property
+    def size(self) -> int:
+        return len(self.functions)
+
+    def evaluate(self, q, order):
+        q = np.asarray(q, dtype=float)
+        batch, k = q.shape[:-1], self.size
+        values = np.empty(batch + (k,))
+        firsts = np.empty(batch + (k,))
+        seconds = np.empty(batch + (k,))
+        for i, (function, column) in enumerate(zip(self.functions, self.coordinates)):
+            value, first, second = function.evaluate(q[..., column], order)
+            values[..., i] = value
+            if order >= 1:
+                firsts[..., i] = first
+            if order >= 2:
+                seconds[..., i] = second
+        rows = np.arange(k)
+        grad = hess = None
+        if order >= 1:
+            grad = np.zeros(batch + (k, self.nq))
+            grad[..., rows, self.coordinates] = firsts
+        if order >= 2:
+            hess = np.zeros(batch + (k, self.nq, self.nq))
+            hess[..., rows, self.coordinates, self.coordinates] = seconds
+        return values, grad, hess

@@ -1,0 +1,661 @@
+"""Solving ``g(f, q) = 0``: positions by Newton continuation, exact ``∇f`` and ``H`` (Eq. 100-120).
+
+Position
+    :class:`PositionSolver` -- damped Newton with continuation in ``q`` from the last solution,
+    tracking one assembly branch (see the class docstring for the step control and the branch
+    checks).
+
+Gradients and Hessians (implicit function theorem)
+    Differentiating ``g_i(f(q), q) = 0`` once gives Eq. 101,
+
+        Σ_j ∂g_i/∂f_j ∇f_j = −∂g_i/∂q,
+
+    and once more (Eq. 120, derived in ``docs/seed-notes/constraints.md``)
+
+        Σ_j ∂g_i/∂f_j H_j = −Γ_i,
+        Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ
+
+    (the seed's ``Γ`` of Eq. 120 is ``−vec`` of ours). Both are linear systems with the same matrix
+    ``J = ∂g/∂f`` (columns ``ḡ_j``, Eq. 104); :func:`implicit_derivatives` solves them either
+    with one LU factorisation of ``J`` reused for both (``"lu"``, the default) or with the
+    seed's analytical projection (``"projection"``, Eq. 105-119: :func:`projection_rows`,
+    :func:`projection_solve`).
+
+The ``q``-derivatives above are partial at fixed ``f``; when ``g`` also uses explicit joint
+variables ``f_e(q)`` the system's inputs are ``p = (f_e, q)`` and the chain rule through ``p(q)``
+gives them (:func:`chain_rule`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import lapack
+
+from mbkron.compiled import kernels
+from mbkron.jointvars.constraints import BoundConstraints
+from mbkron.core.errors import ConfigurationError
+from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
+
+__all__ = [
+    "ExplicitInputs",
+    "Solution",
+    "PositionSolver",
+    "LUFactors",
+    "chain_rule",
+    "hessian_right_hand_side",
+    "projection_rows",
+    "projection_solve",
+    "implicit_derivatives",
+    "ConstrainedJointVariables",
+    "evaluate_states",
+    "METHODS",
+]
+
+METHODS = ("lu", "projection")
+
+FAST_PATH_WARM_UP = 300
+"""Evaluations of an expression-form constraint group after which its compiled fast path is built
+(:mod:`mbkron.jointvars.compiled`; compiling costs a few seconds, which a short computation should
+not pay)."""
+
+
+class ExplicitInputs:
+    """The inputs ``p(q) = (f_e(q), q)`` of a constraint group, with ``∂p/∂q`` and ``∂²p/∂q²``.
+
+    Parameters
+    ----------
+    joint_variables : JointVariables
+        The model's explicit joint variables (rows solved by constraints are unused).
+    rows : ndarray of int
+        The explicit joint variables the group uses.
+    """
+
+    def __init__(self, joint_variables: JointVariables, rows: NDArray[np.intp]):
+        self.joint_variables = joint_variables
+        self.rows = np.asarray(rows, dtype=np.intp)
+        nq = joint_variables.matrix.shape[1]
+        provided = set()
+        for provider_rows, _ in joint_variables.providers:
+            provided.update(int(r) for r in provider_rows)
+        self.affine = not provided.intersection(int(r) for r in self.rows)
+        matrix = np.vstack([joint_variables.matrix[self.rows], np.eye(nq)])
+        self.matrix = matrix
+        self.constant = np.concatenate([joint_variables.constant[self.rows], np.zeros(nq)])
+        self._zero_hessians = np.zeros((matrix.shape[0], nq, nq))
+
+    def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray, NDArray | None]:
+        """``p``, ``∂p/∂q`` (np, nq) and ``∂²p/∂q²`` (np, nq, nq; None when ``p`` is affine in q).
+
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+        """
+        if self.affine:
+            return self.matrix @ q + self.constant, self.matrix, None
+        f, grad, hess = self.joint_variables.evaluate(q, 2)
+        rows = self.rows
+        p = np.concatenate([f[rows], q])
+        P = np.vstack([grad[rows], self.matrix[rows.size :]])
+        d2p = self._zero_hessians.copy()
+        d2p[: rows.size] = hess[rows]
+        return p, P, d2p
+
+
+class LUFactors:
+    """LU factorisation ``J = P L U`` of a square matrix with its condition number and determinant sign.
+
+    Uses LAPACK ``getrf``/``getrs``/``gecon`` directly: one state is a handful of small
+    matrices, and the wrappers' checks would cost more than the arithmetic.
+
+    Parameters
+    ----------
+    J : ndarray, shape (m, m)
+        ``∂g/∂f``.
+    coupling : ndarray, shape (m, nq), optional
+        ``∂g/∂q``. When given, the condition number is taken relative to the whole constraint
+        Jacobian, ``κ = ‖[∂g/∂f, ∂g/∂q]‖₁ ‖(∂g/∂f)⁻¹‖₁``: this is ``cond₁(∂g/∂f)`` when
+        ``∂g/∂q`` is not larger than ``∂g/∂f``, and it still detects a singular ``∂g/∂f`` with a
+        single equation (where ``cond`` is always 1), e.g. at a fold ``∂g/∂f → 0``.
+
+    Attributes
+    ----------
+    singular : bool
+        Exactly singular (a zero pivot).
+    coupling : ndarray or None
+        As the parameter; may be set before :attr:`condition` is first read.
+    condition : float
+        Condition number estimate (``inf`` if singular).
+    det_sign : int
+        Sign of ``det J`` (0 if singular).
+    """
+
+    def __init__(self, J: NDArray, coupling: NDArray | None = None):
+        self.lu, self.piv, info = lapack.dgetrf(J)
+        self._J, self.coupling, self.singular = J, coupling, info > 0
+        self._condition: float | None = None
+
+    @property
+    def condition(self) -> float:
+        """1-norm condition number estimate (LAPACK ``gecon``), computed on first use."""
+        if self._condition is None:
+            norm = abs(self._J).sum(axis=0).max()
+            if self.coupling is not None and self.coupling.size:
+                norm = max(norm, abs(self.coupling).sum(axis=0).max())
+            rcond = 0.0 if self.singular else lapack.dgecon(self.lu, norm, norm="1")[0]
+            self._condition = 1.0 / rcond if rcond > 0 and np.isfinite(rcond) else np.inf
+        return self._condition
+
+    @property
+    def det_sign(self) -> int:
+        """Sign of ``det J`` from the LU factors (0 if singular)."""
+        if self.singular:
+            return 0
+        swaps = np.count_nonzero(self.piv != np.arange(self.piv.size))
+        negative = np.count_nonzero(np.diagonal(self.lu) < 0)
+        return -1 if (swaps + negative) % 2 else 1
+
+    def solve(self, b: NDArray) -> NDArray:
+        """``J⁻¹ b`` for ``b`` of shape (m,) or (m, k).
+
+        Column by column: a multi-column ``getrs`` goes through level-3 BLAS, whose threads
+        cost milliseconds on a busy machine for these tiny matrices.
+        """
+        if b.ndim == 1:
+            return lapack.dgetrs(self.lu, self.piv, b)[0]
+        return np.stack([lapack.dgetrs(self.lu, self.piv, column)[0] for column in b.T], axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Solution:
+    """A solved configuration of one constraint group.
+
+    Attributes
+    ----------
+    q : ndarray, shape (nq,)
+    p, P, d2p : ndarray
+        Inputs, ``∂p/∂q`` and ``∂²p/∂q²`` (None when affine) at ``q``.
+    f : ndarray, shape (m,)
+        The solved joint variables.
+    tangent : ndarray, shape (m, nq)
+        ``∇f`` from the last Newton Jacobian (a predictor for continuation, accurate to the
+        Newton tolerance; the exact gradient comes from :func:`implicit_derivatives`).
+    det_sign : int
+        Sign of ``det ∂g/∂f``: constant along a regular branch.
+    condition : float
+        Condition number of ``∂g/∂f``.
+    """
+
+    q: NDArray
+    p: NDArray
+    P: NDArray
+    d2p: NDArray | None
+    f: NDArray
+    tangent: NDArray
+    det_sign: int
+    condition: float
+
+
+class _NewtonFailure(Exception):
+    """Internal: Newton did not converge, or a branch check failed, on one continuation step."""
+
+
+def _fmt(values: NDArray) -> str:
+    return "[" + ", ".join(f"{v:.10g}" for v in np.ravel(values)) + "]"
+
+
+class PositionSolver:
+    """Newton's method with continuation for ``g(f, q) = 0`` on one assembly branch.
+
+    **Assembly.** At construction the system is solved at ``reference_q`` from ``guess`` by
+    damped Newton; this fixes the branch (and the sign of ``det ∂g/∂f`` on it).
+
+    **Continuation.** :meth:`solve` starts from the last solution (a cache keyed on the last
+    ``q``: an optimisation only -- any regular path inside the branch gives the same answer)
+    and walks the straight segment to the requested ``q``, predicting ``f ≈ f₀ + ∇f₀ Δq`` and
+    correcting by Newton (with ``+ ½ Δqᵀ H₀ Δq`` when a provider has stored the Hessian ``H₀``
+    at the start in :attr:`curvature`). Steps are limited so that the predicted change ``‖∇f₀ Δq‖∞`` is at
+    most ``max_step``. A step is accepted when Newton converges and the branch checks pass:
+
+    - ``det ∂g/∂f`` keeps its sign (a change means the path crossed a singular configuration);
+    - the corrector moved ``f`` by at most ``jump_ratio · ‖∇f₀ Δq‖∞ + jump_tolerance`` from the
+      prediction (otherwise Newton may have jumped to another assembly branch).
+
+    A rejected step is halved; when the step falls below ``1e-9 · (1 + ‖q‖∞)`` the path is
+    declared to pass through a singular configuration or a branch jump, and a
+    :class:`~mbkron.core.errors.ConfigurationError` names ``q``, ``f`` and the condition number. A
+    converged configuration whose ``∂g/∂f`` has a condition number above ``max_condition`` is
+    rejected the same way.
+
+    **Newton step control.** Steps are limited to ``max_newton_step`` (∞-norm, in the joint
+    variables' units) and backtracked (halved) until ``‖g‖₂`` decreases (Armijo condition
+    with slope ``1e-4``). Convergence: ``‖Δf‖∞ ≤ tolerance · (1 + ‖f‖∞)``; the last step is
+    applied, so by quadratic convergence the returned ``f`` is accurate to ``~tolerance²``.
+
+    Parameters
+    ----------
+    system : BoundConstraints
+    inputs : ExplicitInputs
+    reference_q : ndarray, shape (nq,)
+    guess : ndarray, shape (m,)
+    names : sequence of str
+        The solved joint variables' names (for messages).
+    tolerance, max_iterations, max_condition, jump_ratio, jump_tolerance, max_newton_step, max_step
+        See above. Defaults: 1e-9, 30, 1e10, 0.5, 1e-6, 0.5, 0.2. ``max_condition`` bounds the
+        condition number of ``∂g/∂f`` relative to the whole constraint Jacobian (see
+        :class:`LUFactors`).
+    """
+
+    def __init__(
+        self,
+        system: BoundConstraints,
+        inputs: ExplicitInputs,
+        reference_q: NDArray,
+        guess: NDArray,
+        names: tuple[str, ...],
+        *,
+        tolerance: float = 1e-9,
+        max_iterations: int = 30,
+        max_condition: float = 1e10,
+        jump_ratio: float = 0.5,
+        jump_tolerance: float = 1e-6,
+        max_newton_step: float = 0.5,
+        max_step: float = 0.2,
+    ):
+        self.system = system
+        self.inputs = inputs
+        self.names = tuple(names)
+        self.tolerance = float(tolerance)
+        self.max_iterations = int(max_iterations)
+        self.max_condition = float(max_condition)
+        self.jump_ratio = float(jump_ratio)
+        self.jump_tolerance = float(jump_tolerance)
+        self.max_newton_step = float(max_newton_step)
+        self.max_step = float(max_step)
+        self.curvature: tuple[Solution, NDArray] | None = None
+        q = np.array(reference_q, dtype=float)
+        p, P, d2p = inputs.evaluate(q)
+        try:
+            self.reference = self._correct(q, p, P, d2p, np.array(guess, dtype=float))
+        except _NewtonFailure as failure:
+            raise ConfigurationError(
+                f"initial assembly of ({', '.join(self.names)}) failed at q = {_fmt(q)} from the guess "
+                f"f = {_fmt(guess)}: {failure}; give a better initial guess"
+            ) from None
+        self._check_condition(self.reference)
+        self.last = self.reference
+
+    # ------------------------------------------------------------------ Newton
+    def _correct(self, q, p, P, d2p, f) -> Solution:
+        """Damped Newton from ``f`` at fixed inputs; the result carries the last LU's data."""
+        system = self.system
+        try:
+            g, J, g_p = system.first(f, p)
+        except (ValueError, OverflowError, ZeroDivisionError) as error:
+            raise _NewtonFailure(f"the constraints cannot be evaluated at f = {_fmt(f)} ({error})") from None
+        residual = math.sqrt(g @ g)
+        for _ in range(self.max_iterations):
+            lu = LUFactors(J)
+            if lu.singular:
+                raise _NewtonFailure(
+                    f"∂g/∂f is singular (condition number inf) at f = {_fmt(f)}: the constraints may not "
+                    f"determine these joint variables"
+                )
+            step = lu.solve(g)
+            size = abs(step).max()
+            if size <= self.tolerance * (1.0 + abs(f).max()):
+                g_q = g_p @ P
+                lu.coupling = g_q
+                return Solution(q, p, P, d2p, f - step, -lu.solve(g_q), lu.det_sign, lu.condition)
+            scale = min(1.0, self.max_newton_step / size)
+            while True:
+                trial = f - scale * step
+                try:
+                    g_new, J_new, g_p_new = system.first(trial, p)
+                    new_residual = math.sqrt(g_new @ g_new)
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    new_residual = np.inf
+                if new_residual <= (1.0 - 1e-4 * scale) * residual:
+                    break
+                scale *= 0.5
+                if scale < 1e-6:
+                    raise _NewtonFailure(f"no descent from f = {_fmt(f)} (‖g‖ = {residual:.3g})")
+            f, g, J, g_p, residual = trial, g_new, J_new, g_p_new, new_residual
+        raise _NewtonFailure(f"Newton did not converge in {self.max_iterations} iterations (‖g‖ = {residual:.3g})")
+
+    def _check_condition(self, solution: Solution) -> None:
+        if solution.condition > self.max_condition:
+            raise ConfigurationError(
+                f"singular configuration at q = {_fmt(solution.q)}: ∂g/∂f of ({', '.join(self.names)}) has "
+                f"condition number {solution.condition:.3g} > {self.max_condition:.3g} "
+                f"(f = {_fmt(solution.f)}); the constraints do not determine these joint variables here"
+            )
+
+    # ------------------------------------------------------------------ continuation
+    def _step(self, start: Solution, q: NDArray) -> Solution:
+        """One predictor-corrector step from ``start`` to ``q`` with the branch checks."""
+        p, P, d2p = self.inputs.evaluate(q)
+        dq = q - start.q
+        predicted_step = start.tangent @ dq
+        if self.curvature is not None and self.curvature[0] is start:
+            predicted_step = predicted_step + 0.5 * (self.curvature[1] @ dq) @ dq
+        prediction = start.f + predicted_step
+        solution = self._correct(q, p, P, d2p, prediction)
+        if solution.det_sign != start.det_sign:
+            raise _NewtonFailure("the sign of det ∂g/∂f changed")
+        correction = abs(solution.f - prediction).max()
+        allowed = self.jump_ratio * abs(predicted_step).max() + self.jump_tolerance
+        if correction > allowed:
+            raise _NewtonFailure(f"the corrector moved f by {correction:.3g} (more than {allowed:.3g})")
+        return solution
+
+    def solve(self, q: NDArray, start: Solution | None = None, remember: bool = True) -> Solution:
+        """Solve at ``q`` by continuation from ``start`` (default: the last solution).
+
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+        start : Solution, optional
+        remember : bool
+            Make the result the start of the next call (default True).
+
+        Raises
+        ------
+        ConfigurationError
+            If the path from ``start`` to ``q`` meets a singular configuration or a branch
+            jump, or ``∂g/∂f`` is ill-conditioned at ``q``.
+        """
+        current = self.last if start is None else start
+        target = np.array(q, dtype=float)  # a copy: the cache must not alias the caller's buffer
+        if np.array_equal(target, current.q):
+            return current
+        fraction, minimum = 1.0, 1e-9 * (1.0 + np.max(np.abs(target)))
+        while True:
+            remaining = target - current.q
+            distance = abs(remaining).max()
+            predicted = abs(current.tangent @ remaining).max()
+            if predicted * fraction > self.max_step:
+                fraction = self.max_step / predicted
+            trial_q = target if fraction >= 1.0 else current.q + fraction * remaining
+            try:
+                current = self._step(current, trial_q)
+            except _NewtonFailure as failure:
+                if fraction * distance < minimum:
+                    raise ConfigurationError(
+                        f"cannot continue the solution of ({', '.join(self.names)}) from q = {_fmt(current.q)} "
+                        f"(f = {_fmt(current.f)}, condition number of ∂g/∂f {current.condition:.3g}) towards "
+                        f"q = {_fmt(target)}: {failure} at q = {_fmt(trial_q)}; the path meets a singular "
+                        f"configuration, leaves the assembly branch or leaves the region where the "
+                        f"constraints have a solution"
+                    ) from None
+                fraction *= 0.5
+                continue
+            if fraction >= 1.0:
+                break
+            fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))  # double the step length
+        self._check_condition(current)
+        if remember:
+            self.last = current
+        return current
+
+
+# ---------------------------------------------------------------------- derivatives
+def chain_rule(
+    g_p: NDArray, g_up: NDArray, g_pp: NDArray, P: NDArray, d2p: NDArray | None
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Partial ``q``-derivatives at fixed ``u`` through ``p(q)``.
+
+    Returns
+    -------
+    g_q : ndarray, shape (m, nq)
+        ``∂g/∂q = g_p P``.
+    g_uq : ndarray, shape (m, m, nq)
+        ``∂²g/∂u∂q = g_up P``.
+    g_qq : ndarray, shape (m, nq, nq)
+        ``∂²g/∂q² = Pᵀ g_pp P + Σ_a g_p,a ∂²p_a/∂q²``.
+    """
+    g_q = g_p @ P
+    g_uq = g_up @ P
+    g_qq = P.T @ g_pp @ P
+    if d2p is not None:
+        g_qq = g_qq + np.einsum("ia,akl->ikl", g_p, d2p)
+    return g_q, g_uq, g_qq
+
+
+def hessian_right_hand_side(g_uu: NDArray, g_uq: NDArray, g_qq: NDArray, grad: NDArray) -> NDArray:
+    """``Γ_i`` of ``Σ_j ∂g_i/∂f_j H_j = −Γ_i`` (Eq. 120, derived in docs/seed-notes/constraints.md).
+
+    ``Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ``.
+
+    Parameters
+    ----------
+    g_uu : ndarray, shape (m, m, m)
+    g_uq : ndarray, shape (m, m, nq)
+    g_qq : ndarray, shape (m, nq, nq)
+    grad : ndarray, shape (m, nq)
+        ``∇f`` (row ``j`` is ``∇f_jᵀ``).
+
+    Returns
+    -------
+    ndarray, shape (m, nq, nq)
+    """
+    mixed = np.swapaxes(g_uq, -1, -2) @ grad  # [i, k, l] = Σ_j ∂²g_i/∂q_k∂f_j ∂f_j/∂q_l
+    return g_qq + mixed + np.swapaxes(mixed, -1, -2) + grad.T @ g_uu @ grad
+
+
+@kernels.compiled
+def projection_rows(J: NDArray) -> NDArray:
+    """The projection rows ``ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²`` of Eq. 118 (Eq. 110, 114-117).
+
+    Backward recursion from ``γ_{m+1} = I_m``:
+
+        σ_i = I_m − ḡ_i ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²        (Eq. 115-116)
+        γ_i = γ_{i+1} σ_i                                    (Eq. 114, 117)
+
+    ``γ_{i+1}`` is the orthogonal projector onto the complement of ``span(ḡ_{i+1}, …, ḡ_m)``
+    (symmetric and idempotent; see docs/seed-notes/constraints.md), so
+    ``‖γ_{i+1}ḡ_i‖² = ḡ_iᵀ γ_{i+1} ḡ_i``.
+
+    Parameters
+    ----------
+    J : ndarray, shape (m, m)
+        ``∂g/∂f``; column ``j`` is ``ḡ_j`` (Eq. 104).
+
+    Returns
+    -------
+    ndarray, shape (m, m)
+        Row ``i`` (0-based) is ``ḡ_{i+1}ᵀ γ_{i+2} / ‖γ_{i+2} ḡ_{i+1}‖²`` in the seed's 1-based
+        numbering.
+    """
+    m = J.shape[0]
+    gamma = np.eye(m)  # γ_{m+1}
+    rows = np.empty((m, m))
+    for i in range(m - 1, -1, -1):
+        g = J[:, i].copy()
+        projected = gamma @ g  # γ_{i+1} ḡ_i
+        rows[i] = (g @ gamma) / (projected @ projected)  # Eq. 118's ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²
+        if i:
+            # γ_i = γ_{i+1} σ_i = γ_{i+1} (I − ḡ_i rowᵢ) = γ_{i+1} − (γ_{i+1} ḡ_i) rowᵢ  (Eq. 116-117)
+            gamma = gamma - projected[:, None] * rows[i]
+    return rows
+
+
+@kernels.compiled
+def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
+    """Solve ``Σ_j ḡ_j ⊗ x_j = −c`` by the forward recursion of Eq. 118-119.
+
+    ``x_i = −(ḡ_iᵀγ_{i+1} ⊗ I_k)(η^(i−1) + c) / ‖γ_{i+1}ḡ_i‖²``, ``η^(i) = η^(i−1) + ḡ_i ⊗ x_i``,
+    ``η^(0) = 0``. A Kronecker-stacked vector ``v ∈ R^(m·k)`` (block ``r`` = entries of
+    equation ``r``) is held as the matrix ``V ∈ R^(m×k)`` whose row ``r`` is block ``r``; then
+    ``(aᵀ ⊗ I_k) v = aᵀ V`` and ``ḡ ⊗ x = ḡ xᵀ``.
+
+    Parameters
+    ----------
+    rows : ndarray, shape (m, m)
+        From :func:`projection_rows`.
+    J : ndarray, shape (m, m)
+        ``∂g/∂f`` (columns ``ḡ_j``).
+    c : ndarray, shape (m, k)
+        ``∂G/∂q`` (Eq. 102; ``k = nq``) or ``Γ`` flattened (Eq. 120; ``k = nq²``).
+
+    Returns
+    -------
+    ndarray, shape (m, k)
+        Row ``j`` is ``x_j`` (``∇f_j`` or ``vec H_j``).
+    """
+    m = J.shape[0]
+    x = np.empty_like(c)
+    eta_plus_c = c.copy()  # η^(0) + ∂G/∂q
+    for i in range(m):
+        x[i] = -(rows[i] @ eta_plus_c)  # Eq. 118
+        eta_plus_c += J[:, i, None] * x[i]  # Eq. 119: η^(i) = η^(i−1) + ḡ_i ⊗ x_i
+    return x
+
+
+def implicit_derivatives(
+    system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None
+) -> tuple[NDArray, NDArray | None]:
+    """Exact ``∇f`` (Eq. 101-102) and ``H`` (Eq. 120) at a solved configuration.
+
+    Parameters
+    ----------
+    system : BoundConstraints
+    solution : Solution
+    order : {1, 2}
+    method : {"lu", "projection"}
+        One LU of ``∂g/∂f`` reused for both stages, or the analytical projection (Eq. 105-119)
+        with the ``γ_i`` computed once and reused for the Hessian stage.
+    max_condition : float or None
+        None skips the check (the position solver has checked this configuration).
+
+    Returns
+    -------
+    grad : ndarray, shape (m, nq)
+    hess : ndarray, shape (m, nq, nq), or None when ``order < 2``
+
+    Raises
+    ------
+    ConfigurationError
+        If ``∂g/∂f`` is singular (condition number above ``max_condition``).
+    """
+    g_u, g_p, g_uu, g_up, g_pp = system.second(solution.f, solution.p)
+    g_q, g_uq, g_qq = chain_rule(g_p, g_up, g_pp, solution.P, solution.d2p)
+    m, nq = g_q.shape
+    lu = LUFactors(g_u, g_q) if method == "lu" or max_condition is not None else None
+    if max_condition is not None and lu.condition > max_condition:
+        raise ConfigurationError(
+            f"singular configuration at q = {_fmt(solution.q)}: ∂g/∂f has condition number "
+            f"{lu.condition:.3g} > {max_condition:.3g} (f = {_fmt(solution.f)})"
+        )
+    if method == "lu":
+        grad = -lu.solve(g_q)
+        hess = None
+        if order >= 2:
+            gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
+            hess = -lu.solve(gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
+        return grad, hess
+    rows = projection_rows(g_u)
+    grad = projection_solve(rows, g_u, g_q)
+    hess = None
+    if order >= 2:
+        gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
+        hess = projection_solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
+    return grad, hess
+
+
+class ConstrainedJointVariables(JointVariableProvider):
+    """Joint variables solved from constraints, with exact gradients and Hessians.
+
+    Positions by :class:`PositionSolver`, derivatives by :func:`implicit_derivatives`. Batches
+    are evaluated state by state in C order, each state continuing from the previous one.
+
+    Parameters
+    ----------
+    solver : PositionSolver
+    method : {"lu", "projection"}
+    """
+
+    def __init__(self, solver: PositionSolver, method: str = "lu"):
+        if method not in METHODS:
+            raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
+        self.solver = solver
+        self.method = method
+        self.evaluations = 0
+        self.fast_step = None  # mbkron.jointvars.compiled.FastStep, built after WARM_UP evaluations
+        self._fast_possible = (kernels.ENABLED and solver.inputs.affine
+                               and hasattr(solver.system, "first_expressions"))
+
+    @property
+    def size(self) -> int:
+        return self.solver.system.size
+
+    def compile(self) -> bool:
+        """Build the compiled fast path now (see :mod:`mbkron.jointvars.compiled`); whether it exists."""
+        if self.fast_step is None and self._fast_possible:
+            from mbkron.jointvars.compiled import FastStep
+
+            try:
+                self.fast_step = FastStep(self.solver, self.method)
+            except Exception:  # noqa: BLE001 - code numba cannot compile: keep the Python solver
+                self._fast_possible = False
+        return self.fast_step is not None
+
+    def _state(self, q: NDArray, order: int):
+        self.evaluations += 1
+        if self.fast_step is None and self._fast_possible and self.evaluations >= FAST_PATH_WARM_UP:
+            self.compile()
+        if self.fast_step is not None:
+            fast = self.fast_step.step(self.solver, np.ascontiguousarray(q, dtype=float), order)
+            if fast is not None:
+                solution, grad, hess = fast
+                if hess is not None:
+                    self.solver.curvature = (solution, hess)
+                return solution.f, grad, hess
+        solution = self.solver.solve(q)
+        if order == 0:
+            return solution.f, None, None
+        # The position solver has checked the condition number at this configuration.
+        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None)
+        if hess is not None:
+            self.solver.curvature = (solution, hess)
+        return solution.f, grad, hess
+
+    def evaluate(self, q, order):
+        return evaluate_states(q, order, self.size, self._state)
+
+
+def evaluate_states(
+    q: NDArray, order: int, size: int, state: Callable[[NDArray, int], tuple[NDArray, NDArray | None, NDArray | None]]
+) -> tuple[NDArray, NDArray | None, NDArray | None]:
+    """Evaluate a one-state function over the leading axes of ``q``, in C order.
+
+    Consecutive states continue from each other (a trajectory evaluated as a batch needs only
+    short continuation steps).
+
+    Parameters
+    ----------
+    q : ndarray, shape (..., nq)
+    order : {0, 1, 2}
+    size : int
+        Number of joint variables ``m``.
+    state : callable
+        ``state(q_i, order) -> (f (m,), grad (m, nq) or None, hess (m, nq, nq) or None)``.
+    """
+    batch, nq = q.shape[:-1], q.shape[-1]
+    if not batch:
+        return state(q, order)
+    f = np.empty(batch + (size,))
+    grad = np.empty(batch + (size, nq)) if order >= 1 else None
+    hess = np.empty(batch + (size, nq, nq)) if order >= 2 else None
+    for index in np.ndindex(batch):
+        fi, gi, hi = state(q[index], order)
+        f[index] = fi
+        if order >= 1:
+            grad[index] = gi
+        if order >= 2:
+            hess[index] = hi
+    return f, grad, hess

@@ -1,0 +1,562 @@
+"""Tree kinematics: A_4, joint matrices, B_i, D_i, D'_i, points and angular velocities (Eq. 38-99).
+
+Layout (see docs/conventions.md): for body ``i`` the world transform ``T_i = ⁰_iA_4`` (Eq. 40)
+maps body coordinates to ground coordinates; the seed's ``B_i`` is ``T_iᵀ``. Derivatives use the
+natural tensor layout
+
+    dT[..., i, k]     = ∂T_i/∂q_k             (D_i of Eq. 45, transposed blockwise)
+    d2T[..., i, k, l] = ∂²T_i/∂q_k∂q_l        (D'_i of Eq. 58, transposed blockwise)
+
+and ``mbkron.core.kron.to_kron(np.swapaxes(dT[i], -1, -2))`` is the seed's ``D_i`` literally.
+
+The fast path evaluates the closed form Eq. 75-76 factored through the *world twist* of each
+joint. With the joint matrix ``Â_j`` (Eq. 70-71) put in the ground frame,
+``S_j = T_j Â_j T_j⁻¹``, the seed's ``W_ji = T_j Â_j ʲT_i`` (Eq. 76) is ``S_j T_i``, hence
+
+    ∂T_i/∂q_k = Ω_ik T_i,   Ω_ik = Σ_{j ⪯ i} S_j ∇f_jk                            (Eq. 75)
+
+and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
+
+    ∂²T_i/∂q_k∂q_l = (Σ_{j ⪯ i} [Ω_jl, S_j] ∇f_jk + S_j H_jkl) T_i + Ω_ik Ω_il T_i  (Eq. 99)
+
+(``j ⪯ i``: j is i or an ancestor of i). Both are sums over ancestors, i.e. one matrix product
+with the constant ancestor mask: no Python loop over bodies; the products of transforms along the
+tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursions (Eq. 77, 89) and the literal closed forms
+(Eq. 94-99) are in :mod:`mbkron.kinematics.literal`; the tests prove all of them equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled import kernels
+
+__all__ = [
+    "REVOLUTE",
+    "PRISMATIC",
+    "FIXED",
+    "KinematicTree",
+    "KinematicsData",
+    "skew",
+    "rotation_matrix",
+    "joint_transform",
+    "joint_matrix",
+    "local_transforms",
+    "world_transforms",
+    "compute_kinematics",
+    "point_positions",
+    "point_velocities",
+    "point_accelerations",
+    "angular_velocities",
+]
+
+REVOLUTE, PRISMATIC, FIXED = "revolute", "prismatic", "fixed"
+
+
+def skew(v: NDArray) -> NDArray:
+    """Skew matrix ``ṽ`` with ``ṽ x = v × x``.
+
+    Parameters
+    ----------
+    v : ndarray, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    v = np.asarray(v)
+    out = np.zeros(v.shape[:-1] + (3, 3), dtype=v.dtype)
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out
+
+
+def rotation_matrix(axis: NDArray, angle: NDArray | float) -> NDArray:
+    """Rotation by ``angle`` about the unit vector ``axis`` (Eq. 39).
+
+    ``R = I₃ + Ṽ sin θ + 2 Ṽ² sin²(θ/2)``.
+
+    Parameters
+    ----------
+    axis : ndarray, shape (3,)
+        Unit vector.
+    angle : float or ndarray, shape (...)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+    """
+    K = skew(np.asarray(axis, dtype=float))
+    angle = np.asarray(angle, dtype=float)[..., None, None]
+    return np.eye(3) + K * np.sin(angle) + 2.0 * (K @ K) * np.sin(angle / 2.0) ** 2
+
+
+def joint_transform(
+    offset: NDArray, translation_axis: NDArray, d: float, rotation_axis: NDArray, theta: float
+) -> NDArray:
+    """Parent-to-child transform ``ᵖʳ⁽ⁱ⁾_iA_4 = P_i · Trans(d V_d) · Rot(V_θ, θ)`` (Eq. 38).
+
+    Fig. 1 of the dissertation with a constant offset ``P_i`` in front (identity in the seed).
+
+    Parameters
+    ----------
+    offset : ndarray, shape (4, 4)
+    translation_axis, rotation_axis : ndarray, shape (3,)
+        ``V_d`` and ``V_θ``, unit vectors in the offset frame.
+    d, theta : float
+
+    Returns
+    -------
+    ndarray, shape (4, 4)
+    """
+    local = np.eye(4)
+    local[:3, :3] = rotation_matrix(rotation_axis, theta)
+    local[:3, 3] = d * np.asarray(translation_axis, dtype=float)
+    return np.asarray(offset, dtype=float) @ local
+
+
+def joint_matrix(joint: str, rotation_axis: NDArray, translation_axis: NDArray, theta: float) -> NDArray:
+    """The joint matrix ``_iÂ_4`` with ``∂(ᵖʳ⁽ⁱ⁾_iA_4)/∂f_i = ᵖʳ⁽ⁱ⁾_iA_4 · _iÂ_4`` (Eq. 69-71).
+
+    Revolute: ``[[Ṽ_θ, 0], [0, 0]]``; prismatic: ``[[0, ⁱ_{pr(i)}A V_d], [0, 0]]`` where
+    ``ⁱ_{pr(i)}A = Rot(V_θ, θ)ᵀ``; fixed: zero. (Eq. 70 prints ``Ṽ_θ`` for ``Âᵀ``; the
+    transpose is a typo, see docs/theory.md.)
+
+    Returns
+    -------
+    ndarray, shape (4, 4)
+    """
+    out = np.zeros((4, 4))
+    if joint == REVOLUTE:
+        out[:3, :3] = skew(np.asarray(rotation_axis, dtype=float))
+    elif joint == PRISMATIC:
+        out[:3, 3] = rotation_matrix(rotation_axis, theta).T @ np.asarray(translation_axis, dtype=float)
+    elif joint != FIXED:
+        raise ValueError(f"unknown joint type {joint!r}")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class KinematicTree:
+    """The fixed, validated kinematic description of a tree, as arrays.
+
+    Built once by the model builder. ``nb`` bodies in parent-before-child order.
+
+    Attributes
+    ----------
+    parent : ndarray of int, shape (nb,)
+        Index of each body's parent, ``-1`` for the ground.
+    doubling_steps : tuple of (ndarray, ndarray)
+        Pointer-doubling schedule for the world transforms: at each step, every body in
+        ``active`` is premultiplied by the accumulated transform of its ``source`` (an ancestor
+        twice as far up as in the previous step); ``⌈log₂(depth + 1)⌉`` steps in all.
+    ancestor_or_self : ndarray of float, shape (nb, nb)
+        ``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors.
+    joint_types : tuple of str
+    joint_of_body : ndarray of int, shape (nb,)
+        Row of each body's joint variable in ``f``, ``-1`` for a fixed joint.
+    joint_selection : ndarray of float, shape (nb, nj)
+        ``[i, joint_of_body[i]] = 1``: maps joint-variable rows to bodies.
+    local_coefficients : ndarray, shape (nb, 4, 4, 4)
+        ``A_i = Σ_c basis_c · local_coefficients[i, c]`` with the basis
+        ``(1, sin θ_i, 1 − cos θ_i, d_i)`` of the joint variable (Eq. 38-39 expanded).
+    joint_matrices : ndarray, shape (nb, 4, 4)
+        ``Â_i`` (Eq. 70-71).
+    is_revolute, is_prismatic : ndarray of float, shape (nb,)
+    nq : int
+        Number of generalized coordinates.
+    """
+
+    parent: NDArray[np.intp]
+    doubling_steps: tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]
+    ancestor_or_self: NDArray[np.float64]
+    joint_types: tuple[str, ...]
+    joint_of_body: NDArray[np.intp]
+    joint_selection: NDArray[np.float64]
+    local_coefficients: NDArray[np.float64]
+    joint_matrices: NDArray[np.float64]
+    is_revolute: NDArray[np.float64]
+    is_prismatic: NDArray[np.float64]
+    nq: int
+
+    @property
+    def nb(self) -> int:
+        return self.parent.size
+
+    @cached_property
+    def kernel_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """The tree packed for :mod:`mbkron.compiled.kernels`: geometry rows and ``(parent, joint row)`` per body."""
+        links = np.stack([self.parent, self.joint_of_body], axis=1).astype(np.int64)
+        links.setflags(write=False)
+        return kernels.tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute,
+                                     self.is_prismatic), links
+
+    @classmethod
+    def build(
+        cls,
+        parent: NDArray[np.intp],
+        joint_types: tuple[str, ...],
+        joint_of_body: NDArray[np.intp],
+        offsets: NDArray,
+        translation_axes: NDArray,
+        d: NDArray,
+        rotation_axes: NDArray,
+        theta: NDArray,
+        nq: int,
+    ) -> KinematicTree:
+        """Precompute the arrays from per-body joint data (already validated).
+
+        Parameters
+        ----------
+        parent : ndarray of int, shape (nb,)
+            Parent indices, each smaller than the body's own index, ``-1`` for the ground.
+        joint_types : tuple of str
+        joint_of_body : ndarray of int, shape (nb,)
+        offsets : ndarray, shape (nb, 4, 4)
+        translation_axes, rotation_axes : ndarray, shape (nb, 3)
+            Unit vectors ``V_d``, ``V_θ``.
+        d, theta : ndarray, shape (nb,)
+            Constant joint parameters (ignored where they are the joint variable).
+        nq : int
+        """
+        nb = parent.size
+        ancestor_or_self = np.eye(nb)
+        for i in range(nb):
+            if parent[i] >= 0:
+                ancestor_or_self[i] += ancestor_or_self[parent[i]]
+        coefficients = np.zeros((nb, 4, 4, 4))
+        matrices = np.zeros((nb, 4, 4))
+        for i, joint in enumerate(joint_types):
+            P = offsets[i]
+            if joint == REVOLUTE:
+                K = skew(rotation_axes[i])
+                fixed_part = np.eye(4)
+                fixed_part[:3, 3] = d[i] * translation_axes[i]
+                coefficients[i, 0] = P @ fixed_part
+                coefficients[i, 1, :3, :3] = P[:3, :3] @ K
+                coefficients[i, 2, :3, :3] = P[:3, :3] @ K @ K
+            else:
+                value = d[i] if joint == FIXED else 0.0
+                coefficients[i, 0] = joint_transform(P, translation_axes[i], value, rotation_axes[i], theta[i])
+                if joint == PRISMATIC:
+                    coefficients[i, 3, :3, 3] = P[:3, :3] @ translation_axes[i]
+            matrices[i] = joint_matrix(joint, rotation_axes[i], translation_axes[i], theta[i])
+        moving = joint_of_body >= 0
+        selection = np.zeros((nb, int(moving.sum())))
+        selection[np.flatnonzero(moving), joint_of_body[moving]] = 1.0
+        arrays = dict(
+            parent=parent,
+            joint_selection=selection,
+            ancestor_or_self=ancestor_or_self,
+            joint_of_body=joint_of_body,
+            local_coefficients=coefficients,
+            joint_matrices=matrices,
+            is_revolute=np.array([j == REVOLUTE for j in joint_types], dtype=float),
+            is_prismatic=np.array([j == PRISMATIC for j in joint_types], dtype=float),
+        )
+        for value in arrays.values():
+            value.setflags(write=False)
+        return cls(
+            doubling_steps=_doubling_schedule(parent),
+            joint_types=tuple(joint_types),
+            nq=nq,
+            **arrays,
+        )
+
+    def per_body(self, per_joint: NDArray, trailing: int = 0) -> NDArray:
+        """Map joint-variable quantities to bodies (zero for bodies on fixed joints).
+
+        Parameters
+        ----------
+        per_joint : ndarray, shape (..., nj, *rest)
+            The joint-variable axis followed by ``trailing`` further axes.
+        trailing : int
+            Number of axes after the joint-variable axis.
+
+        Returns
+        -------
+        ndarray, shape (..., nb, *rest)
+        """
+        if self.joint_selection.shape[0] == self.joint_selection.shape[1]:
+            return per_joint  # no fixed joints: rows are bodies, in order
+        if trailing == 0:
+            return per_joint @ self.joint_selection.T
+        shape = per_joint.shape
+        split = len(shape) - trailing
+        flat = per_joint.reshape(shape[: split - 1] + (shape[split - 1], -1))
+        return (self.joint_selection @ flat).reshape(shape[: split - 1] + (self.nb,) + shape[split:])
+
+
+@dataclass(frozen=True, eq=False)
+class KinematicsData:
+    """Per-state kinematic quantities (the evaluation workspace of a model at ``q``).
+
+    Attributes
+    ----------
+    q : ndarray, shape (..., nq)
+    f, grad, hess : ndarray
+        Joint variables, shapes (..., nj), (..., nj, nq), (..., nj, nq, nq); ``grad``/``hess``
+        are None below the computed order.
+    T : ndarray, shape (..., nb, 4, 4)
+        World transforms ``⁰_iA_4`` (Eq. 40); ``B_i = T_iᵀ``.
+    joint_twists : ndarray, shape (..., nb, 4, 4) or None
+        ``S_j = T_j Â_j T_j⁻¹``: the unit twist of each body's joint in the ground frame (zero for
+        fixed joints), so that ``W_ji = S_j T_i`` (Eq. 76).
+    twists : ndarray, shape (..., nb, nq, 4, 4) or None
+        ``Ω_ik = (∂T_i/∂q_k) T_i⁻¹``: world-frame twist matrices, rotational block skew.
+    d2T : ndarray, shape (..., nb, nq, nq, 4, 4) or None
+        ``∂²T_i/∂q_k∂q_l`` (D'_i, Eq. 58 and 99).
+    """
+
+    q: NDArray[np.float64]
+    f: NDArray[np.float64]
+    grad: NDArray[np.float64] | None
+    hess: NDArray[np.float64] | None
+    T: NDArray[np.float64]
+    joint_twists: NDArray[np.float64] | None
+    twists: NDArray[np.float64] | None
+    d2T: NDArray[np.float64] | None
+    derivative_transforms: NDArray[np.float64] | None = field(default=None, repr=False)
+    """``dT`` when it was computed together with the rest (the compiled kernels do)."""
+
+    @cached_property
+    def dT(self) -> NDArray[np.float64] | None:
+        """``∂T_i/∂q_k = Ω_ik T_i`` (D_i, Eq. 45 and 75), shape (..., nb, nq, 4, 4); computed on first use."""
+        if self.derivative_transforms is not None:
+            return self.derivative_transforms
+        if self.twists is None:
+            return None
+        shape = self.twists.shape
+        return (self.twists.reshape(shape[:-4] + (shape[-4], shape[-3] * 4, 4)) @ self.T).reshape(shape)
+
+
+def local_transforms(tree: KinematicTree, f: NDArray) -> NDArray:
+    """Parent-to-child transforms ``ᵖʳ⁽ⁱ⁾_iA_4`` of every body (Eq. 38-39, vectorised).
+
+    Parameters
+    ----------
+    tree : KinematicTree
+    f : ndarray, shape (..., nj)
+        Joint variables.
+
+    Returns
+    -------
+    ndarray, shape (..., nb, 4, 4)
+    """
+    fb = tree.per_body(f)
+    angle = fb * tree.is_revolute
+    basis = np.stack(
+        [np.ones_like(fb), np.sin(angle), 1.0 - np.cos(angle), fb * tree.is_prismatic], axis=-1
+    )
+    return np.einsum("...bc,bcxy->...bxy", basis, tree.local_coefficients)
+
+
+def world_transforms(tree: KinematicTree, local: NDArray) -> NDArray:
+    """World transforms ``⁰_iA_4 = ⁰_{pr(i)}A_4 · ᵖʳ⁽ⁱ⁾_iA_4`` (Eq. 40), by pointer doubling.
+
+    ``⌈log₂(depth + 1)⌉`` batched products instead of one per body.
+
+    Parameters
+    ----------
+    tree : KinematicTree
+    local : ndarray, shape (..., nb, 4, 4)
+
+    Returns
+    -------
+    ndarray, shape (..., nb, 4, 4)
+    """
+    T = local.copy()
+    for active, source in tree.doubling_steps:
+        T[..., active, :, :] = T[..., source, :, :] @ T[..., active, :, :]
+    return T
+
+
+def _doubling_schedule(parent: NDArray[np.intp]) -> tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]:
+    """Steps of pointer doubling over the tree: after step s, body i holds the product of the
+    local transforms of its 2^s nearest ancestors-or-self; when every pointer has reached the
+    ground, ``T_i = ⁰_iA_4``."""
+    nb = parent.size
+    pointer = np.where(parent < 0, nb, parent)
+    steps = []
+    while (pointer < nb).any():
+        active = np.flatnonzero(pointer < nb)
+        steps.append((active, pointer[active].copy()))
+        pointer = np.where(pointer < nb, np.append(pointer, nb)[pointer], nb)
+    for active, source in steps:
+        active.setflags(write=False)
+        source.setflags(write=False)
+    return tuple(steps)
+
+
+def _rigid_inverse(T: NDArray) -> NDArray:
+    """Inverse of rigid transforms ``[[R, p], [0, 1]]``: ``[[Rᵀ, −Rᵀp], [0, 1]]``."""
+    out = np.zeros_like(T)
+    Rt = np.swapaxes(T[..., :3, :3], -1, -2)
+    out[..., :3, :3] = Rt
+    out[..., :3, 3] = -(Rt @ T[..., :3, 3:4])[..., 0]
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2) -> KinematicsData:
+    """Transforms and their first and second derivatives for all bodies at ``q``.
+
+    Implements Eq. 75 (first derivatives) and Eq. 99 (second derivatives) through the world
+    twists ``S_j = T_j Â_j T_j⁻¹`` (see the module docstring), vectorised over bodies and over
+    any leading batch axes of ``q``.
+
+    Parameters
+    ----------
+    tree : KinematicTree
+    joint_values : tuple (f, grad, hess)
+        Joint variables at ``q`` as returned by ``JointVariables.evaluate(q, order)``.
+    q : ndarray, shape (..., nq)
+    order : {0, 1, 2}
+        Highest derivative of the transforms computed (the joint values may carry more).
+
+    Returns
+    -------
+    KinematicsData
+    """
+    f, grad, hess = joint_values
+    if kernels.ENABLED:
+        T, S, twists, dT, d2T = kernels.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
+        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T,
+                              derivative_transforms=dT)
+    T = world_transforms(tree, local_transforms(tree, f))
+    S = twists = d2T = None
+    if order >= 1:
+        nb, nq = tree.nb, tree.nq
+        batch = q.shape[:-1]
+        S = T @ tree.joint_matrices @ _rigid_inverse(T)  # S_j, (..., nb, 4, 4)
+        S_rows = S.reshape(batch + (nb, 16))
+        # G[i, k, j] = [j ⪯ i] ∇f_jk, so that Ω_ik = Σ_j G[i, k, j] S_j (Eq. 75).
+        G = tree.ancestor_or_self[:, None, :] * np.swapaxes(tree.per_body(grad, 1), -1, -2)[..., None, :, :]
+        G = G.reshape(batch + (nb * nq, nb))
+        twists = (G @ S_rows).reshape(batch + (nb, nq, 4, 4))
+        if order >= 2:
+            # Ω stacked vertically (rows k·4 + x) and horizontally (columns k·4 + y), per body
+            vertical = twists.reshape(batch + (nb, nq * 4, 4))
+            horizontal = np.swapaxes(twists, -3, -2).reshape(batch + (nb, 4, nq * 4))
+            # [Ω_jl, S_j] = ∂S_j/∂q_l, (..., nb, nq(l), 4, 4)
+            commutators = (vertical @ S).reshape(twists.shape) - np.swapaxes(
+                (S @ horizontal).reshape(batch + (nb, 4, nq, 4)), -3, -2
+            )
+            # ∂Ω_ik/∂q_l = Σ_j [j ⪯ i] (∇f_jk [Ω_jl, S_j] + H_jkl S_j)
+            twist_derivatives = (G @ commutators.reshape(batch + (nb, nq * 16))).reshape(batch + (nb, nq, nq, 4, 4))
+            if hess.any():  # (affine joint variables have H = 0)
+                hess_b = np.moveaxis(tree.per_body(hess, 2), -3, -1)  # (..., nq, nq, nb)
+                Hj = (tree.ancestor_or_self[:, None, None, :] * hess_b[..., None, :, :, :]).reshape(
+                    batch + (nb * nq * nq, nb)
+                )
+                twist_derivatives = twist_derivatives + (Hj @ S_rows).reshape(batch + (nb, nq, nq, 4, 4))
+            # Ω_ik Ω_il for all k, l: one (4nq × 4)(4 × 4nq) product per body
+            products = np.swapaxes((vertical @ horizontal).reshape(batch + (nb, nq, 4, nq, 4)), -3, -2)
+            # ∂²T_i/∂q_k∂q_l = (∂Ω_ik/∂q_l + Ω_ik Ω_il) T_i (Eq. 99)
+            d2T = ((twist_derivatives + products).reshape(batch + (nb, nq * nq * 4, 4)) @ T).reshape(
+                batch + (nb, nq, nq, 4, 4)
+            )
+    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
+
+
+def _homogeneous(points: NDArray) -> NDArray:
+    points = np.asarray(points, dtype=float)
+    return np.concatenate([points, np.ones(points.shape[:-1] + (1,))], axis=-1)
+
+
+def point_positions(kin: KinematicsData, body: int, points: NDArray) -> NDArray:
+    """Ground-frame positions of body-fixed points (Eq. 41).
+
+    Parameters
+    ----------
+    kin : KinematicsData
+    body : int
+        Body index.
+    points : ndarray, shape (..., 3)
+        Body coordinates; broadcast against the batch shape of ``kin``.
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    T = kin.T[..., body, :, :]
+    return (T[..., :3, :3] @ np.asarray(points, dtype=float)[..., None])[..., 0] + T[..., :3, 3]
+
+
+def point_velocities(kin: KinematicsData, body: int, points: NDArray, qd: NDArray) -> NDArray:
+    """Ground-frame velocities ``{v; 0} = D_iᵀ({r; 1} ⊗ q̇)`` (Eq. 44).
+
+    In the natural layout: ``v = Σ_k (∂T_i/∂q_k) {r; 1} q̇_k``.
+
+    Parameters
+    ----------
+    points : ndarray, shape (..., 3)
+    qd : ndarray, shape (..., nq)
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    rate = np.einsum("...kxy,...k->...xy", kin.dT[..., body, :, :, :], qd)
+    return (rate @ _homogeneous(points)[..., None])[..., :3, 0]
+
+
+def point_accelerations(
+    kin: KinematicsData, body: int, points: NDArray, qd: NDArray, qdd: NDArray
+) -> NDArray:
+    """Ground-frame accelerations ``{a; 0} = D'_iᵀ({r;1} ⊗ q̇ ⊗ q̇) + D_iᵀ({r;1} ⊗ q̈)`` (Eq. 57).
+
+    Parameters
+    ----------
+    points : ndarray, shape (..., 3)
+    qd, qdd : ndarray, shape (..., nq)
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+    """
+    rate = np.einsum("...klxy,...k,...l->...xy", kin.d2T[..., body, :, :, :, :], qd, qd)
+    rate = rate + np.einsum("...kxy,...k->...xy", kin.dT[..., body, :, :, :], qdd)
+    return (rate @ _homogeneous(points)[..., None])[..., :3, 0]
+
+
+def angular_velocities(
+    tree: KinematicTree, kin: KinematicsData, qd: NDArray, frame: str = "world"
+) -> NDArray:
+    """Angular velocities of all bodies (Eq. 177-182).
+
+    ``ω_i = Σ_{j ⪯ i} ϑ_j (axis of joint j) (∇f_j · q̇)``: the seed's Eq. 180,
+    ``ω = β_iᵀ ϑ J q̇`` with ``β_ji = ⁱ_jA V_θj`` (body frame); in the ground frame the axis of
+    joint ``j`` is ``R_j V_θj``. ``ϑ_j`` is 1 for revolute joints, 0 otherwise (Eq. 178).
+
+    Parameters
+    ----------
+    tree : KinematicTree
+    kin : KinematicsData
+        Computed with ``order >= 1``.
+    qd : ndarray, shape (..., nq)
+    frame : {"world", "body"}
+        Express each body's angular velocity in the ground frame or in its own frame.
+
+    Returns
+    -------
+    ndarray, shape (..., nb, 3)
+    """
+    joint_rates = tree.per_body(np.einsum("...jk,...k->...j", kin.grad, qd)) * tree.is_revolute
+    # R_j V_θj is the axial vector of the rotational block of S_j = T_j Â_j T_j⁻¹ (Ṽ ↦ R Ṽ Rᵀ).
+    R = kin.T[..., :3, :3]
+    axes_body = np.stack(
+        [tree.joint_matrices[:, 2, 1], tree.joint_matrices[:, 0, 2], tree.joint_matrices[:, 1, 0]], axis=-1
+    )
+    world_axes = (R @ axes_body[..., None])[..., 0]  # (..., nb, 3)
+    omega = np.einsum("ij,...j,...jx->...ix", tree.ancestor_or_self, joint_rates, world_axes)
+    if frame == "world":
+        return omega
+    if frame == "body":
+        return (np.swapaxes(R, -1, -2) @ omega[..., None])[..., 0]
+    raise ValueError(f"`frame` must be 'world' or 'body', got {frame!r}")

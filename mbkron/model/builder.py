@@ -1,0 +1,665 @@
+"""Build and validate a :class:`~mbkron.model.model.Model`.
+
+Every problem in the description is collected and reported at once in one
+:class:`~mbkron.core.errors.ModelError`, each naming the body or coordinate, the field, what was
+expected and what came.
+
+Example
+-------
+>>> import numpy as np, mbkron
+>>> model = (
+...     mbkron.ModelBuilder(gravity=(0, -9.81, 0))
+...     .add_coordinate("q1")
+...     .add_body("link", joint="revolute", axis=(0, 0, 1), variable="q1",
+...               mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0, 1/12, 1/12]))
+...     .build()
+... )
+>>> model.point_position("link", (1, 0, 0), [np.pi / 2]).round(12)
+array([0., 1., 0.])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+from numpy.typing import ArrayLike
+
+from mbkron.model import constraint_groups
+from mbkron.dynamics import terms as dynamics
+from mbkron.kinematics import tree as kinematics
+from mbkron.core.errors import ModelError
+from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVariables
+from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
+from mbkron.dynamics.loads import Load, check_load
+from mbkron.core.description import GROUND, Body, Coordinate
+from mbkron.model.model import Model
+from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+
+__all__ = ["ModelBuilder", "rigid_transform"]
+
+_UNITS = ("rad", "m", "1")
+_JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
+_ORTHONORMAL_TOLERANCE = 1e-9
+_INERTIA_TOLERANCE = 1e-12
+
+
+def rigid_transform(rotation: ArrayLike | None = None, translation: ArrayLike | None = None) -> np.ndarray:
+    """A 4×4 homogeneous transform ``[[R, p], [0, 1]]``.
+
+    Parameters
+    ----------
+    rotation : array_like, shape (3, 3), optional
+        Rotation matrix (identity by default).
+    translation : array_like, shape (3,), optional
+        Translation (zero by default).
+    """
+    out = np.eye(4)
+    if rotation is not None:
+        out[:3, :3] = rotation
+    if translation is not None:
+        out[:3, 3] = translation
+    return out
+
+
+@dataclass
+class _BodyInput:
+    name: object
+    parent: object
+    joint: object
+    axis: object
+    variable: object
+    offset: object
+    d: object
+    translation_axis: object
+    theta: object
+    rotation_axis: object
+    mass: object
+    com: object
+    inertia: object
+
+
+class ModelBuilder:
+    """Collects coordinates and bodies, then validates and builds an immutable :class:`Model`.
+
+    Parameters
+    ----------
+    name : str
+        Model name.
+    gravity : array_like, shape (3,)
+        Gravitational acceleration in ground coordinates, m/s² (default ``(0, -9.81, 0)``:
+        y up).
+    """
+
+    def __init__(self, name: str = "model", gravity: ArrayLike = (0.0, -9.81, 0.0)):
+        self.name = name
+        self.gravity = gravity
+        self._coordinates: list[tuple] = []
+        self._bodies: list[_BodyInput] = []
+        self._loads: list[Load] = []
+        self._constraint_groups: list[constraint_groups.ConstraintGroup] = []
+        self._muscles: list[MusclePath] = []
+
+    def add_coordinate(
+        self,
+        name: str,
+        *,
+        range: tuple[float, float] = (-math.inf, math.inf),
+        default: float = 0.0,
+        unit: str = "rad",
+        periodic: bool = False,
+    ) -> ModelBuilder:
+        """Add a generalized coordinate (SI units: radians or metres).
+
+        Returns the builder, for chaining.
+        """
+        self._coordinates.append((name, range, default, unit, periodic))
+        return self
+
+    def add_body(
+        self,
+        name: str,
+        *,
+        parent: str = GROUND,
+        joint: str = kinematics.REVOLUTE,
+        axis: ArrayLike | None = None,
+        variable: object = None,
+        offset: ArrayLike | None = None,
+        d: float = 0.0,
+        translation_axis: ArrayLike | None = None,
+        theta: float = 0.0,
+        rotation_axis: ArrayLike | None = None,
+        mass: float = 0.0,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        inertia: ArrayLike | None = None,
+    ) -> ModelBuilder:
+        """Add a rigid body connected to ``parent`` by a 1-DOF (or fixed) joint.
+
+        The joint transform is ``offset · Trans(d · V_d) · Rot(V_θ, θ)`` (Fig. 1, Eq. 38).
+
+        Parameters
+        ----------
+        name : str
+            Unique body name (not ``"ground"``).
+        parent : str
+            Parent body name, or ``"ground"``.
+        joint : {"revolute", "prismatic", "fixed"}
+        axis : array_like, shape (3,)
+            The joint axis in the offset frame: ``V_θ`` for a revolute joint, ``V_d`` for a
+            prismatic one (normalised). Required unless the joint is fixed.
+        variable : str, Linear, sympy.Expr, or number
+            The joint variable ``f_i(q)``: a coordinate name, an affine map, or a sympy
+            expression in symbols named like the coordinates (exact derivatives). Required for
+            revolute and prismatic joints, unless solved by :meth:`add_constraints` (then
+            omitted); must be omitted for fixed ones.
+        offset : array_like, shape (4, 4) or (3,), optional
+            Constant transform from the parent frame to the joint frame, or just its
+            translation. Identity by default.
+        d, translation_axis : float, array_like
+            Constant translation ``d · V_d`` of a revolute or fixed joint.
+        theta, rotation_axis : float, array_like
+            Constant rotation ``Rot(V_θ, θ)`` of a prismatic or fixed joint (radians).
+        mass : float
+            kg, non-negative.
+        com : array_like, shape (3,)
+            Centre of mass in body coordinates, m.
+        inertia : array_like, shape (3, 3) or (3,)
+            Inertia about the centre of mass in body axes (or its principal moments), kg·m²;
+            symmetric positive semi-definite. Zero by default.
+
+        Returns the builder, for chaining.
+        """
+        self._bodies.append(
+            _BodyInput(name, parent, joint, axis, variable, offset, d, translation_axis, theta,
+                       rotation_axis, mass, com, inertia)
+        )
+        return self
+
+    def add_load(self, load: Load) -> ModelBuilder:
+        """Add an applied load that belongs to the system (see :mod:`mbkron.dynamics.loads`).
+
+        Returns the builder, for chaining.
+        """
+        self._loads.append(load)
+        return self
+
+    def add_muscle(self, name: str, path: Sequence, hill: object = None) -> ModelBuilder:
+        """Add a musculotendon unit: a straight-line path through body-fixed and moving points.
+
+        Parameters
+        ----------
+        name : str
+            An identifier (``"DELT1"``).
+        path : sequence
+            From origin to insertion, each ``(body, (x, y, z))`` (body coordinates, m; ``"ground"``
+            allowed) or a :class:`mbkron.muscles.MovingPoint`. Wrapping surfaces are not modelled.
+        hill : HillParameters, optional
+            Musculotendon parameters (:mod:`mbkron.muscles.hill`).
+
+        Returns the builder, for chaining. Problems (unknown bodies or coordinates, coincident
+        consecutive points, bad parameters) are reported by :meth:`build`; segments that become
+        zero-length during motion raise :class:`~mbkron.core.errors.ConfigurationError` at evaluation.
+
+        Examples
+        --------
+        >>> b = ModelBuilder().add_coordinate("q1")
+        >>> b = b.add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
+        >>> b = b.add_muscle("flexor", [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])
+        >>> b.build().moment_arms([0.0]).round(6)      # = −∂L/∂q = 0.05/|(0.5, −0.1)|
+        array([[0.098058]])
+        """
+        self._muscles.append(MusclePath(name, tuple(path), hill))
+        return self
+
+    def add_constraints(
+        self,
+        joints: Sequence[str],
+        constraints: object,
+        solver: str = "lu",
+        *,
+        guess: Mapping[str, float] | None = None,
+        **settings: object,
+    ) -> ModelBuilder:
+        """Solve the joint variables of ``joints`` from algebraic constraints ``g(f, q) = 0``.
+
+        Section 3-3 (Eq. 100-120): the listed bodies are added with ``variable=None``; their
+        joint variables are the solution of the constraints, which may also use the other
+        (explicit) joint variables, the coordinates and numeric parameters. At :meth:`build`
+        the constraints are assembled at the coordinates' defaults starting from ``guess``;
+        that fixes the assembly branch, which evaluation then follows by continuation. The
+        result plugs into the model's joint variables, so ``model.joint_variables(q)`` and
+        ``model.kinematics(q)`` work unchanged (batched over leading axes of ``q``).
+
+        Parameters
+        ----------
+        joints : sequence of str
+            Bodies (revolute or prismatic) whose joint variables are solved, in the order of
+            the unknowns; as many as there are equations.
+        constraints : ConstraintSystem or sequence of LoopClosure
+            :class:`mbkron.jointvars.constraints.SymbolicConstraints` (expressions in joint, coordinate and
+            parameter names), :class:`mbkron.jointvars.constraints.LoopClosures`, or a list of
+            :class:`mbkron.jointvars.constraints.LoopClosure`.
+        solver : {"lu", "projection", "premodel", "finite_difference"}
+            How ``∇f`` and ``H`` are obtained: exact by one LU of ``∂g/∂f`` (default) or by the
+            analytical projection (Eq. 102-120), from a pre-modelled fit, or by central
+            differences on the computational molecule (Fig. 2).
+        guess : mapping of str to float, optional
+            Initial guesses of the solved joint variables for the assembly (default 0).
+        **settings
+            Solver settings, see :mod:`mbkron.model.constraint_groups` (e.g. ``step=0.01`` for
+            ``"premodel"``, ``max_condition=1e10``).
+
+        Returns the builder, for chaining.
+
+        Examples
+        --------
+        >>> from mbkron.jointvars.constraints import SymbolicConstraints
+        >>> b = ModelBuilder().add_coordinate("x", range=(-0.5, 0.5))
+        >>> b = b.add_body("arm", axis=(0, 0, 1))        # its angle solves cos(arm) = x
+        >>> b = b.add_constraints(["arm"], SymbolicConstraints(["cos(arm) - x"]), guess={"arm": 1.5})
+        >>> model = b.build()
+        >>> bool(abs(model.joint_variables([0.0], 0)[0][0] - np.pi / 2) < 1e-14)
+        True
+        """
+        self._constraint_groups.append(
+            constraint_groups.ConstraintGroup(tuple(joints), constraints, solver, dict(guess or {}), dict(settings))
+        )
+        return self
+
+    # ------------------------------------------------------------------ validation
+    def build(self) -> Model:
+        """Validate everything and return the immutable :class:`Model`.
+
+        Raises
+        ------
+        ModelError
+            Listing every problem found.
+        """
+        problems: list[str] = []
+        gravity = _vector(self.gravity, "`gravity`", problems)
+        coordinates = self._check_coordinates(problems)
+        names = {c.name for c in coordinates}
+        solved = constraint_groups.solved_joints(self._constraint_groups)
+        bodies = [self._check_body(b, names, problems, solved) for b in self._bodies]
+        order = self._topological_order(bodies, problems)
+        body_names = {b.name for b in bodies if isinstance(b.name, str)}
+        joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != kinematics.FIXED}
+        for index, load in enumerate(self._loads):
+            check_load(load, body_names, joint_names, names, index, problems)
+        self._check_muscles(body_names, names, problems)
+        if problems:
+            raise ModelError(problems)
+        ordered = [bodies[i] for i in order]
+        joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
+        if problems:
+            raise ModelError(problems)
+        model = self._assemble(gravity, coordinates, ordered, joint_variable_map)
+        model = constraint_groups.attach(model, self._constraint_groups)
+        if self._constraint_groups:
+            model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
+        if self._muscles:
+            muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
+            model = dataclasses.replace(model, muscle_set=muscle_set)
+        return model
+
+    def _check_muscles(self, body_names: set[str], coordinate_names: set[str], problems: list[str]) -> None:
+        seen: set = set()
+        for path in self._muscles:
+            check_path(path, body_names, coordinate_names, problems)
+            if path.name in seen:
+                problems.append(f"muscle `{path.name}` is defined twice")
+            seen.add(path.name)
+            if path.hill is not None and hasattr(path.hill, "problems"):
+                problems.extend(path.hill.problems(f"muscle `{path.name}`"))
+
+    def _check_coordinates(self, problems: list[str]) -> list[Coordinate]:
+        coordinates, seen = [], set()
+        if not self._coordinates:
+            problems.append("the model has no generalized coordinates; add at least one with `add_coordinate`")
+        for name, rng, default, unit, periodic in self._coordinates:
+            where = f"coordinate `{name}`"
+            if not isinstance(name, str) or not name.isidentifier():
+                problems.append(f"coordinate name {name!r} must be an identifier (letters, digits, _)")
+                continue
+            if name in seen:
+                problems.append(f"{where} is defined twice")
+            seen.add(name)
+            try:
+                lo, hi = (float(x) for x in rng)
+            except (TypeError, ValueError):
+                problems.append(f"{where}: `range` must be a pair of numbers (low, high), got {rng!r}")
+                lo, hi = -math.inf, math.inf
+            if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+                problems.append(f"{where}: `range` must satisfy low < high, got {rng!r}")
+            default_value = _number(default, f"{where}: `default`", problems)
+            if default_value is not None and not lo <= default_value <= hi:
+                problems.append(f"{where}: `default` {default_value} lies outside `range` [{lo}, {hi}]")
+            if unit not in _UNITS:
+                problems.append(f"{where}: `unit` must be one of {', '.join(_UNITS)}, got {unit!r}")
+            if not isinstance(periodic, bool):
+                problems.append(f"{where}: `periodic` must be true or false, got {periodic!r}")
+            coordinates.append(Coordinate(name, (lo, hi), default_value or 0.0, unit, bool(periodic)))
+        return coordinates
+
+    def _check_body(
+        self, b: _BodyInput, coordinate_names: set[str], problems: list[str], solved: set[str] = frozenset()
+    ) -> Body:
+        where = f"body `{b.name}`"
+        if not isinstance(b.name, str) or not b.name or b.name == GROUND:
+            problems.append(f"body name {b.name!r} must be a non-empty string other than `{GROUND}`")
+        if not isinstance(b.parent, str):
+            problems.append(f"{where}: `parent` must be a body name, got {b.parent!r}")
+        joint = b.joint
+        if joint not in _JOINTS:
+            problems.append(f"{where}: `joint` must be one of {', '.join(_JOINTS)}, got {joint!r}")
+        default_rotation, default_translation = (0.0, 0.0, 1.0), (1.0, 0.0, 0.0)
+        rotation_axis = b.rotation_axis if b.rotation_axis is not None else default_rotation
+        translation_axis = b.translation_axis if b.translation_axis is not None else default_translation
+        if joint == kinematics.REVOLUTE:
+            rotation_axis = self._joint_axis(b, b.rotation_axis, "rotation_axis", where, problems, rotation_axis)
+        elif joint == kinematics.PRISMATIC:
+            translation_axis = self._joint_axis(b, b.translation_axis, "translation_axis", where, problems,
+                                                translation_axis)
+        elif b.axis is not None:
+            problems.append(f"{where}: a fixed joint has no `axis`; give the constant transform as `offset`")
+        rotation_axis = _unit(rotation_axis, f"{where}: `rotation_axis`", problems)
+        translation_axis = _unit(translation_axis, f"{where}: `translation_axis`", problems)
+        if joint == kinematics.FIXED and b.variable is not None:
+            problems.append(f"{where}: a fixed joint has no joint variable; remove `variable`")
+        if isinstance(b.name, str) and b.name in solved:
+            if b.variable is not None:
+                problems.append(f"{where}: its joint variable is solved by `add_constraints`; remove `variable`")
+        elif joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
+            _check_variable(b.variable, coordinate_names, where, problems)
+        mass = _number(b.mass, f"{where}: `mass`", problems)
+        if mass is not None and mass < 0:
+            problems.append(f"{where}: `mass` must be non-negative (kg), got {mass}")
+        return Body(
+            name=b.name,
+            parent=b.parent,
+            joint=joint,
+            rotation_axis=rotation_axis,
+            translation_axis=translation_axis,
+            d=_number(b.d, f"{where}: `d`", problems) or 0.0,
+            theta=_number(b.theta, f"{where}: `theta`", problems) or 0.0,
+            offset=_offset(b.offset, where, problems),
+            variable=b.variable,
+            mass=mass or 0.0,
+            com=_vector(b.com, f"{where}: `com`", problems),
+            inertia=_inertia(b.inertia, where, problems),
+        )
+
+    @staticmethod
+    def _joint_axis(b, explicit, explicit_name, where, problems, fallback):
+        if b.axis is None and explicit is None:
+            problems.append(f"{where}: a {b.joint} joint needs `axis` (3 components, in the offset frame)")
+            return fallback
+        if b.axis is not None and explicit is not None:
+            problems.append(f"{where}: give the joint axis once, as `axis` or as `{explicit_name}`, not both")
+        return b.axis if b.axis is not None else explicit
+
+    def _topological_order(self, bodies: list[Body], problems: list[str]) -> list[int]:
+        """Stable parent-before-child order; reports duplicates, unknown parents and cycles."""
+        index: dict[str, int] = {}
+        for i, body in enumerate(bodies):
+            if isinstance(body.name, str):
+                if body.name in index:
+                    problems.append(f"body `{body.name}` is defined twice")
+                index.setdefault(body.name, i)
+        unknown = [b for b in bodies if isinstance(b.parent, str) and b.parent != GROUND and b.parent not in index]
+        for body in unknown:
+            problems.append(
+                f"body `{body.name}`: unknown `parent` `{body.parent}`; expected `{GROUND}` or one of: "
+                f"{', '.join(sorted(index)) or '(no bodies)'}"
+            )
+        if unknown or any(not isinstance(b.parent, str) for b in bodies):
+            return list(range(len(bodies)))
+        order, placed = [], set()
+        while len(order) < len(bodies):
+            progress = False
+            for i, body in enumerate(bodies):
+                if i not in placed and (body.parent == GROUND or index[body.parent] in placed):
+                    order.append(i)
+                    placed.add(i)
+                    progress = True
+            if not progress:
+                cycle = sorted(bodies[i].name for i in range(len(bodies)) if i not in placed)
+                problems.append(f"bodies {', '.join(f'`{n}`' for n in cycle)} form a cycle: none reaches `{GROUND}`")
+                return list(range(len(bodies)))
+        return order
+
+    @staticmethod
+    def _joint_variable_map(bodies: list[Body], coordinates: list[Coordinate], problems: list[str]) -> JointVariables:
+        names = [c.name for c in coordinates]
+        symbols = [sympy.Symbol(n) for n in names]
+        moving = [b for b in bodies if b.joint != kinematics.FIXED]
+        matrix = np.zeros((len(moving), len(names)))
+        constant = np.zeros(len(moving))
+        symbolic_rows, symbolic_exprs = [], []
+        function_rows, functions = [], []
+        for row, body in enumerate(moving):
+            variable = body.variable
+            if variable is None:  # solved by a constraint group (mbkron.model.constraint_groups)
+                continue
+            if isinstance(variable, CoordinateFunction):
+                function_rows.append(row)
+                functions.append(variable)
+                continue
+            if isinstance(variable, str):
+                variable = Linear({variable: 1.0})
+            elif isinstance(variable, (int, float)):
+                variable = Linear({}, float(variable))
+            if isinstance(variable, sympy.Expr):
+                expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
+                linear = _as_linear(expr, symbols)
+                if linear is None:
+                    symbolic_rows.append(row)
+                    symbolic_exprs.append(expr)
+                    continue
+                variable = linear
+            for name, coefficient in variable.coefficients.items():
+                matrix[row, names.index(name)] += coefficient
+            constant[row] = variable.constant
+        providers = ()
+        if symbolic_exprs:
+            providers = ((np.array(symbolic_rows), SymbolicJointVariables(symbolic_exprs, symbols)),)
+        if functions:
+            providers += ((np.array(function_rows), CoordinateFunctionVariables.from_descriptions(functions, names)),)
+        matrix.setflags(write=False)
+        constant.setflags(write=False)
+        return JointVariables(matrix, constant, providers)
+
+    def _assemble(self, gravity, coordinates, bodies, joint_variable_map) -> Model:
+        index = {b.name: i for i, b in enumerate(bodies)}
+        parent = np.array([index[b.parent] if b.parent != GROUND else -1 for b in bodies], dtype=np.intp)
+        joint_of_body = np.full(len(bodies), -1, dtype=np.intp)
+        row = 0
+        for i, b in enumerate(bodies):
+            if b.joint != kinematics.FIXED:
+                joint_of_body[i] = row
+                row += 1
+        tree = kinematics.KinematicTree.build(
+            parent=parent,
+            joint_types=tuple(b.joint for b in bodies),
+            joint_of_body=joint_of_body,
+            offsets=np.array([b.offset for b in bodies]).reshape(-1, 4, 4),
+            translation_axes=np.array([b.translation_axis for b in bodies]).reshape(-1, 3),
+            d=np.array([b.d for b in bodies]),
+            rotation_axes=np.array([b.rotation_axis for b in bodies]).reshape(-1, 3),
+            theta=np.array([b.theta for b in bodies]),
+            nq=len(coordinates),
+        )
+        for b in bodies:
+            for array in (b.rotation_axis, b.translation_axis, b.offset, b.com, b.inertia):
+                array.setflags(write=False)
+        gravity.setflags(write=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            inertias = dynamics.pseudo_inertia(
+                np.array([b.mass for b in bodies]), np.array([b.com for b in bodies]).reshape(-1, 3),
+                np.array([b.inertia for b in bodies]).reshape(-1, 3, 3),
+            )
+        overflowed = [b.name for b, J in zip(bodies, inertias) if not np.all(np.isfinite(J))]
+        if overflowed:
+            raise ModelError([f"body `{name}`: `mass`, `com` and `inertia` overflow its pseudo-inertia (Eq. 131); "
+                              "use SI units of a sensible size" for name in overflowed])
+        inertias.setflags(write=False)
+        return Model(
+            name=self.name,
+            gravity=gravity,
+            coordinate_records=tuple(coordinates),
+            body_records=tuple(bodies),
+            tree=tree,
+            joint_variable_map=joint_variable_map,
+            loads=tuple(self._loads),
+            pseudo_inertias=inertias,
+            _body_index=index,
+        )
+
+
+# ---------------------------------------------------------------------- field checks
+def _number(value, label: str, problems: list[str]) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        problems.append(f"{label} must be a number, got {value!r}")
+        return None
+    if not math.isfinite(value):
+        problems.append(f"{label} must be finite, got {value}")
+        return None
+    return float(value)
+
+
+def _array(value, shape: tuple[int, ...], label: str, problems: list[str]) -> np.ndarray | None:
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        problems.append(f"{label} must be numbers of shape {shape}, got {value!r}")
+        return None
+    if array.shape != shape:
+        problems.append(f"{label} must have shape {shape}, got shape {array.shape}")
+        return None
+    if not np.all(np.isfinite(array)):
+        problems.append(f"{label} must be finite, got {array.tolist()}")
+        return None
+    return array
+
+
+def _vector(value, label: str, problems: list[str]) -> np.ndarray:
+    array = _array(value, (3,), label, problems)
+    return array if array is not None else np.zeros(3)
+
+
+def _unit(value, label: str, problems: list[str]) -> np.ndarray:
+    array = _array(value, (3,), label, problems)
+    if array is None:
+        return np.array([0.0, 0.0, 1.0])
+    largest = np.abs(array).max()
+    if largest < 1e-12:
+        problems.append(f"{label} must be a non-zero vector (it is normalised), got {array.tolist()}")
+        return np.array([0.0, 0.0, 1.0])
+    scaled = array / largest  # no overflow in the norm for huge components
+    return scaled / np.linalg.norm(scaled)
+
+
+def _offset(value, where: str, problems: list[str]) -> np.ndarray:
+    if value is None:
+        return np.eye(4)
+    array = np.asarray(value, dtype=object)
+    if array.shape == (3,):
+        translation = _array(value, (3,), f"{where}: `offset`", problems)
+        return rigid_transform(translation=translation) if translation is not None else np.eye(4)
+    matrix = _array(value, (4, 4), f"{where}: `offset` (a 4×4 transform or a translation of shape (3,))", problems)
+    if matrix is None:
+        return np.eye(4)
+    R = matrix[:3, :3]
+    error = np.abs(R.T @ R - np.eye(3)).max()
+    if error > _ORTHONORMAL_TOLERANCE or np.linalg.det(R) <= 0:
+        problems.append(
+            f"{where}: the rotation block of `offset` must be orthonormal with determinant +1; "
+            f"max |RᵀR − I| = {error:.3g}, det = {np.linalg.det(R):.6g}"
+        )
+    if np.abs(matrix[3] - [0, 0, 0, 1]).max() > 0:
+        problems.append(f"{where}: the last row of `offset` must be (0, 0, 0, 1), got {matrix[3].tolist()}")
+    return matrix
+
+
+def _inertia(value, where: str, problems: list[str]) -> np.ndarray:
+    if value is None:
+        return np.zeros((3, 3))
+    label = f"{where}: `inertia`"
+    if np.shape(value) == (3,):
+        principal = _array(value, (3,), label, problems)
+        value = np.diag(principal) if principal is not None else np.zeros((3, 3))
+    matrix = _array(value, (3, 3), f"{label} (kg·m², about the centre of mass)", problems)
+    if matrix is None:
+        return np.zeros((3, 3))
+    scale = max(np.abs(matrix).max(), 1e-300)
+    if np.abs(matrix - matrix.T).max() > _INERTIA_TOLERANCE * scale:
+        problems.append(f"{label} must be symmetric, got {matrix.tolist()}")
+        return np.zeros((3, 3))
+    eigenvalues = np.linalg.eigvalsh(matrix)
+    if eigenvalues.min() < -_INERTIA_TOLERANCE * scale:
+        problems.append(
+            f"{label} must be symmetric positive semi-definite; eigenvalues are "
+            f"({', '.join(f'{e:.6g}' for e in eigenvalues)})"
+        )
+    return matrix
+
+
+def _check_variable(variable, coordinate_names: set[str], where: str, problems: list[str]) -> None:
+    allowed = ", ".join(sorted(coordinate_names)) or "(none)"
+    if variable is None:
+        problems.append(f"{where}: `variable` is required (a coordinate name, Linear or sympy expression)")
+    elif isinstance(variable, str):
+        if variable not in coordinate_names:
+            problems.append(f"{where}: `variable` names unknown coordinate `{variable}`; expected one of: {allowed}")
+    elif isinstance(variable, Linear):
+        if not isinstance(variable.coefficients, Mapping):
+            problems.append(f"{where}: `variable` Linear coefficients must map coordinate names to numbers")
+            return
+        for name, coefficient in variable.coefficients.items():
+            if name not in coordinate_names:
+                problems.append(f"{where}: `variable` names unknown coordinate `{name}`; expected one of: {allowed}")
+            _number(coefficient, f"{where}: `variable` coefficient of `{name}`", problems)
+        _number(variable.constant, f"{where}: `variable` constant", problems)
+    elif isinstance(variable, sympy.Expr):
+        unknown = sorted(s.name for s in variable.free_symbols if s.name not in coordinate_names)
+        if unknown:
+            problems.append(
+                f"{where}: `variable` uses unknown symbols {', '.join(unknown)}; expected coordinates: {allowed}"
+            )
+        if variable.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            problems.append(f"{where}: `variable` is not finite: {variable}")
+    elif isinstance(variable, CoordinateFunction):
+        if variable.coordinate not in coordinate_names:
+            problems.append(
+                f"{where}: `variable` is a function of unknown coordinate `{variable.coordinate}`; expected one of: {allowed}"
+            )
+    elif isinstance(variable, bool) or not isinstance(variable, (int, float)):
+        problems.append(
+            f"{where}: `variable` must be a coordinate name, Linear, a sympy expression or a number, got {variable!r}"
+        )
+    elif not math.isfinite(variable):
+        problems.append(f"{where}: `variable` must be finite, got {variable}")
+
+
+def _as_linear(expr: sympy.Expr, symbols: list[sympy.Symbol]) -> Linear | None:
+    """``expr`` as a :class:`Linear` map when it is affine in ``symbols`` with number coefficients.
+
+    Only explicit numbers are converted: a constant sympy expression such as ``sin(exp(exp(20)))``
+    is left to numeric evaluation (where it is simply non-finite) instead of being evaluated by
+    sympy, which could take forever.
+    """
+    coefficients = {}
+    for s in symbols:
+        derivative = sympy.diff(expr, s)
+        if not derivative.is_Number:
+            return None
+        if derivative != 0:
+            coefficients[s.name] = float(derivative)
+    constant = expr.subs({s: 0 for s in symbols})
+    if not constant.is_Number:
+        return None
+    return Linear(coefficients, float(constant))

@@ -1,0 +1,190 @@
+"""Constraint groups of a model: which joint variables are solved from which constraints, and how.
+
+A :class:`ConstraintGroup` is what :meth:`mbkron.ModelBuilder.add_constraints` records; at
+:meth:`~mbkron.ModelBuilder.build` time :func:`attach` validates every group, binds its
+constraint system to the model, assembles it at the coordinates' defaults (fixing the assembly
+branch) and plugs the chosen solver into the model's joint variables as a
+:class:`~mbkron.jointvars.explicit.JointVariableProvider`, so that ``model.joint_variables(q)`` and
+``model.kinematics(q)`` work unchanged.
+
+Solvers (``solver=``) and their settings:
+
+=====================  =====================================================================
+``"lu"`` (default)     exact ``∇f``, ``H`` by one LU of ``∂g/∂f`` (Eq. 101, 120)
+``"projection"``       exact ``∇f``, ``H`` by the analytical projection (Eq. 102-120)
+``"premodel"``         sweep and fit (Section 3-3): ``step``, ``range``, ``fourier_cutoff``,
+                       ``estimate_error`` (:class:`~mbkron.jointvars.premodel.PremodelJointVariables`)
+``"finite_difference"`` computational molecule (Fig. 2): ``step``
+                       (:class:`~mbkron.jointvars.finite_difference.FiniteDifferenceJointVariables`)
+=====================  =====================================================================
+
+Every solver also takes the position-solver settings ``tolerance``, ``max_iterations``,
+``max_condition``, ``jump_ratio``, ``jump_tolerance``, ``max_newton_step``, ``max_step``
+(:class:`~mbkron.jointvars.solvers.PositionSolver`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mbkron.jointvars.solvers import METHODS, ConstrainedJointVariables, ExplicitInputs, PositionSolver
+from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem, LoopClosure, LoopClosures
+from mbkron.core.errors import ConfigurationError, ModelError
+from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
+from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
+from mbkron.model.model import Model
+from mbkron.jointvars.premodel import PremodelJointVariables
+
+__all__ = ["SOLVERS", "ConstraintGroup", "attach", "solved_joints"]
+
+SOLVERS = (*METHODS, "premodel", "finite_difference")
+_POSITION_SETTINGS = (
+    "tolerance", "max_iterations", "max_condition", "jump_ratio", "jump_tolerance", "max_newton_step", "max_step",
+)
+_SOLVER_SETTINGS = {
+    "lu": (),
+    "projection": (),
+    "premodel": ("step", "range", "fourier_cutoff", "estimate_error"),
+    "finite_difference": ("step",),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ConstraintGroup:
+    """Joint variables solved from one constraint system (see :meth:`mbkron.ModelBuilder.add_constraints`).
+
+    Attributes
+    ----------
+    joints : tuple of str
+        Names of the bodies whose joint variables are solved, in the order of the unknowns.
+    constraints : ConstraintSystem or sequence of LoopClosure
+    solver : str
+        One of :data:`SOLVERS`.
+    guess : mapping of str to float
+        Initial guesses for the assembly (0 for joints not listed).
+    settings : mapping
+        Solver and position-solver settings.
+    """
+
+    joints: tuple
+    constraints: object
+    solver: str = "lu"
+    guess: Mapping[str, float] = field(default_factory=dict)
+    settings: Mapping[str, object] = field(default_factory=dict)
+
+
+def _check(group: ConstraintGroup, where: str, model: Model, claimed: set[str], problems: list[str]) -> ConstraintSystem | None:
+    """Validate a group; return its constraint system, or None after recording problems."""
+    start = len(problems)
+    moving = set(model.joints)
+    if not group.joints or not all(isinstance(j, str) for j in group.joints):
+        problems.append(f"{where}: `joints` must be a non-empty list of body names, got {list(group.joints)!r}")
+    for name in group.joints:
+        if isinstance(name, str) and name not in moving:
+            kind = "has a fixed joint" if name in model.bodies else "is not a body of the model"
+            problems.append(f"{where}: `{name}` {kind}; solved joints must be revolute or prismatic bodies")
+        elif name in claimed:
+            problems.append(f"{where}: joint `{name}` is solved by two constraint groups (or listed twice)")
+        claimed.add(name)
+    system = group.constraints
+    if isinstance(system, LoopClosure) or (
+        isinstance(system, Sequence) and system and all(isinstance(c, LoopClosure) for c in system)
+    ):
+        system = LoopClosures(system)
+    if not isinstance(system, ConstraintSystem):
+        problems.append(
+            f"{where}: `constraints` must be a ConstraintSystem (SymbolicConstraints, LoopClosures) or a list "
+            f"of LoopClosure, got {type(group.constraints).__name__}"
+        )
+    elif system.size != len(group.joints):
+        problems.append(
+            f"{where}: {system.size} constraint equations for {len(group.joints)} solved joint variables "
+            f"({', '.join(map(str, group.joints))}); the numbers must be equal for the constraints to "
+            f"determine the joint variables"
+        )
+    if group.solver not in SOLVERS:
+        problems.append(f"{where}: `solver` must be one of {', '.join(SOLVERS)}, got {group.solver!r}")
+    else:
+        allowed = _POSITION_SETTINGS + _SOLVER_SETTINGS[group.solver]
+        for key in group.settings:
+            if key not in allowed:
+                problems.append(f"{where}: unknown setting `{key}` for solver {group.solver!r}; expected one of: {', '.join(allowed)}")
+    for name, value in dict(group.guess).items():
+        if name not in group.joints:
+            problems.append(f"{where}: `guess` names `{name}`, which is not one of the solved joints")
+        elif isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+            problems.append(f"{where}: `guess` for `{name}` must be a finite number, got {value!r}")
+    return system if len(problems) == start else None
+
+
+def _provider(group: ConstraintGroup, solver: PositionSolver, model: Model) -> JointVariableProvider:
+    settings = {k: v for k, v in group.settings.items() if k not in _POSITION_SETTINGS}
+    if group.solver in METHODS:
+        return ConstrainedJointVariables(solver, group.solver)
+    if group.solver == "premodel":
+        return PremodelJointVariables(solver, model.coordinate_records, **settings)
+    return FiniteDifferenceJointVariables(solver, **settings)
+
+
+def attach(model: Model, groups: Sequence[ConstraintGroup]) -> Model:
+    """The model with every constraint group's joint variables provided by its solver.
+
+    Parameters
+    ----------
+    model : Model
+        Built with the solved joints' rows of the joint-variable map left empty.
+    groups : sequence of ConstraintGroup
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    ModelError
+        Listing every problem: invalid groups, equations that do not determine the joint
+        variables, failed initial assembly (naming q and the condition number).
+    """
+    if not groups:
+        return model
+    problems: list[str] = []
+    claimed: set[str] = set()
+    systems = [_check(g, f"constraint group {k} ({', '.join(map(str, g.joints))})", model, claimed, problems)
+               for k, g in enumerate(groups, start=1)]
+    if problems:
+        raise ModelError(problems)
+    tree = dataclasses.replace(model.tree, nq=model.nj)
+    base: JointVariables = model.joint_variable_map
+    body_index = {name: model.body_index(name) for name in model.bodies}
+    providers = []
+    for k, (group, system) in enumerate(zip(groups, systems), start=1):
+        where = f"constraint group {k} ({', '.join(group.joints)})"
+        context = ConstraintContext(model.coordinates, model.joints, tuple(group.joints), tree, body_index)
+        try:
+            bound = system.bind(context)
+            guess = np.array([float(dict(group.guess).get(j, 0.0)) for j in group.joints])
+            position_settings = {k: v for k, v in group.settings.items() if k in _POSITION_SETTINGS}
+            solver = PositionSolver(
+                bound, ExplicitInputs(base, bound.explicit_rows), model.default_q, guess, tuple(group.joints),
+                **position_settings,
+            )
+            providers.append((bound.unknown_rows, _provider(group, solver, model)))
+        except ModelError as error:
+            problems.extend(f"{where}: {p}" for p in error.problems)
+        except (ConfigurationError, ValueError, TypeError) as error:
+            problems.append(f"{where}: {error}")
+    if problems:
+        raise ModelError(problems)
+    joint_variables = JointVariables(base.matrix, base.constant, base.providers + tuple(providers))
+    return dataclasses.replace(model, joint_variable_map=joint_variables)
+
+
+def solved_joints(groups: Sequence[ConstraintGroup]) -> set[str]:
+    """Names of all joints listed in ``groups``."""
+    return {j for g in groups for j in g.joints if isinstance(j, str)}
+
