@@ -2,7 +2,8 @@
 
 mbkron.jointvars.compiled solves the common continuation step in one compiled function and sends
 every other state back to PositionSolver; here both routes run side by side on the same paths (the
-Python route is validated against Shabana-style kinematics and the IVP test set elsewhere).
+Python route is validated against Shabana-style kinematics and the IVP test set elsewhere). The
+path is chosen when a model is built with the ``compiled`` backend.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.jointvars import solvers as constraint_solvers
-from mbkron.compiled import kernels
+from mbkron.backends import available_backends
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import five_bar, four_bar
 
-pytestmark = pytest.mark.skipif(not kernels.ENABLED,
-                                reason="numba (the `fast` extra) is not installed, or MBKRON_KERNELS=numpy")
+pytestmark = pytest.mark.skipif("compiled" not in available_backends(),
+                                reason="numba (the `fast` extra) is not installed")
 
 
 def _provider(model):
@@ -31,22 +31,23 @@ def _paths():
     beta = INITIAL["beta"] + np.cumsum(rng.uniform(-2e-3, 6e-3, size=250))  # includes reversals
     theta = np.stack([np.linspace(0.9, 1.6, 200), np.linspace(2.0, 1.4, 200)], axis=-1)
     return {
-        "andrews lu": (lambda: andrews_squeezer("lu", "expressions"), beta[:, None]),
-        "andrews projection": (lambda: andrews_squeezer("projection", "expressions"), beta[:, None]),
-        "four-bar lu": (lambda: four_bar("lu"), np.linspace(-1.8, 1.9, 300)[:, None]),
-        "five-bar projection": (lambda: five_bar("projection"), theta),
+        "andrews lu": (andrews_squeezer("lu", "expressions"), beta[:, None]),
+        "andrews projection": (andrews_squeezer("projection", "expressions"), beta[:, None]),
+        "four-bar lu": (four_bar("lu"), np.linspace(-1.8, 1.9, 300)[:, None]),
+        "five-bar projection": (five_bar("projection"), theta),
     }
 
 
 @pytest.mark.parametrize("case", list(_paths()))
 def test_fast_path_equals_python_solver(case):
-    factory, path = _paths()[case]
-    fast, python = _provider(factory()), _provider(factory())
-    assert fast.compile() and fast.fast_step is not None
+    model, path = _paths()[case]
+    fast, python = _provider(model.with_backend("compiled")), _provider(model.with_backend("numpy"))
+    assert fast.fast_step is not None
     assert python.fast_step is None
     for order in (2, 0, 1):
+        fast_state, python_state = fast.new_state(), python.new_state()
         for q in path:
-            mine, theirs = fast.evaluate(q, order), python.evaluate(q, order)
+            mine, theirs = fast.evaluate(q, order, fast_state), python.evaluate(q, order, python_state)
             for a, b in zip(mine, theirs):
                 assert (a is None) == (b is None)
                 if b is not None:
@@ -55,8 +56,7 @@ def test_fast_path_equals_python_solver(case):
 
 def test_fast_path_is_taken_and_falls_back(monkeypatch):
     """Small steps run compiled; a long jump (to be subdivided) goes back to PositionSolver."""
-    provider = _provider(andrews_squeezer("lu", "expressions"))
-    provider.compile()
+    provider = _provider(andrews_squeezer("lu", "expressions").with_backend("compiled"))
     calls = {"python": 0}
     solve = provider.solver.solve
 
@@ -65,31 +65,24 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
         return solve(*args, **kwargs)
 
     monkeypatch.setattr(provider.solver, "solve", counting)
+    state = provider.new_state()
     for beta in INITIAL["beta"] + 1e-3 * np.arange(50):
-        provider.evaluate(np.array([beta]), 2)
+        provider.evaluate(np.array([beta]), 2, state)
     assert calls["python"] == 0
-    reference = _provider(andrews_squeezer("lu", "expressions"))
+    reference = _provider(andrews_squeezer("lu", "expressions").with_backend("numpy"))
     far = np.array([INITIAL["beta"] + 3.0])
-    np.testing.assert_allclose(provider.evaluate(far, 2)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
     assert calls["python"] == 1
 
 
-def test_model_builds_its_fast_paths_on_request():
-    model = andrews_squeezer("projection", "expressions")
+def test_fast_path_chosen_with_the_backend():
+    """The compiled step exists exactly when the model is built with the compiled backend: no
+    warm-up counter changes the code path."""
+    model = andrews_squeezer("projection", "expressions").with_backend("numpy")
     assert _provider(model).fast_step is None
-    model.build_fast_paths()
-    assert _provider(model).fast_step is not None
-    assert _provider(model).fast_step.projection
-
-
-def test_built_after_warm_up(monkeypatch):
-    monkeypatch.setattr(constraint_solvers, "FAST_PATH_WARM_UP", 5)
-    provider = _provider(andrews_squeezer("lu", "expressions"))
-    for k in range(4):
-        provider.evaluate(np.array([INITIAL["beta"] + 1e-3 * k]), 2)
-    assert provider.fast_step is None
-    provider.evaluate(np.array([INITIAL["beta"] + 4e-3]), 2)
-    assert provider.fast_step is not None
+    compiled = model.with_backend("compiled")
+    assert _provider(compiled).fast_step is not None and _provider(compiled).fast_step.projection
+    assert _provider(model).fast_step is None  # the original model is unchanged
 
 
 @pytest.mark.parametrize("solver", ["lu", "projection"])
@@ -97,17 +90,17 @@ def test_fold_reported_as_by_python_solver(solver):
     """The fast path never hides an error: walking f³ − 3f = q in small steps into its fold at
     q = −2 fails with the Python solver's message, at the same state."""
     messages = []
-    for compiled in (True, False):
+    for backend in ("compiled", "numpy"):
         b = mbkron.ModelBuilder()
         b.add_coordinate("q", default=2.0, unit="1")
         b.add_body("s", joint="prismatic", axis=(1, 0, 0))
         b.add_constraints(["s"], SymbolicConstraints(["s**3 - 3*s - q"]), solver, guess={"s": 2.0})
-        provider = _provider(b.build())
-        if compiled:
-            assert provider.compile()
+        provider = _provider(b.build(backend=backend))
+        assert (provider.fast_step is not None) == (backend == "compiled")
+        state = provider.new_state()
         with pytest.raises(ConfigurationError) as error:
             for q in np.linspace(2.0, -2.5, 400):
-                provider.evaluate(np.array([q]), 2)
+                provider.evaluate(np.array([q]), 2, state)
         messages.append(str(error.value))
     assert "singular configuration" in messages[0]
     assert messages[0] == messages[1]

@@ -135,7 +135,6 @@ def compare(case: Case, t_end: float, samples: int = 1000, rtol: float = 1e-12, 
     t_end = case.t_end or t_end
     times = np.linspace(0.0, t_end, samples)
     model = case.model
-    model.build_fast_paths()  # compiled code (with numba) is generated here, not inside the timing
     model.forward_dynamics(case.q0, case.qd0)
     start = time.perf_counter()
     ode = simulate(model, (0.0, t_end), case.q0, case.qd0, method="DOP853", rtol=rtol, atol=atol, t_eval=times)

@@ -18,7 +18,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mbkron.compiled import kernels
+from mbkron.compiled.paths import path_lengths_and_moment_arms
 
 __all__ = [
     "Load",
@@ -310,11 +310,11 @@ def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd
 
 def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``."""
-    if kernels.ENABLED:  # a two-point path: ∂L/∂q = −R (Eq. 195)
+    if model.compiled_kernels:  # a two-point path: ∂L/∂q = −R (Eq. 195)
         bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
                                       for body in (load.body_a, load.body_b)], dtype=np.int64))
         points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
-        length, R, short = kernels.path_lengths_and_moment_arms(
+        length, R, short = path_lengths_and_moment_arms(
             kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
         if short < 0:
             return length[..., 0], -R[..., 0]

@@ -158,10 +158,11 @@ def simulate(
         raise ValueError(f"unknown `method` {method!r}; expected one of {', '.join(METHODS)} or an OdeSolver subclass")
     actuation = _as_generalized_force(tau, nq, "tau")
     t0, t_end = map(float, t_span)
+    workspace = model.workspace()  # constraint solvers continue along the run
 
-    def accelerations(t: float, q: NDArray, qd: NDArray) -> NDArray:
+    def accelerations(t: float, q: NDArray, qd: NDArray, workspace=workspace) -> NDArray:
         force = None if actuation is None else actuation(t, q, qd)
-        return model.forward_dynamics(q, qd, force, loads=loads, t=t, muscle_forces=muscle_forces)
+        return model.forward_dynamics(q, qd, force, loads=loads, t=t, muscle_forces=muscle_forces, workspace=workspace)
 
     def rhs(t: float, y: NDArray) -> NDArray:
         q, qd = y[:nq], y[nq:]
@@ -173,7 +174,8 @@ def simulate(
     def rhs_batched(t: float, ys: NDArray) -> NDArray:
         per_state = actuation is not None or callable(muscle_forces)
         return np.stack([accelerations(t, y[:nq], y[nq:]) for y in ys]) if per_state else (
-            model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t, muscle_forces=muscle_forces))
+            model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t, muscle_forces=muscle_forces,
+                                   workspace=workspace))
 
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:
@@ -219,9 +221,10 @@ def simulate(
     if t_eval is not None:
         t_out, y_out = _interpolate(np.asarray(t_eval, float), times, states, dense, t0)
     qdd = np.zeros((len(t_out), nq))
+    output = model.workspace()  # along the output times
     for row, (t, y) in enumerate(zip(t_out, y_out)):
         try:  # the dense output may reach a configuration the steps themselves never evaluated
-            qdd[row] = accelerations(t, y[:nq], y[nq:])
+            qdd[row] = accelerations(t, y[:nq], y[nq:], output)
         except (ConfigurationError, np.linalg.LinAlgError) as failure:
             t_out, y_out, qdd = t_out[:row], y_out[:row], qdd[:row]
             status, message = -1, f"stopped at t = {t:.9g} (q = {y[:nq].tolist()}): {failure}"

@@ -12,9 +12,10 @@ an ill-conditioned configuration, a floating-point error — the kernel returns 
 is redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages
 are the Python solver's. The two routes are tested equal.
 
-Compiling costs a few seconds per constraint group, so a group switches to this path after
-:data:`mbkron.jointvars.solvers.FAST_PATH_WARM_UP` evaluations (a short computation never pays for
-it), or when :meth:`mbkron.jointvars.solvers.ConstrainedJointVariables.compile` is called.
+The path is chosen when a model is built with the ``compiled`` backend
+(:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
+evaluations; numba compiles it on its first use (a few seconds per distinct set of equations and
+process), and the results do not depend on when that happens.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ import sympy
 from numpy.typing import NDArray
 from sympy.printing.pycode import PythonCodePrinter
 
-from mbkron.compiled import kernels
+from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.jointvars.solvers import Solution, projection_rows, projection_solve
 
-__all__ = ["generate_function", "FastStep"]
+__all__ = ["generate_function", "FastStep", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -64,11 +65,11 @@ def _compiled_source(source: str, name: str):
     if source not in _GENERATED:
         namespace: dict = {"math": math}
         exec(compile(source, f"<mbkron constraint function {name}>", "exec"), namespace)  # noqa: S102
-        _GENERATED[source] = kernels.numba.njit(nogil=True)(namespace[name])
+        _GENERATED[source] = numba.njit(nogil=True)(namespace[name])
     return _GENERATED[source]
 
 
-@kernels.compiled
+@jit
 def _lu(A, LU, piv):  # pragma: no cover - compiled
     """Partial-pivoting LU of the square ``A`` into ``LU``/``piv``; returns the determinant's sign (0: singular)."""
     n = A.shape[0]
@@ -95,7 +96,7 @@ def _lu(A, LU, piv):  # pragma: no cover - compiled
     return sign
 
 
-@kernels.compiled
+@jit
 def _lu_solve(LU, piv, b):  # pragma: no cover - compiled
     """``A⁻¹ b`` in place for ``b`` of shape (n, k), from :func:`_lu`."""
     n = LU.shape[0]
@@ -113,7 +114,7 @@ def _lu_solve(LU, piv, b):  # pragma: no cover - compiled
             b[r, c] /= LU[r, r]
 
 
-@kernels.compiled
+@jit
 def _one_norm(A):  # pragma: no cover - compiled
     best = 0.0
     for c in range(A.shape[1]):
@@ -236,8 +237,15 @@ def _step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cu
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
-if kernels.ENABLED:
-    _step_kernel = kernels.numba.njit(nogil=True)(_step_kernel)
+if AVAILABLE:
+    _step_kernel = numba.njit(nogil=True)(_step_kernel)
+
+
+def supports_fast_step(solver) -> bool:
+    """Whether a constraint group can take the compiled step: numba is installed, the group is
+    given as expressions (:class:`mbkron.jointvars.constraints.SymbolicConstraints`) and its inputs are
+    affine in q."""
+    return AVAILABLE and solver.inputs.affine and hasattr(solver.system, "first_expressions")
 
 
 class FastStep:
@@ -263,17 +271,17 @@ class FastStep:
         nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))
 
-    def step(self, solver, q: NDArray, order: int):
-        """Solve at ``q`` from ``solver.last`` and differentiate; None when the Python solver must.
+    def step(self, start: Solution, curvature: NDArray | None, q: NDArray, order: int):
+        """Solve at ``q`` from ``start`` (with ``H`` at ``start``, ``curvature``, if known) and
+        differentiate; None when the Python solver must.
 
         Returns
         -------
         (Solution, grad, hess) or None
-            The solution becomes ``solver.last``; ``grad``/``hess`` are None below ``order``.
+            ``grad``/``hess`` are None below ``order``.
         """
-        start = solver.last
-        use_curvature = solver.curvature is not None and solver.curvature[0] is start
-        curvature = solver.curvature[1] if use_curvature else self._zero_curvature
+        use_curvature = curvature is not None
+        curvature = curvature if use_curvature else self._zero_curvature
         try:
             status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel(
                 self.first, self.second, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature,
@@ -283,5 +291,4 @@ class FastStep:
         if status != OK:
             return None
         solution = Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition))
-        solver.last = solution
         return solution, (grad if order >= 1 else None), (hess if order >= 2 else None)

@@ -78,7 +78,19 @@ class JointVariableProvider(ABC):
         f : ndarray, shape (..., k)
         grad : ndarray, shape (..., k, nq) or None
         hess : ndarray, shape (..., k, nq, nq) or None
+
+        Providers that continue from state to state (constraint solvers) also take a third
+        argument, ``state``: the object their :meth:`new_state` made, owned by the caller.
         """
+
+    def new_state(self) -> object | None:
+        """Fresh caller-owned evaluation state (None: the provider keeps none)."""
+        return None
+
+    def with_backend(self, backend: str) -> JointVariableProvider:
+        """The provider evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``);
+        the same object when the backend makes no difference to it."""
+        return self
 
 
 def _lambdify_array(
@@ -211,8 +223,17 @@ class JointVariables:
     def size(self) -> int:
         return self.matrix.shape[0]
 
+    def new_states(self) -> tuple:
+        """Fresh evaluation states of the providers, in their order (see :class:`mbkron.Model.workspace`)."""
+        return tuple(provider.new_state() for _, provider in self.providers)
+
+    def with_backend(self, backend: str) -> JointVariables:
+        """The same joint variables with every provider evaluated by ``backend``."""
+        providers = tuple((rows, provider.with_backend(backend)) for rows, provider in self.providers)
+        return JointVariables(self.matrix, self.constant, providers)
+
     def evaluate(
-        self, q: NDArray[np.float64], order: int = 2
+        self, q: NDArray[np.float64], order: int = 2, states: tuple | None = None
     ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64] | None]:
         """``f``, ``∇f`` and ``H`` of every joint variable at ``q``.
 
@@ -220,6 +241,9 @@ class JointVariables:
         ----------
         q : ndarray, shape (..., nq)
         order : {0, 1, 2}
+        states : tuple, optional
+            From :meth:`new_states`: where stateful providers continue from (advanced by the call).
+            Without it they start afresh, so the result depends on the arguments only.
 
         Returns
         -------
@@ -242,8 +266,9 @@ class JointVariables:
                 hess = np.broadcast_to(_zeros(nj, nq), batch + (nj, nq, nq)) if batch else _zeros(nj, nq)
         if self.providers and grad is not None:
             grad = grad.copy()
-        for rows, provider in self.providers:
-            pf, pgrad, phess = provider.evaluate(q, order)
+        for k, (rows, provider) in enumerate(self.providers):
+            state = None if states is None else states[k]
+            pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
             f[..., rows] = pf
             if order >= 1:
                 grad[..., rows, :] = pgrad

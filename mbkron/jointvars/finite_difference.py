@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.jointvars.solvers import PositionSolver, evaluate_states
+from mbkron.jointvars.solvers import Continuation, PositionSolver, evaluate_states
 from mbkron.jointvars.explicit import JointVariableProvider
 
 __all__ = ["DEFAULT_STEP", "FiniteDifferenceJointVariables"]
@@ -60,9 +60,14 @@ class FiniteDifferenceJointVariables(JointVariableProvider):
     def size(self) -> int:
         return self.solver.system.size
 
-    def _molecule(self, q: NDArray, order: int) -> tuple[NDArray, NDArray | None, NDArray | None]:
+    def new_state(self) -> Continuation:
+        """A continuation from the assembly configuration (see :class:`mbkron.jointvars.solvers.Continuation`)."""
+        return Continuation(self.solver.reference)
+
+    def _molecule(self, q: NDArray, order: int, continuation: Continuation) -> tuple[NDArray, NDArray | None, NDArray | None]:
         solver = self.solver
-        centre = solver.solve(q)
+        centre = solver.solve(q, continuation.start)
+        continuation.advance(centre, None)
         if order == 0:
             return centre.f, None, None
         nq = q.size
@@ -70,7 +75,7 @@ class FiniteDifferenceJointVariables(JointVariableProvider):
         h = (q + h) - q  # exactly representable steps
 
         def at(offset: NDArray) -> NDArray:
-            return solver.solve(q + offset, start=centre, remember=False).f
+            return solver.solve(q + offset, start=centre).f
 
         axes = np.diag(h)
         plus = np.array([at(axes[k]) for k in range(nq)])  # (nq, m)
@@ -88,5 +93,6 @@ class FiniteDifferenceJointVariables(JointVariableProvider):
                 hess[:, k, l] = hess[:, l, k] = mixed
         return centre.f, grad, hess
 
-    def evaluate(self, q, order):
-        return evaluate_states(q, order, self.size, self._molecule)
+    def evaluate(self, q, order, state: Continuation | None = None):
+        continuation = self.new_state() if state is None else state
+        return evaluate_states(q, order, self.size, lambda qi, o: self._molecule(qi, o, continuation))

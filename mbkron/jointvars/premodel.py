@@ -64,7 +64,7 @@ def _sweep(solver: PositionSolver, grid: NDArray) -> list[Solution]:
     """Solve along consecutive points ``grid`` (shape (n, nq)), continuing from the reference."""
     solutions, start = [], solver.reference
     for q in grid:
-        start = solver.solve(q, start=start, remember=False)
+        start = solver.solve(q, start=start)
         solutions.append(start)
     return solutions
 

@@ -36,10 +36,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
-from mbkron.compiled import kernels
-from mbkron.jointvars.constraints import BoundConstraints
+from mbkron.compiled.common import jit, python_function
 from mbkron.core.errors import ConfigurationError
-from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
+from mbkron.jointvars.constraints import BoundConstraints
+from mbkron.jointvars.explicit import JointVariables
 
 __all__ = [
     "ExplicitInputs",
@@ -51,17 +51,12 @@ __all__ = [
     "projection_rows",
     "projection_solve",
     "implicit_derivatives",
-    "ConstrainedJointVariables",
+    "Continuation",
     "evaluate_states",
     "METHODS",
 ]
 
 METHODS = ("lu", "projection")
-
-FAST_PATH_WARM_UP = 300
-"""Evaluations of an expression-form constraint group after which its compiled fast path is built
-(:mod:`mbkron.jointvars.compiled`; compiling costs a few seconds, which a short computation should
-not pay)."""
 
 
 class ExplicitInputs:
@@ -200,6 +195,33 @@ class Solution:
     condition: float
 
 
+class Continuation:
+    """Where the next solve of one constraint group continues from: caller-owned, mutable state.
+
+    An entry of a model's workspace (:meth:`mbkron.Model.workspace`). A trajectory evaluated
+    state after state with one continuation takes short continuation steps; a call without one
+    starts from the assembly configuration, so its result never depends on earlier calls.
+    Not to be shared between threads.
+
+    Attributes
+    ----------
+    start : Solution
+        The last solution.
+    curvature : ndarray, shape (m, nq, nq), or None
+        The Hessians ``H`` at ``start`` when they were computed (a second-order predictor).
+    """
+
+    __slots__ = ("start", "curvature")
+
+    def __init__(self, start: Solution):
+        self.start = start
+        self.curvature: NDArray | None = None
+
+    def advance(self, solution: Solution, curvature: NDArray | None) -> None:
+        """Continue the next solve from ``solution`` (with its Hessians ``curvature``, if known)."""
+        self.start, self.curvature = solution, curvature
+
+
 class _NewtonFailure(Exception):
     """Internal: Newton did not converge, or a branch check failed, on one continuation step."""
 
@@ -214,12 +236,14 @@ class PositionSolver:
     **Assembly.** At construction the system is solved at ``reference_q`` from ``guess`` by
     damped Newton; this fixes the branch (and the sign of ``det ∂g/∂f`` on it).
 
-    **Continuation.** :meth:`solve` starts from the last solution (a cache keyed on the last
-    ``q``: an optimisation only -- any regular path inside the branch gives the same answer)
-    and walks the straight segment to the requested ``q``, predicting ``f ≈ f₀ + ∇f₀ Δq`` and
-    correcting by Newton (with ``+ ½ Δqᵀ H₀ Δq`` when a provider has stored the Hessian ``H₀``
-    at the start in :attr:`curvature`). Steps are limited so that the predicted change ``‖∇f₀ Δq‖∞`` is at
-    most ``max_step``. A step is accepted when Newton converges and the branch checks pass:
+    **Continuation.** :meth:`solve` starts from a given solution (default: the assembly
+    :attr:`reference`) and walks the straight segment to the requested ``q``, predicting
+    ``f ≈ f₀ + ∇f₀ Δq`` and correcting by Newton (with ``+ ½ Δqᵀ H₀ Δq`` when the Hessian ``H₀``
+    at the start is given). The solver itself is immutable: where a trajectory continues from is
+    kept by the caller (a :class:`Continuation`, an entry of a model's workspace), so the result
+    of a call depends on its arguments only. Steps are limited so that the predicted change
+    ``‖∇f₀ Δq‖∞`` is at most ``max_step``. A step is accepted when Newton converges and the
+    branch checks pass:
 
     - ``det ∂g/∂f`` keeps its sign (a change means the path crossed a singular configuration);
     - the corrector moved ``f`` by at most ``jump_ratio · ‖∇f₀ Δq‖∞ + jump_tolerance`` from the
@@ -276,7 +300,6 @@ class PositionSolver:
         self.jump_tolerance = float(jump_tolerance)
         self.max_newton_step = float(max_newton_step)
         self.max_step = float(max_step)
-        self.curvature: tuple[Solution, NDArray] | None = None
         q = np.array(reference_q, dtype=float)
         p, P, d2p = inputs.evaluate(q)
         try:
@@ -287,7 +310,6 @@ class PositionSolver:
                 f"f = {_fmt(guess)}: {failure}; give a better initial guess"
             ) from None
         self._check_condition(self.reference)
-        self.last = self.reference
 
     # ------------------------------------------------------------------ Newton
     def _correct(self, q, p, P, d2p, f) -> Solution:
@@ -336,13 +358,14 @@ class PositionSolver:
             )
 
     # ------------------------------------------------------------------ continuation
-    def _step(self, start: Solution, q: NDArray) -> Solution:
-        """One predictor-corrector step from ``start`` to ``q`` with the branch checks."""
+    def _step(self, start: Solution, q: NDArray, curvature: NDArray | None) -> Solution:
+        """One predictor-corrector step from ``start`` to ``q`` with the branch checks; ``curvature``
+        is ``H`` at ``start`` (or None)."""
         p, P, d2p = self.inputs.evaluate(q)
         dq = q - start.q
         predicted_step = start.tangent @ dq
-        if self.curvature is not None and self.curvature[0] is start:
-            predicted_step = predicted_step + 0.5 * (self.curvature[1] @ dq) @ dq
+        if curvature is not None:
+            predicted_step = predicted_step + 0.5 * (curvature @ dq) @ dq
         prediction = start.f + predicted_step
         solution = self._correct(q, p, P, d2p, prediction)
         if solution.det_sign != start.det_sign:
@@ -353,15 +376,15 @@ class PositionSolver:
             raise _NewtonFailure(f"the corrector moved f by {correction:.3g} (more than {allowed:.3g})")
         return solution
 
-    def solve(self, q: NDArray, start: Solution | None = None, remember: bool = True) -> Solution:
-        """Solve at ``q`` by continuation from ``start`` (default: the last solution).
+    def solve(self, q: NDArray, start: Solution | None = None, curvature: NDArray | None = None) -> Solution:
+        """Solve at ``q`` by continuation from ``start`` (default: the assembly :attr:`reference`).
 
         Parameters
         ----------
         q : ndarray, shape (nq,)
         start : Solution, optional
-        remember : bool
-            Make the result the start of the next call (default True).
+        curvature : ndarray, shape (m, nq, nq), optional
+            The Hessians ``H`` at ``start``, for a second-order predictor on the first step.
 
         Raises
         ------
@@ -369,8 +392,8 @@ class PositionSolver:
             If the path from ``start`` to ``q`` meets a singular configuration or a branch
             jump, or ``∂g/∂f`` is ill-conditioned at ``q``.
         """
-        current = self.last if start is None else start
-        target = np.array(q, dtype=float)  # a copy: the cache must not alias the caller's buffer
+        current = self.reference if start is None else start
+        target = np.array(q, dtype=float)  # a copy: a solution kept by the caller must not alias its buffer
         if np.array_equal(target, current.q):
             return current
         fraction, minimum = 1.0, 1e-9 * (1.0 + np.max(np.abs(target)))
@@ -382,7 +405,7 @@ class PositionSolver:
                 fraction = self.max_step / predicted
             trial_q = target if fraction >= 1.0 else current.q + fraction * remaining
             try:
-                current = self._step(current, trial_q)
+                current = self._step(current, trial_q, curvature if current is start else None)
             except _NewtonFailure as failure:
                 if fraction * distance < minimum:
                     raise ConfigurationError(
@@ -398,8 +421,6 @@ class PositionSolver:
                 break
             fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))  # double the step length
         self._check_condition(current)
-        if remember:
-            self.last = current
         return current
 
 
@@ -447,7 +468,7 @@ def hessian_right_hand_side(g_uu: NDArray, g_uq: NDArray, g_qq: NDArray, grad: N
     return g_qq + mixed + np.swapaxes(mixed, -1, -2) + grad.T @ g_uu @ grad
 
 
-@kernels.compiled
+@jit
 def projection_rows(J: NDArray) -> NDArray:
     """The projection rows ``ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²`` of Eq. 118 (Eq. 110, 114-117).
 
@@ -484,7 +505,7 @@ def projection_rows(J: NDArray) -> NDArray:
     return rows
 
 
-@kernels.compiled
+@jit
 def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
     """Solve ``Σ_j ḡ_j ⊗ x_j = −c`` by the forward recursion of Eq. 118-119.
 
@@ -517,7 +538,8 @@ def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
 
 
 def implicit_derivatives(
-    system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None
+    system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None,
+    compiled: bool = False,
 ) -> tuple[NDArray, NDArray | None]:
     """Exact ``∇f`` (Eq. 101-102) and ``H`` (Eq. 120) at a solved configuration.
 
@@ -531,6 +553,8 @@ def implicit_derivatives(
         with the ``γ_i`` computed once and reused for the Hessian stage.
     max_condition : float or None
         None skips the check (the position solver has checked this configuration).
+    compiled : bool
+        Run the projection recursions compiled (the ``compiled`` backend) rather than as Python loops.
 
     Returns
     -------
@@ -558,74 +582,15 @@ def implicit_derivatives(
             gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
             hess = -lu.solve(gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
         return grad, hess
-    rows = projection_rows(g_u)
-    grad = projection_solve(rows, g_u, g_q)
+    rows_of, solve = ((projection_rows, projection_solve) if compiled else
+                      (python_function(projection_rows), python_function(projection_solve)))
+    rows = rows_of(g_u)
+    grad = solve(rows, g_u, g_q)
     hess = None
     if order >= 2:
         gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-        hess = projection_solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
+        hess = solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
     return grad, hess
-
-
-class ConstrainedJointVariables(JointVariableProvider):
-    """Joint variables solved from constraints, with exact gradients and Hessians.
-
-    Positions by :class:`PositionSolver`, derivatives by :func:`implicit_derivatives`. Batches
-    are evaluated state by state in C order, each state continuing from the previous one.
-
-    Parameters
-    ----------
-    solver : PositionSolver
-    method : {"lu", "projection"}
-    """
-
-    def __init__(self, solver: PositionSolver, method: str = "lu"):
-        if method not in METHODS:
-            raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
-        self.solver = solver
-        self.method = method
-        self.evaluations = 0
-        self.fast_step = None  # mbkron.jointvars.compiled.FastStep, built after WARM_UP evaluations
-        self._fast_possible = (kernels.ENABLED and solver.inputs.affine
-                               and hasattr(solver.system, "first_expressions"))
-
-    @property
-    def size(self) -> int:
-        return self.solver.system.size
-
-    def compile(self) -> bool:
-        """Build the compiled fast path now (see :mod:`mbkron.jointvars.compiled`); whether it exists."""
-        if self.fast_step is None and self._fast_possible:
-            from mbkron.jointvars.compiled import FastStep
-
-            try:
-                self.fast_step = FastStep(self.solver, self.method)
-            except Exception:  # noqa: BLE001 - code numba cannot compile: keep the Python solver
-                self._fast_possible = False
-        return self.fast_step is not None
-
-    def _state(self, q: NDArray, order: int):
-        self.evaluations += 1
-        if self.fast_step is None and self._fast_possible and self.evaluations >= FAST_PATH_WARM_UP:
-            self.compile()
-        if self.fast_step is not None:
-            fast = self.fast_step.step(self.solver, np.ascontiguousarray(q, dtype=float), order)
-            if fast is not None:
-                solution, grad, hess = fast
-                if hess is not None:
-                    self.solver.curvature = (solution, hess)
-                return solution.f, grad, hess
-        solution = self.solver.solve(q)
-        if order == 0:
-            return solution.f, None, None
-        # The position solver has checked the condition number at this configuration.
-        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None)
-        if hess is not None:
-            self.solver.curvature = (solution, hess)
-        return solution.f, grad, hess
-
-    def evaluate(self, q, order):
-        return evaluate_states(q, order, self.size, self._state)
 
 
 def evaluate_states(

@@ -25,6 +25,7 @@ from mbkron.core import kron
 from mbkron.kinematics.tree import KinematicTree, local_transforms
 
 __all__ = [
+    "transforms",
     "relative_transform",
     "derivatives_recursive",
     "derivatives_closed_form",
@@ -44,7 +45,7 @@ def _chain(tree: KinematicTree, i: int) -> list[int]:
     return out[::-1]
 
 
-def _transforms(tree: KinematicTree, f: NDArray) -> tuple[NDArray, NDArray]:
+def transforms(tree: KinematicTree, f: NDArray) -> tuple[NDArray, NDArray]:
     """Local and world transforms by a plain loop over bodies (Eq. 38-40)."""
     local = local_transforms(tree, f)
     T = np.empty_like(local)
@@ -84,7 +85,7 @@ def derivatives_recursive(tree: KinematicTree, f: NDArray, grad: NDArray, hess: 
     dT : ndarray, shape (nb, nq, 4, 4)
     d2T : ndarray, shape (nb, nq, nq, 4, 4)
     """
-    local, T = _transforms(tree, f)
+    local, T = transforms(tree, f)
     g, H = _body_gradients(tree, grad, hess)
     nb, nq = tree.nb, grad.shape[-1]
     dT = np.zeros((nb, nq, 4, 4))
@@ -111,7 +112,7 @@ def derivatives_closed_form(tree: KinematicTree, f: NDArray, grad: NDArray, hess
 
     Parameters and returns as :func:`derivatives_recursive`.
     """
-    _, T = _transforms(tree, f)
+    _, T = transforms(tree, f)
     g, H = _body_gradients(tree, grad, hess)
     Ahat = tree.joint_matrices
     nb, nq = tree.nb, grad.shape[-1]
@@ -152,7 +153,7 @@ def kron_derivatives_recursive(tree: KinematicTree, f: NDArray, grad: NDArray, h
     D, D2 : list of ndarray
         Per body, shapes (4nq, 4) and (4nq², 4).
     """
-    local, T = _transforms(tree, f)
+    local, T = transforms(tree, f)
     g, H = _body_gradients(tree, grad, hess)
     nq = grad.shape[-1]
     U = kron.commutation_matrix(nq, nq)
@@ -187,7 +188,7 @@ def kron_derivatives_closed_form(tree: KinematicTree, f: NDArray, grad: NDArray,
     D, D2 : list of ndarray
         Per body, shapes (4nq, 4) and (4nq², 4).
     """
-    _, T = _transforms(tree, f)
+    _, T = transforms(tree, f)
     g, H = _body_gradients(tree, grad, hess)
     Ahat = tree.joint_matrices
     nq = grad.shape[-1]

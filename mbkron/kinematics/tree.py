@@ -33,7 +33,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import kernels
+from mbkron.compiled.kinematics import tree_geometry
 
 __all__ = [
     "REVOLUTE",
@@ -48,6 +48,7 @@ __all__ = [
     "local_transforms",
     "world_transforms",
     "compute_kinematics",
+    "rigid_inverse",
     "point_positions",
     "point_velocities",
     "point_accelerations",
@@ -193,7 +194,7 @@ class KinematicTree:
         """The tree packed for :mod:`mbkron.compiled.kernels`: geometry rows and ``(parent, joint row)`` per body."""
         links = np.stack([self.parent, self.joint_of_body], axis=1).astype(np.int64)
         links.setflags(write=False)
-        return kernels.tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute,
+        return tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute,
                                      self.is_prismatic), links
 
     @classmethod
@@ -393,7 +394,7 @@ def _doubling_schedule(parent: NDArray[np.intp]) -> tuple[tuple[NDArray[np.intp]
     return tuple(steps)
 
 
-def _rigid_inverse(T: NDArray) -> NDArray:
+def rigid_inverse(T: NDArray) -> NDArray:
     """Inverse of rigid transforms ``[[R, p], [0, 1]]``: ``[[Rᵀ, −Rᵀp], [0, 1]]``."""
     out = np.zeros_like(T)
     Rt = np.swapaxes(T[..., :3, :3], -1, -2)
@@ -424,16 +425,12 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     KinematicsData
     """
     f, grad, hess = joint_values
-    if kernels.ENABLED:
-        T, S, twists, dT, d2T = kernels.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
-        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T,
-                              derivative_transforms=dT)
     T = world_transforms(tree, local_transforms(tree, f))
     S = twists = d2T = None
     if order >= 1:
         nb, nq = tree.nb, tree.nq
         batch = q.shape[:-1]
-        S = T @ tree.joint_matrices @ _rigid_inverse(T)  # S_j, (..., nb, 4, 4)
+        S = T @ tree.joint_matrices @ rigid_inverse(T)  # S_j, (..., nb, 4, 4)
         S_rows = S.reshape(batch + (nb, 16))
         # G[i, k, j] = [j ⪯ i] ∇f_jk, so that Ω_ik = Σ_j G[i, k, j] S_j (Eq. 75).
         G = tree.ancestor_or_self[:, None, :] * np.swapaxes(tree.per_body(grad, 1), -1, -2)[..., None, :, :]

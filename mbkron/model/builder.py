@@ -29,6 +29,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
+from mbkron.backends import get_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
 from mbkron.kinematics import tree as kinematics
@@ -271,14 +272,23 @@ class ModelBuilder:
         return self
 
     # ------------------------------------------------------------------ validation
-    def build(self) -> Model:
+    def build(self, backend: str | None = None) -> Model:
         """Validate everything and return the immutable :class:`Model`.
+
+        Parameters
+        ----------
+        backend : {"kronecker", "numpy", "compiled"}, optional
+            How the model is evaluated (:mod:`mbkron.backends`); by default ``"compiled"`` when
+            numba is installed, else ``"numpy"``.
 
         Raises
         ------
         ModelError
             Listing every problem found.
+        ValueError
+            An unknown ``backend``, or ``"compiled"`` without numba.
         """
+        backend = get_backend(backend).name
         problems: list[str] = []
         gravity = _vector(self.gravity, "`gravity`", problems)
         coordinates = self._check_coordinates(problems)
@@ -297,7 +307,7 @@ class ModelBuilder:
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
             raise ModelError(problems)
-        model = self._assemble(gravity, coordinates, ordered, joint_variable_map)
+        model = self._assemble(gravity, coordinates, ordered, joint_variable_map, backend)
         model = constraint_groups.attach(model, self._constraint_groups)
         if self._constraint_groups:
             model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
@@ -473,7 +483,7 @@ class ModelBuilder:
         constant.setflags(write=False)
         return JointVariables(matrix, constant, providers)
 
-    def _assemble(self, gravity, coordinates, bodies, joint_variable_map) -> Model:
+    def _assemble(self, gravity, coordinates, bodies, joint_variable_map, backend: str) -> Model:
         index = {b.name: i for i, b in enumerate(bodies)}
         parent = np.array([index[b.parent] if b.parent != GROUND else -1 for b in bodies], dtype=np.intp)
         joint_of_body = np.full(len(bodies), -1, dtype=np.intp)
@@ -517,6 +527,7 @@ class ModelBuilder:
             loads=tuple(self._loads),
             pseudo_inertias=inertias,
             _body_index=index,
+            backend=backend,
         )
 
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mbkron.jointvars.solvers import METHODS, ConstrainedJointVariables, ExplicitInputs, PositionSolver
+from mbkron.jointvars.constrained import ConstrainedJointVariables
+from mbkron.jointvars.solvers import METHODS, ExplicitInputs, PositionSolver
 from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem, LoopClosure, LoopClosures
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
@@ -125,7 +126,7 @@ def _check(group: ConstraintGroup, where: str, model: Model, claimed: set[str], 
 def _provider(group: ConstraintGroup, solver: PositionSolver, model: Model) -> JointVariableProvider:
     settings = {k: v for k, v in group.settings.items() if k not in _POSITION_SETTINGS}
     if group.solver in METHODS:
-        return ConstrainedJointVariables(solver, group.solver)
+        return ConstrainedJointVariables(solver, group.solver, model.backend)
     if group.solver == "premodel":
         return PremodelJointVariables(solver, model.coordinate_records, **settings)
     return FiniteDifferenceJointVariables(solver, **settings)

@@ -1,30 +1,33 @@
 """The model: an immutable, validated description of a multibody tree and its coordinates.
 
-Evaluation is a function of ``(model, q[, q̇, q̈])``; nothing mutable is shared between calls
-(Pinocchio's model/data split: the per-state arrays live in :class:`~mbkron.kinematics.tree.KinematicsData`).
+Evaluation is a pure function of ``(model, q[, q̇, q̈])``: bit-identical whatever was evaluated
+before, and safe to call from several threads at once (Pinocchio's model/data split: the per-state
+arrays live in :class:`~mbkron.kinematics.tree.KinematicsData`). The one thing a trajectory carries
+from state to state -- where the constraint solvers continue from -- lives in a caller-owned
+:class:`Workspace` (``model.workspace()``), passed as ``workspace=`` to any evaluation; without
+one, constraint groups start from their assembly configuration. How the per-state work is done is
+the model's ``backend`` (:mod:`mbkron.backends`), chosen when it is built.
 Build models with :class:`mbkron.ModelBuilder`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.dynamics import terms as dynamics
-from mbkron.compiled import kernels
-from mbkron.kinematics import tree as kinematics
-from mbkron.dynamics import loads as loads_module
-from mbkron.dynamics import reactions
+from mbkron.backends import get_backend
+from mbkron.compiled.dynamics import inertia_rows, spring_rows
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
+from mbkron.dynamics import loads as loads_module, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables
+from mbkron.kinematics import tree as kinematics
 
-__all__ = ["Model"]
+__all__ = ["Model", "Workspace"]
 
 _CHUNK_ELEMENTS = 2_000_000
 """Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
@@ -46,6 +49,31 @@ def _rows(values, start: int, stop: int, states: int):
     if values is None or callable(values) or np.ndim(values) < 2 or np.shape(values)[0] != states:
         return values
     return np.asarray(values)[start:stop]
+
+
+class Workspace:
+    """Caller-owned evaluation state of one model, for a trajectory or a sweep (Pinocchio's ``Data``).
+
+    Holds where each constraint group's solver continues from (a
+    :class:`~mbkron.jointvars.solvers.Continuation` per stateful joint-variable provider); every
+    evaluation given ``workspace=`` advances it. Nearby consecutive states then need only short
+    continuation steps. Create one with :meth:`Model.workspace`; :func:`mbkron.simulate` creates
+    one per run. Not for sharing between threads: give each thread its own.
+    """
+
+    __slots__ = ("states", "_owner")
+
+    def __init__(self, joint_variables: JointVariables):
+        self._owner = joint_variables.providers
+        self.states = joint_variables.new_states()
+
+    def states_for(self, joint_variables: JointVariables) -> tuple:
+        """The provider states, checked to belong to ``joint_variables``."""
+        if len(self._owner) != len(joint_variables.providers) or any(
+                a[1].__class__ is not b[1].__class__ or getattr(a[1], "solver", None) is not getattr(b[1], "solver", None)
+                for a, b in zip(self._owner, joint_variables.providers)):
+            raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
+        return self.states
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +98,9 @@ class Model:
     constraint_groups : tuple of ConstraintGroup
         How the joint variables without an explicit ``variable`` are solved
         (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
+    backend : {"kronecker", "numpy", "compiled"}
+        How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` by default when numba
+        is installed, else ``"numpy"``. Change it with :meth:`with_backend`.
     """
 
     name: str
@@ -83,6 +114,38 @@ class Model:
     _body_index: Mapping[str, int] = field(repr=False)
     muscle_set: object = field(default=None, repr=False)
     constraint_groups: tuple = field(default=(), repr=False)
+    backend: str | None = None
+
+    def __post_init__(self):
+        backend = get_backend(self.backend)  # validated; None becomes the default
+        constant = object.__setattr__
+        constant(self, "backend", backend.name)
+        constant(self, "_backend", backend)
+        constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
+        constant(self, "_model_springs", tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper)))
+        constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
+
+    def with_backend(self, backend: str) -> Model:
+        """The same model evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``).
+
+        Raises
+        ------
+        ValueError
+            An unknown backend, or ``"compiled"`` without numba.
+        """
+        name = get_backend(backend).name
+        if name == self.backend:
+            return self
+        return dataclasses.replace(self, backend=name, joint_variable_map=self.joint_variable_map.with_backend(name))
+
+    @property
+    def compiled_kernels(self) -> bool:
+        """Whether the model's backend runs the compiled kernels."""
+        return self._backend.compiled_kernels
+
+    def workspace(self) -> Workspace:
+        """A fresh :class:`Workspace` for evaluating this model along a trajectory or a sweep."""
+        return Workspace(self.joint_variable_map)
 
     # ------------------------------------------------------------------ description
     @property
@@ -146,13 +209,16 @@ class Model:
             raise ValueError(f"`{name}` must have shape (..., {self.nq}) (one value per coordinate), got {q.shape}")
         return q
 
-    def joint_variables(self, q: ArrayLike, order: int = 2):
+    def joint_variables(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None):
         """Joint variables, their gradients and Hessians.
 
         Parameters
         ----------
         q : array_like, shape (..., nq)
         order : {0, 1, 2}
+        workspace : Workspace, optional
+            Where constraint solvers continue from (advanced by the call); see :meth:`workspace`.
+            Every evaluation method takes it.
 
         Returns
         -------
@@ -160,15 +226,17 @@ class Model:
         grad : ndarray, shape (..., nj, nq)
         hess : ndarray, shape (..., nj, nq, nq)
         """
-        return self._joint_values(self._as_q(q), order)
+        return self._joint_values(self._as_q(q), order, workspace)
 
-    def _joint_values(self, q: NDArray[np.float64], order: int):
+    def _joint_values(self, q: NDArray[np.float64], order: int, workspace: Workspace | None):
         """:meth:`joint_variables` for a validated ``q``; non-finite values raise ConfigurationError."""
-        if self.joint_variable_map.providers:
+        jv = self.joint_variable_map
+        states = None if workspace is None else workspace.states_for(jv)
+        if jv.providers:
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                values = self.joint_variable_map.evaluate(q, order)
+                values = jv.evaluate(q, order, states)
         else:
-            values = self.joint_variable_map.evaluate(q, order)
+            values = jv.evaluate(q, order)
         if not np.isfinite(values[0]).all():
             where = np.argwhere(~np.isfinite(values[0]))[0]
             raise ConfigurationError(
@@ -176,7 +244,7 @@ class Model:
             )
         return values
 
-    def kinematics(self, q: ArrayLike, order: int = 2) -> kinematics.KinematicsData:
+    def kinematics(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None) -> kinematics.KinematicsData:
         """Transforms ``⁰_iA_4`` and their first (D_i) and second (D'_i) derivatives at ``q``.
 
         Parameters
@@ -186,9 +254,10 @@ class Model:
             Highest derivative computed.
         """
         q = self._as_q(q)
-        return kinematics.compute_kinematics(self.tree, self._joint_values(q, order), q, order)
+        return self._backend.kinematics(self, self._joint_values(q, order, workspace), q, order)
 
-    def point_position(self, body: str | int, point: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
+    def point_position(self, body: str | int, point: ArrayLike, q: ArrayLike, *,
+                       workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Ground-frame position of a body-fixed point (Eq. 41).
 
         Parameters
@@ -202,23 +271,27 @@ class Model:
         -------
         ndarray, shape (..., 3)
         """
-        return kinematics.point_positions(self.kinematics(q, 0), self.body_index(body), self._as_point(point))
+        return kinematics.point_positions(self.kinematics(q, 0, workspace=workspace), self.body_index(body),
+                                          self._as_point(point))
 
-    def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+    def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, *,
+                       workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Ground-frame velocity of a body-fixed point (Eq. 44)."""
-        kin = self.kinematics(q, 1)
+        kin = self.kinematics(q, 1, workspace=workspace)
         return kinematics.point_velocities(kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"))
 
     def point_acceleration(
-        self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike
+        self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
+        workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Ground-frame acceleration of a body-fixed point (Eq. 57)."""
-        kin = self.kinematics(q, 2)
+        kin = self.kinematics(q, 2, workspace=workspace)
         return kinematics.point_accelerations(
             kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
         )
 
-    def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world") -> NDArray[np.float64]:
+    def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world", *,
+                         workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Angular velocity of a body (Eq. 177-182), in the ground frame or the body's own frame.
 
         Returns
@@ -226,7 +299,7 @@ class Model:
         ndarray, shape (..., 3)
             rad/s.
         """
-        kin = self.kinematics(q, 1)
+        kin = self.kinematics(q, 1, workspace=workspace)
         omega = kinematics.angular_velocities(self.tree, kin, self._as_q(qd, "qd"), frame)
         return omega[..., self.body_index(body), :]
 
@@ -248,16 +321,17 @@ class Model:
             raise ConfigurationError(f"model `{self.name}` has no muscles (add them with ModelBuilder.add_muscle)")
         return self.muscle_set
 
-    def muscle_lengths(self, q: ArrayLike) -> NDArray[np.float64]:
+    def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon path lengths ``L(q)`` (polylines through the path points), m.
 
         Returns
         -------
         ndarray, shape (..., n_mt)
         """
-        return self._muscle_set().lengths(self.kinematics(q, 0))
+        self._muscle_set()
+        return self._backend.muscle_lengths(self, self.kinematics(q, 0, workspace=workspace))
 
-    def moment_arms(self, q: ArrayLike) -> NDArray[np.float64]:
+    def moment_arms(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
 
         OpenSim's sign convention. Column ``m`` is muscle ``m``; row ``k`` coordinate ``k``.
@@ -267,11 +341,12 @@ class Model:
         ndarray, shape (..., nq, n_mt)
             m for angular coordinates, dimensionless for lengths.
         """
-        return self._muscle_set().moment_arms(self.kinematics(q, 1))
+        self._muscle_set()
+        return self._backend.moment_arms(self, self.kinematics(q, 1, workspace=workspace))
 
-    def muscle_velocities(self, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+    def muscle_velocities(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon lengthening velocities ``L̇ = −Rᵀ q̇``, m/s, shape (..., n_mt)."""
-        return -np.einsum("...km,...k->...m", self.moment_arms(q), self._as_q(qd, "qd"))
+        return -np.einsum("...km,...k->...m", self.moment_arms(q, workspace=workspace), self._as_q(qd, "qd"))
 
     def _muscle_generalized_forces(self, kin, muscle_forces, t: float, qd) -> NDArray[np.float64]:
         """``R F_mt`` (Eq. 192) for forces given as an array (..., n_mt) or a callable ``(t, q, qd)``."""
@@ -281,70 +356,26 @@ class Model:
         if forces.shape[-1:] != (muscle_set.size,):
             raise ValueError(f"`muscle_forces` must have shape (..., {muscle_set.size}) (one tension per muscle: "
                              f"{', '.join(muscle_set.names)}), got {forces.shape}")
-        return np.einsum("...km,...m->...k", muscle_set.moment_arms(kin), forces)
-
-    def build_fast_paths(self) -> None:
-        """Build the compiled fast paths of the constraint groups now rather than after their warm-up.
-
-        With numba installed, a constraint group given as expressions switches to a compiled Newton
-        step after :data:`mbkron.jointvars.solvers.FAST_PATH_WARM_UP` evaluations
-        (:mod:`mbkron.jointvars.compiled`); call this before timing a computation. The machine code
-        is generated on the next evaluation. Without numba it does nothing.
-        """
-        for _, provider in self.joint_variable_map.providers:
-            build = getattr(provider, "compile", None)
-            if build is not None:
-                build()
+        return np.einsum("...km,...m->...k", self._backend.moment_arms(self, kin), forces)
 
     # ------------------------------------------------------------------ dynamics
-    @cached_property
-    def _kernel_inertia(self) -> NDArray[np.float64]:
-        return kernels.inertia_rows(self.pseudo_inertias)
-
-    @cached_property
-    def _model_springs(self) -> tuple:
-        """The spring-dampers among ``model.loads``."""
-        return tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper))
-
-    @cached_property
-    def _model_spring_rows(self) -> NDArray[np.float64]:
-        return self._build_spring_rows(self._model_springs)
-
-    def _spring_rows(self, springs: tuple) -> NDArray[np.float64]:
-        """:func:`mbkron.compiled.kernels.spring_rows` of spring-dampers (cached for ``model.loads``)."""
+    def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
+        """:func:`mbkron.compiled.dynamics.spring_rows` of spring-dampers (built once for ``model.loads``)."""
         return self._model_spring_rows if springs is self._model_springs else self._build_spring_rows(springs)
 
     def _build_spring_rows(self, springs: tuple) -> NDArray[np.float64]:
         bodies = [[self.nb if b == GROUND else self.body_index(b) for b in (s.body_a, s.body_b)] for s in springs]
-        return kernels.spring_rows(bodies, springs)
+        return spring_rows(bodies, springs)
 
-    def _inertial_terms(self, q: NDArray[np.float64], qd: NDArray[np.float64], values, springs: tuple = ()):
-        """``M``, ``N q̇`` and ``G`` (Eq. 145, 126, 187) at validated ``q``, ``q̇`` with joint values
-        ``(f, ∇f, H)``, by the compiled kernel when available.
-
-        Returns
-        -------
-        (M, N q̇, G), spring_forces, kin
-            ``spring_forces``: generalized forces of the spring-dampers ``springs``, computed in the
-            kernel (None on the numpy route, or where two spring points coincide); ``kin``: the
-            first-order kinematics when the numpy route computed it (else None).
-        """
-        if kernels.ENABLED:
-            M, velocity, gravity, spring_forces, regular = kernels.equations_of_motion(
-                *self.tree.kernel_arrays, self._kernel_inertia, self.gravity, self._spring_rows(springs), *values, qd)
-            return (M, velocity, gravity), (spring_forces if regular else None), None
-        kin = kinematics.compute_kinematics(self.tree, values, q, 1)
-        world = dynamics.world_pseudo_inertia(kin, self.pseudo_inertias)
-        terms = (dynamics.mass_matrix(self.tree, kin, world), dynamics.velocity_forces(self.tree, kin, world, qd),
-                 dynamics.gravity_forces(self.tree, kin, self.pseudo_inertias[:, :, 3], self.gravity))
-        return terms, None, kin
-
-    def _dynamic_kinematics(self, q: ArrayLike) -> kinematics.KinematicsData:
+    def _dynamic_kinematics(self, q: ArrayLike, workspace: Workspace | None) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
         q = self._as_q(q)
-        return kinematics.compute_kinematics(self.tree, self._joint_values(q, 2), q, 1)
+        return self._backend.kinematics(self, self._joint_values(q, 2, workspace), q, 1)
 
-    def mass_matrix(self, q: ArrayLike) -> NDArray[np.float64]:
+    def _terms(self, q, qd, workspace):
+        return self._backend.inertial_terms(self, q, qd, self._joint_values(q, 2, workspace), ())
+
+    def mass_matrix(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized mass matrix ``M(q)`` (Eq. 145, 189).
 
         Parameters
@@ -356,9 +387,9 @@ class Model:
         ndarray, shape (..., nq, nq)
         """
         q = self._as_q(q)
-        return self._inertial_terms(q, np.zeros_like(q), self._joint_values(q, 2))[0][0]
+        return self._terms(q, np.zeros_like(q), workspace)[0]
 
-    def velocity_forces(self, q: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
+    def velocity_forces(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Coriolis and centrifugal generalized forces ``N(q, q̇) q̇`` (Eq. 126, 146, 190).
 
         Returns
@@ -366,15 +397,16 @@ class Model:
         ndarray, shape (..., nq)
         """
         q, qd = np.broadcast_arrays(self._as_q(q), self._as_q(qd, "qd"))
-        return self._inertial_terms(q, qd, self._joint_values(q, 2))[0][1]
+        return self._terms(q, qd, workspace)[1]
 
-    def gravity_forces(self, q: ArrayLike) -> NDArray[np.float64]:
+    def gravity_forces(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized gravity forces ``G(q)`` (Eq. 187, 197), on the right-hand side of Eq. 198."""
         q = self._as_q(q)
-        return self._inertial_terms(q, np.zeros_like(q), self._joint_values(q, 2))[0][2]
+        return self._terms(q, np.zeros_like(q), workspace)[2]
 
     def applied_forces(
-        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None, *,
+        workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Generalized forces of applied loads (``model.loads`` unless ``loads`` is given), Eq. 46.
 
@@ -382,7 +414,7 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
-        kin = self._dynamic_kinematics(q)
+        kin = self._dynamic_kinematics(q, workspace)
         return self._applied(kin, self._as_q(qd, "qd"), loads, t, muscle_forces)
 
     def _applied(self, kin, qd, loads, t, muscle_forces=None) -> NDArray[np.float64]:
@@ -393,7 +425,8 @@ class Model:
         return Q
 
     def equations_of_motion(
-        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None
+        self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None, *,
+        workspace: Workspace | None = None,
     ) -> dynamics.EquationsOfMotion:
         """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
 
@@ -406,6 +439,8 @@ class Model:
         muscle_forces : array_like (..., n_mt) or callable (t, q, qd) -> (..., n_mt), optional
             Musculotendon tensions, N; their generalized forces ``R F_mt`` (Eq. 198) are added to
             ``applied_forces``.
+        workspace : Workspace, optional
+            See :meth:`joint_variables`.
 
         Returns
         -------
@@ -415,46 +450,46 @@ class Model:
         """
         q, qd = self._as_q(q), self._as_q(qd, "qd")
         chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
-        kinematics_free = kernels.ENABLED and not (self.loads if loads is None else loads) and muscle_forces is None
+        kinematics_free = self.compiled_kernels and not (self.loads if loads is None else loads) and muscle_forces is None
         if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk and not kinematics_free:
             states = q.shape[0]
             parts = [self._equations_of_motion(q[s:s + chunk], qd[s:s + chunk], loads, t,
-                                               _rows(muscle_forces, s, s + chunk, states))
+                                               _rows(muscle_forces, s, s + chunk, states), workspace)
                      for s in range(0, states, chunk)]
             return dynamics.EquationsOfMotion(*(np.concatenate([getattr(p, name) for p in parts]) for name in (
                 "mass_matrix", "velocity_forces", "gravity_forces", "applied_forces")))
-        return self._equations_of_motion(q, qd, loads, t, muscle_forces)
+        return self._equations_of_motion(q, qd, loads, t, muscle_forces, workspace)
 
-    def _equations_of_motion(self, q, qd, loads, t, muscle_forces) -> dynamics.EquationsOfMotion:
+    def _equations_of_motion(self, q, qd, loads, t, muscle_forces, workspace) -> dynamics.EquationsOfMotion:
         if q.shape != qd.shape:
             q, qd = np.broadcast_arrays(q, qd)
-        values = self._joint_values(q, 2)
+        values = self._joint_values(q, 2, workspace)
         loads = self.loads if loads is None else tuple(loads)
         springs = self._model_springs if loads is self.loads else tuple(
             load for load in loads if isinstance(load, loads_module.SpringDamper))
-        (M, velocity, gravity), applied, kin = self._inertial_terms(q, qd, values, springs)
+        M, velocity, gravity, applied, kin = self._backend.inertial_terms(self, q, qd, values, springs)
         if applied is None:
             applied = np.zeros(q.shape)
-        elif loads:  # the kernel did the spring-dampers; joint-space loads need no kinematics
+        elif loads:  # the backend did the spring-dampers; joint-space loads need no kinematics
             joint_space = (loads_module.JointTorque, loads_module.GeneralizedForce)
             for load in loads:
                 if isinstance(load, joint_space):
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
             loads = tuple(load for load in loads if not isinstance(load, joint_space + (loads_module.SpringDamper,)))
         if loads or muscle_forces is not None:
-            kin = kin or kinematics.compute_kinematics(self.tree, values, q, 1)
+            kin = kin or self._backend.kinematics(self, values, q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
         return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
                                           applied_forces=applied)
 
-    def _equation_terms(self, q, qd, loads, t, muscle_forces=None):
+    def _equation_terms(self, q, qd, loads, t, muscle_forces, workspace):
         """``M`` and the right-hand side ``G + Q + R F_mt − N q̇`` of Eq. 198 without actuation."""
-        terms = self.equations_of_motion(q, qd, loads, t, muscle_forces)
+        terms = self.equations_of_motion(q, qd, loads, t, muscle_forces, workspace=workspace)
         return terms.mass_matrix, terms.gravity_forces + terms.applied_forces - terms.velocity_forces
 
     def inverse_dynamics(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0,
-        muscle_forces=None,
+        muscle_forces=None, *, workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads − R F_mt`` (Eq. 198).
 
@@ -467,12 +502,14 @@ class Model:
             Time, for loads given as functions of time.
         muscle_forces : array_like (..., n_mt) or callable (t, q, qd), optional
             Musculotendon tensions, N (Eq. 198).
+        workspace : Workspace, optional
+            See :meth:`joint_variables`.
 
         Returns
         -------
         ndarray, shape (..., nq)
         """
-        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces)
+        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         return (M @ self._as_q(qdd, "qdd")[..., None])[..., 0] - rhs
 
     def forward_dynamics(
@@ -483,6 +520,8 @@ class Model:
         loads: tuple | None = None,
         t: float = 0.0,
         muscle_forces=None,
+        *,
+        workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
 
@@ -499,13 +538,15 @@ class Model:
         t : float
         muscle_forces : array_like (..., n_mt) or callable (t, q, qd), optional
             Musculotendon tensions, N.
+        workspace : Workspace, optional
+            See :meth:`joint_variables`; :func:`mbkron.simulate` passes one per run.
 
         Raises
         ------
         ConfigurationError
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
-        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces)
+        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         if tau is not None:
             rhs = rhs + np.asarray(tau, dtype=float)
         if not _positive_definite(M):
@@ -520,7 +561,8 @@ class Model:
         return np.linalg.solve(M, rhs[..., None])[..., 0]
 
     def joint_reactions(
-        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0
+        self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0, *,
+        workspace: Workspace | None = None,
     ) -> reactions.JointReactions:
         """Net joint force and moment that each body's parent exerts on it (Newton–Euler).
 
@@ -533,5 +575,5 @@ class Model:
         JointReactions
             ``.force`` and ``.moment``, each of shape (..., nb, 3).
         """
-        kin = self._dynamic_kinematics(q)
+        kin = self._dynamic_kinematics(q, workspace)
         return reactions.joint_reactions(self, kin, self._as_q(qd, "qd"), self._as_q(qdd, "qdd"), loads, t)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import kernels
+from mbkron.compiled.paths import path_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
 from mbkron.muscles.points import MovingPoint, MovingPointTerms
@@ -210,16 +210,15 @@ class MuscleSet:
 
     def lengths(self, kin) -> NDArray[np.float64]:
         """Path lengths ``L_m`` at the states of ``kin`` (any order), m, shape (..., M)."""
-        if kernels.ENABLED:
-            return self._compiled(kin, 0)[0]
         return self.geometry(kin).lengths
 
-    def _compiled(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """Lengths and (``order`` 1) moment arms by :func:`mbkron.compiled.kernels.path_lengths_and_moment_arms`."""
+    def compiled_lengths_and_moment_arms(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+        """Lengths and (``order`` 1) moment arms by the compiled kernel
+        :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` (the ``compiled`` backend)."""
         offsets = gradients = None
         if self.moving_terms is not None:
-            offsets, gradients = self.moving_terms.evaluate(kin.q)
-        lengths, R, short = kernels.path_lengths_and_moment_arms(
+            offsets, gradients = self.moving_terms.evaluate(kin.q, compiled=True)
+        lengths, R, short = path_lengths_and_moment_arms(
             kin.T, kin.twists if order else None, self.point_body, self.point_muscle, self.moving_of_point,
             self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH)
         if short >= 0:
@@ -286,8 +285,6 @@ class MuscleSet:
             ``R[..., k, m]``: generalized force on ``q_k`` per newton of tension in muscle ``m``
             (m for angles, dimensionless for lengths).
         """
-        if geometry is None and kernels.ENABLED:
-            return self._compiled(kin, 1)[1]
         geometry = self.geometry(kin) if geometry is None else geometry
         forces = self.point_forces(geometry)
         batch, nb, nq, M = kin.q.shape[:-1], self.nb, self.nq, self.size
@@ -300,7 +297,39 @@ class MuscleSet:
         twists = np.swapaxes(kin.twists[..., :3, :].reshape(batch + (nb, nq, 12)), -2, -3)
         R = twists.reshape(batch + (nq, nb * 12)) @ np.swapaxes(wrenches.reshape(batch + (M, nb * 12)), -1, -2)
         if self.moving_terms is not None:
-            body_forces = (np.swapaxes(geometry.moving_rotations, -1, -2) @ forces[..., self.moving_rows, :, None])[..., 0]
-            sliding = np.einsum("...px,...pxk->...kp", body_forces, geometry.offset_gradients)
-            R = R + sliding @ self.moving_to_muscle.T
+            R = R + self.sliding_moment_arms(geometry, forces)
         return R
+
+    def sliding_moment_arms(self, geometry: PathGeometry, forces: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """The part of ``R`` from moving points sliding on their bodies: ``Σ_j (ᵇR_jᵀ f_j) · ∂δ_j/∂q``.
+
+        A moving point's offset ``δ_j(q)`` in its body adds ``f_j · ᵇR_j ∂δ_j/∂q_k`` per unit tension
+        to ``R_km`` (the body-fixed part is Eq. 195 at the point's current location).
+
+        Returns
+        -------
+        ndarray, shape (..., nq, M)
+            Zero without moving points.
+        """
+        if self.moving_terms is None:
+            return np.zeros(geometry.lengths.shape[:-1] + (self.nq, self.size))
+        forces = self.point_forces(geometry) if forces is None else forces
+        body_forces = (np.swapaxes(geometry.moving_rotations, -1, -2) @ forces[..., self.moving_rows, :, None])[..., 0]
+        sliding = np.einsum("...px,...pxk->...kp", body_forces, geometry.offset_gradients)
+        return sliding @ self.moving_to_muscle.T
+
+    def located_paths(self, q: NDArray[np.float64]) -> tuple[MusclePath, ...]:
+        """The paths at one state ``q`` (nq,) with every moving point fixed where it is at ``q``."""
+        if self.moving_terms is None:
+            return self.paths
+        offsets = self.moving_terms.evaluate(q)[0]
+        local = self.local_points + self.moving_selection @ offsets
+        located, row = [], 0
+        for path in self.paths:
+            points = []
+            for point in path.points:
+                body = point.body if isinstance(point, MovingPoint) else point[0]
+                points.append((body, local[row]))
+                row += 1
+            located.append(MusclePath(path.name, tuple(points), path.hill))
+        return tuple(located)

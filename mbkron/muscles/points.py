@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from mbkron.compiled import kernels
+from mbkron.compiled.paths import stacked_cubics
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.functions import (
     CoordinateFunction,
@@ -145,10 +145,11 @@ class StackedPiecewiseCubic:
         self.table = self.table.reshape(m * (n + 1), 5)
         self.first_piece = np.arange(m) * (n + 1)
 
-    def evaluate(self, x: NDArray) -> tuple[NDArray, NDArray]:
-        """Values and first derivatives, each of the shape of ``x`` (..., m)."""
-        if kernels.ENABLED:
-            return kernels.stacked_cubics(self.knots, self.table, self.first_piece, x)
+    def evaluate(self, x: NDArray, compiled: bool = False) -> tuple[NDArray, NDArray]:
+        """Values and first derivatives, each of the shape of ``x`` (..., m); ``compiled``: by the
+        compiled kernel (the ``compiled`` backend)."""
+        if compiled:
+            return stacked_cubics(self.knots, self.table, self.first_piece, x)
         piece = (x[..., None] >= self.knots).sum(axis=-1) + self.first_piece
         anchor, value, b, c, d = np.moveaxis(self.table[piece], -1, 0)
         dx = x - anchor
@@ -219,8 +220,9 @@ class MovingPointTerms:
                 "`extrapolate=True` to continue it linearly (as OpenSim does)"
             )
 
-    def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray]:
-        """Offsets ``δ`` (..., n_points, 3) and ``∂δ/∂q`` (..., n_points, 3, nq) at ``q`` (..., nq)."""
+    def evaluate(self, q: NDArray, compiled: bool = False) -> tuple[NDArray, NDArray]:
+        """Offsets ``δ`` (..., n_points, 3) and ``∂δ/∂q`` (..., n_points, 3, nq) at ``q`` (..., nq);
+        ``compiled``: tabulated functions by the compiled kernel."""
         if self.domain is not None and self.domain[0].size:
             self._check_domain(q)
         batch = q.shape[:-1]
@@ -228,7 +230,7 @@ class MovingPointTerms:
         grads = np.zeros(batch + (self.n_terms, self.nq))
         for rows, kind, evaluator, columns in self.groups:
             if kind == "tabulated":
-                value, slope = evaluator.evaluate(q[..., columns])
+                value, slope = evaluator.evaluate(q[..., columns], compiled)
                 values[..., rows] = value
                 grads[..., rows, columns] = slope
             else:

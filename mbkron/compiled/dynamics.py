@@ -1,0 +1,330 @@
+"""Compiled dynamics: M, N q̇, G and spring-damper forces (Eq. 145, 126, 187, 46), state by state.
+
+The identities behind the twist and pseudo-inertia arithmetic are in :mod:`mbkron.compiled.kinematics`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled.common import AVAILABLE, batch_rows, jit, numba, writable
+from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
+
+__all__ = ["inertia_rows", "spring_rows", "equations_of_motion"]
+
+def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
+    """Body-frame pseudo-inertias (Eq. 131) as rows ``(E (9), h (3), m)``, shape (nb, 13)."""
+    nb = pseudo_inertias.shape[0]
+    out = np.concatenate([pseudo_inertias[:, :3, :3].reshape(nb, 9), pseudo_inertias[:, :3, 3],
+                          pseudo_inertias[:, 3, 3:4]], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+# ----------------------------------------------------------------------------- per-state pieces
+@jit
+def _apply_inertia(inertia, y, out):  # pragma: no cover - compiled
+    """``out = 𝕀 y`` for a pseudo-inertia row ``(E, h, m)`` and a twist ``y``."""
+    trace = inertia[0] + inertia[4] + inertia[8]
+    h0, h1, h2, mass = inertia[9], inertia[10], inertia[11], inertia[12]
+    for r in range(3):
+        out[r] = trace * y[r] - (inertia[3 * r] * y[0] + inertia[3 * r + 1] * y[1] + inertia[3 * r + 2] * y[2])
+    out[0] += h1 * y[5] - h2 * y[4]
+    out[1] += h2 * y[3] - h0 * y[5]
+    out[2] += h0 * y[4] - h1 * y[3]
+    out[3] = mass * y[3] - (h1 * y[2] - h2 * y[1])
+    out[4] = mass * y[4] - (h2 * y[0] - h0 * y[2])
+    out[5] = mass * y[5] - (h0 * y[1] - h1 * y[0])
+
+
+@jit
+def _world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
+    """``J̄ = T J Tᵀ`` as a row ``(E, h, m)``: ``E = R E Rᵀ + R h pᵀ + p (R h)ᵀ + m p pᵀ``, ``h = R h + m p``.
+
+    ``rotated`` is (4, 3) scratch: ``R E`` in rows 0-2, ``R h`` in row 3.
+    """
+    mass = body_inertia[12]
+    RE, rotated_h = rotated[:3], rotated[3]
+    for r in range(3):
+        rotated_h[r] = T[r, 0] * body_inertia[9] + T[r, 1] * body_inertia[10] + T[r, 2] * body_inertia[11]
+        for c in range(3):
+            RE[r, c] = T[r, 0] * body_inertia[c] + T[r, 1] * body_inertia[3 + c] + T[r, 2] * body_inertia[6 + c]
+    for r in range(3):
+        for c in range(3):
+            out[3 * r + c] = (RE[r, 0] * T[c, 0] + RE[r, 1] * T[c, 1] + RE[r, 2] * T[c, 2]
+                              + rotated_h[r] * T[c, 3] + T[r, 3] * rotated_h[c] + mass * T[r, 3] * T[c, 3])
+        out[9 + r] = rotated_h[r] + mass * T[r, 3]
+    out[12] = mass
+
+
+@jit
+def _eom_workspace(nb, nq):  # pragma: no cover - compiled
+    """Scratch arrays for :func:`_eom_state`, allocated once per batch (or per thread)."""
+    return (np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 13)),
+            np.empty((nb, 6)), np.empty((nb, nb)), np.empty((nb, nq)), np.empty((nb, nq)), np.empty((2, 6)),
+            np.empty((4, 3)), np.empty((2, nb)))
+
+
+@jit
+def _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
+               workspace):  # pragma: no cover - compiled
+    """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and the spring-damper forces ``Q`` of one state.
+
+    ``grad`` (nj, nq) and ``hess`` (nj, nq, nq) belong to the state (``curved`` False: ``hess`` is
+    zero); ``springs`` are :func:`spring_rows`; ``workspace`` is :func:`_eom_workspace`. Returns
+    False when a spring-damper's points coincide (its direction is undefined), else True.
+    """
+    T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
+    momentum, work = vectors[0], vectors[1]
+    nb, nq = links.shape[0], qd.shape[0]
+    transforms_and_joint_twists(geometry, links, f, T, S)
+    for i in range(nb):
+        parent, joint = links[i, 0], links[i, 1]
+        rate = curvature = 0.0
+        for k in range(nq):
+            g[i, k] = grad[joint, k] if joint >= 0 else 0.0
+            rate += g[i, k] * qd[k]
+        if joint >= 0 and curved:
+            for k in range(nq):
+                for m in range(nq):
+                    curvature += hess[joint, k, m] * qd[k] * qd[m]
+        # V_i = V_{pr(i)} + S_i ḟ_i; α_i = α_{pr(i)} + [V_i, S_i] ḟ_i + S_i q̇ᵀH_i q̇,
+        # with [V_i, S_i] = [V_{pr(i)}, S_i] since [S_i, S_i] = 0
+        if parent >= 0:
+            twist_bracket(V[parent], S[i], work)
+            for x in range(6):
+                V[i, x] = V[parent, x] + S[i, x] * rate
+                alpha[i, x] = alpha[parent, x] + work[x] * rate + S[i, x] * curvature
+        else:
+            for x in range(6):
+                V[i, x] = S[i, x] * rate
+                alpha[i, x] = S[i, x] * curvature
+        _world_inertia(T[i], body_inertia[i], composite[i], rotated)
+        # the body's inertial force 𝕀 α + V ×* 𝕀 V
+        _apply_inertia(composite[i], V[i], momentum)
+        _apply_inertia(composite[i], alpha[i], force[i])
+        w, v, n, F = V[i, :3], V[i, 3:], momentum[:3], momentum[3:]
+        force[i, 0] += w[1] * n[2] - w[2] * n[1] + v[1] * F[2] - v[2] * F[1]
+        force[i, 1] += w[2] * n[0] - w[0] * n[2] + v[2] * F[0] - v[0] * F[2]
+        force[i, 2] += w[0] * n[1] - w[1] * n[0] + v[0] * F[1] - v[1] * F[0]
+        force[i, 3] += w[1] * F[2] - w[2] * F[1]
+        force[i, 4] += w[2] * F[0] - w[0] * F[2]
+        force[i, 5] += w[0] * F[1] - w[1] * F[0]
+    for i in range(nb - 1, -1, -1):  # composite inertias and forces: sums over subtrees
+        parent = links[i, 0]
+        if parent >= 0:
+            for x in range(13):
+                composite[parent, x] += composite[i, x]
+            for x in range(6):
+                force[parent, x] += force[i, x]
+    for j in range(nb):
+        # K_aj = K_ja = ⟨S_a, S_j C_j⟩ for every a ⪯ j; zero for unrelated bodies
+        for a in range(nb):
+            K[a, j] = 0.0
+        _apply_inertia(composite[j], S[j], momentum)
+        a = j
+        while a >= 0:
+            K[a, j] = K[j, a] = (S[a, 0] * momentum[0] + S[a, 1] * momentum[1] + S[a, 2] * momentum[2]
+                                 + S[a, 3] * momentum[3] + S[a, 4] * momentum[4] + S[a, 5] * momentum[5])
+            a = links[a, 0]
+        # τ_j = ⟨S_j, Σ_{i⪰j} A_i J̄_i⟩ and γ_j = ḡᵀ S_j Σ_{i⪰j} m_i p̄_i
+        torques[0, j] = (S[j, 0] * force[j, 0] + S[j, 1] * force[j, 1] + S[j, 2] * force[j, 2]
+                         + S[j, 3] * force[j, 3] + S[j, 4] * force[j, 4] + S[j, 5] * force[j, 5])
+        h, mass = composite[j, 9:12], composite[j, 12]
+        torques[1, j] = (gravity[0] * (S[j, 1] * h[2] - S[j, 2] * h[1] + mass * S[j, 3])
+                         + gravity[1] * (S[j, 2] * h[0] - S[j, 0] * h[2] + mass * S[j, 4])
+                         + gravity[2] * (S[j, 0] * h[1] - S[j, 1] * h[0] + mass * S[j, 5]))
+    # M = gᵀ K g, N q̇ = gᵀ τ, G = gᵀ γ over the nonzero gradient entries (g is sparse: a joint
+    # variable usually depends on one or two coordinates)
+    for k in range(nq):
+        Nqd[k] = G[k] = 0.0
+        for m in range(nq):
+            M[k, m] = 0.0
+    for j in range(nb):
+        for m in range(nq):
+            Kg[j, m] = 0.0
+    for a in range(nb):
+        for m in range(nq):
+            weight = g[a, m]
+            if weight != 0.0:
+                Nqd[m] += weight * torques[0, a]
+                G[m] += weight * torques[1, a]
+                for j in range(nb):
+                    Kg[j, m] += K[j, a] * weight
+    for j in range(nb):
+        for k in range(nq):
+            weight = g[j, k]
+            if weight != 0.0:
+                for m in range(nq):
+                    M[k, m] += weight * Kg[j, m]
+    for k in range(nq):  # exactly symmetric (the two triangles differ by rounding)
+        for m in range(k + 1, nq):
+            M[k, m] = M[m, k] = 0.5 * (M[k, m] + M[m, k])
+    return _spring_forces(links, springs, T, S, g, qd, Q, Kg[0])  # (Kg's first row: free scratch now)
+
+
+@jit
+def _spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
+    """Generalized forces ``Q = −Σ (k (L − L₀) + c L̇) ∂L/∂q`` of spring-dampers (Eq. 46, 161).
+
+    ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b``
+    and, for a point ``p`` of body ``i``, ``∂p/∂q_k = Σ_{j⪯i} g_jk (ω_j × p + v_j)`` (Eq. 75). Returns
+    False when two points coincide.
+    """
+    nb, nq = links.shape[0], Q.shape[0]
+    points = np.empty((2, 3))
+    for k in range(nq):
+        Q[k] = 0.0
+    for e in range(springs.shape[0]):
+        for end in range(2):
+            body = int(springs[e, end])
+            local = springs[e, 2 + 3 * end:5 + 3 * end]
+            for r in range(3):
+                points[end, r] = (local[r] if body == nb else
+                                  T[body, r, 0] * local[0] + T[body, r, 1] * local[1] + T[body, r, 2] * local[2]
+                                  + T[body, r, 3])
+        d0, d1, d2 = points[1, 0] - points[0, 0], points[1, 1] - points[0, 1], points[1, 2] - points[0, 2]
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if length < 1e-12:
+            return False
+        u0, u1, u2 = d0 / length, d1 / length, d2 / length
+        for k in range(nq):
+            length_gradient[k] = 0.0
+        for end in range(2):
+            sign = 1.0 if end == 1 else -1.0
+            p0, p1, p2 = points[end, 0], points[end, 1], points[end, 2]
+            j = int(springs[e, end])
+            j = -1 if j == nb else j
+            while j >= 0:  # u · (ω_j × p + v_j) = ω_j · (p × u) + v_j · u
+                along = (S[j, 0] * (p1 * u2 - p2 * u1) + S[j, 1] * (p2 * u0 - p0 * u2) + S[j, 2] * (p0 * u1 - p1 * u0)
+                         + S[j, 3] * u0 + S[j, 4] * u1 + S[j, 5] * u2)
+                for k in range(nq):
+                    length_gradient[k] += sign * g[j, k] * along
+                j = links[j, 0]
+        rate = 0.0
+        for k in range(nq):
+            rate += length_gradient[k] * qd[k]
+        tension = springs[e, 8] * (length - springs[e, 10]) + springs[e, 9] * rate
+        for k in range(nq):
+            Q[k] -= tension * length_gradient[k]
+    return True
+
+
+@jit
+def _nonzero(values):  # pragma: no cover - compiled
+    """Whether any element is nonzero (batched Hessians are taken as nonzero)."""
+    if values.shape[0] > 1:
+        return True
+    for x in values.ravel():
+        if x != 0.0:
+            return True
+    return False
+
+
+@jit
+def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+    """Batched ``M``, ``N q̇``, ``G`` and spring-damper forces, one thread; see :func:`equations_of_motion`."""
+    states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
+    M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
+    workspace = _eom_workspace(nb, nq)
+    curved = _nonzero(hess)
+    regular = True
+    for s in range(states):
+        regular &= _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
+                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace)
+    return M, Nqd, G, Q, regular
+
+
+@jit
+def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+    """``M``, ``N q̇``, ``G`` and spring-damper forces of a single state (no batch axis)."""
+    nb, nq = links.shape[0], qd.shape[0]
+    M, Nqd, G, Q = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq)
+    regular = _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, True, qd, M, Nqd, G, Q,
+                         _eom_workspace(nb, nq))
+    return M, Nqd, G, Q, regular
+
+
+def _parallel_eom(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd, blocks):  # pragma: no cover
+    """Batched ``M``, ``N q̇``, ``G`` and spring forces in ``blocks`` blocks of states, over the threads."""
+    states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
+    M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
+    curved = _nonzero(hess)
+    irregular = np.zeros(blocks, dtype=np.bool_)
+    for block in numba.prange(blocks):
+        workspace = _eom_workspace(nb, nq)
+        for s in range(block * states // blocks, (block + 1) * states // blocks):
+            if not _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
+                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace):
+                irregular[block] = True
+    return M, Nqd, G, Q, not irregular.any()
+
+
+if AVAILABLE:
+    _parallel_eom = numba.njit(cache=True, nogil=True, parallel=True)(_parallel_eom)
+
+_PARALLEL_STATES = 512
+"""Batches at least this large are spread over all cores (below, threading costs more than it saves)."""
+
+
+def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
+    """Spring-dampers as kernel rows ``(body a, body b, point a (3), point b (3), k, c, L₀)``.
+
+    Parameters
+    ----------
+    body_indices : sequence of int
+        ``(a, b)`` per spring; the ground is ``nb``.
+    springs : sequence of SpringDamper
+    """
+    rows = np.empty((len(springs), 11))
+    for row, spring, bodies in zip(rows, springs, body_indices):
+        row[:2] = bodies
+        row[2:5], row[5:8] = spring.point_a, spring.point_b
+        row[8:] = spring.stiffness, spring.damping, spring.free_length
+    rows.setflags(write=False)
+    return rows
+
+
+def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray, gravity: NDArray, springs: NDArray,
+                        f: NDArray, grad: NDArray, hess: NDArray, qd: NDArray):
+    """``M(q)``, ``N(q, q̇) q̇``, ``G(q)`` and spring-damper forces at every state (Eq. 145, 126, 187, 46).
+
+    Parameters
+    ----------
+    geometry, links : ndarray
+        As for :func:`kinematics`.
+    body_inertia : ndarray, shape (nb, 13)
+        :func:`inertia_rows` of the body-frame pseudo-inertias.
+    gravity : ndarray, shape (3,)
+    springs : ndarray, shape (n_springs, 11)
+        :func:`spring_rows` (read-only), possibly empty.
+    f, grad, hess : ndarray
+        Joint variables with gradients and Hessians, shapes (..., nj), (..., nj, nq), (..., nj, nq, nq).
+    qd : ndarray, shape (..., nq)
+
+    Returns
+    -------
+    M : ndarray, shape (..., nq, nq)
+    velocity_forces, gravity_forces, spring_forces : ndarray, shape (..., nq)
+    regular : bool
+        False when the two points of a spring-damper coincide at some state (``spring_forces`` is
+        then incomplete).
+    """
+    if f.ndim == 1 and qd.ndim == 1:
+        return _eom_one(geometry, links, body_inertia, gravity, springs, writable(f), writable(grad),
+                        writable(hess), writable(qd))
+    batch = f.shape[:-1]
+    if qd.shape[:-1] != batch:
+        qd = np.broadcast_to(qd, batch + qd.shape[-1:])
+    arrays = (geometry, links, body_inertia, gravity, springs, batch_rows(f, batch, 1), batch_rows(grad, batch, 2),
+              batch_rows(hess, batch, 3), writable(qd).reshape(-1, qd.shape[-1]))
+    if arrays[5].shape[0] >= _PARALLEL_STATES and AVAILABLE:
+        M, Nqd, G, Q, regular = _parallel_eom(*arrays, numba.get_num_threads())
+    else:
+        M, Nqd, G, Q, regular = _eom_kernel(*arrays)
+    nq = qd.shape[-1]
+    return (M.reshape(batch + (nq, nq)), Nqd.reshape(batch + (nq,)), G.reshape(batch + (nq,)),
+            Q.reshape(batch + (nq,)), regular)

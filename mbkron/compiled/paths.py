@@ -1,0 +1,152 @@
+"""Compiled muscle paths: lengths and moment arms of straight-line paths (Eq. 195), stacked cubics."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled.common import batch_rows, jit, writable
+
+__all__ = ["path_lengths_and_moment_arms", "stacked_cubics"]
+
+@jit
+def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
+                 offset_gradients, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
+    """Batched path lengths and moment arms; see :func:`path_lengths_and_moment_arms`."""
+    states, nb = T.shape[0], T.shape[1]
+    nq = twists.shape[2]
+    P, n_segments = point_body.shape[0], segment_start.shape[0]
+    lengths = np.zeros((states, n_muscles))
+    R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
+    points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
+    for s in range(states):
+        moving_state = s if offsets.shape[0] > 1 else 0
+        for j in range(P):  # ground positions (Eq. 41) of body-fixed and moving points
+            x0, x1, x2 = local_points[j, 0], local_points[j, 1], local_points[j, 2]
+            row = moving_of_point[j]
+            if row >= 0:
+                x0 += offsets[moving_state, row, 0]
+                x1 += offsets[moving_state, row, 1]
+                x2 += offsets[moving_state, row, 2]
+            b = point_body[j]
+            if b == nb:
+                points[j, 0], points[j, 1], points[j, 2] = x0, x1, x2
+            else:
+                for r in range(3):
+                    points[j, r] = T[s, b, r, 0] * x0 + T[s, b, r, 1] * x1 + T[s, b, r, 2] * x2 + T[s, b, r, 3]
+            forces[j, 0] = forces[j, 1] = forces[j, 2] = 0.0
+        for g in range(n_segments):  # L_m = Σ |p_{j+1} − p_j|; f_j = u_j − u_{j−1}
+            j = segment_start[g]
+            d0 = points[j + 1, 0] - points[j, 0]
+            d1 = points[j + 1, 1] - points[j, 1]
+            d2 = points[j + 1, 2] - points[j, 2]
+            length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if length < zero_length:
+                return lengths, R, s * n_segments + g
+            lengths[s, point_muscle[j]] += length
+            forces[j, 0] += d0 / length
+            forces[j, 1] += d1 / length
+            forces[j, 2] += d2 / length
+            forces[j + 1, 0] -= d0 / length
+            forces[j + 1, 1] -= d1 / length
+            forces[j + 1, 2] -= d2 / length
+        if order < 1:
+            continue
+        for j in range(P):  # R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
+            b, m = point_body[j], point_muscle[j]
+            f0, f1, f2 = forces[j, 0], forces[j, 1], forces[j, 2]
+            if b < nb:
+                p0, p1, p2 = points[j, 0], points[j, 1], points[j, 2]
+                n0, n1, n2 = p1 * f2 - p2 * f1, p2 * f0 - p0 * f2, p0 * f1 - p1 * f0
+                for k in range(nq):
+                    X = twists[s, b, k]
+                    R[s, k, m] += (X[2, 1] * n0 + X[0, 2] * n1 + X[1, 0] * n2
+                                   + X[0, 3] * f0 + X[1, 3] * f1 + X[2, 3] * f2)
+            row = moving_of_point[j]
+            if row >= 0:
+                for r in range(3):
+                    for c in range(3):
+                        rotation[r, c] = T[s, b, r, c] if b < nb else (1.0 if r == c else 0.0)
+                for c in range(3):
+                    body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
+                    for k in range(nq):
+                        R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
+    return lengths, R, -1
+
+
+@jit
+def _stacked_cubics(knots, table, first_piece, x):  # pragma: no cover - compiled
+    """Values and slopes of the stacked piecewise cubics at ``x`` (states, m); see StackedPiecewiseCubic."""
+    states, m = x.shape
+    values, slopes = np.empty((states, m)), np.empty((states, m))
+    n = knots.shape[1]
+    for s in range(states):
+        for t in range(m):
+            xt = x[s, t]
+            piece = 0
+            while piece < n and xt >= knots[t, piece]:
+                piece += 1
+            row = first_piece[t] + piece
+            dx = xt - table[row, 0]
+            b, c, d = table[row, 2], table[row, 3], table[row, 4]
+            values[s, t] = table[row, 1] + dx * (b + dx * (c + dx * d))
+            slopes[s, t] = b + dx * (2.0 * c + 3.0 * dx * d)
+    return values, slopes
+
+
+# ----------------------------------------------------------------------------- wrappers
+def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,
+                                 moving_of_point: NDArray, local_points: NDArray, offsets: NDArray | None,
+                                 offset_gradients: NDArray | None, segment_start: NDArray, n_muscles: int,
+                                 zero_length: float) -> tuple[NDArray, NDArray | None, int]:
+    """Lengths ``L`` and moment arms ``R = −∂L/∂q`` of straight-line paths (Eq. 195, ground frame).
+
+    The same sums as :meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, point by point:
+    ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k``.
+
+    Parameters
+    ----------
+    T : ndarray, shape (..., nb, 4, 4)
+    twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
+    point_body, point_muscle, moving_of_point : ndarray of int64, shape (P,)
+        Body of each point (``nb`` for the ground), its muscle, its row among the moving points (−1).
+    local_points : ndarray, shape (P, 3)
+        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.common.writable`.)
+    offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
+    segment_start : ndarray of int64, shape (n_segments,)
+        First point of each segment (the second is the next point).
+    n_muscles : int
+    zero_length : float
+        Shorter segments stop the evaluation.
+
+    Returns
+    -------
+    lengths : ndarray, shape (..., n_muscles)
+    R : ndarray, shape (..., nq, n_muscles), or None
+    short : int
+        ``state * n_segments + segment`` of the first segment shorter than ``zero_length`` (then the
+        other results are incomplete), −1 if none.
+    """
+    batch = T.shape[:-3]
+    nb = T.shape[-3]
+    order = 0 if twists is None else 1
+    nq = 0 if twists is None else twists.shape[-3]
+    T_rows = writable(T).reshape((-1, nb, 4, 4))
+    twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else writable(twists).reshape((-1, nb, nq, 4, 4))
+    if offsets is None:
+        offsets, offset_gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
+    else:
+        offsets, offset_gradients = batch_rows(offsets, batch, 2), batch_rows(offset_gradients, batch, 3)
+    lengths, R, short = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point, local_points,
+                                     offsets, offset_gradients, segment_start, n_muscles, zero_length, order)
+    if short >= 0:
+        return lengths, None, short
+    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)
+
+
+def stacked_cubics(knots: NDArray, table: NDArray, first_piece: NDArray, x: NDArray) -> tuple[NDArray, NDArray]:
+    """Values and slopes of many piecewise cubics at once (see
+    :class:`mbkron.muscles.points.StackedPiecewiseCubic`), shapes of ``x`` (..., m)."""
+    rows = np.ascontiguousarray(x, dtype=float).reshape(-1, x.shape[-1])
+    values, slopes = _stacked_cubics(knots, table, first_piece, rows)
+    return values.reshape(x.shape), slopes.reshape(x.shape)

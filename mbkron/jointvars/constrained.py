@@ -1,0 +1,80 @@
+"""Joint variables solved from constraints at every state: the provider behind the LU and projection solvers.
+
+Positions by :class:`~mbkron.jointvars.solvers.PositionSolver` (Newton continuation on one assembly
+branch), exact ``∇f`` and ``H`` by :func:`~mbkron.jointvars.solvers.implicit_derivatives`
+(Eq. 101-102, 105-120). With the ``compiled`` backend a group given as expressions takes the
+compiled step of :mod:`mbkron.jointvars.compiled` for every state it can handle (chosen when the
+model is built, never after a number of evaluations), and the Python solver for the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.jointvars.compiled import FastStep, supports_fast_step
+from mbkron.jointvars.explicit import JointVariableProvider
+from mbkron.jointvars.solvers import METHODS, Continuation, PositionSolver, evaluate_states, implicit_derivatives
+
+__all__ = ["ConstrainedJointVariables"]
+
+
+class ConstrainedJointVariables(JointVariableProvider):
+    """Joint variables solved from constraints, with exact gradients and Hessians.
+
+    Batches are evaluated state by state in C order, each state continuing from the previous one.
+    Where the first state continues from is the ``state`` argument of :meth:`evaluate` (a
+    :class:`~mbkron.jointvars.solvers.Continuation` from a model's workspace, which the call
+    advances); without one, from the assembly configuration. The provider itself is immutable
+    and may be shared between threads.
+
+    Parameters
+    ----------
+    solver : PositionSolver
+    method : {"lu", "projection"}
+    backend : {"kronecker", "numpy", "compiled"}
+        ``"compiled"`` uses the compiled Newton step for groups given as expressions with inputs
+        affine in q, and compiled projection recursions.
+    """
+
+    def __init__(self, solver: PositionSolver, method: str = "lu", backend: str = "numpy"):
+        if method not in METHODS:
+            raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
+        self.solver = solver
+        self.method = method
+        self.backend = backend
+        self.fast_step = FastStep(solver, method) if backend == "compiled" and supports_fast_step(solver) else None
+
+    @property
+    def size(self) -> int:
+        return self.solver.system.size
+
+    def with_backend(self, backend: str) -> ConstrainedJointVariables:
+        """The same provider evaluated by ``backend`` (sharing the assembled solver)."""
+        return self if backend == self.backend else ConstrainedJointVariables(self.solver, self.method, backend)
+
+    def new_state(self) -> Continuation:
+        """A continuation from the assembly configuration."""
+        return Continuation(self.solver.reference)
+
+    def _state(self, q: NDArray, order: int, continuation: Continuation):
+        if self.fast_step is not None:
+            fast = self.fast_step.step(continuation.start, continuation.curvature,
+                                       np.ascontiguousarray(q, dtype=float), order)
+            if fast is not None:
+                solution, grad, hess = fast
+                continuation.advance(solution, hess)
+                return solution.f, grad, hess
+        solution = self.solver.solve(q, continuation.start, continuation.curvature)
+        if order == 0:
+            continuation.advance(solution, None)
+            return solution.f, None, None
+        # The position solver has checked the condition number at this configuration.
+        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None,
+                                          compiled=self.backend == "compiled")
+        continuation.advance(solution, hess)
+        return solution.f, grad, hess
+
+    def evaluate(self, q, order, state: Continuation | None = None):
+        continuation = self.new_state() if state is None else state
+        return evaluate_states(q, order, self.size, lambda qi, o: self._state(qi, o, continuation))
