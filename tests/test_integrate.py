@@ -475,6 +475,27 @@ def test_rkf45_one_step_matches_published_stability_polynomial():
     assert solver.dense_output()(s * h)[0] == pytest.approx(hermite, rel=1e-14)
 
 
+def test_rkf45_rejected_attempts_cost_five_evaluations():
+    # A first step far too large for the tolerance: every attempt evaluates the five new
+    # stages at t0 + c_s h (c_s = 1/4, 3/8, 12/13, 1, 1/2); only the accepted step also
+    # evaluates the end slope.
+    times = []
+
+    def fun(t, y):
+        times.append(t)
+        return -y
+
+    solver = RKF45(fun, 0.0, [1.0], 10.0, first_step=5.0, rtol=1e-10, atol=1e-12)
+    solver.step()
+    assert times[0] == 0.0 and times[-1] == solver.t == solver.step_size
+    attempts = np.reshape(times[1:-1], (-1, 5)) / np.array([1 / 4, 3 / 8, 12 / 13, 1, 1 / 2])
+    assert attempts.shape[0] >= 3  # rejected twice at least
+    np.testing.assert_allclose(attempts, attempts[:, :1] * np.ones(5), rtol=1e-14)
+    assert attempts[0, 0] == 5.0 and attempts[-1, 0] == solver.step_size
+    assert np.all(np.diff(attempts[:, 0]) < 0)
+    assert solver.nfev == len(times) == 1 + 5 * attempts.shape[0] + 1
+
+
 def test_rkf45_order_four_with_fixed_steps():
     # Binary step sizes so that the steps land exactly on t_end.
     t_end = 2.0
