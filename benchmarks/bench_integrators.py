@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from mbkron.integrate.solvers import TRBDF2
+from mbkron.integrate import TRBDF2
 
 MU = 1000.0
 

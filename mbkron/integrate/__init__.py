@@ -1,7 +1,8 @@
 """Time integration: TR-BDF2 and RKF45 (scipy ``OdeSolver``s) and :func:`simulate`.
 """
 
+from mbkron.integrate.rkf45 import RKF45
 from mbkron.integrate.simulate import SimulationResult, simulate
-from mbkron.integrate.solvers import RKF45, TRBDF2
+from mbkron.integrate.trbdf2 import TRBDF2
 
-__all__ = ["RKF45", "SimulationResult", "TRBDF2", "simulate"]
+__all__ = ["RKF45", "TRBDF2", "SimulationResult", "simulate"]

@@ -15,16 +15,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.integrate import OdeSolver
-from scipy.integrate._ivp.ivp import METHODS as SCIPY_METHODS
+from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 
 from mbkron.core.errors import ConfigurationError
-from mbkron.integrate.solvers import RKF45, TRBDF2
+from mbkron.integrate.rkf45 import RKF45
+from mbkron.integrate.trbdf2 import TRBDF2
 from mbkron.model.model import Model
 
 __all__ = ["SimulationResult", "simulate", "METHODS"]
 
-METHODS: dict[str, type[OdeSolver]] = {"TRBDF2": TRBDF2, "RKF45": RKF45, **SCIPY_METHODS}
+METHODS: dict[str, type[OdeSolver]] = {
+    "TRBDF2": TRBDF2, "RKF45": RKF45,
+    "RK23": RK23, "RK45": RK45, "DOP853": DOP853, "Radau": Radau, "BDF": BDF, "LSODA": LSODA,
+}
 """Solver names accepted by :func:`simulate`: mbkron's and every ``solve_ivp`` method."""
 
 _IMPLICIT = {"TRBDF2", "Radau", "BDF", "LSODA"}

@@ -1,19 +1,11 @@
-"""ODE solvers for :func:`scipy.integrate.solve_ivp`: TR-BDF2 and Fehlberg 4(5).
+"""TR-BDF2 as a :class:`scipy.integrate.OdeSolver`: the one-step, L-stable, second-order formula.
 
-Both classes subclass :class:`scipy.integrate.OdeSolver` and are passed to
-``solve_ivp`` as ``method=TRBDF2`` or ``method=RKF45``; events, dense output,
-``t_eval`` and backward integration are then handled by ``solve_ivp`` itself.
-
-* :class:`TRBDF2` -- the one-step, L-stable, second-order TR-BDF2 formula of
-  Bank et al. [1]_ implemented as in Hosea and Shampine [2]_ and MATLAB's
-  ``ode23tb`` [3]_: a trapezoidal stage to ``t + gamma*h`` and a BDF2 stage to
-  ``t + h`` sharing one LU factorisation of ``I - d*h*J``, simplified Newton
-  iterations with Jacobian reuse, a filtered embedded third-order error
-  estimate and a C1 piecewise cubic Hermite interpolant.
-* :class:`RKF45` -- the explicit Runge-Kutta-Fehlberg 4(5) pair [4]_,
-  advancing the fourth-order solution as the classical RKF45 code does [5]_,
-  with a C1 cubic Hermite interpolant.
-
+:class:`TRBDF2` is the formula of Bank et al. [1]_ implemented as in Hosea and Shampine [2]_
+and MATLAB's ``ode23tb`` [3]_: a trapezoidal stage to ``t + gamma*h`` and a BDF2 stage to
+``t + h`` sharing one LU factorisation of ``I - d*h*J``, simplified Newton iterations with
+Jacobian reuse, a filtered embedded third-order error estimate and a C1 piecewise cubic
+Hermite interpolant. It is passed to :func:`scipy.integrate.solve_ivp` as ``method=TRBDF2``;
+events, dense output, ``t_eval`` and backward integration are then handled by ``solve_ivp``.
 See ``docs/integrators.md`` for the derivations and measured costs.
 
 References
@@ -25,32 +17,33 @@ References
        TR-BDF2", Applied Numerical Mathematics 20, pp. 21-37, 1996.
 .. [3] L. F. Shampine and M. W. Reichelt, "The MATLAB ODE suite", SIAM J.
        Sci. Comput. 18(1), pp. 1-22, 1997.
-.. [4] E. Fehlberg, "Low-order classical Runge-Kutta formulas with stepsize
-       control and their application to some heat transfer problems",
-       NASA Technical Report R-315, 1969.
-.. [5] G. E. Forsythe, M. A. Malcolm and C. B. Moler, "Computer Methods for
-       Mathematical Computations", Prentice-Hall, 1977, Chapter 6 (RKF45).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.integrate import DenseOutput, OdeSolver
-from scipy.integrate._ivp.common import num_jac  # private; used as scipy's Radau/BDF do
-from scipy.integrate._ivp.rk import RungeKutta  # private; behaviour pinned by tests
+from scipy.integrate import OdeSolver
 from scipy.linalg import lu_factor, lu_solve
-from scipy.optimize._numdiff import group_columns  # private; as scipy's Radau/BDF
 from scipy.sparse import csc_matrix, eye, issparse
 from scipy.sparse.linalg import splu
 
-__all__ = ["RKF45", "TRBDF2", "TRBDF2DenseOutput"]
+from mbkron.integrate.common import (
+    EPS,
+    HermiteDenseOutput,
+    rms_norm,
+    select_initial_step,
+    validate_first_step,
+    validate_max_step,
+    validate_tolerances,
+    warn_extraneous,
+)
+from mbkron.integrate.jacobian import finite_difference_jacobian, group_columns
 
-EPS = np.finfo(float).eps
+__all__ = ["TRBDF2"]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
 GAMMA = 2.0 - np.sqrt(2.0)
@@ -88,117 +81,6 @@ MAX_JAC_AGE = 50
 JAC_STEP_RATIO = 10.0
 """An out-of-date Jacobian is re-evaluated when ``|h|`` differs from the step size it
 was evaluated for by more than this factor."""
-
-
-def _rms_norm(x: NDArray[np.float64]) -> float:
-    """Root-mean-square norm, the norm scipy's solvers apply to scaled errors."""
-    return float(np.linalg.norm(x) / np.sqrt(x.size))
-
-
-def _warn_extraneous(extraneous: dict[str, Any]) -> None:
-    """Warn about keyword arguments the solver does not use, as scipy does."""
-    if extraneous:
-        names = ", ".join(f"`{name}`" for name in extraneous)
-        warnings.warn(
-            f"The following arguments have no effect for a chosen solver: {names}.",
-            stacklevel=4,
-        )
-
-
-def _check_tolerances(rtol: ArrayLike, atol: ArrayLike, n: int) -> None:
-    """Raise `ValueError` for unusable tolerances.
-
-    ``rtol`` and ``atol`` must be scalars or of shape ``(n,)`` and finite, ``rtol``
-    positive and ``atol`` non-negative (scipy only warns about, and clips, a
-    negative ``rtol``).
-    """
-    for name, value in (("rtol", np.asarray(rtol, dtype=float)),
-                        ("atol", np.asarray(atol, dtype=float))):
-        if value.ndim > 0 and value.shape != (n,):
-            raise ValueError(
-                f"`{name}` has wrong shape: expected a scalar or shape {(n,)}, "
-                f"got shape {value.shape}."
-            )
-        if not np.all(np.isfinite(value)):
-            raise ValueError(f"`{name}` must be finite.")
-    if np.any(np.asarray(rtol, dtype=float) <= 0):
-        raise ValueError(f"`rtol` must be positive, got {rtol!r}.")
-    if np.any(np.asarray(atol, dtype=float) < 0):
-        raise ValueError(f"`atol` must be non-negative, got {atol!r}.")
-
-
-def _validate_tolerances(
-    rtol: ArrayLike, atol: ArrayLike, n: int
-) -> tuple[float | NDArray[np.float64], float | NDArray[np.float64]]:
-    """Check ``rtol`` and ``atol`` and return them as floats or ``(n,)`` arrays.
-
-    See `_check_tolerances` for the errors raised; an ``rtol`` below ``100*eps``
-    is raised to it with a warning, as scipy's solvers do.
-    """
-    _check_tolerances(rtol, atol, n)
-    rtol_arr = np.asarray(rtol, dtype=float)
-    atol_arr = np.asarray(atol, dtype=float)
-    if np.any(rtol_arr < 100 * EPS):
-        warnings.warn(
-            "At least one element of `rtol` is too small. "
-            f"Setting `rtol = np.maximum(rtol, {100 * EPS})`.",
-            stacklevel=4,
-        )
-        rtol_arr = np.maximum(rtol_arr, 100 * EPS)
-    rtol_out = float(rtol_arr) if rtol_arr.ndim == 0 else rtol_arr
-    atol_out = float(atol_arr) if atol_arr.ndim == 0 else atol_arr
-    return rtol_out, atol_out
-
-
-def _validate_max_step(max_step: float) -> float:
-    """Return ``max_step`` after checking it is positive."""
-    if not max_step > 0:
-        raise ValueError(f"`max_step` must be positive, got {max_step!r}.")
-    return float(max_step)
-
-
-def _validate_first_step(first_step: float, t0: float, t_bound: float) -> float:
-    """Return ``first_step`` after checking it is positive and within the interval."""
-    if not first_step > 0:
-        raise ValueError(f"`first_step` must be positive, got {first_step!r}.")
-    if first_step > abs(t_bound - t0):
-        raise ValueError("`first_step` exceeds bounds.")
-    return float(first_step)
-
-
-def _select_initial_step(
-    fun: Callable[[float, NDArray[np.float64]], NDArray[np.float64]],
-    t0: float,
-    y0: NDArray[np.float64],
-    f0: NDArray[np.float64],
-    direction: float,
-    error_order: int,
-    rtol: float | NDArray[np.float64],
-    atol: float | NDArray[np.float64],
-    t_bound: float,
-    max_step: float,
-) -> float:
-    """Choose a first step from one explicit Euler probe.
-
-    Algorithm of Hairer, Norsett & Wanner, *Solving ODEs I*, Sec. II.4, as in
-    scipy's solvers: ``error_order`` is the power ``p`` for which the controlled
-    local error behaves like ``h**(p+1)``.
-    """
-    interval = abs(t_bound - t0)
-    if y0.size == 0 or interval == 0:
-        return interval
-    scale = atol + np.abs(y0) * rtol
-    d0 = _rms_norm(y0 / scale)
-    d1 = _rms_norm(f0 / scale)
-    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    h0 = min(h0, interval)
-    f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
-    d2 = _rms_norm((f1 - f0) / scale) / h0
-    if max(d1, d2) <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / (error_order + 1))
-    return min(100 * h0, h1, interval, max_step)
 
 
 class TRBDF2(OdeSolver):
@@ -241,7 +123,8 @@ class TRBDF2(OdeSolver):
 
     Dense output is the piecewise cubic Hermite interpolant through
     ``(t, y, z_1/h)``, ``(t + gamma*h, y_gamma, z_2/h)`` and
-    ``(t + h, y_new, z_3/h)`` [2]_ (:class:`TRBDF2DenseOutput`). Because the end
+    ``(t + h, y_new, z_3/h)`` [2]_ (:class:`~mbkron.integrate.common.HermiteDenseOutput`).
+    Because the end
     slope of one step is the start slope of the next, the global interpolant
     is C1.
 
@@ -267,7 +150,8 @@ class TRBDF2(OdeSolver):
     jac : {None, array_like, sparse matrix, callable}, optional
         Jacobian ``df/dy`` of shape ``(n, n)``: an array or sparse matrix is a
         constant Jacobian; a callable ``jac(t, y)`` may return a dense or sparse
-        matrix; ``None`` (default) uses finite differences (scipy's ``num_jac``).
+        matrix; ``None`` (default) uses forward differences
+        (:func:`~mbkron.integrate.jacobian.finite_difference_jacobian`).
     jac_sparsity : {None, array_like, sparse matrix}, optional
         Sparsity structure for the finite-difference Jacobian; ignored when
         `jac` is given.
@@ -308,7 +192,7 @@ class TRBDF2(OdeSolver):
     --------
     >>> import numpy as np
     >>> from scipy.integrate import solve_ivp
-    >>> from mbkron.integrate.solvers import TRBDF2
+    >>> from mbkron.integrate import TRBDF2
     >>> sol = solve_ivp(lambda t, y: -50.0 * (y - np.cos(t)), (0.0, 1.0), [0.0],
     ...                 method=TRBDF2, rtol=1e-6, atol=1e-9)
     >>> bool(sol.success)
@@ -330,10 +214,10 @@ class TRBDF2(OdeSolver):
         first_step: float | None = None,
         **extraneous: Any,
     ) -> None:
-        _warn_extraneous(extraneous)
+        warn_extraneous(extraneous)
         super().__init__(fun, t0, y0, t_bound, vectorized)
-        self.max_step = _validate_max_step(max_step)
-        self.rtol, self.atol = _validate_tolerances(rtol, atol, self.n)
+        self.max_step = validate_max_step(max_step)
+        self.rtol, self.atol = validate_tolerances(rtol, atol, self.n)
         # Newton tolerance on the scaled correction, as in scipy's Radau/BDF.
         rtol_min = float(np.min(self.rtol))
         self.newton_tol = max(10 * EPS / rtol_min, min(0.03, rtol_min**0.5))
@@ -353,12 +237,12 @@ class TRBDF2(OdeSolver):
         self.newton_rate: float | None = None  # last rate with the current LU
 
         if first_step is None:
-            self.h_abs = _select_initial_step(
+            self.h_abs = select_initial_step(
                 self.fun, self.t, self.y, self.yp, self.direction, 2,
                 self.rtol, self.atol, t_bound, self.max_step,
             )
         else:
-            self.h_abs = _validate_first_step(first_step, t0, t_bound)
+            self.h_abs = validate_first_step(first_step, t0, t_bound)
         self.jac_step = self.h_abs  # step size J was evaluated for
 
         self.y_old: NDArray[np.float64] | None = None
@@ -375,20 +259,24 @@ class TRBDF2(OdeSolver):
         """
         if jac is None:
             if sparsity is not None:
-                if issparse(sparsity):
-                    sparsity = csc_matrix(sparsity)
-                sparsity = (sparsity, group_columns(sparsity))
+                structure = csc_matrix(sparsity)
+                if structure.shape != (self.n, self.n):
+                    raise ValueError(
+                        f"`jac_sparsity` is expected to have shape {(self.n, self.n)}, but "
+                        f"actually has {structure.shape}."
+                    )
+                sparsity = (structure, group_columns(structure))
 
             def jac_wrapped(t: float, y: NDArray[np.float64]) -> Any:
                 self.njev += 1
-                J, self.jac_factor = num_jac(
+                J, self.jac_factor = finite_difference_jacobian(
                     self.fun_vectorized, t, y, self.fun(t, y), self.atol, self.jac_factor,
                     sparsity,
                 )
                 return J
 
             self.njev += 1
-            J, self.jac_factor = num_jac(
+            J, self.jac_factor = finite_difference_jacobian(
                 self.fun_vectorized, self.t, self.y, self.yp, self.atol, None, sparsity
             )
             return jac_wrapped, J
@@ -480,7 +368,7 @@ class TRBDF2(OdeSolver):
             if not np.all(np.isfinite(f)):
                 return False, y, z, k + 1
             dz = self._solve_lu(h * f - z)
-            dy_norm = _rms_norm(D * dz / scale)
+            dy_norm = rms_norm(D * dz / scale)
             if norm_old is not None:
                 rate = dy_norm / norm_old
             if rate is not None and (
@@ -542,8 +430,8 @@ class TRBDF2(OdeSolver):
             )
             estimate = ERROR_WEIGHTS[0] * z1 + ERROR_WEIGHTS[1] * z2 + ERROR_WEIGHTS[2] * z3
             error_norm = max(
-                _rms_norm(self._solve_lu(estimate) / scale),
-                UNFILTERED_WEIGHT * _rms_norm(estimate / scale),
+                rms_norm(self._solve_lu(estimate) / scale),
+                UNFILTERED_WEIGHT * rms_norm(estimate / scale),
             )
             if error_norm > 1:
                 no_failures = False
@@ -586,176 +474,12 @@ class TRBDF2(OdeSolver):
         ratio = max(h_abs / self.jac_step, self.jac_step / h_abs)
         return self.jac_age >= MAX_JAC_AGE or ratio > JAC_STEP_RATIO
 
-    def _dense_output_impl(self) -> TRBDF2DenseOutput:
-        return TRBDF2DenseOutput(
-            self.t_old, self.t, self.y_old, self.yp_old, self.y_mid, self.yp_mid,
-            self.y, self.yp,
+    def _dense_output_impl(self) -> HermiteDenseOutput:
+        # Hermite pieces through (t_old, y_old, z_1/h), (t_mid, y_mid, z_2/h), (t, y, z_3/h).
+        t_mid = self.t_old + GAMMA * (self.t - self.t_old)
+        return HermiteDenseOutput(
+            [self.t_old, t_mid, self.t],
+            [self.y_old, self.y_mid, self.y],
+            [self.yp_old, self.yp_mid, self.yp],
         )
 
-
-class TRBDF2DenseOutput(DenseOutput):
-    """C1 piecewise cubic Hermite interpolant over one TR-BDF2 step.
-
-    The step ``[t_old, t]`` is split at ``t_mid = t_old + gamma*(t - t_old)``;
-    on each piece the cubic matches the values and slopes at its ends
-    (Hosea & Shampine 1996). Evaluation outside the step extrapolates
-    the nearer piece.
-
-    Parameters
-    ----------
-    t_old, t : float
-        Start and end of the step.
-    y_old, yp_old, y_mid, yp_mid, y, yp : ndarray, shape (n,)
-        Values and slopes at ``t_old``, ``t_mid`` and ``t``.
-    """
-
-    def __init__(
-        self,
-        t_old: float,
-        t: float,
-        y_old: NDArray[np.float64],
-        yp_old: NDArray[np.float64],
-        y_mid: NDArray[np.float64],
-        yp_mid: NDArray[np.float64],
-        y: NDArray[np.float64],
-        yp: NDArray[np.float64],
-    ) -> None:
-        super().__init__(t_old, t)
-        self.t_mid = t_old + GAMMA * (t - t_old)
-        self.first_length = self.t_mid - t_old  # signed, like the step
-        self.second_length = t - self.t_mid
-        self.first = self._hermite_coefficients(y_old, yp_old, y_mid, yp_mid, self.first_length)
-        self.second = self._hermite_coefficients(y_mid, yp_mid, y, yp, self.second_length)
-
-    @staticmethod
-    def _hermite_coefficients(
-        ya: NDArray[np.float64],
-        fa: NDArray[np.float64],
-        yb: NDArray[np.float64],
-        fb: NDArray[np.float64],
-        length: float,
-    ) -> NDArray[np.float64]:
-        """Rows ``c_k`` with ``y(s) = sum_k c_k s**k`` on ``s in [0, 1]``."""
-        delta = yb - ya
-        return np.array([
-            ya,
-            length * fa,
-            3 * delta - length * (2 * fa + fb),
-            length * (fa + fb) - 2 * delta,
-        ])
-
-    def _call_impl(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
-        in_first = (t - self.t_mid) * (self.t - self.t_old) < 0
-        s_first = (t - self.t_old) / self.first_length
-        s_second = (t - self.t_mid) / self.second_length
-        s = np.where(in_first, s_first, s_second)
-        powers = np.stack([np.ones_like(s), s, s * s, s * s * s])  # (4,) or (4, m)
-        if t.ndim == 0:
-            coefficients = self.first if in_first else self.second
-            return powers @ coefficients
-        first = self.first.T @ powers
-        second = self.second.T @ powers
-        return np.where(in_first, first, second)
-
-
-class RKF45(RungeKutta):
-    """Explicit Runge-Kutta-Fehlberg 4(5) method advancing the fourth-order solution.
-
-    Uses Fehlberg's six-stage pair [1]_. As in the classical RKF45 code [2]_ the
-    fourth-order result is propagated and the difference between the fifth- and
-    fourth-order results is its local error estimate (no local extrapolation),
-    so the step-size exponent is ``-1/5``. Dense output is the cubic Hermite
-    interpolant through the step's end values and slopes (C1 globally, local
-    error ``O(h**4)``).
-
-    The stepping loop, step-size control (safety 0.9, factors in [0.2, 10]),
-    initial-step selection and complex-domain support are those of scipy's
-    private ``scipy.integrate._ivp.rk.RungeKutta`` base class, which this class
-    parametrises with the Fehlberg tableau (``tests/test_integrate.py`` pins the
-    resulting behaviour). The slope at the end of a step is evaluated once and
-    reused as the first stage of the next, so a step costs six evaluations.
-
-    Parameters
-    ----------
-    fun : callable
-        Right-hand side ``fun(t, y)``.
-    t0 : float
-        Initial time.
-    y0 : array_like, shape (n,)
-        Initial state (real or complex).
-    t_bound : float
-        Boundary time.
-    first_step : float or None, optional
-        Initial step size; ``None`` (default) lets the solver choose.
-    max_step : float, optional
-        Largest step size allowed. Default ``np.inf``.
-    rtol, atol : float or array_like, optional
-        Relative and absolute tolerances; non-positive ``rtol`` or negative
-        ``atol`` raise `ValueError`. Defaults 1e-3 and 1e-6.
-    vectorized : bool, optional
-        Whether ``fun`` is vectorized (unused by explicit methods).
-    **extraneous
-        Other keyword arguments are ignored with a warning.
-
-    References
-    ----------
-    .. [1] E. Fehlberg, "Low-order classical Runge-Kutta formulas with stepsize
-           control and their application to some heat transfer problems",
-           NASA Technical Report R-315, 1969.
-    .. [2] G. E. Forsythe, M. A. Malcolm and C. B. Moler, "Computer Methods for
-           Mathematical Computations", Prentice-Hall, 1977, Chapter 6.
-
-    Examples
-    --------
-    >>> from scipy.integrate import solve_ivp
-    >>> from mbkron.integrate.solvers import RKF45
-    >>> sol = solve_ivp(lambda t, y: -y, (0.0, 1.0), [1.0], method=RKF45, rtol=1e-8,
-    ...                 atol=1e-10)
-    >>> round(float(sol.y[0, -1]), 6)
-    0.367879
-    """
-
-    order = 4
-    error_estimator_order = 4
-    n_stages = 6
-    C = np.array([0, 1 / 4, 3 / 8, 12 / 13, 1, 1 / 2])
-    A = np.array([
-        [0, 0, 0, 0, 0],
-        [1 / 4, 0, 0, 0, 0],
-        [3 / 32, 9 / 32, 0, 0, 0],
-        [1932 / 2197, -7200 / 2197, 7296 / 2197, 0, 0],
-        [439 / 216, -8, 3680 / 513, -845 / 4104, 0],
-        [-8 / 27, 2, -3544 / 2565, 1859 / 4104, -11 / 40],
-    ])
-    B = np.array([25 / 216, 0, 1408 / 2565, 2197 / 4104, -1 / 5, 0])
-    """Fourth-order weights (the propagated solution)."""
-    B5 = np.array([16 / 135, 0, 6656 / 12825, 28561 / 56430, -9 / 50, 2 / 55])
-    """Fifth-order weights (used only for the error estimate)."""
-    E = np.append(B - B5, 0.0)
-    """Error weights on the stages and the end slope (scipy's ``RungeKutta`` layout)."""
-    P = np.zeros((n_stages + 1, 3))
-    """Cubic Hermite interpolant: ``y(x) = y_old + h * (K.T @ P) @ [x, x**2, x**3]``."""
-    P[0] = [1.0, -2.0, 1.0]
-    P[-1] = [0.0, -1.0, 1.0]
-    P[:-1, 1] += 3 * B
-    P[:-1, 2] -= 2 * B
-
-    def __init__(
-        self,
-        fun: Callable[[float, NDArray], ArrayLike],
-        t0: float,
-        y0: ArrayLike,
-        t_bound: float,
-        max_step: float = np.inf,
-        rtol: ArrayLike = 1e-3,
-        atol: ArrayLike = 1e-6,
-        vectorized: bool = False,
-        first_step: float | None = None,
-        **extraneous: Any,
-    ) -> None:
-        # Stricter than scipy, which clips a negative rtol with a warning.
-        _check_tolerances(rtol, atol, np.size(y0))
-        super().__init__(
-            fun, t0, y0, t_bound, max_step=max_step, rtol=rtol, atol=atol,
-            vectorized=vectorized, first_step=first_step, **extraneous,
-        )

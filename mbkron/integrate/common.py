@@ -1,0 +1,214 @@
+"""Shared parts of mbkron's ``OdeSolver`` classes: option checks, first step, Hermite output.
+
+:class:`~mbkron.integrate.trbdf2.TRBDF2` and :class:`~mbkron.integrate.rkf45.RKF45` check
+their options here (more strictly than scipy, which clips a non-positive ``rtol`` with a
+warning), choose the first step with the same algorithm and interpolate with
+:class:`HermiteDenseOutput`. Only public scipy API is used.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.integrate import DenseOutput
+
+__all__ = [
+    "EPS",
+    "HermiteDenseOutput",
+    "rms_norm",
+    "select_initial_step",
+    "validate_first_step",
+    "validate_max_step",
+    "validate_tolerances",
+    "warn_extraneous",
+]
+
+EPS = np.finfo(float).eps
+
+
+def rms_norm(x: NDArray) -> float:
+    """Root-mean-square norm, the norm scipy's solvers apply to scaled errors."""
+    return float(np.linalg.norm(x) / np.sqrt(x.size))
+
+
+def warn_extraneous(extraneous: dict[str, Any]) -> None:
+    """Warn about keyword arguments a solver does not use, as scipy does.
+
+    Called from a solver's ``__init__``; the warning points at the caller of
+    ``solve_ivp`` (or of the solver class when that is called directly).
+    """
+    if extraneous:
+        names = ", ".join(f"`{name}`" for name in extraneous)
+        warnings.warn(
+            f"The following arguments have no effect for a chosen solver: {names}.",
+            stacklevel=4,
+        )
+
+
+def validate_tolerances(
+    rtol: ArrayLike, atol: ArrayLike, n: int
+) -> tuple[float | NDArray[np.float64], float | NDArray[np.float64]]:
+    """Check ``rtol`` and ``atol`` and return them as floats or ``(n,)`` arrays.
+
+    Parameters
+    ----------
+    rtol, atol : float or array_like
+        Relative and absolute tolerances, scalars or of shape ``(n,)``.
+    n : int
+        Number of equations.
+
+    Returns
+    -------
+    rtol, atol : float or ndarray, shape (n,)
+        ``rtol`` raised to at least ``100*eps`` (with a warning, as scipy does).
+
+    Raises
+    ------
+    ValueError
+        If a tolerance has another shape or is not finite, ``rtol`` is not
+        positive or ``atol`` is negative.
+    """
+    values = {"rtol": np.asarray(rtol, dtype=float), "atol": np.asarray(atol, dtype=float)}
+    for name, value in values.items():
+        if value.ndim > 0 and value.shape != (n,):
+            raise ValueError(
+                f"`{name}` has wrong shape: expected a scalar or shape {(n,)}, "
+                f"got shape {value.shape}."
+            )
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"`{name}` must be finite.")
+    rtol_arr, atol_arr = values["rtol"], values["atol"]
+    if np.any(rtol_arr <= 0):
+        raise ValueError(f"`rtol` must be positive, got {rtol!r}.")
+    if np.any(atol_arr < 0):
+        raise ValueError(f"`atol` must be non-negative, got {atol!r}.")
+    if np.any(rtol_arr < 100 * EPS):
+        warnings.warn(
+            "At least one element of `rtol` is too small. "
+            f"Setting `rtol = np.maximum(rtol, {100 * EPS})`.",
+            stacklevel=4,
+        )
+        rtol_arr = np.maximum(rtol_arr, 100 * EPS)
+    rtol_out = float(rtol_arr) if rtol_arr.ndim == 0 else rtol_arr
+    atol_out = float(atol_arr) if atol_arr.ndim == 0 else atol_arr
+    return rtol_out, atol_out
+
+
+def validate_max_step(max_step: float) -> float:
+    """Return ``max_step`` after checking it is positive."""
+    if not max_step > 0:
+        raise ValueError(f"`max_step` must be positive, got {max_step!r}.")
+    return float(max_step)
+
+
+def validate_first_step(first_step: float, t0: float, t_bound: float) -> float:
+    """Return ``first_step`` after checking it is positive and within the interval."""
+    if not first_step > 0:
+        raise ValueError(f"`first_step` must be positive, got {first_step!r}.")
+    if first_step > abs(t_bound - t0):
+        raise ValueError(
+            f"`first_step` exceeds bounds: expected at most |t_bound - t0| = "
+            f"{abs(t_bound - t0)!r}, got {first_step!r}."
+        )
+    return float(first_step)
+
+
+def select_initial_step(
+    fun: Callable[[float, NDArray], NDArray],
+    t0: float,
+    y0: NDArray,
+    f0: NDArray,
+    direction: float,
+    error_order: int,
+    rtol: float | NDArray[np.float64],
+    atol: float | NDArray[np.float64],
+    t_bound: float,
+    max_step: float,
+) -> float:
+    """Choose a first step from one explicit Euler probe.
+
+    Algorithm of Hairer, Norsett & Wanner, *Solving ODEs I*, Sec. II.4, as in
+    scipy's solvers.
+
+    Parameters
+    ----------
+    fun : callable
+        Right-hand side ``fun(t, y)``.
+    t0 : float
+        Initial time.
+    y0, f0 : ndarray, shape (n,)
+        Initial state and ``fun(t0, y0)``.
+    direction : float
+        Integration direction, +1 or -1.
+    error_order : int
+        The power ``p`` for which the controlled local error behaves like ``h**(p+1)``.
+    rtol, atol : float or ndarray, shape (n,)
+        Tolerances.
+    t_bound : float
+        Boundary time.
+    max_step : float
+        Largest step allowed.
+
+    Returns
+    -------
+    float
+        Absolute value of the first step.
+    """
+    interval = abs(t_bound - t0)
+    if y0.size == 0 or interval == 0:
+        return interval
+    scale = atol + np.abs(y0) * rtol
+    d0 = rms_norm(y0 / scale)
+    d1 = rms_norm(f0 / scale)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    h0 = min(h0, interval)
+    f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
+    d2 = rms_norm((f1 - f0) / scale) / h0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (error_order + 1))
+    return min(100 * h0, h1, interval, max_step)
+
+
+class HermiteDenseOutput(DenseOutput):
+    """C1 piecewise cubic Hermite interpolant over one step.
+
+    The step ``[t_old, t]`` is split at the given nodes; on each piece the cubic
+    matches the values and slopes at its ends. Evaluation outside the step
+    extrapolates the nearer end piece.
+
+    Parameters
+    ----------
+    t_nodes : array_like, shape (m + 1,)
+        Node times from ``t_old`` to ``t``, monotonic in the integration direction.
+    y_nodes, yp_nodes : array_like, shape (m + 1, n)
+        Values and slopes at the nodes.
+    """
+
+    def __init__(self, t_nodes: ArrayLike, y_nodes: ArrayLike, yp_nodes: ArrayLike) -> None:
+        t_nodes = np.asarray(t_nodes, dtype=float)
+        y_nodes, yp_nodes = np.asarray(y_nodes), np.asarray(yp_nodes)
+        super().__init__(t_nodes[0], t_nodes[-1])
+        self.t_nodes = t_nodes
+        self.lengths = np.diff(t_nodes)  # signed, like the step
+        delta = np.diff(y_nodes, axis=0)
+        fa = self.lengths[:, None] * yp_nodes[:-1]
+        fb = self.lengths[:, None] * yp_nodes[1:]
+        # coefficients[k, j] multiplies s**j on piece k, s in [0, 1]
+        self.coefficients = np.stack(
+            [y_nodes[:-1], fa, 3 * delta - 2 * fa - fb, fa + fb - 2 * delta], axis=1
+        )
+
+    def _call_impl(self, t: NDArray[np.float64]) -> NDArray:
+        # Piece index: the number of interior nodes passed in the integration direction.
+        passed = (t[..., None] - self.t_nodes[1:-1]) * (self.t - self.t_old) >= 0
+        piece = np.sum(passed, axis=-1)
+        s = (t - self.t_nodes[piece]) / self.lengths[piece]
+        powers = np.stack([np.ones_like(s), s, s * s, s * s * s], axis=-1)  # (..., 4)
+        values = np.einsum("...j,...jn->...n", powers, self.coefficients[piece])
+        return values if t.ndim == 0 else values.T
