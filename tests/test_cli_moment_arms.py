@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mbkron.cli.commands import main
-from mbkron.io.model_files import read_model_file
+from mbkron.io import read_model_file
 
 SHOULDER = Path(__file__).resolve().parents[1] / "models" / "shoulder_rhythm.toml"
 TWO_LINK = SHOULDER.with_name("two_link_arm.toml")
