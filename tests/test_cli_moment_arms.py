@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbkron.cli.commands import main
+from mbkron.cli import main
 from mbkron.io import read_model_file
 
 SHOULDER = Path(__file__).resolve().parents[1] / "models" / "shoulder_rhythm.toml"
