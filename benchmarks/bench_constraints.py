@@ -3,11 +3,12 @@
 Run ``python -m benchmarks.bench_constraints`` from the repository root. The system is Andrews'
 squeezer's joint-variable map (:func:`mbkron.examples.andrews.andrews_squeezer`): seven
 joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is one call
-``provider.evaluate(q, 2)`` as an ODE right-hand side makes it, walking ``q`` in steps of
+``model.joint_variables(q, order)`` as an ODE right-hand side makes it, walking ``q`` in steps of
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
-With numba installed the LU and projection providers take their compiled fast path
-(:mod:`mbkron.jointvars.compiled`, built here before timing); the rows "given f" time the Python
-derivative routes, which the fast path replaces.
+With numba installed the LU and projection groups take their compiled fast path
+(:mod:`mbkron.jointvars.compiled`, built here by :meth:`mbkron.Model.build_fast_paths` before
+timing); run with ``MBKRON_KERNELS=numpy`` to time the Python route instead. The cost of ``∇f`` and
+``H`` given ``f`` is the cost per state at order 2 less that at order 0 (the position update).
 
 The machine may be shared, so every cost is also given as a ratio to a baseline measured in the
 same run: ``numpy.linalg.solve`` of a 6×6 system with one right-hand side. Each figure is the
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-from mbkron.jointvars.solvers import implicit_derivatives
+from mbkron.compiled import kernels
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 
 REPEATS = 5
@@ -46,14 +47,14 @@ def baseline() -> float:
     return best_time(lambda i: np.linalg.solve(A, b), 20000)
 
 
-def per_state(provider, q: np.ndarray, order: int) -> float:
-    """Mean cost of ``provider.evaluate`` per state along the path ``q`` (restarted each repeat)."""
+def per_state(model, q: np.ndarray, order: int) -> float:
+    """Mean cost of ``model.joint_variables`` per state along the path ``q`` (restarted each repeat), in µs."""
     best = np.inf
     for _ in range(REPEATS):
-        provider.evaluate(q[0], order)  # start of the path
+        model.joint_variables(q[0], order)  # start of the path
         start = time.perf_counter()
         for qi in q:
-            provider.evaluate(qi, order)
+            model.joint_variables(qi, order)
         best = min(best, (time.perf_counter() - start) / len(q) * 1e6)
     return best
 
@@ -67,51 +68,43 @@ def main() -> None:
         "premodel": andrews_squeezer("premodel", "expressions"),
         "finite_difference": andrews_squeezer("finite_difference", "expressions"),
     }
-    providers = {name: model.joint_variable_map.providers[-1][1] for name, model in models.items()}
-    for name in ("lu", "projection"):  # the compiled fast path (numba), else built after its warm-up
-        print(f"compiled fast path for `{name}`: {'yes' if providers[name].compile() else 'no (numba absent)'}")
+    for model in models.values():  # the compiled fast paths (numba), else built after their warm-up
+        model.build_fast_paths()
+    route = "compiled fast path" if kernels.ENABLED else "Python route (numba absent or MBKRON_KERNELS=numpy)"
+    print(f"route of the LU and projection groups: {route}")
     unit = baseline()
     print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}; "
           f"baseline np.linalg.solve 6×6: {unit:.2f} µs\n")
 
-    # ---- projection breakdown
-    projection = providers["projection"]
-    solver = projection.solver
-    positions = per_state(projection, path, 0)
-    total = per_state(projection, path, 2)
-    solutions = [solver.solve(q) for q in path[:200]]
-    derivative_cost = {
-        method: best_time(lambda i: implicit_derivatives(solver.system, solutions[i], 2, method, None), 200)
-        for method in ("projection", "lu")
-    }
-    print("## Projection, per state (Andrews: 7 joint variables, 6 solved, n_q = 1)\n")
+    # ---- stages
+    positions = {name: per_state(models[name], path, 0) for name in ("lu", "projection")}
+    totals = {name: per_state(models[name], path, 2) for name in ("lu", "projection")}
+    print("## Per state (Andrews: 7 joint variables, 6 solved, n_q = 1)\n")
     print("| stage | µs | × baseline |\n|---|---|---|")
     rows = [
-        ("Newton position update from the previous state (order 0)", positions),
-        ("∇f + H by projection (Eq. 105-120), given f (Python route)", derivative_cost["projection"]),
-        ("∇f + H by one LU, given f (Python route)", derivative_cost["lu"]),
-        ("total per state, projection (position + ∇f + H)", total),
-        ("total per state, LU (position + ∇f + H)", per_state(providers["lu"], path, 2)),
+        ("Newton position update from the previous state (order 0)", positions["projection"]),
+        ("∇f + H by projection (Eq. 105-120), given f (order 2 − order 0)",
+         totals["projection"] - positions["projection"]),
+        ("∇f + H by one LU, given f (order 2 − order 0)", totals["lu"] - positions["lu"]),
+        ("total per state, projection (position + ∇f + H)", totals["projection"]),
+        ("total per state, LU (position + ∇f + H)", totals["lu"]),
     ]
     for label, cost in rows:
         print(f"| {label} | {cost:.1f} | {cost / unit:.1f} |")
 
     # ---- the solvers side by side
-    exact = providers["lu"]
     sample = path[::50]
-    reference = [exact.evaluate(q, 2) for q in sample]
+    reference = [models["lu"].joint_variables(q, 2) for q in sample]
     print("\n## Solvers side by side (per state; errors: max abs. over 40 states vs the LU solution)\n")
     print("| solver | µs | × baseline | f error | ∇f error | H error |\n|---|---|---|---|---|---|")
-    for name, provider in providers.items():
-        cost = per_state(provider, path[: STATES // (10 if name == "finite_difference" else 1)], 2)
+    for name, model in models.items():
+        cost = per_state(model, path[: STATES // (10 if name == "finite_difference" else 1)], 2)
         errors = np.zeros(3)
         for q, ref in zip(sample, reference):
-            values = provider.evaluate(q, 2)
+            values = model.joint_variables(q, 2)
             errors = np.maximum(errors, [np.abs(a - b).max() for a, b in zip(values, ref)])
         print(f"| {name} | {cost:.1f} | {cost / unit:.1f} | {errors[0]:.1e} | {errors[1]:.1e} | {errors[2]:.1e} |")
-    fit = providers["premodel"].fit_error
-    print(f"\nPre-model: Fourier series, {providers['premodel']._fit.harmonics} harmonics, "
-          f"fit error at {fit.points} midpoints: f {fit.value:.1e}, ∇f {fit.gradient:.1e}, H {fit.hessian:.1e}.")
+    print("\nPre-model: Fourier series in the periodic β (sweep step 0.01).")
     print("Finite differences: default relative step ε^(1/4); 1 + 2 solves per state (n_q = 1).")
 
 

@@ -12,7 +12,7 @@ The package is layered; each subpackage imports only from the ones below it
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.dynamics import loads
 from mbkron.integrate.simulate import SimulationResult, simulate
-from mbkron.io.model_files import dump_model, load_model
+from mbkron.io import dump_model, load_model
 from mbkron.jointvars.explicit import Linear
 from mbkron.model.builder import ModelBuilder, rigid_transform
 from mbkron.model.model import Model

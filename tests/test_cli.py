@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.cli import commands as cli
+from mbkron import cli
+from mbkron.cli.common import CHUNK_ROWS
+from mbkron.io import write_atomically
 from validation.closed_form import duarte_two_link as duarte
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,14 +200,14 @@ def test_write_atomically_keeps_the_old_file_when_writing_fails(tmp_path, monkey
 
     monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError):
-        cli.write_atomically(target, b"new")
+        write_atomically(target, b"new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["result.csv"]
 
 
 def test_console_script_as_a_subprocess(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-m", "mbkron.cli.commands", "kinematics", str(TWO_LINK), "--q", "alpha1=90",
+    done = subprocess.run([sys.executable, "-m", "mbkron", "kinematics", str(TWO_LINK), "--q", "alpha1=90",
                            "--point", "tip=link2:L2,0,0", "-o", str(tmp_path / "k.csv")],
                           capture_output=True, text=True, env=environment, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -213,13 +215,13 @@ def test_console_script_as_a_subprocess(tmp_path):
     p = duarte.dempster_parameters()
     np.testing.assert_allclose([column(header, table, "tip.x")[0], column(header, table, "tip.y")[0]],
                                [0.0, p.L1 + p.L2], atol=1e-15)
-    failed = subprocess.run([sys.executable, "-m", "mbkron.cli.commands", "info", str(tmp_path / "none.toml")],
+    failed = subprocess.run([sys.executable, "-m", "mbkron", "info", str(tmp_path / "none.toml")],
                             capture_output=True, text=True, env=environment, timeout=120)
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
 
 
 def test_long_trajectories_are_computed_in_chunks_without_a_progress_bar_off_a_terminal(capsys, tmp_path):
-    t = np.linspace(0.0, 10.0, 2 * cli._CHUNK_ROWS + 17)  # three chunks
+    t = np.linspace(0.0, 10.0, 2 * CHUNK_ROWS + 17)  # three chunks
     trajectory = tmp_path / "long.csv"
     trajectory.write_text("t,alpha1,alpha2\n" + "".join(f"{v!r},{30 * math.sin(v)!r},45.0\n" for v in t.tolist()))
     status, out, err = run(capsys, "kinematics", TWO_LINK, "--trajectory", trajectory, "--point", "tip=link2:L2,0,0",

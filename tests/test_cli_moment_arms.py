@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbkron.cli.commands import main
-from mbkron.io.model_files import read_model_file
+from mbkron.cli import main
+from mbkron.io import read_model_file
 
 SHOULDER = Path(__file__).resolve().parents[1] / "models" / "shoulder_rhythm.toml"
 TWO_LINK = SHOULDER.with_name("two_link_arm.toml")

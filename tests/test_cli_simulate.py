@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbkron.cli.commands import main
+from mbkron.cli import main
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.integrate.simulate import simulate
 

@@ -18,7 +18,7 @@ import mbkron
 import mbkron.examples
 from mbkron.core.errors import ModelError
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
-from mbkron.io.model_files import (
+from mbkron.io import (
     dump_model,
     ExpressionValue,
     dump_model,

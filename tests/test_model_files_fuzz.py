@@ -34,7 +34,7 @@ import sympy
 import sympy.parsing.sympy_parser
 
 from mbkron.core.errors import ModelError
-from mbkron.io.model_files import dump_model, format_toml, model_differences, parse_model_file
+from mbkron.io import dump_model, format_toml, model_differences, parse_model_file
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))

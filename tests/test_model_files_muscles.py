@@ -14,7 +14,7 @@ import sympy
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
-from mbkron.io.model_files import (
+from mbkron.io import (
     dump_model,
     format_toml,
     load_model,

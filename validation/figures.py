@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.cli.commands import write_atomically
+from mbkron.io import write_atomically
 from mbkron.examples import andrews_squeezer
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
 from mbkron.integrate.simulate import simulate

@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.io.model_files import format_toml
+from mbkron.io import format_toml
 
 __all__ = ["OSIM", "TARGET", "REFERENCE_POSE", "conditional_points", "leg_document", "main", "validity_ranges"]
 

@@ -2,7 +2,7 @@
 
 Run from the repository root (the ``validation`` package is not installed with mbkron)::
 
-    python -m validation.report [--quick] [--out DIR]      # or: mbkron validate [--quick] [--out DIR]
+    python -m validation [--quick] [--out DIR]      # or: mbkron validate [--quick] [--out DIR]
 
 It writes ``DIR/REPORT.md`` (default ``validation/REPORT.md``: one table per case with the maximum
 and RMS errors, the tolerances and pass/fail, the timings, the date and git commit) and
@@ -31,13 +31,11 @@ maximum is the number of significant figures the seed quotes.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,7 +50,7 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron import examples as models
-from mbkron.cli.commands import write_atomically
+from mbkron.io import write_atomically
 from mbkron.dynamics.loads import LineForce
 from mbkron.examples import linkages as linkage_models
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
@@ -62,7 +60,7 @@ from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as seed000
 
-__all__ = ["Check", "CaseResult", "Report", "Skipped", "CASES", "run", "write", "markdown", "print_case", "main"]
+__all__ = ["Check", "CaseResult", "Report", "Skipped", "CASES", "run", "write", "markdown", "print_case"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "validation"
@@ -634,19 +632,3 @@ def print_case(result: CaseResult) -> None:
     """Print one line for a finished case: status, name, time and why it was skipped or failed."""
     detail = result.skipped or result.error or ""
     print(f"{result.status:>7}  {result.name} ({result.seconds:.1f} s){': ' + detail if detail else ''}", flush=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m validation.report [--quick] [--out DIR]``; returns 0 when no case failed, else 1."""
-    parser = argparse.ArgumentParser(prog="python -m validation.report", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="short runs, few samples (under a minute)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: validation/)")
-    args = parser.parse_args(argv)
-    report = run(args.quick, progress=print_case)
-    text_path, _ = write(report, args.out)
-    print(f"{'passed' if report.passed else 'FAILED'}: wrote {text_path}")
-    return 0 if report.passed else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

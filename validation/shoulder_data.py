@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.io.model_files import format_toml
+from mbkron.io import format_toml
 
 __all__ = ["DATA", "Joint", "Muscle", "PathPoint", "Rotation", "Shoulder", "load_shoulder", "main", "shoulder_document"]
 

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from scipy.optimize import least_squares, minimize
 
 import mbkron
-from mbkron.cli.commands import write_atomically
+from mbkron.io import write_atomically
 from mbkron.muscles.hill import rigid_tendon_force
 
 __all__ = ["GAINS", "ForceSharing", "Tracking", "computed_torque", "desired_trajectory", "main", "share_forces",

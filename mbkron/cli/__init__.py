@@ -1,6 +1,5 @@
-"""The ``mbkron`` command line.
-"""
+"""The ``mbkron`` command line (``docs/cli.md``): :func:`main`, one module per command."""
 
-from mbkron.cli.commands import main
+from mbkron.cli.main import main
 
 __all__ = ["main"]

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("opensim")
 
 import mbkron
-from mbkron.io.model_files import format_toml
+from mbkron.io import format_toml
 from validation import leg6dof9musc
 from validation.opensim import compare_leg6dof9musc as compare_leg
 

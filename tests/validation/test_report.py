@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import mbkron
-from mbkron.cli import commands as cli
+from mbkron import cli
+from mbkron.cli.validate import find_checkout, is_checkout
 from validation import report
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -77,16 +80,49 @@ def test_an_exception_in_one_case_is_reported_and_the_others_still_run(monkeypat
 
 def test_outside_a_checkout_the_command_says_where_to_run_it(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(mbkron, "__file__", str(tmp_path / "site-packages" / "mbkron" / "__init__.py"))
     assert cli.main(["validate", "--quick"]) == 1
-    assert "run from the repository root (the validation/ references are not installed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "run from the repository root (the validation/ references are not installed" in err
+    assert "Traceback" not in err
+
+
+def test_source_must_be_a_checkout_of_mbkron(tmp_path, capsys):
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "__main__.py").write_text("raise SystemExit(0)\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "another-project"\n')
+    assert not is_checkout(tmp_path)
+    assert cli.main(["validate", "--quick", "--source", str(tmp_path)]) == 1
+    assert f"--source: {tmp_path} is not a source checkout of mbkron" in capsys.readouterr().err
+
+
+def test_the_checkout_is_found_from_a_subdirectory():
+    assert is_checkout(ROOT)
+    assert find_checkout(ROOT / "docs") == ROOT
+    assert find_checkout(ROOT / "validation" / "closed_form") == ROOT
+
+
+def test_the_validation_runs_as_a_separate_process_with_the_options(monkeypatch, tmp_path):
+    """`mbkron validate` passes its options to `python -m validation` in the checkout, --out made absolute,
+    and returns that process's exit status (a stand-in checkout whose validation records its arguments)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mbkron"\n')
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "__init__.py").write_text("")
+    (tmp_path / "validation" / "__main__.py").write_text(
+        "import json, os, sys\n"
+        "open('arguments.json', 'w').write(json.dumps([os.getcwd(), sys.argv[1:]]))\n"
+        "raise SystemExit(3)\n")
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    status = cli.main(["validate", "--quick", "--figures", "--out", "report", "--source", str(tmp_path)])
+    cwd, arguments = json.loads((tmp_path / "arguments.json").read_text())
+    assert status == 3 and Path(cwd) == tmp_path.resolve()
+    assert arguments == ["--quick", "--figures", "--out", str(here.resolve() / "report")]
 
 
 def test_one_command_regenerates_report_and_figures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from mbkron.cli.commands import main
-
-    assert main(["validate", "--quick", "--quiet", "--figures", "--out", str(tmp_path)]) == 0
+    assert cli.main(["validate", "--quick", "--quiet", "--figures", "--out", str(tmp_path)]) == 0
     figures = sorted((tmp_path / "figures").glob("*.png"))
     assert len(figures) >= 14 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in figures)
     text = (tmp_path / "REPORT.md").read_text()

@@ -1,0 +1,166 @@
+"""Helpers shared by the commands of the ``mbkron`` command line (see ``docs/cli.md``).
+
+User errors are raised as :class:`CommandError` (printed as one line by :func:`mbkron.cli.main`,
+exit status 1); results are written atomically by :mod:`mbkron.io.results`, with a JSON metadata
+file from :func:`result_metadata`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import platform
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import scipy
+import sympy
+
+import mbkron
+from mbkron.expressions.parser import ExpressionError, parse_expression
+from mbkron.io import ModelFile, evaluate_expression
+
+__all__ = [
+    "CHUNK_ROWS",
+    "CommandError",
+    "add_command",
+    "assignments",
+    "chunks",
+    "coordinate_unit",
+    "figure_and_progress_options",
+    "png_bytes",
+    "progress",
+    "require_matplotlib",
+    "result_metadata",
+    "save",
+    "value",
+]
+
+PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
+#: Rows per evaluation of a long table (bounds memory, drives the progress bar).
+CHUNK_ROWS = 2000
+
+
+class CommandError(Exception):
+    """A user error in a command's input: printed as one line, exit status 1."""
+
+
+# ====================================================================== the parser
+def add_command(commands, name: str, help: str, description: str, example: str) -> argparse.ArgumentParser:
+    """A sub-command's parser whose description ends with an example command line."""
+    return commands.add_parser(name, help=help, description=f"{description}\n\nexample:\n  {example}",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def figure_and_progress_options(command: argparse.ArgumentParser, figure: str) -> None:
+    """``--plot`` and ``--no-progress``, the same for every command that writes results."""
+    command.add_argument("--plot", action="store_true", help=f'also write {figure} (needs: pip install "mbkron[plot]")')
+    command.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
+                         'with the progress extra: pip install "mbkron[progress]")')
+
+
+# ====================================================================== results
+def save(write: Callable[..., None], path: Path, *args) -> None:
+    """``write(path, *args)`` (a writer of :mod:`mbkron.io.results`), an OSError as a :class:`CommandError`."""
+    try:
+        write(path, *args)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def result_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: list[dict],
+             timings: dict[str, float], outputs: dict[str, str | None]) -> dict:
+    """The JSON metadata of a result: model SHA-256, mbkron version, command line, settings, timings."""
+    return {
+        "command": command,
+        "command_line": ["mbkron", *argv],
+        "mbkron_version": mbkron.__version__,
+        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "model": {"path": model_file.source, "sha256": model_file.sha256, "name": model_file.model.name,
+                  "angle_unit": model_file.angle_unit},
+        "settings": settings,
+        "columns": columns,
+        "timings_s": {k: round(v, 6) for k, v in timings.items()},
+        "outputs": outputs,
+        "environment": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
+                        "sympy": sympy.__version__, "platform": platform.platform()},
+    }
+
+
+def chunks(rows: int) -> list[slice]:
+    """Slices of at most :data:`CHUNK_ROWS` rows covering ``rows`` rows."""
+    return [slice(start, start + CHUNK_ROWS) for start in range(0, rows, CHUNK_ROWS)]
+
+
+def progress(items: list, enabled: bool, description: str) -> Iterator:
+    """Iterate over ``items`` with a tqdm progress bar when enabled, tqdm is installed and stderr is a terminal."""
+    if enabled and len(items) > 1 and sys.stderr.isatty():
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return iter(items)
+        return iter(tqdm(items, desc=description, unit="chunk", file=sys.stderr))
+    return iter(items)
+
+
+def require_matplotlib():
+    """``matplotlib.pyplot`` with the Agg backend, or a :class:`CommandError` saying how to install it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CommandError(PLOT_HINT) from None
+    return plt
+
+
+def png_bytes(plt, figure) -> bytes:
+    """A matplotlib figure as PNG (100 dpi); the figure is closed."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+# ====================================================================== input
+def value(text: str, model_file: ModelFile, what: str) -> float:
+    """A number given on the command line: a literal or an expression of the model's parameters."""
+    try:
+        expr = parse_expression(text.strip(), list(model_file.parameters))
+    except ExpressionError as exc:
+        raise CommandError(f"{what}: {exc}") from None
+    result = float(evaluate_expression(expr, model_file.parameters))
+    if not np.isfinite(result):
+        raise CommandError(f"{what}: {text!r} is not a finite number")
+    return result
+
+
+def assignments(spec: str | None, model_file: ModelFile, option: str, base: np.ndarray | None = None) -> np.ndarray:
+    """``"a1=30,a2=45"`` in the file's units → values in SI units (unlisted coordinates: ``base``, default 0)."""
+    model = model_file.model
+    values = np.zeros(model.nq) if base is None else np.array(base, dtype=float)
+    if not spec:
+        return values
+    seen = set()
+    for item in spec.split(","):
+        name, equals, text = item.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            raise CommandError(f"{option}: expected NAME=VALUE pairs separated by commas, got {item.strip()!r}")
+        if name not in model.coordinates:
+            raise CommandError(f"{option}: unknown coordinate `{name}`; the model has: {', '.join(model.coordinates)}")
+        if name in seen:
+            raise CommandError(f"{option}: coordinate `{name}` is given twice")
+        seen.add(name)
+        values[model.coordinates.index(name)] = value(text, model_file, f"{option} {name}") * model_file.coordinate_scale(name)
+    return values
+
+
+def coordinate_unit(model_file: ModelFile, name: str) -> str:
+    """The unit of coordinate ``name`` in the file and on the command line (the file's angle unit for angles)."""
+    unit = model_file.model.coordinate(name).unit
+    return model_file.angle_unit if unit == "rad" else unit

@@ -1,0 +1,131 @@
+"""``mbkron info``: describe a model file (tree, coordinates, joint variables, loads, muscles, parameters)."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import sympy
+
+from mbkron.cli.common import add_command
+from mbkron.core.description import GROUND
+from mbkron.dynamics import loads as L
+from mbkron.expressions.parser import ExpressionError, format_expression
+from mbkron.io import ExpressionValue, read_model_file
+from mbkron.jointvars.explicit import Linear
+from mbkron.jointvars.functions import CoordinateFunction
+from mbkron.kinematics import tree as kinematics
+
+__all__ = ["register", "run"]
+
+
+def register(commands) -> None:
+    """Add the ``info`` command to the sub-command parsers ``commands``."""
+    info = add_command(commands, "info", "describe a model file: tree, coordinates, joint variables, loads, muscles",
+                       "Print a model file's body tree, coordinates, joint variables, loads, muscles and parameters.",
+                       "mbkron info models/two_link_arm.toml")
+    info.add_argument("model", metavar="MODEL", help="model definition file (TOML, docs/model-format.md)")
+    info.set_defaults(run=run)
+
+
+def _fmt(values, digits: int = 6) -> str:
+    array = np.atleast_1d(np.asarray(values, dtype=float))
+    text = ", ".join(f"{v:.{digits}g}" for v in array)
+    return f"({text})" if array.size > 1 else text
+
+
+def _describe_variable(body) -> str:
+    variable = body.variable
+    if isinstance(variable, str):
+        return variable
+    if isinstance(variable, CoordinateFunction):
+        return variable.describe()
+    if isinstance(variable, Linear):
+        terms = [f"{c:+.6g}*{n}" for n, c in variable.coefficients.items()]
+        return " ".join(terms + ([f"{variable.constant:+.6g}"] if variable.constant else [])).lstrip("+")
+    if isinstance(variable, sympy.Expr):
+        try:
+            return format_expression(variable)
+        except (ExpressionError, TypeError):
+            return str(variable)
+    return repr(variable)
+
+
+def _describe_value(value, unit: str) -> str:
+    if isinstance(value, ExpressionValue):
+        texts = value.texts()
+        return (texts if isinstance(texts, str) else "(" + ", ".join(texts) + ")") + f" {unit} (expression, SI)"
+    if callable(value):
+        return "a Python callable"
+    return f"{_fmt(value)} {unit}"
+
+
+def _describe_load(load) -> str:
+    if isinstance(load, L.PointForce):
+        return f"point force on {load.body} at {_fmt(load.point)} m: {_describe_value(load.force, 'N')} [{load.frame} frame]"
+    if isinstance(load, L.BodyTorque):
+        return f"torque on {load.body}: {_describe_value(load.torque, 'N·m')} [{load.frame} frame]"
+    if isinstance(load, L.JointTorque):
+        return f"joint torque on the joint of {load.joint}: {_describe_value(load.torque, 'N·m or N')}"
+    if isinstance(load, L.GeneralizedForce):
+        return f"generalized force on {load.coordinate}: {_describe_value(load.value, 'N·m or N')}"
+    if isinstance(load, L.SpringDamper):
+        return (f"spring-damper {load.body_a} {_fmt(load.point_a)} ↔ {load.body_b} {_fmt(load.point_b)}: "
+                f"k = {load.stiffness:.6g} N/m, c = {load.damping:.6g} N·s/m, free length {load.free_length:.6g} m")
+    if isinstance(load, L.LineForce):
+        return (f"line force {load.body_a} {_fmt(load.point_a)} ↔ {load.body_b} {_fmt(load.point_b)}: "
+                f"tension {_describe_value(load.tension, 'N')}")
+    return repr(load)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mbkron info``; returns the exit status."""
+    model_file = read_model_file(args.model)
+    model = model_file.model
+    unit = model_file.angle_unit
+    scale = model_file.angle_scale
+    lines = [f"model       {model.name}" + (f" — {model_file.description}" if model_file.description else ""),
+             f"file        {model_file.source} (sha256 {model_file.sha256[:16]}…)",
+             f"units       angles in {unit} in the file and on the command line (radians inside), lengths m, masses kg",
+             f"gravity     {_fmt(model.gravity)} m/s²", "", "tree"]
+    children: dict[str, list] = {}
+    for body in model.body_records:
+        children.setdefault(body.parent, []).append(body)
+
+    def walk(name: str, indent: str) -> None:
+        kids = children.get(name, [])
+        for i, body in enumerate(kids):
+            last = i == len(kids) - 1
+            if body.joint == kinematics.FIXED:
+                joint = "fixed"
+            else:
+                axis = body.rotation_axis if body.joint == kinematics.REVOLUTE else body.translation_axis
+                joint = f"{body.joint} about {_fmt(axis, 4)}" if body.joint == kinematics.REVOLUTE else f"{body.joint} along {_fmt(axis, 4)}"
+            lines.append(f"{indent}{'└─' if last else '├─'} {body.name}  [{joint}; mass {body.mass:.6g} kg, "
+                         f"com {_fmt(body.com, 4)} m; offset {_fmt(body.offset[:3, 3], 4)} m]")
+            walk(body.name, indent + ("   " if last else "│  "))
+
+    lines.append("ground")
+    walk(GROUND, "")
+    lines += ["", f"coordinates (q, {model.nq})"]
+    for c in model.coordinate_records:
+        factor = scale if c.unit == "rad" else 1.0
+        shown = unit if c.unit == "rad" else c.unit
+        low, high = (v / factor for v in c.range)
+        lines.append(f"  {c.name:<14} {shown:<4} range [{low:.6g}, {high:.6g}]  default {c.default / factor:.6g}"
+                     + ("  periodic" if c.periodic else ""))
+    lines += ["", f"joint variables (f, {model.nj}; SI units)"]
+    for body in model.body_records:
+        if body.joint != kinematics.FIXED:
+            lines.append(f"  {body.name:<14} {model_file.solved.get(body.name) or _describe_variable(body)}")
+    lines += ["", f"loads ({len(model.loads)})"]
+    lines += [f"  {i}: {_describe_load(load)}" for i, load in enumerate(model.loads)] or ["  none"]
+    lines += ["", f"muscles ({len(model.muscles)})"]
+    lines += [f"  {path.name:<14} {len(path.points)} path points, "
+              + ("Hill (Thelen 2003)" if path.hill is not None else "path only")
+              for path in (model.muscle_set.paths if model.muscle_set is not None else ())] or ["  none"]
+    if model_file.parameters:
+        lines += ["", f"parameters ({len(model_file.parameters)})"]
+        lines += [f"  {name} = {value:.10g}" for name, value in model_file.parameters.items()]
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,173 @@
+"""``mbkron moment-arms``: muscle moment arms R = -dL/dq and lengths (Eq. 193, 195).
+
+At one configuration (``--q``) or along a sweep of one coordinate (``--sweep``, ``--from``,
+``--to``, ``--step``), through :meth:`mbkron.Model.moment_arms` and :meth:`mbkron.Model.muscle_lengths`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mbkron.cli.common import (CommandError, add_command, assignments, chunks, coordinate_unit,
+                               figure_and_progress_options, png_bytes, progress, require_matplotlib, result_metadata,
+                               save, value)
+from mbkron.io import ModelFile, read_model_file, write_atomically, write_csv, write_json
+
+__all__ = ["register", "run"]
+
+_MAX_SWEEP_ROWS = 1_000_000  # configurations of one `moment-arms` sweep
+
+
+def register(commands) -> None:
+    """Add the ``moment-arms`` command to the sub-command parsers ``commands``."""
+    arms = add_command(
+        commands, "moment-arms", "muscle moment arms and lengths at one configuration or along a sweep of one coordinate",
+        "The moment-arm matrix R = -dL/dq (Eq. 193, 195; OpenSim's sign, generalized force = R F) and the\n"
+        "musculotendon lengths L of every muscle, at one configuration (--q) or along a sweep of one coordinate\n"
+        "(--sweep, --from, --to, --step in the model file's units; the other coordinates from --q or their\n"
+        "defaults). Writes OUTPUT (CSV: the coordinates in file units, <coordinate>.<muscle> in m, L.<muscle>\n"
+        "in m) and OUTPUT with suffix .json (metadata), atomically; with --plot also the moment arms against\n"
+        "the swept coordinate, one panel per coordinate, as PNG.",
+        "mbkron moment-arms models/shoulder_rhythm.toml --sweep shoulder_elv --from 0 --to 180 --step 1 "
+        '--q "elv_angle=90" --plot')
+    arms.add_argument("model", metavar="MODEL", help="model definition file (TOML) with muscles")
+    arms.add_argument("--sweep", metavar="COORD", help="the coordinate to sweep (default: one configuration)")
+    arms.add_argument("--from", dest="start", metavar="A", help="first value (file units; default: the range's start)")
+    arms.add_argument("--to", dest="stop", metavar="B", help="last value, included (file units; default: the range's end)")
+    arms.add_argument("--step", metavar="S", help="increment (file units; default 1)")
+    arms.add_argument("--q", metavar="NAME=VALUE,...", help="the other coordinates (default: the file's defaults)")
+    arms.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_moment_arms.csv here)")
+    figure_and_progress_options(arms, "a PNG figure")
+    arms.set_defaults(run=run)
+
+
+def _sweep_values(args: argparse.Namespace, model_file: ModelFile) -> np.ndarray | None:
+    """The swept coordinate's values in the file's units (``None`` without ``--sweep``)."""
+    model = model_file.model
+    if args.sweep is None:
+        given = [option for option, value in (("--from", args.start), ("--to", args.stop), ("--step", args.step))
+                 if value is not None]
+        if given:
+            raise CommandError(f"{', '.join(given)} need --sweep COORDINATE")
+        return None
+    if args.sweep not in model.coordinates:
+        raise CommandError(f"--sweep: unknown coordinate `{args.sweep}`; the model has: {', '.join(model.coordinates)}")
+    scale = model_file.coordinate_scale(args.sweep)
+    low, high = (bound / scale for bound in model.coordinate(args.sweep).range)
+    start = low if args.start is None else value(args.start, model_file, "--from")
+    stop = high if args.stop is None else value(args.stop, model_file, "--to")
+    step = 1.0 if args.step is None else value(args.step, model_file, "--step")
+    if not (np.isfinite(start) and np.isfinite(stop)):
+        raise CommandError(f"--sweep {args.sweep}: the coordinate's range is unbounded; give --from and --to")
+    if step <= 0 or stop < start:
+        raise CommandError(f"--sweep {args.sweep}: need --from ≤ --to and --step > 0, got from {start:.6g}, "
+                           f"to {stop:.6g}, step {step:.6g}")
+    count = int(np.floor((stop - start) / step * (1 + 1e-12) + 1e-9)) + 1
+    if count > _MAX_SWEEP_ROWS:
+        raise CommandError(f"--sweep {args.sweep}: {count} configurations; at most {_MAX_SWEEP_ROWS} (use a larger --step)")
+    return start + step * np.arange(count)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mbkron moment-arms``; returns the exit status."""
+    argv = args.argv
+    if args.plot:
+        require_matplotlib()
+    started = time.perf_counter()
+    model_file = read_model_file(args.model)
+    model = model_file.model
+    if not model.muscles:
+        raise CommandError(f"model `{model.name}` has no muscles (see docs/model-format.md, [muscles.NAME])")
+    sweep = _sweep_values(args, model_file)
+    base = assignments(args.q, model_file, "--q", base=model.default_q)
+    if sweep is None:
+        if args.plot:
+            raise CommandError("--plot needs --sweep COORDINATE (it plots moment arms against the swept coordinate)")
+        q = base[None]
+    else:
+        listed = {item.partition("=")[0].strip() for item in (args.q or "").split(",")}
+        if args.sweep in listed:
+            raise CommandError(f"`{args.sweep}` is swept: do not also give it in --q")
+        q = np.repeat(base[None], sweep.size, axis=0)
+        q[:, model.coordinates.index(args.sweep)] = sweep * model_file.coordinate_scale(args.sweep)
+    loaded = time.perf_counter()
+
+    columns, units = _moment_arm_columns(model_file)
+    table = np.empty((q.shape[0], len(columns)))
+    scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
+    for chunk in progress(chunks(q.shape[0]), not args.no_progress, "moment arms"):
+        rows = q[chunk]
+        table[chunk] = np.concatenate([rows / scales, model.moment_arms(rows).reshape(rows.shape[0], -1),
+                                       model.muscle_lengths(rows)], axis=-1)
+    if sweep is not None:
+        table[:, model.coordinates.index(args.sweep)] = sweep  # exactly as requested, not via radians
+    computed = time.perf_counter()
+
+    output = Path(args.output or f"{Path(args.model).stem}_moment_arms.csv")
+    save(write_csv, output, columns, table)
+    figure = output.with_suffix(".png") if args.plot else None
+    if figure is not None:
+        save(write_atomically, figure, _plot_moment_arms(model_file, args.sweep, table))
+    written = time.perf_counter()
+    settings = {"q": args.q or "", "sweep": None if sweep is None else {
+        "coordinate": args.sweep, "from": float(sweep[0]), "to": float(sweep[-1]), "count": int(sweep.size),
+        "unit": coordinate_unit(model_file, args.sweep)}, "sign_convention": "R = -dL/dq (OpenSim)"}
+    timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
+    metadata_path = output.with_suffix(".json")
+    metadata = result_metadata("moment-arms", argv, model_file, settings,
+                               [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
+                               {"csv": str(output), "png": str(figure) if figure else None})
+    save(write_json, metadata_path, metadata)
+    if sweep is None:
+        _print_moment_arms(model, table[0, model.nq:])
+    print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "
+          f"{metadata_path}" + (f", {figure}" if figure else ""))
+    return 0
+
+
+def _moment_arm_columns(model_file: ModelFile) -> tuple[list[str], list[str]]:
+    """The coordinates (file units), ``<coordinate>.<muscle>`` (R, row-major) and ``L.<muscle>``."""
+    model = model_file.model
+    columns = list(model.coordinates)
+    units = [coordinate_unit(model_file, name) for name in model.coordinates]
+    for name in model.coordinates:
+        columns += [f"{name}.{muscle}" for muscle in model.muscles]
+        units += ["m" if model.coordinate(name).unit == "rad" else "1"] * len(model.muscles)
+    columns += [f"L.{muscle}" for muscle in model.muscles]
+    units += ["m"] * len(model.muscles)
+    return columns, units
+
+
+def _print_moment_arms(model, values: np.ndarray) -> None:
+    """Moment arms (one column per coordinate) and lengths at a single configuration."""
+    arms = values[:model.nq * len(model.muscles)].reshape(model.nq, -1)
+    lengths = values[model.nq * len(model.muscles):]
+    print(f"{'muscle':<12}" + "".join(f"{name:>16}" for name in model.coordinates) + f"{'length':>12}")
+    for m, muscle in enumerate(model.muscles):
+        print(f"{muscle:<12}" + "".join(f"{arms[k, m]:16.6f}" for k in range(model.nq)) + f"{lengths[m]:12.6f}")
+    print("(moment arms R = -dL/dq in m per rad or dimensionless per m of a translation; lengths in m)")
+
+
+def _plot_moment_arms(model_file: ModelFile, swept: str, table: np.ndarray) -> bytes:
+    """Moment arms of every muscle against the swept coordinate, one panel per coordinate (Fig. 14, 15)."""
+    plt = require_matplotlib()
+    model = model_file.model
+    muscles = len(model.muscles)
+    x = table[:, model.coordinates.index(swept)]
+    figure, axes = plt.subplots(1, model.nq, figsize=(4.5 * model.nq + 1.5, 4.5), squeeze=False)
+    for k, (ax, name) in enumerate(zip(axes[0], model.coordinates)):
+        block = table[:, model.nq + k * muscles:model.nq + (k + 1) * muscles]
+        for m, muscle in enumerate(model.muscles):
+            ax.plot(x, block[:, m], ("-", "--", ":")[m // 10 % 3], label=muscle)  # 10 colours per style
+        ax.set_xlabel(f"{swept} ({coordinate_unit(model_file, swept)})")
+        ax.set_ylabel(f"moment arm about {name} ({'m' if model.coordinate(name).unit == 'rad' else '1'})")
+        ax.set_title(f"{model.name}: {name}")
+        ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
+    figure.tight_layout()
+    return png_bytes(plt, figure)
+

@@ -1,0 +1,208 @@
+"""Reading model files: :func:`load_model`, :func:`read_model_file`, :func:`parse_model_file`.
+
+A model file is TOML (read with the standard library's :mod:`tomllib`) describing the units,
+parameters, generalized coordinates, bodies, joint variables, loads and muscles of a model; the
+format is documented with an annotated example in ``docs/model-format.md``. Validation collects
+every problem of the file into one :class:`~mbkron.core.errors.ModelError` whose lines name the
+table path (``bodies.forearm.inertia``) and what was expected. Angles are converted to radians
+once, here. Formulas are parsed by the whitelist parser
+:func:`mbkron.expressions.parser.parse_expression` and evaluated in double precision
+(:func:`mbkron.io.model_files.evaluate_expression`).
+
+The reader is one class assembled from the readers of the sections:
+:class:`~mbkron.io.reader_bodies.BodyReader` (units, parameters, coordinates, bodies),
+:class:`~mbkron.io.reader_constraints.ConstraintReader` and
+:class:`~mbkron.io.reader_loads.LoadReader` (loads, muscles), all on
+:class:`~mbkron.io.reader_values.ValueReader`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mbkron.core.errors import ModelError
+from mbkron.io.reader_bodies import BodyReader
+from mbkron.io.reader_constraints import ConstraintReader
+from mbkron.io.reader_loads import LoadReader
+from mbkron.io.reader_values import show, show_key, suggest
+from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, SECTIONS
+from mbkron.model.builder import ModelBuilder
+from mbkron.model.model import Model
+
+__all__ = ["ModelFile", "load_model", "parse_model_file", "read_model_file"]
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A model read from a model file, with what the file said beyond the model itself.
+
+    Attributes
+    ----------
+    model : Model
+    source : str
+        The file path (or the name given to :func:`parse_model_file`).
+    angle_unit : {"rad", "deg"}
+        The file's ``[units] angle``: the unit of angles people read and write for this model.
+    parameters : dict of str to float
+        The named parameters, evaluated.
+    description : str
+        ``[model] description``.
+    sha256 : str
+        SHA-256 of the file's bytes (hex).
+    solved : dict of str to str
+        For each joint variable solved from constraints, a description of its ``[[constraints]]``
+        group (the model itself does not record the groups).
+    """
+
+    model: Model
+    source: str
+    angle_unit: str
+    parameters: dict[str, float] = field(default_factory=dict)
+    description: str = ""
+    sha256: str = ""
+    solved: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def angle_scale(self) -> float:
+        """Radians per unit of :attr:`angle_unit`."""
+        return ANGLE_UNITS[self.angle_unit]
+
+    def coordinate_scale(self, name: str) -> float:
+        """SI units per file unit of coordinate ``name`` (the angle scale for angles, else 1)."""
+        return self.angle_scale if self.model.coordinate(name).unit == "rad" else 1.0
+
+
+def load_model(path: str | Path) -> Model:
+    """Read a model definition file (TOML, see ``docs/model-format.md``).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    ModelError
+        Listing every problem in the file (with the file name and table paths), or why the file
+        cannot be read.
+
+    Examples
+    --------
+    >>> import mbkron
+    >>> model = mbkron.load_model("models/two_link_arm.toml")   # doctest: +SKIP
+    >>> model.coordinates                                        # doctest: +SKIP
+    ('alpha1', 'alpha2')
+    """
+    return read_model_file(path).model
+
+
+def read_model_file(path: str | Path) -> ModelFile:
+    """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ModelError([f"cannot read the file: {exc.strerror or exc}"], source) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelError([f"the file is not UTF-8 text (byte {exc.start})"], source) from None
+    return parse_model_file(text, source, sha256=hashlib.sha256(data).hexdigest())
+
+
+def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None = None) -> ModelFile:
+    """Parse model-file text.
+
+    Parameters
+    ----------
+    text : str
+        TOML text.
+    source : str
+        Name used in error messages (a file name).
+    sha256 : str, optional
+        Hash recorded in the result (by default the SHA-256 of ``text`` encoded as UTF-8).
+
+    Returns
+    -------
+    ModelFile
+
+    Raises
+    ------
+    ModelError
+        Listing every problem found.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"model-file text must be a string, got {type(text).__name__}")
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError([f"not valid TOML: {exc}"], source) from None
+    except RecursionError:
+        raise ModelError(["not valid TOML here: arrays or tables are nested too deeply"], source) from None
+    if sha256 is None:
+        sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _ModelReader(source).read(document, sha256)
+
+
+class _ModelReader(BodyReader, ConstraintReader, LoadReader):
+    """Reads one parsed TOML document, collecting problems; see :func:`parse_model_file`."""
+
+    def read(self, document: dict, sha256: str) -> ModelFile:
+        for key in document:
+            if key not in SECTIONS:
+                self.problem(show_key(key), f"unknown section; expected one of: {', '.join(SECTIONS)}{suggest(key, SECTIONS)}")
+        model_table = self.table(document.get("model", {}), "model") or {}
+        units = self.table(document.get("units", {}), "units") or {}
+        self.read_units(units)
+        self.keys(model_table, "model", [], ["format_version", "name", "description", "gravity"])
+        version = model_table.get("format_version", FORMAT_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
+            self.problem("model.format_version", f"this mbkron reads format version {FORMAT_VERSION}, got {show(version)}")
+        default_name = "model" if self.source.startswith("<") else Path(self.source).stem
+        name = self.string(model_table.get("name", default_name), "model.name") or "model"
+        description = self.string(model_table.get("description", ""), "model.description") or ""
+        coordinates = self.table(document.get("coordinates", {}), "coordinates") or {}
+        parameters = self.table(document.get("parameters", {}), "parameters") or {}
+        coordinate_names = self.declare_names(coordinates, parameters)
+        self.read_parameters(parameters)
+        gravity = self.vector(model_table.get("gravity", [0.0, -9.81, 0.0]), "model.gravity") or [0.0, -9.81, 0.0]
+        builder = ModelBuilder(name=name, gravity=gravity)
+        self.read_coordinates(coordinates, coordinate_names, builder)
+        bodies = self.table(document.get("bodies", {}), "bodies") or {}
+        groups = document.get("constraints", [])
+        if not isinstance(groups, list):
+            self.problem("constraints", f"expected an array of tables ([[constraints]] sections), got {show(groups)}")
+            groups = []
+        self.solved = {j for g in groups if isinstance(g, dict) and isinstance(g.get("joints"), list)
+                       for j in g["joints"] if isinstance(j, str)}
+        for body, table in bodies.items():
+            self.read_body(body, table, builder)
+        self.declare_joint_names(bodies)
+        for index, group in enumerate(groups):
+            self.read_constraint_group(group, f"constraints[{index}]", bodies, builder)
+        loads = document.get("loads", [])
+        if not isinstance(loads, list):
+            self.problem("loads", f"expected an array of tables ([[loads]] sections), got {show(loads)}")
+            loads = []
+        for index, load in enumerate(loads):
+            self.read_load(load, f"loads[{index}]", builder)
+        muscles = self.table(document.get("muscles", {}), "muscles") or {}
+        for muscle, table in muscles.items():
+            self.read_muscle(muscle, table, builder)
+        model = None
+        try:
+            model = builder.build()
+        except ModelError as exc:
+            self.problems.extend(exc.problems)
+        except RecursionError:
+            self.problem("", "an expression is nested too deeply to be differentiated")
+        if self.problems:
+            raise ModelError(self.problems, self.source)
+        ordered = {name: self.parameters[name] for name in parameters if name in self.parameters}
+        return ModelFile(model, self.source, self.angle_unit, ordered, description, sha256, self.solved_by)

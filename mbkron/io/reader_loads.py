@@ -1,0 +1,152 @@
+"""Reading the ``[[loads]]`` and ``[muscles.NAME]`` sections of a model file.
+
+:class:`LoadReader` reads each applied load (constant values, or formulas of ``t``, the coordinates
+and their rates that become :class:`~mbkron.io.schema.ExpressionValue` callables) and each muscle
+(Hill parameters and the path points, fixed or moving) into the
+:class:`~mbkron.model.builder.ModelBuilder`.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from mbkron.expressions.parser import ExpressionError
+from mbkron.io.model_files import evaluate_expression
+from mbkron.io.reader_values import ValueReader, join, show
+from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME, NUMBER, POINT,
+                              SCALAR, TIME, VECTOR, VELOCITY_SUFFIX, ExpressionValue)
+from mbkron.jointvars.functions import CoordinateFunction
+from mbkron.model.builder import ModelBuilder
+from mbkron.muscles.hill import HillParameters
+from mbkron.muscles.points import MovingPoint
+
+__all__ = ["LoadReader"]
+
+
+class LoadReader(ValueReader):
+    """Reads the ``[[loads]]`` and ``[muscles.NAME]`` sections of a model file."""
+
+    def read_load(self, value: object, path: str, builder: ModelBuilder) -> None:
+        table = self.table(value, path)
+        if table is None:
+            return
+        kind = self.string(table.get("type"), join(path, "type"), tuple(LOAD_FIELDS))
+        if kind is None:
+            return
+        cls, required, optional = LOAD_FIELDS[kind]
+        self.keys(table, path, ["type", *required], optional)
+        arguments = {key: self.load_field(table[key], join(path, key), field_kind)
+                     for key, field_kind in {**required, **optional}.items() if key in table}
+        if all(arguments.get(key) is not None for key in required) and None not in arguments.values():
+            builder.add_load(cls(**arguments))
+
+    def load_field(self, value: object, path: str, kind: str) -> object:
+        if kind == NAME:
+            return self.string(value, path)
+        if kind == FRAME:
+            return self.string(value, path, ("ground", "body"))
+        if kind == POINT:
+            return self.vector(value, path)
+        if kind == NUMBER:
+            return self.number(value, path)
+        components = [value] if kind == SCALAR else value
+        if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
+            self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")
+            return None
+        names = [TIME, *self.coordinate_units, *(n + VELOCITY_SUFFIX for n in self.coordinate_units)]
+        names = [n for n in names if n in self.symbols]
+        variables = {self.symbols[n] for n in names}
+        names += self.parameter_names
+        expressions = [self.load_component(component, path if kind == SCALAR else join(path, k), names, variables)
+                       for k, component in enumerate(components)]
+        if None in expressions:
+            return None
+        if all(e.is_Number for e in expressions):
+            numbers = [float(e) for e in expressions]
+            return numbers[0] if kind == SCALAR else numbers
+        shape = () if kind == SCALAR else (3,)
+        return ExpressionValue(tuple(expressions), shape, tuple(self.coordinate_units))
+
+    def load_component(self, value: object, path: str, names: list[str], variables: set[sympy.Symbol]) -> sympy.Expr | None:
+        """One component of a load value: a number, or a formula of t, q, q̇ and parameters (SI result)."""
+        if not isinstance(value, str):
+            number = self.number(value, path)
+            return None if number is None else sympy.Float(number)
+        expr = self.parse(value, path, names)
+        expr = None if expr is None else self.fold_constants(expr, path, variables)
+        if expr is None:
+            return None
+        try:  # every operation must be one evaluate_expression knows (sympy may rewrite what was parsed)
+            evaluate_expression(expr, {symbol.name: 0.0 for symbol in variables})
+        except ExpressionError as exc:
+            self.problem(path, str(exc))
+            return None
+        return self.to_si(expr, self.angle_symbols(rates=True), output_angle=False)
+    # ------------------------------------------------------------------ muscles
+    def read_muscle(self, name: str, value: object, builder: ModelBuilder) -> None:
+        """One ``[muscles.NAME]`` section: Hill parameters and the path (``[[muscles.NAME.path]]``)."""
+        path = join("muscles", name)
+        table = self.table(value, path)
+        if table is None:
+            return
+        kind = self.string(table.get("model", "hill"), join(path, "model"), MUSCLE_MODELS)
+        hill_keys = {key for key, _ in HILL_FIELDS}
+        if kind == "path":
+            self.keys(table, path, ["path"], ["model"], {key: "a muscle of model \"path\" has no Hill parameters"
+                                                          for key in hill_keys})
+        else:
+            self.keys(table, path, ["path", *HILL_REQUIRED], ["model", *(hill_keys - set(HILL_REQUIRED))])
+        hill = None
+        if kind == "hill":
+            values = {key: self.number(table[key], join(path, key), scale=self.angle_scale if angle else 1.0)
+                      for key, angle in HILL_FIELDS if key in table}
+            if all(key in values for key in HILL_REQUIRED) and None not in values.values():
+                hill = HillParameters(**values)
+        points = table.get("path", [])
+        if not isinstance(points, list) or not all(isinstance(point, dict) for point in points):
+            self.problem(join(path, "path"), f"expected an array of tables ([[{path}.path]] sections), got {show(points)}")
+            return
+        read = [self.path_point(point, f"{join(path, 'path')}[{index}]") for index, point in enumerate(points)]
+        if None not in read and kind is not None:
+            builder.add_muscle(name, read, hill=hill)
+
+    def path_point(self, table: dict, path: str) -> object:
+        """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies."""
+        self.keys(table, path, ["body", "point"], ["extrapolate"], {
+            "active": "conditional path points are not supported (the path would change its points with q); "
+                      "keep the point or remove it, see docs/model-format.md"})
+        body = self.string(table.get("body"), join(path, "body")) if "body" in table else None
+        extrapolate = self.boolean(table.get("extrapolate", False), join(path, "extrapolate"))
+        value = table.get("point")
+        if not isinstance(value, list) or len(value) != 3:
+            if "point" in table:
+                self.problem(join(path, "point"), f"expected an array of 3 components (numbers, formulas of the "
+                                                   f"coordinates, function tables, or arrays of these), got {show(value)}")
+            return None
+        components = [self.point_component(c, join(join(path, "point"), k)) for k, c in enumerate(value)]
+        if body is None or extrapolate is None or None in components:
+            return None
+        if all(isinstance(c, float) for c in components):
+            if extrapolate:
+                self.problem(join(path, "extrapolate"), "only a moving point (one with a varying component) extrapolates")
+            return body, tuple(components)
+        return MovingPoint(body, components, extrapolate=extrapolate)
+
+    def point_component(self, value: object, path: str, *, nested: bool = False) -> object:
+        """A path point's coordinate (m): a number, a formula of coordinates and parameters, a
+        tabulated or Fourier function table, or (not nested) an array of these, summed."""
+        if isinstance(value, list) and not nested:
+            if not value:
+                self.problem(path, "expected a non-empty array of terms (they are summed)")
+                return None
+            terms = [self.point_component(v, join(path, k), nested=True) for k, v in enumerate(value)]
+            return None if None in terms else terms
+        if isinstance(value, dict):
+            function = self.function_variable(value, path, 1.0)
+            return function if isinstance(function, CoordinateFunction) else None
+        if isinstance(value, str):
+            expr = self.coordinate_expression(value, path, output_angle=False)
+            if expr is None:
+                return None
+            return float(expr) if expr.is_Number else expr
+        return self.number(value, path)

@@ -1,0 +1,326 @@
+"""The model-file reader's base: collected problems, checked values and formulas.
+
+:class:`ValueReader` holds the state of reading one document (the problems found so far, the
+parameters, the symbols of names usable in formulas, the angle unit) and reads the values every
+section uses: tables, strings, numbers (or expressions of the parameters), vectors, directions,
+matrices, formulas of the coordinates (converted to SI units, constant parts folded to double
+precision) and tabulated or Fourier function tables. Each method records a problem naming the
+table path and returns None (or a harmless default) for an invalid value, so that one pass reports
+every problem of a file. The sections are read by :mod:`mbkron.io.reader_bodies`,
+:mod:`mbkron.io.reader_constraints` and :mod:`mbkron.io.reader_loads`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import sympy
+
+from mbkron.expressions.parser import ExpressionError, check_name, parse_expression
+from mbkron.io.model_files import _is_normal_double, evaluate_expression
+from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
+from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, FourierSeries, tabulated_function
+
+__all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
+
+_SHOW_WIDTH = 60
+
+
+def show(value: object) -> str:
+    """A short description of a value from a file, for a message (never a huge or deep repr)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if value.bit_length() > 64:
+            return f"an integer of {len(str(abs(value))) if value.bit_length() < 10_000 else 'thousands of'} digits"
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in value[: _SHOW_WIDTH + 1])
+        return repr(text[:_SHOW_WIDTH] + "…") if len(value) > _SHOW_WIDTH else repr(text)
+    if isinstance(value, list):
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) and len(value) <= 9:
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        return f"an array of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        keys = ", ".join(show_key(k) for k in list(value)[:6])
+        more = ", …" if len(value) > 6 else ""
+        return f"a table with keys ({keys}{more})" if value else "an empty table"
+    return f"a {type(value).__name__}"
+
+
+def show_key(key: str) -> str:
+    """A key as a message shows it: bare if it is a bare TOML key, else quoted (and shortened)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key[:_SHOW_WIDTH])
+
+
+def join(path: str, key: object) -> str:
+    """The table path of ``key`` (a table key or an array index) inside ``path``, for messages."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{show_key(key)}" if path else show_key(key)
+
+
+def suggest(name: str, choices: Iterable[str]) -> str:
+    """``; did you mean `X`?`` for the choice closest to a misspelt ``name``, else the empty string."""
+    match = difflib.get_close_matches(name, list(choices), n=1)
+    return f"; did you mean `{match[0]}`?" if match else ""
+
+
+class ValueReader:
+    """The state of reading one parsed TOML document and the reading of values; see :mod:`mbkron.io.reader`."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.problems: list[str] = []
+        self.parameters: dict[str, float] = {}
+        self.invalid_parameters: set[str] = set()
+        self.parameter_names: list[str] = []  # declared with a valid, unique name, in file order
+        self.symbols: dict[str, sympy.Symbol] = {}
+        self.angle_unit = "rad"
+        self.coordinate_units: dict[str, str] = {}
+        self.solved: set[str] = set()  # bodies whose joint variables are solved from constraints
+        self.solved_by: dict[str, str] = {}  # solved joint -> description of its group
+        self.joint_symbols: dict[str, sympy.Symbol] = {}  # moving bodies usable in constraint equations
+
+    # ------------------------------------------------------------------ problems and types
+    def problem(self, path: str, message: str) -> None:
+        self.problems.append(f"{path}: {message}" if path else message)
+
+    def table(self, value: object, path: str) -> dict | None:
+        if isinstance(value, dict):
+            return value
+        self.problem(path, f"expected a table, got {show(value)}")
+        return None
+
+    def keys(self, table: dict, path: str, required: Iterable[str], optional: Iterable[str],
+             misplaced: Mapping[str, str] | None = None) -> None:
+        """Report missing required keys and unknown keys of ``table`` (``misplaced``: key -> explanation)."""
+        required, optional, misplaced = list(required), list(optional), misplaced or {}
+        for key in required:
+            if key not in table:
+                self.problem(path, f"`{key}` is required")
+        allowed = required + optional
+        for key in table:
+            if key in misplaced:
+                self.problem(join(path, key), misplaced[key])
+            elif key not in allowed:
+                self.problem(join(path, key), f"unknown key; expected one of: {', '.join(allowed)}"
+                                               f"{suggest(key, allowed + list(misplaced))}")
+
+    def string(self, value: object, path: str, choices: Sequence[str] | None = None) -> str | None:
+        if not isinstance(value, str):
+            expected = f"one of: {', '.join(repr(c) for c in choices)}" if choices else "a string"
+            self.problem(path, f"expected {expected}, got {show(value)}")
+            return None
+        if choices is not None and value not in choices:
+            self.problem(path, f"expected one of: {', '.join(repr(c) for c in choices)}, got {show(value)}{suggest(value, choices)}")
+            return None
+        return value
+
+    def boolean(self, value: object, path: str) -> bool | None:
+        if not isinstance(value, bool):
+            self.problem(path, f"expected true or false, got {show(value)}")
+            return None
+        return value
+
+    def name(self, value: object, path: str, what: str) -> str | None:
+        """A name used in expressions (coordinates, parameters)."""
+        try:
+            check_name(value)
+        except TypeError:
+            self.problem(path, f"a {what} name must be a string, got {show(value)}")
+            return None
+        except ExpressionError as exc:
+            self.problem(path, f"invalid {what} name: {exc}")
+            return None
+        return value
+
+    def parse(self, text: str, path: str, names: Iterable[str]) -> sympy.Expr | None:
+        try:
+            return parse_expression(text, {n: self.symbols[n] for n in names})
+        except ExpressionError as exc:
+            self.problem(path, f"invalid expression: {exc}")
+            return None
+
+    def number(self, value: object, path: str, *, scale: float = 1.0, infinite: bool = False) -> float | None:
+        """A number, or a string expression of the parameters; multiplied by ``scale``."""
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            self.problem(path, f"expected a number (or an expression of the parameters), got {show(value)}")
+            return None
+        if isinstance(value, str):
+            expr = self.parse(value, path, self.parameter_names)
+            if expr is None:
+                return None
+            result = self.constant(expr, path)
+        elif isinstance(value, int):
+            try:
+                result = float(value)
+            except OverflowError:
+                self.problem(path, f"the number {show(value)} is too large for double precision")
+                return None
+        else:
+            result = value
+        if result is None:
+            return None
+        if math.isnan(result) or (math.isinf(result) and not infinite):
+            self.problem(path, f"expected a finite number, got {result!r}")
+            return None
+        result *= scale
+        if math.isnan(result) or (math.isinf(result) and not infinite):
+            self.problem(path, "the value overflows after unit conversion")
+            return None
+        return result
+
+    def constant(self, expr: sympy.Expr, path: str, what: str = "the expression") -> float | None:
+        """The value of a parameter-only expression; None (reported) if not finite."""
+        bad = sorted(n.name for n in expr.free_symbols if n.name in self.invalid_parameters)
+        if bad:
+            self.problem(path, f"uses the invalid parameter(s) {', '.join(bad)} (see their own messages)")
+            return None
+        try:
+            value = float(evaluate_expression(expr, self.parameters))
+        except ExpressionError as exc:
+            self.problem(path, str(exc))
+            return None
+        if not math.isfinite(value):
+            self.problem(path, f"{what} evaluates to {value!r}; expected a finite number")
+            return None
+        return value
+
+    def vector(self, value: object, path: str) -> list[float] | None:
+        if not isinstance(value, list) or len(value) != 3:
+            self.problem(path, f"expected an array of 3 numbers, got {show(value)}")
+            return None
+        numbers = [self.number(v, join(path, k)) for k, v in enumerate(value)]
+        return None if any(n is None for n in numbers) else numbers
+
+    def direction(self, value: object, path: str) -> list[float] | None:
+        """A non-zero 3-vector, returned normalised (robustly: no overflow for huge components)."""
+        vector = self.vector(value, path)
+        if vector is None:
+            return None
+        norm = math.hypot(*vector)
+        if not (math.isfinite(norm) and norm > 1e-12):
+            self.problem(path, f"expected a non-zero direction (it is normalised), got {show(value)}")
+            return None
+        return [v / norm for v in vector]
+
+    def matrix(self, value: object, path: str) -> list[list[float]] | None:
+        if not isinstance(value, list) or len(value) != 3:
+            self.problem(path, f"expected a 3×3 array (3 rows of 3 numbers), got {show(value)}")
+            return None
+        rows = [self.vector(row, join(path, k)) for k, row in enumerate(value)]
+        return None if any(r is None for r in rows) else rows
+
+    def number_array(self, value: object, path: str, *, scale: float = 1.0, minimum: int = 0) -> list[float] | None:
+        if not isinstance(value, list) or len(value) < minimum:
+            at_least = f"at least {minimum} " if minimum else ""
+            self.problem(path, f"expected an array of {at_least}numbers, got {show(value)}")
+            return None
+        numbers = [self.number(v, join(path, k), scale=scale) for k, v in enumerate(value)]
+        return None if any(n is None for n in numbers) else numbers
+    @property
+    def angle_scale(self) -> float:
+        """Radians per unit of the file's ``[units] angle``."""
+        return ANGLE_UNITS[self.angle_unit]
+
+    # ------------------------------------------------------------------ formulas and functions of the coordinates
+    def coordinate_expression(self, text: str, path: str, *, output_angle: bool) -> sympy.Expr | None:
+        """A formula of coordinates (in file units) and parameters, as a sympy expression in SI units."""
+        names = list(self.coordinate_units) + self.parameter_names
+        expr = self.parse(text, path, names)
+        if expr is None:
+            return None
+        expr = self.fold_constants(expr, path, {self.symbols[n] for n in self.coordinate_units})
+        if expr is None:
+            return None
+        return self.to_si(expr, self.angle_symbols(), output_angle=output_angle)
+
+    def angle_symbols(self, rates: bool = False) -> list[sympy.Symbol]:
+        """Symbols of the angular coordinates (and, with ``rates``, of their rates)."""
+        names = [n for n, unit in self.coordinate_units.items() if unit == "angle"]
+        names += [n + VELOCITY_SUFFIX for n in names] if rates else []
+        return [self.symbols[n] for n in names if n in self.symbols]
+
+    def to_si(self, expr: sympy.Expr, angles: Iterable[sympy.Symbol], *, output_angle: bool) -> sympy.Expr:
+        """Rewrite a formula in file units as one in SI units: the symbols ``angles`` stand for angles
+        in the file's unit (exact factor pi/180 for degrees); ``output_angle``: the value is one too."""
+        scale = EXACT_ANGLE_SCALE[self.angle_unit]
+        if scale == 1:
+            return expr
+        expr = expr.xreplace({symbol: symbol / scale for symbol in angles})
+        if not output_angle:
+            return expr
+        # distribute over a sum (one level), so that `theta2 - theta1` stays readable and exact
+        return sympy.Add(*(scale * term for term in expr.args)) if expr.is_Add else scale * expr
+
+    def fold_constants(self, expr: sympy.Expr, path: str, variables: set[sympy.Symbol]) -> sympy.Expr | None:
+        """Replace every subexpression free of ``variables`` (except plain numbers) by its value.
+
+        The values (parameters substituted) are computed in double precision by
+        :func:`~mbkron.io.model_files.evaluate_expression`, never by sympy, and must be finite normal doubles. So the sympy
+        work that follows (differentiation, ``float`` of constant terms, lambdify) never meets an
+        exact constant such as ``sin(exp(exp(20)))`` whose arbitrary-precision evaluation would
+        not finish, nor a parameter value that would make sympy evaluate one.
+        """
+        failed = False
+
+        def rebuild(node: sympy.Basic) -> sympy.Basic:
+            nonlocal failed
+            if node.is_Number or node.is_NumberSymbol or node in variables:  # numbers, pi, E: exact and cheap
+                return node
+            if not node.free_symbols & variables:
+                value = self.constant(node, path, "a constant part of the expression")
+                if value is not None and not _is_normal_double(value):
+                    self.problem(path, f"a constant part of the expression evaluates to {value!r}, below double precision")
+                    value = None
+                failed = failed or value is None
+                return sympy.S.Zero if value is None else sympy.Float(value)
+            return node.func(*(rebuild(argument) for argument in node.args))
+
+        result = rebuild(expr)
+        return None if failed else result
+
+    def function_variable(self, table: dict, path: str, output_scale: float) -> object:
+        kind = self.string(table.get("type"), join(path, "type"), ("tabulated", "fourier"))
+        if kind is None:
+            return 0.0
+        coordinate = table.get("coordinate")
+        coordinate_path = join(path, "coordinate")
+        if not isinstance(coordinate, str) or coordinate not in self.coordinate_units:
+            known = ", ".join(self.coordinate_units) or "(none)"
+            suggestion = suggest(coordinate, self.coordinate_units) if isinstance(coordinate, str) else ""
+            self.problem(coordinate_path, f"expected the name of a coordinate ({known}), got {show(coordinate)}{suggestion}")
+            coordinate = None
+        input_scale = self.angle_scale if self.coordinate_units.get(coordinate) == "angle" else 1.0
+        if kind == "tabulated":
+            self.keys(table, path, ["type", "coordinate", "x", "y", "kind"], [])
+            x = self.number_array(table.get("x"), join(path, "x"), scale=input_scale, minimum=2) if "x" in table else None
+            y = self.number_array(table.get("y"), join(path, "y"), scale=output_scale, minimum=2) if "y" in table else None
+            spline_kind = self.string(table.get("kind"), join(path, "kind"), SPLINE_KINDS) if "kind" in table else None
+            if None in (coordinate, x, y, spline_kind):
+                return 0.0
+            try:
+                function = tabulated_function(x, y, spline_kind)
+            except ValueError as exc:
+                self.problem(path, str(exc))
+                return 0.0
+        else:
+            self.keys(table, path, ["type", "coordinate", "period"], ["a0", "a", "b"])
+            period = self.number(table.get("period"), join(path, "period"), scale=input_scale) if "period" in table else None
+            a0 = self.number(table.get("a0", 0.0), join(path, "a0"), scale=output_scale)
+            a = self.number_array(table.get("a", []), join(path, "a"), scale=output_scale)
+            b = self.number_array(table.get("b", []), join(path, "b"), scale=output_scale)
+            if None in (coordinate, period, a0, a, b):
+                return 0.0
+            try:
+                function = FourierSeries(period, a0, a, b)
+            except ValueError as exc:
+                self.problem(path, str(exc))
+                return 0.0
+        return CoordinateFunction(function, coordinate)

@@ -1,0 +1,112 @@
+"""The model-file format's vocabulary, shared by the reader, the writer and the comparison.
+
+The format is documented with an annotated example in ``docs/model-format.md``: its version, the
+units of angles and coordinates, the sections, the fields of each ``[[loads]]`` type and of a Hill
+muscle, and :class:`ExpressionValue`, the callable a load value given as formulas becomes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from mbkron.dynamics.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper
+from mbkron.expressions.parser import format_expression
+from mbkron.io.model_files import evaluate_expression
+from mbkron.kinematics import tree as kinematics
+
+__all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "ExpressionValue"]
+
+#: The version of the model-file format mbkron reads and writes (``[model] format_version``).
+FORMAT_VERSION = 1
+#: Radians per unit of each accepted ``[units] angle``.
+ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
+EXACT_ANGLE_SCALE = {"rad": sympy.S.One, "deg": sympy.pi / 180}
+#: Coordinate units in files and in :class:`~mbkron.model.model.Coordinate`.
+COORDINATE_UNITS = {"angle": "rad", "m": "m", "1": "1"}
+TIME = "t"
+VELOCITY_SUFFIX = "_dot"
+SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "muscles")
+JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
+MUSCLE_MODELS = ("hill", "path")
+#: Hill parameters in a ``[muscles.NAME]`` section: (key, is an angle), in HillParameters' order.
+HILL_FIELDS = (("max_isometric_force", False), ("optimal_fiber_length", False), ("tendon_slack_length", False),
+               ("pennation_angle", True), ("max_contraction_velocity", False))
+HILL_REQUIRED = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length")
+
+# Fields of each [[loads]] type: (required, optional) -> kind of value.
+POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name", "frame", "number"
+LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
+    "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
+    "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
+    "joint_torque": (JointTorque, {"joint": NAME, "torque": SCALAR}, {}),
+    "generalized_force": (GeneralizedForce, {"coordinate": NAME, "value": SCALAR}, {}),
+    "spring_damper": (
+        SpringDamper,
+        {"body_a": NAME, "point_a": POINT, "body_b": NAME, "point_b": POINT, "stiffness": NUMBER},
+        {"damping": NUMBER, "free_length": NUMBER},
+    ),
+    "line_force": (
+        LineForce,
+        {"body_a": NAME, "point_a": POINT, "body_b": NAME, "point_b": POINT, "tension": SCALAR},
+        {},
+    ),
+}
+LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}
+
+@dataclass(frozen=True, eq=False)
+class ExpressionValue:
+    """A load value given in a model file as formulas of time, coordinates and their rates.
+
+    Called as ``value(t, q, qd)`` like any callable load value (:mod:`mbkron.dynamics.loads`); evaluated by
+    :func:`~mbkron.io.model_files.evaluate_expression` in double precision. The expressions are in SI units (the loader
+    has converted angles): symbols are ``t`` (s), the coordinate names and ``<coordinate>_dot``.
+
+    Attributes
+    ----------
+    expressions : tuple of sympy.Expr
+        One per component (a scalar value has one and ``shape == ()``).
+    shape : tuple of int
+        ``()`` or ``(3,)``.
+    coordinates : tuple of str
+        Coordinate names in the order of ``q``.
+    """
+
+    expressions: tuple[sympy.Expr, ...]
+    shape: tuple[int, ...]
+    coordinates: tuple[str, ...]
+
+    def __call__(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        values: dict[str, object] = {TIME: t}
+        for k, name in enumerate(self.coordinates):
+            values[name] = q[..., k]
+            values[name + VELOCITY_SUFFIX] = qd[..., k]
+        components = np.broadcast_arrays(*(evaluate_expression(e, values) for e in self.expressions),
+                                         np.empty(q.shape[:-1]))[:-1]
+        if self.shape == ():
+            return np.array(components[0])
+        return np.stack(components, axis=-1)
+
+    def texts(self) -> list[str] | str:
+        """The expressions as text of the model-file grammar (a list for a vector value)."""
+        texts = [format_expression(e) for e in self.expressions]
+        return texts[0] if self.shape == () else texts
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (quoted; control characters escaped)."""
+    escapes = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+    out = []
+    for character in text:
+        if character in escapes:
+            out.append(escapes[character])
+        elif ord(character) < 0x20 or ord(character) == 0x7F:
+            out.append(f"\\u{ord(character):04X}")
+        else:
+            out.append(character)
+    return '"' + "".join(out) + '"'

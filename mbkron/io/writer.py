@@ -1,0 +1,298 @@
+"""Writing models as model files: :func:`dump_model`, and :func:`format_toml` for any document.
+
+:func:`dump_model` writes a :class:`~mbkron.model.model.Model` back as model-file text (SI units,
+radians) that loads into an equal model (:func:`mbkron.io.compare.model_differences` finds nothing).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import sympy
+
+from mbkron.expressions.parser import format_expression, parse_expression
+from mbkron.io.schema import (COORDINATE_UNITS, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NUMBER, POINT,
+                              SCALAR, VECTOR, ExpressionValue, toml_string)
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.explicit import Linear
+from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries, PiecewiseLinear
+from mbkron.kinematics import tree as kinematics
+from mbkron.model.model import Model
+from mbkron.muscles.hill import ThelenCurves
+from mbkron.muscles.points import MovingPoint
+
+__all__ = ["dump_model", "format_toml"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, np.ndarray):
+        return _toml_value(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }" if value else "{}"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _is_table_array(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+
+def format_toml(document: Mapping[str, object]) -> str:
+    """TOML text of a document of tables, arrays, strings, numbers and booleans.
+
+    Tables become ``[section]`` headers, non-empty arrays of tables ``[[section]]`` headers, and
+    everything inside arrays inline values; ``tomllib.loads(format_toml(d)) == d`` for such
+    documents (floats are written with ``repr``, exactly; ``nan`` and ``inf`` as TOML's).
+
+    Parameters
+    ----------
+    document : mapping
+        Keys are strings.
+
+    Returns
+    -------
+    str
+    """
+    lines: list[str] = []
+
+    def emit(table: Mapping[str, object], path: list[str], header: str | None) -> None:
+        scalars = [(k, v) for k, v in table.items() if not isinstance(v, Mapping) and not _is_table_array(v)]
+        nested = [(k, v) for k, v in table.items() if isinstance(v, Mapping) or _is_table_array(v)]
+        if header is not None and (scalars or not nested):
+            if lines:
+                lines.append("")
+            lines.append(header)
+        for key, value in scalars:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+        for key, value in nested:
+            child = path + [_toml_key(key)]
+            if isinstance(value, Mapping):
+                emit(value, child, "[" + ".".join(child) + "]")
+            else:
+                for item in value:
+                    lines.append("")
+                    lines.append("[[" + ".".join(child) + "]]")
+                    emit(item, child, None)
+
+    emit(document, [], None)
+    return "\n".join(lines) + "\n"
+
+
+def _constraint_table(group, model: Model) -> dict:
+    """A constraint group (:class:`mbkron.model.constraint_groups.ConstraintGroup`) as a ``[[constraints]]`` table."""
+    entry: dict[str, object] = {"joints": list(group.joints), "solver": group.solver}
+    system = group.constraints
+    if isinstance(system, SymbolicConstraints):
+        values = {name: sympy.Float(float(v)) for name, v in system.parameters.items()}
+        names = set(values) | set(model.coordinates) | set(model.joints)
+        equations = []
+        for equation in system.equations:
+            expr = parse_expression(equation, names) if isinstance(equation, str) else equation
+            expr = expr.xreplace({s: values[s.name] for s in expr.free_symbols if s.name in values})
+            equations.append(format_expression(expr))
+        entry["equations"] = equations
+    else:
+        loops = []
+        for closure in getattr(system, "closures", system):
+            loop: dict[str, object] = {"body_a": closure.body_a, "point_a": np.asarray(closure.point_a, float).tolist(),
+                                       "body_b": closure.body_b, "point_b": np.asarray(closure.point_b, float).tolist(),
+                                       "plane": closure.plane or "space"}
+            if closure.orientation is not None:
+                loop["orientation"] = closure.orientation
+            for key in ("axis_a", "axis_b", "rotation"):
+                if getattr(closure, key) is not None:
+                    loop[key] = np.asarray(getattr(closure, key), float).tolist()
+            loops.append(loop)
+        entry["loops"] = loops
+    if group.guess:
+        entry["guess"] = {name: float(value) for name, value in group.guess.items()}
+    if group.settings:
+        entry["settings"] = {name: (value if isinstance(value, bool) else np.asarray(value, float).tolist())
+                             for name, value in group.settings.items()}
+    return entry
+
+
+def _variable_text(variable: object, body: str) -> object:
+    """A body's joint variable as a model-file value (SI units)."""
+    if variable is None:
+        raise ValueError(f"body `{body}`: its joint variable is solved from constraints, which a Model does not "
+                         "record; such a model cannot be written to a model file yet")
+    if isinstance(variable, str):
+        return variable
+    if isinstance(variable, (int, float)) and not isinstance(variable, bool):
+        return float(variable)
+    if isinstance(variable, Linear):
+        expr = sympy.Float(float(variable.constant))
+        for name, coefficient in variable.coefficients.items():
+            expr += sympy.Float(float(coefficient)) * sympy.Symbol(name)
+        return format_expression(expr)
+    if isinstance(variable, sympy.Expr):
+        return format_expression(variable)
+    if isinstance(variable, CoordinateFunction):
+        table = _function_table(variable)
+        if table is not None:
+            return table
+    raise ValueError(f"body `{body}`: its joint variable ({type(variable).__name__}) cannot be written to a model file")
+
+
+def _function_table(variable: CoordinateFunction) -> dict | None:
+    """A tabulated or Fourier function of one coordinate as a model-file table; None for other kinds."""
+    function = variable.function
+    if isinstance(function, (CubicSpline, PiecewiseLinear)):
+        return {"type": "tabulated", "coordinate": variable.coordinate, "kind": function.kind,
+                "x": function.x.tolist(), "y": function.y.tolist()}
+    if isinstance(function, FourierSeries):
+        return {"type": "fourier", "coordinate": variable.coordinate, "period": function.period,
+                "a0": function.a0, "a": function.a.tolist(), "b": function.b.tolist()}
+    return None
+
+
+def _point_term_text(term: object, where: str) -> object:
+    """One term of a moving point's coordinate as a model-file value (m)."""
+    if isinstance(term, CoordinateFunction):
+        table = _function_table(term)
+        if table is not None:
+            return table
+    elif isinstance(term, sympy.Expr):
+        return format_expression(term)
+    elif isinstance(term, (int, float)) and not isinstance(term, bool):
+        return float(term)
+    raise ValueError(f"{where}: a {type(term).__name__} term cannot be written to a model file")
+
+
+def _muscle_table(path) -> dict:
+    """A :class:`~mbkron.muscles.paths.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
+    where = f"muscle `{path.name}`"
+    entry: dict[str, object] = {"model": "path" if path.hill is None else "hill"}
+    if path.hill is not None:
+        if path.hill.curves != ThelenCurves():
+            raise ValueError(f"{where}: non-default Thelen curve constants cannot be written to a model file")
+        entry.update({key: float(getattr(path.hill, key)) for key, _ in HILL_FIELDS})
+    points = []
+    for n, point in enumerate(path.points):
+        if isinstance(point, MovingPoint):
+            components = [[_point_term_text(t, f"{where}, point {n}") for t in terms] for terms in point.location]
+            points.append({"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
+                           "extrapolate": point.extrapolate})
+        else:
+            points.append({"body": point[0], "point": np.asarray(point[1], dtype=float).tolist()})
+    entry["path"] = points
+    return entry
+
+
+def _load_value_text(value: object, where: str) -> object:
+    if isinstance(value, ExpressionValue):
+        return value.texts()
+    if callable(value):
+        raise ValueError(f"{where} is a Python callable; only constants and model-file expressions can be written")
+    array = np.asarray(value, dtype=float)
+    return array.tolist() if array.ndim else float(array)
+
+
+def dump_model(model: Model) -> str:
+    """Model-file text describing ``model`` (SI units, angles in radians).
+
+    ``parse_model_file(dump_model(model)).model`` equals ``model`` (see
+    :func:`~mbkron.io.reader.parse_model_file`, :func:`~mbkron.io.compare.model_differences`).
+    Parameters of the original file are not kept: every number is written out.
+
+    Parameters
+    ----------
+    model : Model
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the model holds something a model file cannot express: a Python callable as a load
+        value, or a sympy joint variable using functions outside the expression grammar.
+    """
+    document: dict[str, object] = {
+        "model": {"format_version": FORMAT_VERSION, "name": model.name, "gravity": model.gravity.tolist()},
+        "units": {"angle": "rad", "length": "m", "mass": "kg"},
+    }
+    coordinates = {}
+    for c in model.coordinate_records:
+        entry: dict[str, object] = {}
+        if c.range != (-math.inf, math.inf):
+            entry["range"] = [float(c.range[0]), float(c.range[1])]
+        entry["default"] = float(c.default)
+        entry["unit"] = {v: k for k, v in COORDINATE_UNITS.items()}[c.unit]
+        entry["periodic"] = bool(c.periodic)
+        coordinates[c.name] = entry
+    if coordinates:
+        document["coordinates"] = coordinates
+    solved = {joint for group in model.constraint_groups for joint in group.joints}
+    bodies = {}
+    for b in model.body_records:
+        entry = {"parent": b.parent, "joint": b.joint}
+        if b.joint == kinematics.REVOLUTE:
+            entry["axis"] = b.rotation_axis.tolist()
+        elif b.joint == kinematics.PRISMATIC:
+            entry["axis"] = b.translation_axis.tolist()
+        if b.joint != kinematics.FIXED and b.name not in solved:
+            entry["variable"] = _variable_text(b.variable, b.name)
+        if b.joint != kinematics.PRISMATIC:
+            entry["d"] = float(b.d)
+            entry["translation_axis"] = b.translation_axis.tolist()
+        if b.joint != kinematics.REVOLUTE:
+            entry["theta"] = float(b.theta)
+            entry["rotation_axis"] = b.rotation_axis.tolist()
+        entry["mass"] = float(b.mass)
+        entry["com"] = b.com.tolist()
+        entry["inertia"] = b.inertia.tolist()
+        entry["offset"] = {"translation": b.offset[:3, 3].tolist(), "matrix": b.offset[:3, :3].tolist()}
+        bodies[b.name] = entry
+    if bodies:
+        document["bodies"] = bodies
+    loads = []
+    for index, load in enumerate(model.loads):
+        kind = LOAD_TYPES[type(load)]
+        _, required, optional = LOAD_FIELDS[kind]
+        entry = {"type": kind}
+        for key, field_kind in {**required, **optional}.items():
+            value = getattr(load, key)
+            if field_kind in (SCALAR, VECTOR):
+                entry[key] = _load_value_text(value, f"load {index} ({type(load).__name__}) `{key}`")
+            elif field_kind == POINT:
+                entry[key] = np.asarray(value, dtype=float).tolist()
+            elif field_kind == NUMBER:
+                entry[key] = float(value)
+            else:
+                entry[key] = value
+        loads.append(entry)
+    if model.constraint_groups:
+        document["constraints"] = [_constraint_table(group, model) for group in model.constraint_groups]
+    if loads:
+        document["loads"] = loads
+    if model.muscle_set is not None:
+        document["muscles"] = {path.name: _muscle_table(path) for path in model.muscle_set.paths}
+    header = f"# mbkron model file (format version {FORMAT_VERSION}), written by mbkron.dump_model.\n" \
+             "# SI units; angles in radians.\n\n"
+    return header + format_toml(document)
+
