@@ -165,7 +165,6 @@ def main(argv: list[str] | None = None) -> None:
     np.testing.assert_allclose(multipliers0[:2], [98.56687039624108960576549821700, -6.12268834425566265503114393122],
                                rtol=1e-9)  # the test set's consistent initial values
     for model in models.values():  # a first run compiles the kernels (when numba is installed): not timed
-        model.build_fast_paths()
         mbkron_error(model, "TRBDF2", 1e-2)
     print(f"# Andrews' squeezer, 0 ≤ t ≤ 0.03, error vs the IVP test set — {machine()}")
     print(f"{'formulation':>28} {'method':>8} {'tol':>8} {'max error':>10} {'seconds':>8} {'nfev':>7}")

@@ -5,9 +5,10 @@ squeezer's joint-variable map (:func:`mbkron.examples.andrews.andrews_squeezer`)
 joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is one call
 ``model.joint_variables(q, order)`` as an ODE right-hand side makes it, walking ``q`` in steps of
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
-With numba installed the LU and projection groups take their compiled fast path
-(:mod:`mbkron.jointvars.compiled`, built here by :meth:`mbkron.Model.build_fast_paths` before
-timing); run with ``MBKRON_KERNELS=numpy`` to time the Python route instead. The cost of ``∇f`` and
+The models use the default backend: with numba installed (``compiled``) the LU and projection
+groups take their compiled Newton step (:mod:`mbkron.jointvars.compiled`; a first, untimed walk
+compiles it); ``--backend numpy`` times the Python route instead. Each walk carries a workspace
+(``model.workspace()``), as :func:`mbkron.simulate` does. The cost of ``∇f`` and
 ``H`` given ``f`` is the cost per state at order 2 less that at order 0 (the position update).
 
 The machine may be shared, so every cost is also given as a ratio to a baseline measured in the
@@ -17,12 +18,13 @@ best of several repeats (the least disturbed by other processes).
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
 import numpy as np
 
-from mbkron.compiled import kernels
+from mbkron.backends import default_backend
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 
 REPEATS = 5
@@ -51,27 +53,26 @@ def per_state(model, q: np.ndarray, order: int) -> float:
     """Mean cost of ``model.joint_variables`` per state along the path ``q`` (restarted each repeat), in µs."""
     best = np.inf
     for _ in range(REPEATS):
-        model.joint_variables(q[0], order)  # start of the path
+        workspace = model.workspace()
+        model.joint_variables(q[0], order, workspace=workspace)  # start of the path
         start = time.perf_counter()
         for qi in q:
-            model.joint_variables(qi, order)
+            model.joint_variables(qi, order, workspace=workspace)
         best = min(best, (time.perf_counter() - start) / len(q) * 1e6)
     return best
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default=None, help="kronecker, numpy or compiled (default: compiled with numba)")
+    backend = parser.parse_args().backend
     beta0 = INITIAL["beta"]
     path = (beta0 + STEP * np.arange(STATES))[:, None]
-    models = {
-        "lu": andrews_squeezer("lu", "expressions"),
-        "projection": andrews_squeezer("projection", "expressions"),
-        "premodel": andrews_squeezer("premodel", "expressions"),
-        "finite_difference": andrews_squeezer("finite_difference", "expressions"),
-    }
-    for model in models.values():  # the compiled fast paths (numba), else built after their warm-up
-        model.build_fast_paths()
-    route = "compiled fast path" if kernels.ENABLED else "Python route (numba absent or MBKRON_KERNELS=numpy)"
-    print(f"route of the LU and projection groups: {route}")
+    models = {name: andrews_squeezer(name, "expressions").with_backend(backend or default_backend())
+              for name in ("lu", "projection", "premodel", "finite_difference")}
+    for model in models.values():  # a first walk compiles what the backend compiles: not timed
+        per_state(model, path[:50], 2)
+    print(f"backend: {models['lu'].backend}")
     unit = baseline()
     print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}; "
           f"baseline np.linalg.solve 6×6: {unit:.2f} µs\n")

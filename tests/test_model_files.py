@@ -19,7 +19,6 @@ import mbkron.examples
 from mbkron.core.errors import ModelError
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
 from mbkron.io import (
-    dump_model,
     ExpressionValue,
     dump_model,
     format_toml,

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mbkron.backends import get_backend
 from mbkron.core.errors import ModelError
 from mbkron.io.reader_bodies import BodyReader
 from mbkron.io.reader_constraints import ConstraintReader
@@ -75,12 +76,15 @@ class ModelFile:
         return self.angle_scale if self.model.coordinate(name).unit == "rad" else 1.0
 
 
-def load_model(path: str | Path) -> Model:
+def load_model(path: str | Path, backend: str | None = None) -> Model:
     """Read a model definition file (TOML, see ``docs/model-format.md``).
 
     Parameters
     ----------
     path : str or path-like
+    backend : {"kronecker", "numpy", "compiled"}, optional
+        How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` when numba is
+        installed, else ``"numpy"``.
 
     Returns
     -------
@@ -91,6 +95,8 @@ def load_model(path: str | Path) -> Model:
     ModelError
         Listing every problem in the file (with the file name and table paths), or why the file
         cannot be read.
+    ValueError
+        An unknown ``backend``, or ``"compiled"`` without numba.
 
     Examples
     --------
@@ -99,10 +105,10 @@ def load_model(path: str | Path) -> Model:
     >>> model.coordinates                                        # doctest: +SKIP
     ('alpha1', 'alpha2')
     """
-    return read_model_file(path).model
+    return read_model_file(path, backend).model
 
 
-def read_model_file(path: str | Path) -> ModelFile:
+def read_model_file(path: str | Path, backend: str | None = None) -> ModelFile:
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
     try:
@@ -113,10 +119,11 @@ def read_model_file(path: str | Path) -> ModelFile:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelError([f"the file is not UTF-8 text (byte {exc.start})"], source) from None
-    return parse_model_file(text, source, sha256=hashlib.sha256(data).hexdigest())
+    return parse_model_file(text, source, sha256=hashlib.sha256(data).hexdigest(), backend=backend)
 
 
-def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None = None) -> ModelFile:
+def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None = None,
+                     backend: str | None = None) -> ModelFile:
     """Parse model-file text.
 
     Parameters
@@ -127,6 +134,8 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
         Name used in error messages (a file name).
     sha256 : str, optional
         Hash recorded in the result (by default the SHA-256 of ``text`` encoded as UTF-8).
+    backend : str, optional
+        As for :func:`load_model`.
 
     Returns
     -------
@@ -139,6 +148,7 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
     """
     if not isinstance(text, str):
         raise TypeError(f"model-file text must be a string, got {type(text).__name__}")
+    backend = get_backend(backend).name  # checked before any work
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -147,13 +157,13 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
         raise ModelError(["not valid TOML here: arrays or tables are nested too deeply"], source) from None
     if sha256 is None:
         sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return _ModelReader(source).read(document, sha256)
+    return _ModelReader(source).read(document, sha256, backend)
 
 
 class _ModelReader(BodyReader, ConstraintReader, LoadReader):
     """Reads one parsed TOML document, collecting problems; see :func:`parse_model_file`."""
 
-    def read(self, document: dict, sha256: str) -> ModelFile:
+    def read(self, document: dict, sha256: str, backend: str) -> ModelFile:
         for key in document:
             if key not in SECTIONS:
                 self.problem(show_key(key), f"unknown section; expected one of: {', '.join(SECTIONS)}{suggest(key, SECTIONS)}")
@@ -197,7 +207,7 @@ class _ModelReader(BodyReader, ConstraintReader, LoadReader):
             self.read_muscle(muscle, table, builder)
         model = None
         try:
-            model = builder.build()
+            model = builder.build(backend)
         except ModelError as exc:
             self.problems.extend(exc.problems)
         except RecursionError:
