@@ -18,6 +18,7 @@ from mbkron.kinematics import literal as kinematics_literal
 from mbkron.dynamics import loads
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import FIRST, assert_close, first_difference
+from tests.test_muscles import random_paths, with_muscles
 
 
 @pytest.fixture(scope="module", params=[0, 1])
@@ -45,11 +46,20 @@ def test_fast_terms_equal_literal_kronecker_forms(tree):
 
 
 def test_eq_147_as_printed_is_the_mass_matrix():
-    """Eq. 147 prints N_i identical to M_i (Eq. 145): that would make N q̇ = M q̇, which is wrong."""
+    """Eq. 147 prints N_i identical to M_i (Eq. 145): that would make N q̇ = M q̇, which is wrong.
+
+    N q̇ comes from the second part of Eq. 126, which is linear in q̇^[2] = q̇ ⊗ q̇: it is even in q̇
+    and doubling q̇ multiplies it by 4. Both hold exactly in floating point (scaling by −1 or 2 commutes
+    with rounding), so they are asserted bit for bit. M q̇ is odd in q̇: it could be even only if
+    M q̇ = 0, which q̇ᵀ M q̇ > 0 (twice the kinetic energy) excludes.
+    """
     rng = np.random.default_rng(1)
     model = build_model(random_tree(rng, nb=5, nq=2))
-    q, qd = rng.normal(size=(2, 2))
-    assert np.abs(model.velocity_forces(q, qd) - model.mass_matrix(q) @ qd).max() > 1e-2
+    for q, qd in rng.normal(size=(3, 2, 2)):
+        velocity_forces = model.velocity_forces(q, qd)
+        np.testing.assert_array_equal(model.velocity_forces(q, -qd), velocity_forces)
+        np.testing.assert_array_equal(model.velocity_forces(q, 2 * qd), 4 * velocity_forces)
+        assert qd @ model.mass_matrix(q) @ qd > 0
 
 
 def test_velocity_forces_equal_christoffel_form(tree):
@@ -261,14 +271,43 @@ def test_reaction_moments_about_joint_axes_are_the_joint_forces(tree):
         assert_close(grad.T @ np.array(joint_forces), tau)
 
 
-def test_large_batches_are_chunked_with_the_same_result(monkeypatch):
+@pytest.mark.parametrize("route", ["loads", "muscle force rows", "muscle forces of (t, q, q̇)"])
+def test_large_batches_are_chunked_with_the_same_result(monkeypatch, route):
+    """Batches above ``_CHUNK_ELEMENTS`` are evaluated in chunks (the compiled kernels' route without
+    loads or muscle forces does not chunk, so every case here has some); the chunks, and the rows of
+    per-state muscle forces given to each, must give what each state gives on its own."""
     import mbkron.model.model
 
-    model = mbkron.examples.planar_chain([0.3] * 4, [0.1] * 4, [0.0] * 4, [1.0] * 4, [0.01] * 4)
     rng = np.random.default_rng(5)
-    q, qd = rng.normal(size=(2, 37, 4))
-    whole = model.equations_of_motion(q, qd)
-    monkeypatch.setattr(mbkron.model.model, "_CHUNK_ELEMENTS", 16 * 4 * 4 * 5)  # 5 states per chunk
-    chunked = model.equations_of_motion(q, qd)
-    for name in ("mass_matrix", "velocity_forces", "gravity_forces", "applied_forces"):
-        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
+    spec = random_tree(rng, nb=6, nq=3)
+    model = with_muscles(spec, random_paths(rng, spec, n_muscles=3, moving=False))
+    states, names = 37, ("mass_matrix", "velocity_forces", "gravity_forces", "applied_forces")
+    q, qd = rng.uniform(-1.2, 1.2, size=(2, states, model.nq))
+    scale = np.arange(1.0, len(model.muscles) + 1)
+    applied, muscle_forces = (), None
+    if route == "loads":
+        applied = (loads.PointForce("b3", (0.1, -0.2, 0.05),
+                                    lambda t, q, qd: np.stack([np.sin(q[..., 0]), qd[..., 1], q[..., 2] ** 2], -1)),
+                   loads.SpringDamper("ground", (0.3, 0.1, 0.0), "b5", (0.0, 0.2, -0.1), 40.0, 1.5, 0.2))
+    elif route == "muscle force rows":
+        muscle_forces = rng.uniform(10.0, 60.0, size=(states, len(model.muscles)))
+    else:
+        def muscle_forces(t, q, qd):  # (..., n_mt)
+            return (20.0 + 5.0 * np.cos(q[..., :1] + qd[..., 1:2])) * scale
+    per_state = [model.equations_of_motion(q[s], qd[s], applied, 0.3,
+                                           muscle_forces[s] if isinstance(muscle_forces, np.ndarray) else muscle_forces)
+                 for s in range(states)]
+
+    chunks = []
+    whole = mbkron.Model._equations_of_motion
+
+    def counting(self, q, *args):
+        chunks.append(q.shape[0])
+        return whole(self, q, *args)
+
+    monkeypatch.setattr(mbkron.Model, "_equations_of_motion", counting)
+    monkeypatch.setattr(mbkron.model.model, "_CHUNK_ELEMENTS", 16 * model.nb * model.nq * 5)  # 5 states per chunk
+    chunked = model.equations_of_motion(q, qd, applied, 0.3, muscle_forces)
+    assert chunks == [5] * 7 + [2]
+    for name in names:
+        assert_close(getattr(chunked, name), np.array([getattr(terms, name) for terms in per_state]), rtol=1e-12)
