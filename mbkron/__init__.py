@@ -14,7 +14,8 @@ from mbkron.dynamics import loads
 from mbkron.integrate.simulate import SimulationResult, simulate
 from mbkron.io import dump_model, load_model
 from mbkron.jointvars.explicit import Linear
-from mbkron.model.builder import ModelBuilder, rigid_transform
+from mbkron.model.builder import ModelBuilder
+from mbkron.model.checks import rigid_transform
 from mbkron.model.model import Model
 from mbkron import examples
 

@@ -16,12 +16,8 @@ from hypothesis import strategies as st
 
 import mbkron
 from mbkron import ConfigurationError, ModelError
-from mbkron.jointvars.solvers import (
-    LUFactors,
-    hessian_right_hand_side,
-    projection_rows,
-    projection_solve,
-)
+from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
+from mbkron.jointvars.solvers import LUFactors
 from mbkron.jointvars.constraints import LoopClosure, LoopClosures, SymbolicConstraints
 from mbkron.examples import linkages
 from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import time
 import tomllib
 from pathlib import Path
 
@@ -528,17 +527,17 @@ def test_load_model_is_exported():
      "sin(p*1e300)*q + 10**p*q"],
 )
 def test_parameters_never_make_sympy_evaluate_huge_numbers(formula):
+    """Loading and evaluating finish (arbitrary-precision evaluation of such constants would not):
+    each ends with a model error naming the field, or a value that is not finite at q."""
     text = f"[parameters]\np = 20\n[coordinates.q]\n[bodies.a]\naxis=[0,0,1]\nvariable=\"{formula}\"\n"
-    started = time.perf_counter()
     try:
         model = parse_model_file(text).model
         with np.errstate(all="ignore"):
             model.joint_variables(np.array([0.3]), 0)
     except ModelError as exc:
         assert "bodies.a.variable" in str(exc)
-    except mbkron.ConfigurationError:
-        pass  # not finite at that q: reported by the model, not a hang
-    assert time.perf_counter() - started < 5.0
+    except mbkron.ConfigurationError as exc:
+        assert "is not finite" in str(exc)  # reported by the model, not a hang
 
 
 # ====================================================================== constraints

@@ -29,7 +29,8 @@ from numpy.typing import NDArray
 from sympy.printing.pycode import PythonCodePrinter
 
 from mbkron.compiled.common import AVAILABLE, jit, numba
-from mbkron.jointvars.solvers import Solution, projection_rows, projection_solve
+from mbkron.jointvars.derivatives import projection_rows, projection_solve
+from mbkron.jointvars.solvers import Solution
 
 __all__ = ["generate_function", "FastStep", "supports_fast_step"]
 

@@ -14,7 +14,8 @@ from numpy.typing import NDArray
 
 from mbkron.jointvars.compiled import FastStep, supports_fast_step
 from mbkron.jointvars.explicit import JointVariableProvider
-from mbkron.jointvars.solvers import METHODS, Continuation, PositionSolver, evaluate_states, implicit_derivatives
+from mbkron.jointvars.derivatives import implicit_derivatives
+from mbkron.jointvars.solvers import METHODS, Continuation, PositionSolver, evaluate_states
 
 __all__ = ["ConstrainedJointVariables"]
 

@@ -33,7 +33,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.interpolate import CubicSpline, RectBivariateSpline
 
-from mbkron.jointvars.solvers import PositionSolver, Solution, implicit_derivatives
+from mbkron.jointvars.derivatives import implicit_derivatives
+from mbkron.jointvars.solvers import PositionSolver, Solution
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.explicit import JointVariableProvider
 from mbkron.core.description import Coordinate

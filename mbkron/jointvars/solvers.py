@@ -1,7 +1,7 @@
 """Solving ``g(f, q) = 0``: positions by Newton continuation, exact ``∇f`` and ``H`` (Eq. 100-120).
 
 Position
-    :class:`PositionSolver` -- damped Newton with continuation in ``q`` from the last solution,
+    :class:`PositionSolver` -- damped Newton with continuation in ``q`` from a given solution,
     tracking one assembly branch (see the class docstring for the step control and the branch
     checks).
 
@@ -16,14 +16,13 @@ Gradients and Hessians (implicit function theorem)
         Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ
 
     (the seed's ``Γ`` of Eq. 120 is ``−vec`` of ours). Both are linear systems with the same matrix
-    ``J = ∂g/∂f`` (columns ``ḡ_j``, Eq. 104); :func:`implicit_derivatives` solves them either
+    ``J = ∂g/∂f`` (columns ``ḡ_j``, Eq. 104); :func:`mbkron.jointvars.derivatives.implicit_derivatives` solves them either
     with one LU factorisation of ``J`` reused for both (``"lu"``, the default) or with the
-    seed's analytical projection (``"projection"``, Eq. 105-119: :func:`projection_rows`,
-    :func:`projection_solve`).
+    seed's analytical projection (``"projection"``, Eq. 105-119), both in :mod:`mbkron.jointvars.derivatives`.
 
 The ``q``-derivatives above are partial at fixed ``f``; when ``g`` also uses explicit joint
 variables ``f_e(q)`` the system's inputs are ``p = (f_e, q)`` and the chain rule through ``p(q)``
-gives them (:func:`chain_rule`).
+gives them (:func:`mbkron.jointvars.derivatives.chain_rule`).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
-from mbkron.compiled.common import jit, python_function
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
@@ -46,12 +44,8 @@ __all__ = [
     "Solution",
     "PositionSolver",
     "LUFactors",
-    "chain_rule",
-    "hessian_right_hand_side",
-    "projection_rows",
-    "projection_solve",
-    "implicit_derivatives",
     "Continuation",
+    "format_values",
     "evaluate_states",
     "METHODS",
 ]
@@ -178,7 +172,7 @@ class Solution:
         The solved joint variables.
     tangent : ndarray, shape (m, nq)
         ``∇f`` from the last Newton Jacobian (a predictor for continuation, accurate to the
-        Newton tolerance; the exact gradient comes from :func:`implicit_derivatives`).
+        Newton tolerance; the exact gradient comes from :func:`mbkron.jointvars.derivatives.implicit_derivatives`).
     det_sign : int
         Sign of ``det ∂g/∂f``: constant along a regular branch.
     condition : float
@@ -226,7 +220,8 @@ class _NewtonFailure(Exception):
     """Internal: Newton did not converge, or a branch check failed, on one continuation step."""
 
 
-def _fmt(values: NDArray) -> str:
+def format_values(values: NDArray) -> str:
+    """``values`` for a message: ten significant figures, in brackets."""
     return "[" + ", ".join(f"{v:.10g}" for v in np.ravel(values)) + "]"
 
 
@@ -306,8 +301,8 @@ class PositionSolver:
             self.reference = self._correct(q, p, P, d2p, np.array(guess, dtype=float))
         except _NewtonFailure as failure:
             raise ConfigurationError(
-                f"initial assembly of ({', '.join(self.names)}) failed at q = {_fmt(q)} from the guess "
-                f"f = {_fmt(guess)}: {failure}; give a better initial guess"
+                f"initial assembly of ({', '.join(self.names)}) failed at q = {format_values(q)} from the guess "
+                f"f = {format_values(guess)}: {failure}; give a better initial guess"
             ) from None
         self._check_condition(self.reference)
 
@@ -318,13 +313,13 @@ class PositionSolver:
         try:
             g, J, g_p = system.first(f, p)
         except (ValueError, OverflowError, ZeroDivisionError) as error:
-            raise _NewtonFailure(f"the constraints cannot be evaluated at f = {_fmt(f)} ({error})") from None
+            raise _NewtonFailure(f"the constraints cannot be evaluated at f = {format_values(f)} ({error})") from None
         residual = math.sqrt(g @ g)
         for _ in range(self.max_iterations):
             lu = LUFactors(J)
             if lu.singular:
                 raise _NewtonFailure(
-                    f"∂g/∂f is singular (condition number inf) at f = {_fmt(f)}: the constraints may not "
+                    f"∂g/∂f is singular (condition number inf) at f = {format_values(f)}: the constraints may not "
                     f"determine these joint variables"
                 )
             step = lu.solve(g)
@@ -345,16 +340,16 @@ class PositionSolver:
                     break
                 scale *= 0.5
                 if scale < 1e-6:
-                    raise _NewtonFailure(f"no descent from f = {_fmt(f)} (‖g‖ = {residual:.3g})")
+                    raise _NewtonFailure(f"no descent from f = {format_values(f)} (‖g‖ = {residual:.3g})")
             f, g, J, g_p, residual = trial, g_new, J_new, g_p_new, new_residual
         raise _NewtonFailure(f"Newton did not converge in {self.max_iterations} iterations (‖g‖ = {residual:.3g})")
 
     def _check_condition(self, solution: Solution) -> None:
         if solution.condition > self.max_condition:
             raise ConfigurationError(
-                f"singular configuration at q = {_fmt(solution.q)}: ∂g/∂f of ({', '.join(self.names)}) has "
+                f"singular configuration at q = {format_values(solution.q)}: ∂g/∂f of ({', '.join(self.names)}) has "
                 f"condition number {solution.condition:.3g} > {self.max_condition:.3g} "
-                f"(f = {_fmt(solution.f)}); the constraints do not determine these joint variables here"
+                f"(f = {format_values(solution.f)}); the constraints do not determine these joint variables here"
             )
 
     # ------------------------------------------------------------------ continuation
@@ -409,9 +404,9 @@ class PositionSolver:
             except _NewtonFailure as failure:
                 if fraction * distance < minimum:
                     raise ConfigurationError(
-                        f"cannot continue the solution of ({', '.join(self.names)}) from q = {_fmt(current.q)} "
-                        f"(f = {_fmt(current.f)}, condition number of ∂g/∂f {current.condition:.3g}) towards "
-                        f"q = {_fmt(target)}: {failure} at q = {_fmt(trial_q)}; the path meets a singular "
+                        f"cannot continue the solution of ({', '.join(self.names)}) from q = {format_values(current.q)} "
+                        f"(f = {format_values(current.f)}, condition number of ∂g/∂f {current.condition:.3g}) towards "
+                        f"q = {format_values(target)}: {failure} at q = {format_values(trial_q)}; the path meets a singular "
                         f"configuration, leaves the assembly branch or leaves the region where the "
                         f"constraints have a solution"
                     ) from None
@@ -422,175 +417,6 @@ class PositionSolver:
             fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))  # double the step length
         self._check_condition(current)
         return current
-
-
-# ---------------------------------------------------------------------- derivatives
-def chain_rule(
-    g_p: NDArray, g_up: NDArray, g_pp: NDArray, P: NDArray, d2p: NDArray | None
-) -> tuple[NDArray, NDArray, NDArray]:
-    """Partial ``q``-derivatives at fixed ``u`` through ``p(q)``.
-
-    Returns
-    -------
-    g_q : ndarray, shape (m, nq)
-        ``∂g/∂q = g_p P``.
-    g_uq : ndarray, shape (m, m, nq)
-        ``∂²g/∂u∂q = g_up P``.
-    g_qq : ndarray, shape (m, nq, nq)
-        ``∂²g/∂q² = Pᵀ g_pp P + Σ_a g_p,a ∂²p_a/∂q²``.
-    """
-    g_q = g_p @ P
-    g_uq = g_up @ P
-    g_qq = P.T @ g_pp @ P
-    if d2p is not None:
-        g_qq = g_qq + np.einsum("ia,akl->ikl", g_p, d2p)
-    return g_q, g_uq, g_qq
-
-
-def hessian_right_hand_side(g_uu: NDArray, g_uq: NDArray, g_qq: NDArray, grad: NDArray) -> NDArray:
-    """``Γ_i`` of ``Σ_j ∂g_i/∂f_j H_j = −Γ_i`` (Eq. 120, derived in docs/seed-notes/constraints.md).
-
-    ``Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ``.
-
-    Parameters
-    ----------
-    g_uu : ndarray, shape (m, m, m)
-    g_uq : ndarray, shape (m, m, nq)
-    g_qq : ndarray, shape (m, nq, nq)
-    grad : ndarray, shape (m, nq)
-        ``∇f`` (row ``j`` is ``∇f_jᵀ``).
-
-    Returns
-    -------
-    ndarray, shape (m, nq, nq)
-    """
-    mixed = np.swapaxes(g_uq, -1, -2) @ grad  # [i, k, l] = Σ_j ∂²g_i/∂q_k∂f_j ∂f_j/∂q_l
-    return g_qq + mixed + np.swapaxes(mixed, -1, -2) + grad.T @ g_uu @ grad
-
-
-@jit
-def projection_rows(J: NDArray) -> NDArray:
-    """The projection rows ``ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²`` of Eq. 118 (Eq. 110, 114-117).
-
-    Backward recursion from ``γ_{m+1} = I_m``:
-
-        σ_i = I_m − ḡ_i ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²        (Eq. 115-116)
-        γ_i = γ_{i+1} σ_i                                    (Eq. 114, 117)
-
-    ``γ_{i+1}`` is the orthogonal projector onto the complement of ``span(ḡ_{i+1}, …, ḡ_m)``
-    (symmetric and idempotent; see docs/seed-notes/constraints.md), so
-    ``‖γ_{i+1}ḡ_i‖² = ḡ_iᵀ γ_{i+1} ḡ_i``.
-
-    Parameters
-    ----------
-    J : ndarray, shape (m, m)
-        ``∂g/∂f``; column ``j`` is ``ḡ_j`` (Eq. 104).
-
-    Returns
-    -------
-    ndarray, shape (m, m)
-        Row ``i`` (0-based) is ``ḡ_{i+1}ᵀ γ_{i+2} / ‖γ_{i+2} ḡ_{i+1}‖²`` in the seed's 1-based
-        numbering.
-    """
-    m = J.shape[0]
-    gamma = np.eye(m)  # γ_{m+1}
-    rows = np.empty((m, m))
-    for i in range(m - 1, -1, -1):
-        g = J[:, i].copy()
-        projected = gamma @ g  # γ_{i+1} ḡ_i
-        rows[i] = (g @ gamma) / (projected @ projected)  # Eq. 118's ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²
-        if i:
-            # γ_i = γ_{i+1} σ_i = γ_{i+1} (I − ḡ_i rowᵢ) = γ_{i+1} − (γ_{i+1} ḡ_i) rowᵢ  (Eq. 116-117)
-            gamma = gamma - projected[:, None] * rows[i]
-    return rows
-
-
-@jit
-def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
-    """Solve ``Σ_j ḡ_j ⊗ x_j = −c`` by the forward recursion of Eq. 118-119.
-
-    ``x_i = −(ḡ_iᵀγ_{i+1} ⊗ I_k)(η^(i−1) + c) / ‖γ_{i+1}ḡ_i‖²``, ``η^(i) = η^(i−1) + ḡ_i ⊗ x_i``,
-    ``η^(0) = 0``. A Kronecker-stacked vector ``v ∈ R^(m·k)`` (block ``r`` = entries of
-    equation ``r``) is held as the matrix ``V ∈ R^(m×k)`` whose row ``r`` is block ``r``; then
-    ``(aᵀ ⊗ I_k) v = aᵀ V`` and ``ḡ ⊗ x = ḡ xᵀ``.
-
-    Parameters
-    ----------
-    rows : ndarray, shape (m, m)
-        From :func:`projection_rows`.
-    J : ndarray, shape (m, m)
-        ``∂g/∂f`` (columns ``ḡ_j``).
-    c : ndarray, shape (m, k)
-        ``∂G/∂q`` (Eq. 102; ``k = nq``) or ``Γ`` flattened (Eq. 120; ``k = nq²``).
-
-    Returns
-    -------
-    ndarray, shape (m, k)
-        Row ``j`` is ``x_j`` (``∇f_j`` or ``vec H_j``).
-    """
-    m = J.shape[0]
-    x = np.empty_like(c)
-    eta_plus_c = c.copy()  # η^(0) + ∂G/∂q
-    for i in range(m):
-        x[i] = -(rows[i] @ eta_plus_c)  # Eq. 118
-        eta_plus_c += J[:, i, None] * x[i]  # Eq. 119: η^(i) = η^(i−1) + ḡ_i ⊗ x_i
-    return x
-
-
-def implicit_derivatives(
-    system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None,
-    compiled: bool = False,
-) -> tuple[NDArray, NDArray | None]:
-    """Exact ``∇f`` (Eq. 101-102) and ``H`` (Eq. 120) at a solved configuration.
-
-    Parameters
-    ----------
-    system : BoundConstraints
-    solution : Solution
-    order : {1, 2}
-    method : {"lu", "projection"}
-        One LU of ``∂g/∂f`` reused for both stages, or the analytical projection (Eq. 105-119)
-        with the ``γ_i`` computed once and reused for the Hessian stage.
-    max_condition : float or None
-        None skips the check (the position solver has checked this configuration).
-    compiled : bool
-        Run the projection recursions compiled (the ``compiled`` backend) rather than as Python loops.
-
-    Returns
-    -------
-    grad : ndarray, shape (m, nq)
-    hess : ndarray, shape (m, nq, nq), or None when ``order < 2``
-
-    Raises
-    ------
-    ConfigurationError
-        If ``∂g/∂f`` is singular (condition number above ``max_condition``).
-    """
-    g_u, g_p, g_uu, g_up, g_pp = system.second(solution.f, solution.p)
-    g_q, g_uq, g_qq = chain_rule(g_p, g_up, g_pp, solution.P, solution.d2p)
-    m, nq = g_q.shape
-    lu = LUFactors(g_u, g_q) if method == "lu" or max_condition is not None else None
-    if max_condition is not None and lu.condition > max_condition:
-        raise ConfigurationError(
-            f"singular configuration at q = {_fmt(solution.q)}: ∂g/∂f has condition number "
-            f"{lu.condition:.3g} > {max_condition:.3g} (f = {_fmt(solution.f)})"
-        )
-    if method == "lu":
-        grad = -lu.solve(g_q)
-        hess = None
-        if order >= 2:
-            gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-            hess = -lu.solve(gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
-        return grad, hess
-    rows_of, solve = ((projection_rows, projection_solve) if compiled else
-                      (python_function(projection_rows), python_function(projection_solve)))
-    rows = rows_of(g_u)
-    grad = solve(rows, g_u, g_q)
-    hess = None
-    if order >= 2:
-        gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-        hess = solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
-    return grad, hess
 
 
 def evaluate_states(

@@ -38,33 +38,17 @@ from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVar
 from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
 from mbkron.dynamics.loads import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
+from mbkron.model.checks import (
+    as_linear, check_inertia, check_number, check_offset, check_unit, check_variable, check_vector,
+    rigid_transform,
+)
 from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
 
-__all__ = ["ModelBuilder", "rigid_transform"]
+__all__ = ["ModelBuilder"]
 
 _UNITS = ("rad", "m", "1")
 _JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
-_ORTHONORMAL_TOLERANCE = 1e-9
-_INERTIA_TOLERANCE = 1e-12
-
-
-def rigid_transform(rotation: ArrayLike | None = None, translation: ArrayLike | None = None) -> np.ndarray:
-    """A 4×4 homogeneous transform ``[[R, p], [0, 1]]``.
-
-    Parameters
-    ----------
-    rotation : array_like, shape (3, 3), optional
-        Rotation matrix (identity by default).
-    translation : array_like, shape (3,), optional
-        Translation (zero by default).
-    """
-    out = np.eye(4)
-    if rotation is not None:
-        out[:3, :3] = rotation
-    if translation is not None:
-        out[:3, 3] = translation
-    return out
 
 
 @dataclass
@@ -290,7 +274,7 @@ class ModelBuilder:
         """
         backend = get_backend(backend).name
         problems: list[str] = []
-        gravity = _vector(self.gravity, "`gravity`", problems)
+        gravity = check_vector(self.gravity, "`gravity`", problems)
         coordinates = self._check_coordinates(problems)
         names = {c.name for c in coordinates}
         solved = constraint_groups.solved_joints(self._constraint_groups)
@@ -345,7 +329,7 @@ class ModelBuilder:
                 lo, hi = -math.inf, math.inf
             if math.isnan(lo) or math.isnan(hi) or not lo < hi:
                 problems.append(f"{where}: `range` must satisfy low < high, got {rng!r}")
-            default_value = _number(default, f"{where}: `default`", problems)
+            default_value = check_number(default, f"{where}: `default`", problems)
             if default_value is not None and not lo <= default_value <= hi:
                 problems.append(f"{where}: `default` {default_value} lies outside `range` [{lo}, {hi}]")
             if unit not in _UNITS:
@@ -376,16 +360,16 @@ class ModelBuilder:
                                                 translation_axis)
         elif b.axis is not None:
             problems.append(f"{where}: a fixed joint has no `axis`; give the constant transform as `offset`")
-        rotation_axis = _unit(rotation_axis, f"{where}: `rotation_axis`", problems)
-        translation_axis = _unit(translation_axis, f"{where}: `translation_axis`", problems)
+        rotation_axis = check_unit(rotation_axis, f"{where}: `rotation_axis`", problems)
+        translation_axis = check_unit(translation_axis, f"{where}: `translation_axis`", problems)
         if joint == kinematics.FIXED and b.variable is not None:
             problems.append(f"{where}: a fixed joint has no joint variable; remove `variable`")
         if isinstance(b.name, str) and b.name in solved:
             if b.variable is not None:
                 problems.append(f"{where}: its joint variable is solved by `add_constraints`; remove `variable`")
         elif joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
-            _check_variable(b.variable, coordinate_names, where, problems)
-        mass = _number(b.mass, f"{where}: `mass`", problems)
+            check_variable(b.variable, coordinate_names, where, problems)
+        mass = check_number(b.mass, f"{where}: `mass`", problems)
         if mass is not None and mass < 0:
             problems.append(f"{where}: `mass` must be non-negative (kg), got {mass}")
         return Body(
@@ -394,13 +378,13 @@ class ModelBuilder:
             joint=joint,
             rotation_axis=rotation_axis,
             translation_axis=translation_axis,
-            d=_number(b.d, f"{where}: `d`", problems) or 0.0,
-            theta=_number(b.theta, f"{where}: `theta`", problems) or 0.0,
-            offset=_offset(b.offset, where, problems),
+            d=check_number(b.d, f"{where}: `d`", problems) or 0.0,
+            theta=check_number(b.theta, f"{where}: `theta`", problems) or 0.0,
+            offset=check_offset(b.offset, where, problems),
             variable=b.variable,
             mass=mass or 0.0,
-            com=_vector(b.com, f"{where}: `com`", problems),
-            inertia=_inertia(b.inertia, where, problems),
+            com=check_vector(b.com, f"{where}: `com`", problems),
+            inertia=check_inertia(b.inertia, where, problems),
         )
 
     @staticmethod
@@ -465,7 +449,7 @@ class ModelBuilder:
                 variable = Linear({}, float(variable))
             if isinstance(variable, sympy.Expr):
                 expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
-                linear = _as_linear(expr, symbols)
+                linear = as_linear(expr, symbols)
                 if linear is None:
                     symbolic_rows.append(row)
                     symbolic_exprs.append(expr)
@@ -529,148 +513,3 @@ class ModelBuilder:
             _body_index=index,
             backend=backend,
         )
-
-
-# ---------------------------------------------------------------------- field checks
-def _number(value, label: str, problems: list[str]) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        problems.append(f"{label} must be a number, got {value!r}")
-        return None
-    if not math.isfinite(value):
-        problems.append(f"{label} must be finite, got {value}")
-        return None
-    return float(value)
-
-
-def _array(value, shape: tuple[int, ...], label: str, problems: list[str]) -> np.ndarray | None:
-    try:
-        array = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        problems.append(f"{label} must be numbers of shape {shape}, got {value!r}")
-        return None
-    if array.shape != shape:
-        problems.append(f"{label} must have shape {shape}, got shape {array.shape}")
-        return None
-    if not np.all(np.isfinite(array)):
-        problems.append(f"{label} must be finite, got {array.tolist()}")
-        return None
-    return array
-
-
-def _vector(value, label: str, problems: list[str]) -> np.ndarray:
-    array = _array(value, (3,), label, problems)
-    return array if array is not None else np.zeros(3)
-
-
-def _unit(value, label: str, problems: list[str]) -> np.ndarray:
-    array = _array(value, (3,), label, problems)
-    if array is None:
-        return np.array([0.0, 0.0, 1.0])
-    largest = np.abs(array).max()
-    if largest < 1e-12:
-        problems.append(f"{label} must be a non-zero vector (it is normalised), got {array.tolist()}")
-        return np.array([0.0, 0.0, 1.0])
-    scaled = array / largest  # no overflow in the norm for huge components
-    return scaled / np.linalg.norm(scaled)
-
-
-def _offset(value, where: str, problems: list[str]) -> np.ndarray:
-    if value is None:
-        return np.eye(4)
-    array = np.asarray(value, dtype=object)
-    if array.shape == (3,):
-        translation = _array(value, (3,), f"{where}: `offset`", problems)
-        return rigid_transform(translation=translation) if translation is not None else np.eye(4)
-    matrix = _array(value, (4, 4), f"{where}: `offset` (a 4×4 transform or a translation of shape (3,))", problems)
-    if matrix is None:
-        return np.eye(4)
-    R = matrix[:3, :3]
-    error = np.abs(R.T @ R - np.eye(3)).max()
-    if error > _ORTHONORMAL_TOLERANCE or np.linalg.det(R) <= 0:
-        problems.append(
-            f"{where}: the rotation block of `offset` must be orthonormal with determinant +1; "
-            f"max |RᵀR − I| = {error:.3g}, det = {np.linalg.det(R):.6g}"
-        )
-    if np.abs(matrix[3] - [0, 0, 0, 1]).max() > 0:
-        problems.append(f"{where}: the last row of `offset` must be (0, 0, 0, 1), got {matrix[3].tolist()}")
-    return matrix
-
-
-def _inertia(value, where: str, problems: list[str]) -> np.ndarray:
-    if value is None:
-        return np.zeros((3, 3))
-    label = f"{where}: `inertia`"
-    if np.shape(value) == (3,):
-        principal = _array(value, (3,), label, problems)
-        value = np.diag(principal) if principal is not None else np.zeros((3, 3))
-    matrix = _array(value, (3, 3), f"{label} (kg·m², about the centre of mass)", problems)
-    if matrix is None:
-        return np.zeros((3, 3))
-    scale = max(np.abs(matrix).max(), 1e-300)
-    if np.abs(matrix - matrix.T).max() > _INERTIA_TOLERANCE * scale:
-        problems.append(f"{label} must be symmetric, got {matrix.tolist()}")
-        return np.zeros((3, 3))
-    eigenvalues = np.linalg.eigvalsh(matrix)
-    if eigenvalues.min() < -_INERTIA_TOLERANCE * scale:
-        problems.append(
-            f"{label} must be symmetric positive semi-definite; eigenvalues are "
-            f"({', '.join(f'{e:.6g}' for e in eigenvalues)})"
-        )
-    return matrix
-
-
-def _check_variable(variable, coordinate_names: set[str], where: str, problems: list[str]) -> None:
-    allowed = ", ".join(sorted(coordinate_names)) or "(none)"
-    if variable is None:
-        problems.append(f"{where}: `variable` is required (a coordinate name, Linear or sympy expression)")
-    elif isinstance(variable, str):
-        if variable not in coordinate_names:
-            problems.append(f"{where}: `variable` names unknown coordinate `{variable}`; expected one of: {allowed}")
-    elif isinstance(variable, Linear):
-        if not isinstance(variable.coefficients, Mapping):
-            problems.append(f"{where}: `variable` Linear coefficients must map coordinate names to numbers")
-            return
-        for name, coefficient in variable.coefficients.items():
-            if name not in coordinate_names:
-                problems.append(f"{where}: `variable` names unknown coordinate `{name}`; expected one of: {allowed}")
-            _number(coefficient, f"{where}: `variable` coefficient of `{name}`", problems)
-        _number(variable.constant, f"{where}: `variable` constant", problems)
-    elif isinstance(variable, sympy.Expr):
-        unknown = sorted(s.name for s in variable.free_symbols if s.name not in coordinate_names)
-        if unknown:
-            problems.append(
-                f"{where}: `variable` uses unknown symbols {', '.join(unknown)}; expected coordinates: {allowed}"
-            )
-        if variable.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-            problems.append(f"{where}: `variable` is not finite: {variable}")
-    elif isinstance(variable, CoordinateFunction):
-        if variable.coordinate not in coordinate_names:
-            problems.append(
-                f"{where}: `variable` is a function of unknown coordinate `{variable.coordinate}`; expected one of: {allowed}"
-            )
-    elif isinstance(variable, bool) or not isinstance(variable, (int, float)):
-        problems.append(
-            f"{where}: `variable` must be a coordinate name, Linear, a sympy expression or a number, got {variable!r}"
-        )
-    elif not math.isfinite(variable):
-        problems.append(f"{where}: `variable` must be finite, got {variable}")
-
-
-def _as_linear(expr: sympy.Expr, symbols: list[sympy.Symbol]) -> Linear | None:
-    """``expr`` as a :class:`Linear` map when it is affine in ``symbols`` with number coefficients.
-
-    Only explicit numbers are converted: a constant sympy expression such as ``sin(exp(exp(20)))``
-    is left to numeric evaluation (where it is simply non-finite) instead of being evaluated by
-    sympy, which could take forever.
-    """
-    coefficients = {}
-    for s in symbols:
-        derivative = sympy.diff(expr, s)
-        if not derivative.is_Number:
-            return None
-        if derivative != 0:
-            coefficients[s.name] = float(derivative)
-    constant = expr.subs({s: 0 for s in symbols})
-    if not constant.is_Number:
-        return None
-    return Linear(coefficients, float(constant))

@@ -1,0 +1,27 @@
+"""pytest plugin: run the suite as on a machine without numba (``python -m pytest -p tests.without_numba``).
+
+Makes ``import numba`` fail before mbkron is imported, so the ``compiled`` backend is unavailable,
+models default to the ``numpy`` backend and every compiled-only test skips: the fallback a user
+without the ``fast`` extra gets is really exercised. CI runs the suite once more this way.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+
+class _NoNumba(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba" or name.startswith("numba.") or name == "llvmlite" or name.startswith("llvmlite."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by tests/without_numba.py)", name=name)
+        return None
+
+
+if "mbkron" in sys.modules or "numba" in sys.modules:  # pragma: no cover - a misuse of the plugin
+    raise RuntimeError("tests.without_numba must be loaded before mbkron and numba (use `-p tests.without_numba`)")
+sys.meta_path.insert(0, _NoNumba())
+
+
+def pytest_report_header(config):
+    return "numba hidden: the compiled backend is unavailable (tests/without_numba.py)"
