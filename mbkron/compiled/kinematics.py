@@ -10,8 +10,8 @@ intermediate in a few small scratch arrays: ``T_i`` (Eq. 40), ``S_j``, ``Ω_ik``
 (Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
 composite-body regrouping of :mod:`mbkron.dynamics.terms` together with the generalized forces of
 spring-dampers (Eq. 46, 161), and muscle path lengths and moment arms (Eq. 195). The results equal
-the numpy routes to rounding (``tests/test_kernels.py``); set the environment variable
-``MBKRON_KERNELS=numpy`` before importing mbkron to use the numpy routes anyway. A first use
+the other backends' to rounding (``tests/test_backends.py``); a model uses these kernels when its
+backend is ``"compiled"`` (:mod:`mbkron.backends`). A first use
 compiles each kernel once per argument type (~10 s for a model's kernels) and caches the machine code
 next to this file (numba's ``cache=True``).
 
