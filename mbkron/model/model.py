@@ -61,19 +61,24 @@ class Workspace:
     one per run. Not for sharing between threads: give each thread its own.
     """
 
-    __slots__ = ("states", "_owner")
+    __slots__ = ("states", "_solvers")
 
     def __init__(self, joint_variables: JointVariables):
-        self._owner = joint_variables.providers
+        self._solvers = _solvers(joint_variables)
         self.states = joint_variables.new_states()
 
     def states_for(self, joint_variables: JointVariables) -> tuple:
-        """The provider states, checked to belong to ``joint_variables``."""
-        if len(self._owner) != len(joint_variables.providers) or any(
-                a[1].__class__ is not b[1].__class__ or getattr(a[1], "solver", None) is not getattr(b[1], "solver", None)
-                for a, b in zip(self._owner, joint_variables.providers)):
+        """The provider states, checked to belong to ``joint_variables`` (the same model, any backend)."""
+        theirs = _solvers(joint_variables)
+        if len(theirs) != len(self._solvers) or any(a is not b for a, b in zip(theirs, self._solvers)):
             raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
         return self.states
+
+
+def _solvers(joint_variables: JointVariables) -> tuple:
+    """The position solvers behind the providers (None for stateless ones): shared by every backend
+    of one model, distinct between models."""
+    return tuple(getattr(provider, "solver", None) for _, provider in joint_variables.providers)
 
 
 @dataclass(frozen=True, eq=False)
