@@ -33,6 +33,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import kinematics as compiled_kinematics
 from mbkron.compiled.kinematics import tree_geometry
 
 __all__ = [
@@ -404,7 +405,8 @@ def rigid_inverse(T: NDArray) -> NDArray:
     return out
 
 
-def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2) -> KinematicsData:
+def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2,
+                       compiled: bool = False) -> KinematicsData:
     """Transforms and their first and second derivatives for all bodies at ``q``.
 
     Implements Eq. 75 (first derivatives) and Eq. 99 (second derivatives) through the world
@@ -419,12 +421,19 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     q : ndarray, shape (..., nq)
     order : {0, 1, 2}
         Highest derivative of the transforms computed (the joint values may carry more).
+    compiled : bool
+        Evaluate the same equations by the compiled kernel
+        (:func:`mbkron.compiled.kinematics.kinematics`, the ``compiled`` backend; needs numba).
 
     Returns
     -------
     KinematicsData
     """
     f, grad, hess = joint_values
+    if compiled:
+        T, S, twists, dT, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
+        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T,
+                              derivative_transforms=dT)
     T = world_transforms(tree, local_transforms(tree, f))
     S = twists = d2T = None
     if order >= 1:

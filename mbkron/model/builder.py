@@ -40,7 +40,6 @@ from mbkron.dynamics.loads import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.model.checks import (
     as_linear, check_inertia, check_number, check_offset, check_unit, check_variable, check_vector,
-    rigid_transform,
 )
 from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
