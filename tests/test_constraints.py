@@ -22,7 +22,8 @@ from mbkron.jointvars.solvers import (
     projection_rows,
     projection_solve,
 )
-from mbkron.jointvars.constraints import LoopClosure, LoopClosures, SymbolicConstraints
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.examples import linkages
 from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer
 

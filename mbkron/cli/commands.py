@@ -36,7 +36,7 @@ import mbkron
 from mbkron.kinematics import tree as kinematics
 from mbkron.dynamics import loads as L
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.expressions.parser import ExpressionError, format_expression, parse_expression
+from mbkron.expressions import ExpressionError, format_expression, parse_expression
 from mbkron.jointvars.functions import CoordinateFunction
 from mbkron.io.model_files import ExpressionValue, ModelFile, evaluate_expression, read_model_file
 from mbkron.jointvars.explicit import Linear

@@ -21,6 +21,7 @@ documented with an annotated example in ``docs/model-format.md``.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import math
 import re
@@ -35,9 +36,10 @@ import sympy
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.constraint_groups import SOLVERS
-from mbkron.jointvars.constraints import LoopClosure, SymbolicConstraints
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.loop_closures import LoopClosure
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.expressions.parser import ExpressionError, check_name, format_expression, parse_expression
+from mbkron.expressions import ExpressionError, check_grammar, check_name, codegen, format_expression, parse_expression
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseLinear, tabulated_function
 from mbkron.jointvars.explicit import Linear
 from mbkron.dynamics.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper, evaluate_value
@@ -100,26 +102,13 @@ _LOAD_TYPES = {cls: name for name, (cls, _, _) in _LOAD_FIELDS.items()}
 
 
 # ====================================================================== numeric evaluation
-_NUMPY_FUNCTIONS: dict[type, Callable] = {
-    sympy.sin: np.sin,
-    sympy.cos: np.cos,
-    sympy.tan: np.tan,
-    sympy.asin: np.arcsin,
-    sympy.acos: np.arccos,
-    sympy.atan: np.arctan,
-    sympy.atan2: np.arctan2,
-    sympy.exp: np.exp,
-    sympy.log: np.log,
-    sympy.Abs: np.abs,
-}
-
-
 def evaluate_expression(expr: sympy.Expr, values: Mapping[str, object]) -> np.ndarray:
     """Evaluate an expression of the whitelist grammar in double precision, elementwise.
 
-    Walks the expression tree with numpy ufuncs (no code generation, no arbitrary-precision
-    arithmetic), so its cost is linear in the size of the expression whatever the numbers are.
-    Results may be ``inf`` or ``nan`` (e.g. ``exp(1000)``, ``log(-1)``); callers check.
+    The expression is compiled once (cached) into numpy code by :mod:`mbkron.expressions.codegen`,
+    which prints every number as a double literal, so no arbitrary-precision arithmetic happens and
+    the cost is that of printing the expression once, then of numpy operations. Results may be
+    ``inf`` or ``nan`` (e.g. ``exp(1000)``, ``log(-1)``); callers check.
 
     Parameters
     ----------
@@ -141,44 +130,18 @@ def evaluate_expression(expr: sympy.Expr, values: Mapping[str, object]) -> np.nd
     ExpressionError
         If the expression contains an operation outside the grammar.
     """
+    names = tuple(sorted(symbol.name for symbol in expr.free_symbols))
+    arguments = [np.asarray(values[name], dtype=float) for name in names]
     with np.errstate(all="ignore"):
-        return np.asarray(_evaluate_node(expr, values), dtype=float)
+        return np.asarray(_grammar_function(expr, names)(*arguments)[0], dtype=float)
 
 
-def _evaluate_node(node: sympy.Basic, values: Mapping[str, object]):
-    if node.is_Symbol:
-        return np.asarray(values[node.name], dtype=float)
-    if node.is_Integer:
-        return _exact_to_float(node.p, 1)
-    if node.is_Rational:
-        return _exact_to_float(node.p, node.q)
-    if node.is_Float:
-        return np.float64(float(node))
-    if node is sympy.S.Pi:
-        return np.float64(math.pi)
-    if node is sympy.S.Exp1:
-        return np.float64(math.e)
-    arguments = [_evaluate_node(argument, values) for argument in node.args]
-    if node.is_Add:
-        return sum(arguments[1:], arguments[0])
-    if node.is_Mul:
-        product = arguments[0]
-        for factor in arguments[1:]:
-            product = product * factor
-        return product
-    if node.is_Pow:
-        return np.power(np.asarray(arguments[0], dtype=float), arguments[1])
-    function = _NUMPY_FUNCTIONS.get(type(node))
-    if function is None:
-        raise ExpressionError(f"cannot evaluate {type(node).__name__}: it is not part of the expression grammar")
-    return function(*arguments)
-
-
-def _exact_to_float(numerator: int, denominator: int) -> np.float64:
-    try:
-        return np.float64(numerator / denominator)
-    except OverflowError:
-        return np.float64(math.copysign(math.inf, numerator))
+@functools.lru_cache(maxsize=1024)
+def _grammar_function(expr: sympy.Expr, names: tuple[str, ...]) -> Callable:
+    """The numpy function of ``expr`` with the arguments ``names`` (its free symbols' names)."""
+    check_grammar(expr)
+    symbols = sorted(expr.free_symbols, key=lambda symbol: symbol.name)
+    return codegen.numpy_function(symbols, [expr], name="expression")
 
 
 def _is_normal_double(value: float) -> bool:
@@ -836,7 +799,7 @@ class _ModelReader:
 
         The values (parameters substituted) are computed in double precision by
         :func:`evaluate_expression`, never by sympy, and must be finite normal doubles. So the sympy
-        work that follows (differentiation, ``float`` of constant terms, lambdify) never meets an
+        work that follows (differentiation, ``float`` of constant terms, code generation) never meets an
         exact constant such as ``sin(exp(exp(20)))`` whose arbitrary-precision evaluation would
         not finish, nor a parameter value that would make sympy evaluate one.
         """

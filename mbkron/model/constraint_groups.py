@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mbkron.jointvars.solvers import METHODS, ConstrainedJointVariables, ExplicitInputs, PositionSolver
-from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem, LoopClosure, LoopClosures
+from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem
+from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
 from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
