@@ -18,7 +18,8 @@ import mbkron
 from mbkron import ConfigurationError, ModelError
 from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
 from mbkron.jointvars.solvers import LUFactors
-from mbkron.jointvars.constraints import LoopClosure, LoopClosures, SymbolicConstraints
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.examples import linkages
 from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer
 

@@ -1,4 +1,4 @@
-"""Tests of mbkron.expressions.parser: the whitelist parser and printer for model-file expressions."""
+"""Tests of mbkron.expressions: the whitelist parser and printer for model-file expressions."""
 
 from __future__ import annotations
 
@@ -15,14 +15,8 @@ import sympy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mbkron.expressions.parser import (
-    MAX_EXPONENT,
-    ExpressionError,
-    check_name,
-    format_expression,
-    free_names,
-    parse_expression,
-)
+from mbkron.expressions import ExpressionError, check_name, format_expression, free_names, parse_expression
+from mbkron.expressions.parser import MAX_EXPONENT
 
 NAMES = ("q1", "q2", "a", "b", "x", "y")
 POINT = {"q1": 0.3, "q2": -1.2, "a": 2.5, "b": 0.7, "x": 1.5, "y": -0.4}

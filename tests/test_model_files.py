@@ -1,4 +1,4 @@
-"""Model definition files (mbkron.io.model_files): the shipped models against independent references, unit
+"""Model definition files (mbkron.io.formulas): the shipped models against independent references, unit
 conversion, round trips, validation messages and the safety of formulas."""
 
 from __future__ import annotations

@@ -57,9 +57,11 @@ HANG_SECONDS = 300  # a hang detector only (see the module docstring)
 ROUND_TRIP_EVERY = 7  # dump and reload every 7th variant that loads
 
 
-#: Modules whose own use of exec/compile is allowed: sympy's lambdify (it compiles code it printed
-#: from a parsed expression tree) and the import system (lazy imports run installed modules).
-ALLOWED_CALLERS = ("sympy.utilities.lambdify", "importlib._bootstrap", "importlib._bootstrap_external")
+#: Modules whose own use of exec/compile is allowed: mbkron's code generator and sympy's lambdify
+#: (they compile code they printed from a parsed expression tree) and the import system (lazy
+#: imports run installed modules).
+ALLOWED_CALLERS = ("mbkron.expressions.codegen", "sympy.utilities.lambdify", "importlib._bootstrap",
+                   "importlib._bootstrap_external")
 
 
 class CodeExecuted(AssertionError):

@@ -1,4 +1,4 @@
-"""Muscles in model files (`[muscles.NAME]`, mbkron.io.model_files): loading against an independent computation
+"""Muscles in model files (`[muscles.NAME]`, mbkron.io.formulas): loading against an independent computation
 of the path, error collection with table paths, round trips, equality with Python-built models,
 and the shipped shoulder files."""
 

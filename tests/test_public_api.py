@@ -94,7 +94,7 @@ def test_mbkron_never_imports_validation():
 def test_the_checks_catch_what_they_should():
     """The checks themselves, on small sources (a private import, a private attribute, an import of validation)."""
     assert _private_uses(ast.parse("from mbkron.io import format_toml\nfrom mbkron import examples")) == []
-    assert _private_uses(ast.parse("from mbkron.io.model_files import _is_normal_double")) != []
+    assert _private_uses(ast.parse("from mbkron.io.formulas import _grammar_function")) != []
     assert _private_uses(ast.parse("from mbkron.io.reader import show")) != []  # public spelling, not in __all__
     assert _private_uses(ast.parse("import mbkron\nmbkron.io._private")) != []
     assert _imports_validation(ast.parse("def f():\n    from validation import report\n")) == [2]

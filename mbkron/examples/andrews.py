@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from mbkron.model.builder import ModelBuilder
-from mbkron.jointvars.constraints import LoopClosure, LoopClosures, SymbolicConstraints
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.dynamics.loads import JointTorque, SpringDamper
 from mbkron.model.model import Model
 

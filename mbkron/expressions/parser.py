@@ -1,11 +1,13 @@
-"""Safe parsing and printing of the scalar expressions found in model files.
+"""Safe parsing of the scalar expressions found in model files.
 
 Model files are untrusted input, yet they contain formulas: joint variables, moving via points,
 driving functions. This module turns such a string into a :mod:`sympy` expression with a small
-hand-written tokenizer and recursive-descent parser, whose syntax tree is then turned into sympy
-objects by calling their constructors directly (``sympy.Add``, ``sympy.sin``, ...). Nothing is ever
-passed to ``eval``, ``exec``, ``compile``, ``ast``, ``sympy.sympify`` or ``sympy.parse_expr``, so no
-code in the string can run. :func:`format_expression` prints expressions back in the same grammar.
+hand-written tokenizer (:mod:`mbkron.expressions.lexer`) and recursive-descent parser, whose syntax
+tree is then turned into sympy objects by calling their constructors directly (``sympy.Add``,
+``sympy.sin``, ...). Nothing is ever passed to ``eval``, ``exec``, ``compile``, ``ast``,
+``sympy.sympify`` or ``sympy.parse_expr``, so no code in the string can run.
+:func:`mbkron.expressions.format.format_expression` prints expressions back in the same grammar;
+:mod:`mbkron.expressions.codegen` turns them into numbers.
 
 Grammar
 -------
@@ -73,7 +75,6 @@ from __future__ import annotations
 
 import difflib
 import keyword
-import math
 import re
 import sys
 import time
@@ -83,15 +84,22 @@ from typing import NamedTuple
 
 import sympy
 
+from mbkron.expressions.lexer import (
+    ExpressionError,
+    _describe_character,
+    _describe_integer,
+    _Lexer,
+    _printable,
+    _Token,
+)
+
 __all__ = [
     "ExpressionError",
+    "check_grammar",
     "check_name",
-    "format_expression",
-    "free_names",
     "parse_expression",
 ]
 
-#: Functions callable in expressions: name -> (sympy constructor, number of arguments).
 def _absolute(argument: sympy.Expr) -> sympy.Expr:
     """``abs``: ``sympy.Abs`` made idempotent (sympy turns ``Abs(−Abs(x))`` into ``Abs(Abs(x))``,
     which then prints and parses back as ``Abs(x)``: one canonical form per value)."""
@@ -101,6 +109,7 @@ def _absolute(argument: sympy.Expr) -> sympy.Expr:
     return value
 
 
+#: Functions callable in expressions: name -> (sympy constructor, number of arguments).
 _FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], int]] = {
     "sin": (sympy.sin, 1),
     "cos": (sympy.cos, 1),
@@ -127,103 +136,9 @@ MAX_EXPONENT = 1024
 _MAX_INTEGER_DIGITS = 309  # 2**1024 has 309 decimal digits
 _NON_FINITE = (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity, sympy.S.NegativeInfinity)
 
-_WHITESPACE = " \t\r\n"
-_DIGITS = "0123456789"
-_NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_OPERATORS = ("**", "+", "-", "*", "/", "(", ")", ",")
-_CHARACTER_HINTS = {
-    "^": "use ** for powers",
-    ".": "`.` is only allowed inside numbers; attribute access is not allowed",
-    "[": "subscripts are not allowed",
-    "]": "subscripts are not allowed",
-    "{": "braces are not allowed",
-    "}": "braces are not allowed",
-    "=": "assignments, keyword arguments and comparisons are not allowed",
-    "<": "comparisons are not allowed",
-    ">": "comparisons are not allowed",
-    "!": "comparisons and negation are not allowed",
-    "'": "strings are not allowed",
-    '"': "strings are not allowed",
-    "%": "the % operator is not allowed",
-    "&": "bitwise and boolean operators are not allowed",
-    "|": "bitwise and boolean operators are not allowed",
-    "~": "bitwise and boolean operators are not allowed",
-    "@": "matrix multiplication and decorators are not allowed",
-    ":": "slices, lambdas and assignment expressions are not allowed",
-    ";": "only a single expression is allowed",
-    "#": "comments are not allowed",
-    "\\": "backslashes are not allowed",
-}
 _EXPECTED_OPERAND = "expected a number, a name, a function call or `(`"
 _EXPECTED_OPERATOR = "expected an operator (+ - * / **) or the end of the expression"
 _MAX_LISTED_NAMES = 20
-_EXCERPT_WIDTH = 60
-
-_PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_POW, _PREC_ATOM = range(5)
-
-
-class ExpressionError(ValueError):
-    """An expression string that is not accepted, or an expression that cannot be printed.
-
-    Parameters
-    ----------
-    reason : str
-        What is wrong, e.g. ``"unknown name `foo`; expected one of: q1, q2"``.
-    text : str, optional
-        The expression text; an excerpt of it starts the message.
-    column : int, optional
-        1-based column (character position in ``text``) of the offending token.
-
-    Attributes
-    ----------
-    reason, text, column
-        As given, so callers can re-word the message (e.g. prefix the model field).
-    """
-
-    def __init__(self, reason: str, text: str | None = None, column: int | None = None):
-        self.reason = reason
-        self.text = text
-        self.column = column
-        if text is None:
-            message = reason
-        elif column is None:
-            message = f"`{_excerpt(text, 1)}`: {reason}"
-        else:
-            message = f"`{_excerpt(text, column)}` at column {column}: {reason}"
-        super().__init__(message)
-
-    def __reduce__(self) -> tuple[type, tuple[str, str | None, int | None]]:
-        return type(self), (self.reason, self.text, self.column)
-
-
-def _printable(text: str) -> str:
-    """Escape characters that would garble a message (control characters, lone surrogates)."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
-def _excerpt(text: str, column: int) -> str:
-    """Return ``text``, or a window of it around ``column`` if it is long, for a message."""
-    if len(text) <= _EXCERPT_WIDTH:
-        return _printable(text)
-    start = max(0, min(column - 1 - _EXCERPT_WIDTH // 2, len(text) - _EXCERPT_WIDTH))
-    stop = start + _EXCERPT_WIDTH
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if stop < len(text) else ""
-    return f"{prefix}{_printable(text[start:stop])}{suffix}"
-
-
-def _describe_character(character: str) -> str:
-    """Name a character for a message, e.g. ``"`−` (U+2212 MINUS SIGN)"``."""
-    name = unicodedata.name(character, "unnamed character")
-    return f"`{_printable(character)}` (U+{ord(character):04X} {name})"
-
-
-def _describe_integer(value: int) -> str:
-    """Show an integer in a message; huge ones as ``~10**k`` (never calling ``str`` on them)."""
-    if abs(value).bit_length() > 64:
-        sign = "-" if value < 0 else ""
-        return f"{sign}~10**{math.floor(math.log10(abs(value)))}"
-    return str(value)
 
 
 def _list_names(names: Iterable[str]) -> str:
@@ -270,6 +185,31 @@ def check_name(name: str) -> None:
         raise ExpressionError(f"invalid name `{name}`: it is reserved for the constant pi")
 
 
+def check_grammar(expr: sympy.Expr) -> None:
+    """Check that ``expr`` uses only the operations of the grammar (module docstring).
+
+    Expressions from :func:`parse_expression` pass, and so do results of substituting numbers or
+    grammar expressions into them; sympy may rewrite an expression into other functions, which fail.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        Expression to check.
+
+    Raises
+    ------
+    ExpressionError
+        Naming the first operation outside the grammar, e.g. ``sign`` or ``Infinity``.
+    """
+    for node in sympy.preorder_traversal(expr):
+        allowed = (
+            node.is_Symbol or node.is_Rational or node.is_Float or node.is_Add or node.is_Mul or node.is_Pow
+            or node is sympy.S.Pi or node is sympy.S.Exp1 or type(node) in _FUNCTION_NAMES
+        )
+        if not allowed:
+            raise ExpressionError(f"cannot evaluate {type(node).__name__}: it is not part of the expression grammar")
+
+
 def _symbol_table(names: Mapping[str, sympy.Symbol] | Iterable[str]) -> dict[str, sympy.Symbol]:
     """Validate ``names`` and return a name -> symbol dictionary (see :func:`parse_expression`)."""
     if isinstance(names, str):
@@ -292,126 +232,6 @@ def _symbol_table(names: Mapping[str, sympy.Symbol] | Iterable[str]) -> dict[str
         table[name] = sympy.Symbol(name, real=True)
     return table
 
-
-class _Token(NamedTuple):
-    """A token: ``kind`` is ``"number"``, ``"name"``, ``"operator"`` or ``"end"``."""
-
-    kind: str
-    text: str
-    column: int
-
-
-class _Lexer:
-    """Split an expression into tokens on demand, so errors are reported left to right."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.position = 0
-        self.lookahead: _Token | None = None
-
-    def error(self, reason: str, position: int) -> ExpressionError:
-        return ExpressionError(reason, self.text, position + 1)
-
-    def peek(self) -> _Token:
-        if self.lookahead is None:
-            self.lookahead = self._scan()
-        return self.lookahead
-
-    def next(self) -> _Token:
-        token = self.peek()
-        self.lookahead = None
-        return token
-
-    def at_parenthesis(self) -> bool:
-        """Whether the next token is ``(``, without scanning (and so reporting) anything else.
-
-        Only called right after :meth:`next`, when no token is looked ahead.
-        """
-        position = self.position
-        while position < len(self.text) and self.text[position] in _WHITESPACE:
-            position += 1
-        return self.text.startswith("(", position)
-
-    def _scan(self) -> _Token:
-        text = self.text
-        while self.position < len(text) and text[self.position] in _WHITESPACE:
-            self.position += 1
-        start = self.position
-        if start == len(text):
-            return _Token("end", "", start + 1)
-        character = text[start]
-        next_character = text[start + 1] if start + 1 < len(text) else ""
-        if character in _DIGITS or (character == "." and next_character and next_character in _DIGITS):
-            return self._scan_number(start)
-        if character.isidentifier():
-            return self._scan_name(start)
-        if text.startswith("//", start):
-            raise self.error("floor division `//` is not allowed", start)
-        for operator in _OPERATORS:
-            if text.startswith(operator, start):
-                self.position = start + len(operator)
-                return _Token("operator", operator, start + 1)
-        raise self.error(self._unexpected_character(character), start)
-
-    def _scan_number(self, start: int) -> _Token:
-        match = _NUMBER.match(self.text, start)
-        end = match.end()
-        if end < len(self.text) and (self.text[end] == "." or _is_name_character(self.text[end])):
-            while end < len(self.text) and (self.text[end] == "." or _is_name_character(self.text[end])):
-                end += 1
-            raise self.error(_malformed_number(self.text[start:end]), start)
-        self.position = end
-        return _Token("number", match.group(), start + 1)
-
-    def _scan_name(self, start: int) -> _Token:
-        end = start + 1
-        while end < len(self.text) and _is_name_character(self.text[end]):
-            end += 1
-        word = self.text[start:end]
-        normalized = unicodedata.normalize("NFKC", word)
-        if normalized != word:
-            raise self.error(
-                f"identifier `{word}` is not in Unicode NFKC normal form (it would read as "
-                f"`{_printable(normalized)}`); write identifiers in normal form, e.g. with ASCII "
-                "letters",
-                start,
-            )
-        self.position = end
-        return _Token("name", word, start + 1)
-
-    @staticmethod
-    def _unexpected_character(character: str) -> str:
-        reason = f"unexpected character {_describe_character(character)}"
-        if character in _CHARACTER_HINTS:
-            return f"{reason}; {_CHARACTER_HINTS[character]}"
-        normalized = unicodedata.normalize("NFKC", character)
-        if character.isspace():
-            return f"{reason}; only ASCII spaces, tabs and line breaks may separate tokens"
-        if normalized != character and normalized.isascii():
-            return f"{reason}; write `{_printable(normalized)}` instead"
-        if unicodedata.category(character) == "Nd":
-            return f"{reason}; only the ASCII digits 0-9 are allowed in numbers"
-        if not character.isascii():
-            return f"{reason}; only ASCII characters are allowed outside names"
-        return reason
-
-
-def _is_name_character(character: str) -> bool:
-    """Whether ``character`` may continue an identifier."""
-    return ("_" + character).isidentifier()
-
-
-def _malformed_number(token: str) -> str:
-    """Explain why ``token`` (a number followed by letters, digits or dots) is not a number."""
-    reason = f"malformed number `{_printable(token)}`"
-    lowered = token.lower()
-    if "_" in token:
-        return f"{reason}; underscores in numbers are not allowed"
-    if lowered.endswith("j"):
-        return f"{reason}; complex numbers are not allowed"
-    if lowered[:2] in ("0x", "0o", "0b"):
-        return f"{reason}; only decimal numbers are allowed"
-    return f"{reason}; write numbers like 3, 0.25 or 1.5e-3, and * for multiplication"
 
 
 def _constant_problem(node: sympy.Basic) -> str | None:
@@ -788,164 +608,3 @@ def parse_expression(
             "the expression is nested too deeply for Python's recursion limit; lower max_depth", text
         ) from None
 
-
-def format_expression(expr: sympy.Expr) -> str:
-    """Print a sympy expression in the grammar read by :func:`parse_expression`.
-
-    ``parse_expression(format_expression(expr), names)`` gives back ``expr`` (the same sympy
-    expression, in particular the same value) for any expression built by
-    :func:`parse_expression` and for results of substituting or differentiating it, as long as they
-    use only the grammar's functions. Floats are printed with ``repr`` (at most 17 significant
-    digits), which is exact for the 53-bit normal doubles the parser produces; a sympy Float of
-    higher precision is rounded to the nearest double. ``E`` is printed as ``exp(1)``, square roots
-    as ``sqrt(...)``. Derivatives can be long: pass a larger ``max_length`` to read them back.
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Expression to print.
-
-    Returns
-    -------
-    str
-        The expression text, e.g. ``"0.2*sin(q1) - atan2(y, x)**2 + pi/2"``.
-
-    Raises
-    ------
-    ExpressionError
-        If ``expr`` contains something the grammar cannot express, e.g. ``sign(q1)`` (the
-        derivative of ``abs(q1)``), ``I``, ``oo``, an unprintable symbol name or a non-finite float.
-    TypeError
-        If ``expr`` is not a sympy expression.
-    """
-    if not isinstance(expr, sympy.Expr):
-        raise TypeError(f"expected a sympy expression, got {type(expr).__name__}")
-    return _format(expr)[0]
-
-
-def free_names(expr: sympy.Expr) -> set[str]:
-    """Return the names of the free symbols of ``expr`` (the coordinates and parameters it uses).
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Expression, e.g. from :func:`parse_expression`.
-
-    Returns
-    -------
-    set of str
-        Symbol names, e.g. ``{"q1", "a"}`` for ``a*sin(q1) + pi``.
-    """
-    return {symbol.name for symbol in expr.free_symbols}
-
-
-def _wrap(printed: tuple[str, int], min_precedence: int) -> str:
-    """Parenthesize ``printed`` (text, precedence) unless its precedence is at least the minimum."""
-    text, precedence = printed
-    return text if precedence >= min_precedence else f"({text})"
-
-
-def _format(expr: sympy.Expr) -> tuple[str, int]:
-    """Print ``expr``; return the text and the precedence of its outermost operation."""
-    if expr.is_Symbol:
-        check_name(expr.name)
-        return expr.name, _PREC_ATOM
-    if expr.is_Integer:
-        return (str(expr.p), _PREC_ATOM) if expr.p >= 0 else (f"-{-expr.p}", _PREC_UNARY)
-    if expr.is_Rational:
-        text = f"{abs(expr.p)}/{expr.q}"
-        return (text, _PREC_MUL) if expr.p > 0 else (f"-{text}", _PREC_UNARY)
-    if expr.is_Float:
-        if _constant_problem(expr):
-            raise ExpressionError(f"cannot format the number {expr}: it is not a normal double")
-        value = float(expr)
-        return (repr(value), _PREC_ATOM) if value >= 0 else (f"-{-value!r}", _PREC_UNARY)
-    if expr is sympy.S.Pi:
-        return _CONSTANT_PI, _PREC_ATOM
-    if expr is sympy.S.Exp1:
-        return "exp(1)", _PREC_ATOM
-    if expr.is_Add:
-        return _format_sum(expr), _PREC_ADD
-    if expr.is_Mul:
-        return _format_product(expr)
-    if expr.is_Pow:
-        return _format_power(expr.base, expr.exp)
-    if type(expr) in _FUNCTION_NAMES:
-        arguments = ", ".join(_format(argument)[0] for argument in expr.args)
-        return f"{_FUNCTION_NAMES[type(expr)]}({arguments})", _PREC_ATOM
-    shown = str(expr)
-    if len(shown) > _EXCERPT_WIDTH:
-        shown = shown[: _EXCERPT_WIDTH - 1] + "…"
-    raise ExpressionError(
-        f"cannot format `{shown}`: {type(expr).__name__} is not part of the expression grammar"
-    )
-
-
-def _is_negative_term(term: sympy.Expr) -> bool:
-    """Whether a term has a negative numeric coefficient (and is printed after a minus sign)."""
-    return bool(term.as_coeff_Mul()[0].is_negative)
-
-
-def _format_sum(expr: sympy.Add) -> str:
-    terms = expr.as_ordered_terms()
-    pieces = [_wrap(_format(terms[0]), _PREC_ADD + 1)]
-    for term in terms[1:]:
-        if _is_negative_term(term):
-            pieces.append(f" - {_wrap(_format(-term), _PREC_ADD + 1)}")
-        else:
-            pieces.append(f" + {_wrap(_format(term), _PREC_ADD + 1)}")
-    return "".join(pieces)
-
-
-def _format_product(expr: sympy.Mul) -> tuple[str, int]:
-    negative = _is_negative_term(expr)
-    if negative:
-        expr = -expr
-        if not expr.is_Mul:
-            return _negate(_format(expr))
-    numerator: list[tuple[str, int]] = []
-    denominator: list[tuple[str, int]] = []
-    for factor in expr.as_ordered_factors():
-        if factor.is_Rational and not factor.is_Integer:
-            if factor.p != 1:
-                numerator.append((str(factor.p), _PREC_ATOM))
-            denominator.append((str(factor.q), _PREC_ATOM))
-        elif factor.is_Pow and factor.exp.is_Number and factor.exp.is_negative:
-            denominator.append(_format_power(factor.base, -factor.exp))
-        else:
-            numerator.append(_format(factor))
-    if negative:
-        # `-(x + 1)*y` would read as `(-x - 1)*y`: put a factor that needs no parentheses first.
-        numerator.sort(key=lambda item: item[1] <= _PREC_MUL)
-    if len(numerator) + len(denominator) == 1 and numerator:
-        printed = numerator[0]
-    else:
-        text = "*".join(_wrap(item, _PREC_MUL + 1) for item in numerator) or "1"
-        text += "".join(f"/{_wrap(item, _PREC_MUL + 1)}" for item in denominator)
-        printed = (text, _PREC_MUL)
-    if not negative:
-        return printed
-    if numerator and numerator[0][1] <= _PREC_MUL:
-        printed = (f"({printed[0]})", _PREC_ATOM)
-    return _negate(printed)
-
-
-def _negate(printed: tuple[str, int]) -> tuple[str, int]:
-    """Print the negation of ``printed`` (text, precedence) with a unary minus.
-
-    ``-a*b`` reads as ``(-a)*b``, which is the same product, so a product needs no parentheses.
-    """
-    text, precedence = printed
-    if precedence == _PREC_MUL:
-        return f"-{text}", _PREC_MUL
-    return f"-{_wrap(printed, _PREC_UNARY)}", _PREC_UNARY
-
-
-def _format_power(base: sympy.Expr, exponent: sympy.Expr) -> tuple[str, int]:
-    if exponent is sympy.S.One:
-        return _format(base)
-    if exponent is sympy.S.Half:
-        return f"sqrt({_format(base)[0]})", _PREC_ATOM
-    if exponent.is_Number and exponent.is_negative:
-        return f"1/{_wrap(_format_power(base, -exponent), _PREC_MUL + 1)}", _PREC_MUL
-    return f"{_wrap(_format(base), _PREC_ATOM)}**{_wrap(_format(exponent), _PREC_ATOM)}", _PREC_POW

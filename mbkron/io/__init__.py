@@ -4,7 +4,7 @@
   (a :class:`ModelFile`: the model plus the file's units, parameters and SHA-256);
 - :mod:`mbkron.io.writer`: :func:`dump_model`, :func:`format_toml`;
 - :mod:`mbkron.io.compare`: :func:`model_differences`, :func:`models_equal`;
-- :mod:`mbkron.io.model_files`: :func:`evaluate_expression` (formulas in double precision);
+- :mod:`mbkron.io.formulas`: :func:`evaluate_expression` (formulas in double precision);
 - :mod:`mbkron.io.schema`: :data:`FORMAT_VERSION`, :class:`ExpressionValue`;
 - :mod:`mbkron.io.results`: :func:`write_atomically`, :func:`write_csv`, :func:`write_json`.
 
@@ -12,7 +12,7 @@ The format of model files is documented in ``docs/model-format.md``.
 """
 
 from mbkron.io.compare import model_differences, models_equal
-from mbkron.io.model_files import evaluate_expression
+from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader import ModelFile, load_model, parse_model_file, read_model_file
 from mbkron.io.results import write_atomically, write_csv, write_json
 from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, ExpressionValue

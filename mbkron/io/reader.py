@@ -7,7 +7,7 @@ every problem of the file into one :class:`~mbkron.core.errors.ModelError` whose
 table path (``bodies.forearm.inertia``) and what was expected. Angles are converted to radians
 once, here. Formulas are parsed by the whitelist parser
 :func:`mbkron.expressions.parser.parse_expression` and evaluated in double precision
-(:func:`mbkron.io.model_files.evaluate_expression`).
+(:func:`mbkron.io.formulas.evaluate_expression`).
 
 The reader is one class assembled from the readers of the sections:
 :class:`~mbkron.io.reader_bodies.BodyReader` (units, parameters, coordinates, bodies),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy
 
 from mbkron.expressions.parser import ExpressionError
-from mbkron.io.model_files import evaluate_expression
+from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show
 from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME, NUMBER, POINT,
                               SCALAR, TIME, VECTOR, VELOCITY_SUFFIX, ExpressionValue)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import sympy
 
 from mbkron.expressions.parser import ExpressionError, check_name, parse_expression
-from mbkron.io.model_files import _is_normal_double, evaluate_expression
+from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, FourierSeries, tabulated_function
 
@@ -263,8 +263,8 @@ class ValueReader:
         """Replace every subexpression free of ``variables`` (except plain numbers) by its value.
 
         The values (parameters substituted) are computed in double precision by
-        :func:`~mbkron.io.model_files.evaluate_expression`, never by sympy, and must be finite normal doubles. So the sympy
-        work that follows (differentiation, ``float`` of constant terms, lambdify) never meets an
+        :func:`~mbkron.io.formulas.evaluate_expression`, never by sympy, and must be finite normal doubles. So the sympy
+        work that follows (differentiation, ``float`` of constant terms, code generation) never meets an
         exact constant such as ``sin(exp(exp(20)))`` whose arbitrary-precision evaluation would
         not finish, nor a parameter value that would make sympy evaluate one.
         """
@@ -276,7 +276,7 @@ class ValueReader:
                 return node
             if not node.free_symbols & variables:
                 value = self.constant(node, path, "a constant part of the expression")
-                if value is not None and not _is_normal_double(value):
+                if value is not None and not is_normal_double(value):
                     self.problem(path, f"a constant part of the expression evaluates to {value!r}, below double precision")
                     value = None
                 failed = failed or value is None

@@ -15,7 +15,7 @@ import sympy
 
 from mbkron.dynamics.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper
 from mbkron.expressions.parser import format_expression
-from mbkron.io.model_files import evaluate_expression
+from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
 
 __all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "ExpressionValue"]
@@ -62,7 +62,7 @@ class ExpressionValue:
     """A load value given in a model file as formulas of time, coordinates and their rates.
 
     Called as ``value(t, q, qd)`` like any callable load value (:mod:`mbkron.dynamics.loads`); evaluated by
-    :func:`~mbkron.io.model_files.evaluate_expression` in double precision. The expressions are in SI units (the loader
+    :func:`~mbkron.io.formulas.evaluate_expression` in double precision. The expressions are in SI units (the loader
     has converted angles): symbols are ``t`` (s), the coordinate names and ``<coordinate>_dot``.
 
     Attributes

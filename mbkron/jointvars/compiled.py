@@ -5,8 +5,8 @@ previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
 one continuation step from the previous solution whose Newton iterations converge with full steps,
 no branch check firing, inputs affine in ``q``. The constraint functions ``g``, ``∂g``, ``∂²g`` are
-generated from their sympy expressions as straight-line code (printed by sympy's Python code
-printer, as ``sympy.lambdify`` does; no user text is evaluated). Whenever the state leaves that case
+generated from their sympy expressions as straight-line code (printed by
+:mod:`mbkron.expressions.codegen`; no user text is evaluated). Whenever the state leaves that case
 — a damped or rejected Newton step, a step that must be subdivided, a sign change of ``det ∂g/∂f``,
 an ill-conditioned configuration, a floating-point error — the kernel returns a status and the state
 is redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 from numpy.typing import NDArray
-from sympy.printing.pycode import PythonCodePrinter
 
 from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.expressions import codegen
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
@@ -41,20 +41,11 @@ OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FIN
 def generate_function(name: str, symbols: Sequence[sympy.Symbol], expressions: Sequence[sympy.Expr]):
     """Compile ``expressions`` of ``symbols`` into ``name(x, out)``: ``out[k] = expressions[k](x)``.
 
-    Zero expressions are skipped (``out`` must be zero-filled); common subexpressions are computed
-    once. Returns the numba-compiled function (compiled on its first call).
+    The source is printed by :func:`mbkron.expressions.codegen.scalar_source` (zero expressions are
+    skipped, so ``out`` must be zero-filled; common subexpressions are computed once). Returns the
+    numba-compiled function (compiled on its first call).
     """
-    arguments = [sympy.Symbol(f"x_{i}") for i in range(len(symbols))]
-    mapping = dict(zip(symbols, arguments))
-    entries = [(k, e.xreplace(mapping)) for k, e in enumerate(expressions) if e != 0]
-    replacements, reduced = sympy.cse([e for _, e in entries], symbols=sympy.numbered_symbols("c_"))
-    printer = PythonCodePrinter({"standard": "python3"})
-    lines = [f"def {name}(x, out):"]
-    lines += [f"    x_{i} = x[{i}]" for i in range(len(symbols))]
-    lines += [f"    {printer.doprint(symbol)} = {printer.doprint(value)}" for symbol, value in replacements]
-    lines += [f"    out[{k}] = {printer.doprint(value)}" for (k, _), value in zip(entries, reduced)]
-    lines.append("    return 0")
-    return _compiled_source("\n".join(lines), name)
+    return _compiled_source(codegen.scalar_source(name, symbols, expressions), name)
 
 
 _GENERATED: dict[str, object] = {}
@@ -64,9 +55,7 @@ expressions shares them, and with them the specialisation of the step kernel (co
 
 def _compiled_source(source: str, name: str):
     if source not in _GENERATED:
-        namespace: dict = {"math": math}
-        exec(compile(source, f"<mbkron constraint function {name}>", "exec"), namespace)  # noqa: S102
-        _GENERATED[source] = numba.njit(nogil=True)(namespace[name])
+        _GENERATED[source] = numba.njit(nogil=True)(codegen.compile_source(source, name))
     return _GENERATED[source]
 
 

@@ -225,8 +225,8 @@ class ModelBuilder:
             the unknowns; as many as there are equations.
         constraints : ConstraintSystem or sequence of LoopClosure
             :class:`mbkron.jointvars.constraints.SymbolicConstraints` (expressions in joint, coordinate and
-            parameter names), :class:`mbkron.jointvars.constraints.LoopClosures`, or a list of
-            :class:`mbkron.jointvars.constraints.LoopClosure`.
+            parameter names), :class:`mbkron.jointvars.loop_closures.LoopClosures`, or a list of
+            :class:`mbkron.jointvars.loop_closures.LoopClosure`.
         solver : {"lu", "projection", "premodel", "finite_difference"}
             How ``∇f`` and ``H`` are obtained: exact by one LU of ``∂g/∂f`` (default) or by the
             analytical projection (Eq. 102-120), from a pre-modelled fit, or by central

@@ -34,7 +34,8 @@ import numpy as np
 
 from mbkron.jointvars.constrained import ConstrainedJointVariables
 from mbkron.jointvars.solvers import METHODS, ExplicitInputs, PositionSolver
-from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem, LoopClosure, LoopClosures
+from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem
+from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
 from mbkron.jointvars.explicit import JointVariableProvider, JointVariables

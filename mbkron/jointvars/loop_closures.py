@@ -1,0 +1,322 @@
+"""Loop-closure constraints: "point P on body a coincides with point Q on body b" (Eq. 100).
+
+A :class:`LoopClosures` system is a :class:`~mbkron.jointvars.constraints.ConstraintSystem` whose
+equations are generated from :class:`LoopClosure` declarations (plus orientation equations in
+space). They are evaluated with mbkron's own tree kinematics on the *joint-space* tree, whose
+coordinates are the joint variables themselves, so ``∂T/∂f`` and ``∂²T/∂f²`` (Eq. 75, 99) give
+``∂g/∂f`` and ``∂²g/∂f²`` exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from mbkron.core.description import GROUND
+from mbkron.core.errors import ModelError
+from mbkron.jointvars.constraints import BoundConstraints, ConstraintContext, ConstraintSystem
+from mbkron.kinematics import tree as kinematics
+
+__all__ = ["LoopClosure", "LoopClosures"]
+
+_PLANES = {"xy": (0, 1), "yz": (1, 2), "xz": (0, 2)}
+_ORIENTATIONS = ("revolute", "fixed")
+
+
+@dataclass(frozen=True)
+class LoopClosure:
+    """A loop-closing joint: point ``point_a`` of ``body_a`` coincides with ``point_b`` of ``body_b``.
+
+    The equations are ``r_a − r_b = 0`` in ground coordinates: the two components of ``plane``
+    (planar mechanisms; default ``"xy"``) or all three (``plane=None``, spatial mechanisms). In
+    space a closing revolute or fixed joint also constrains the relative orientation:
+
+    - ``orientation="revolute"``: the joint axis ``axis_b`` of body b stays parallel to
+      ``axis_a`` of body a -- two equations ``(R_a n_k) · (R_b axis_b) = 0`` with ``n_1, n_2`` a
+      fixed orthonormal pair perpendicular to ``axis_a``;
+    - ``orientation="fixed"``: the relative rotation ``R_aᵀ R_b`` equals ``rotation`` -- three
+      equations, the off-diagonal entries ``M_zy, M_xz, M_yx`` of ``M = (R_a rotation)ᵀ R_b``
+      (the components of the small relative rotation vector; exact, not linearised).
+
+    Parameters
+    ----------
+    body_a, body_b : str
+        Body names; ``"ground"`` allowed (its points are in ground coordinates).
+    point_a, point_b : array_like, shape (3,)
+        Body coordinates of the two points, m.
+    plane : {"xy", "yz", "xz"} or None
+        Plane of a planar loop, or None for a spatial loop.
+    orientation : {None, "revolute", "fixed"}
+        Orientation equations of a spatial closure.
+    axis_a, axis_b : array_like, shape (3,), optional
+        Revolute closure axes in body coordinates (default ``(0, 0, 1)``).
+    rotation : array_like, shape (3, 3), optional
+        Fixed closure: body b's orientation relative to body a (default identity).
+    """
+
+    body_a: str
+    point_a: ArrayLike
+    body_b: str
+    point_b: ArrayLike
+    plane: str | None = "xy"
+    orientation: str | None = None
+    axis_a: ArrayLike | None = None
+    axis_b: ArrayLike | None = None
+    rotation: ArrayLike | None = None
+
+    @property
+    def size(self) -> int:
+        """Number of equations."""
+        points = 2 if self.plane is not None else 3
+        return points + {None: 0, "revolute": 2, "fixed": 3}.get(self.orientation, 0)
+
+
+@dataclass(frozen=True, eq=False)
+class _ClosureArrays:
+    """Loop closures as index and vector arrays (one row per equation)."""
+
+    point_bodies: NDArray[np.intp]  # (n_points, 2): body indices of a and b (-1 = ground)
+    points: NDArray[np.float64]  # (n_points, 2, 4): homogeneous body points
+    point_components: NDArray[np.intp]  # (n_points,): world component of each point equation
+    dot_bodies: NDArray[np.intp]  # (n_dots, 2)
+    dot_vectors: NDArray[np.float64]  # (n_dots, 2, 4): body vectors (homogeneous w = 0)
+    order: NDArray[np.intp]  # row of each declared equation in (points, dots)
+
+
+def _perpendicular_pair(axis: NDArray) -> tuple[NDArray, NDArray]:
+    """An orthonormal pair perpendicular to the unit vector ``axis``."""
+    helper = np.eye(3)[np.argmin(np.abs(axis))]
+    n1 = np.cross(axis, helper)
+    n1 /= np.linalg.norm(n1)
+    return n1, np.cross(axis, n1)
+
+
+class _BoundClosures(BoundConstraints):
+    """Loop-closure equations evaluated with the joint-space tree kinematics (Eq. 75, 99)."""
+
+    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj):
+        super().__init__(unknown_rows, explicit_rows, nq)
+        self.arrays = arrays
+        self.tree = tree
+        self.nj = nj
+        self._identity = np.eye(nj)
+        self._zero_hessians = np.zeros((nj, nj, nj))
+
+    def _joint_space(self, u, p, order):
+        """``f`` of the whole tree and its kinematics with respect to all joint variables."""
+        f = np.zeros(self.nj)
+        f[self.unknown_rows] = u
+        f[self.explicit_rows] = p[: self.explicit_rows.size]
+        values = (f, self._identity, self._zero_hessians if order >= 2 else None)
+        return kinematics.compute_kinematics(self.tree, values, f, order)
+
+    @staticmethod
+    def _body_arrays(kin, bodies: NDArray[np.intp], order: int):
+        """``T``, ``∂T/∂f``, ``∂²T/∂f²`` of the listed bodies, identity/zero for the ground (-1)."""
+        ground = bodies < 0
+        index = np.where(ground, 0, bodies)
+        T = np.where(ground[..., None, None], np.eye(4), kin.T[index])
+        dT = np.where(ground[..., None, None, None], 0.0, kin.dT[index])
+        d2T = None
+        if order >= 2:
+            d2T = np.where(ground[..., None, None, None, None], 0.0, kin.d2T[index])
+        return T, dT, d2T
+
+    def _evaluate(self, u, p, order):
+        a = self.arrays
+        kin = self._joint_space(u, p, order)
+        # Points: r = T x (homogeneous), one row per point equation and side.
+        T, dT, d2T = self._body_arrays(kin, a.point_bodies, order)
+        r = np.einsum("esxy,esy->esx", T, a.points)
+        dr = np.einsum("eskxy,esy->eskx", dT, a.points)
+        rows = np.arange(a.point_components.size)
+        comp = a.point_components
+        g = [r[rows, 0, comp] - r[rows, 1, comp]]
+        dg = [dr[rows, 0, :, comp] - dr[rows, 1, :, comp]]
+        d2g = []
+        if order >= 2:
+            d2r = np.einsum("esklxy,esy->esklx", d2T, a.points)
+            d2g.append(d2r[rows, 0, :, :, comp] - d2r[rows, 1, :, :, comp])
+        if a.dot_bodies.size:
+            # Orientation: (R_a v_a)·(R_b v_b), Leibniz rule for both derivatives.
+            T, dT, d2T = self._body_arrays(kin, a.dot_bodies, order)
+            x = np.einsum("esxy,esy->esx", T, a.dot_vectors)
+            dx = np.einsum("eskxy,esy->eskx", dT, a.dot_vectors)
+            g.append(np.einsum("ex,ex->e", x[:, 0], x[:, 1]))
+            dg.append(np.einsum("ekx,ex->ek", dx[:, 0], x[:, 1]) + np.einsum("ex,ekx->ek", x[:, 0], dx[:, 1]))
+            if order >= 2:
+                d2x = np.einsum("esklxy,esy->esklx", d2T, a.dot_vectors)
+                cross = np.einsum("ekx,elx->ekl", dx[:, 0], dx[:, 1])
+                d2g.append(
+                    np.einsum("eklx,ex->ekl", d2x[:, 0], x[:, 1])
+                    + cross
+                    + np.swapaxes(cross, -1, -2)
+                    + np.einsum("ex,eklx->ekl", x[:, 0], d2x[:, 1])
+                )
+        g = np.concatenate(g)[a.order]
+        dg = np.concatenate(dg)[a.order]
+        d2g = np.concatenate(d2g)[a.order] if order >= 2 else None
+        return g, dg, d2g
+
+    def _split(self, dg):
+        """Columns of the unknowns and of ``p = (f_e, q)`` (``g`` does not depend on q directly)."""
+        g_u = dg[..., self.unknown_rows]
+        g_p = np.concatenate([dg[..., self.explicit_rows], np.zeros(dg.shape[:-1] + (self.nq,))], axis=-1)
+        return g_u, g_p
+
+    def first(self, u, p):
+        g, dg, _ = self._evaluate(u, p, 1)
+        return (g, *self._split(dg))
+
+    def second(self, u, p):
+        _, dg, d2g = self._evaluate(u, p, 2)
+        g_u, g_p = self._split(dg)
+        g_uu, g_up = self._split(d2g[:, self.unknown_rows, :])
+        _, g_pp = self._split(d2g[:, self.explicit_rows, :])
+        g_pp = np.concatenate([g_pp, np.zeros((g_pp.shape[0], self.nq, g_pp.shape[2]))], axis=1)
+        return g_u, g_p, g_uu, g_up, g_pp
+
+
+class LoopClosures(ConstraintSystem):
+    """Constraint equations generated from loop-closure declarations.
+
+    Each :class:`LoopClosure` contributes its equations in order (points first, then
+    orientation). ``g`` and its derivatives come from the tree kinematics with the joint
+    variables as coordinates: ``∂r/∂f_k = (∂T/∂f_k) x`` and ``∂²r/∂f_k∂f_l = (∂²T/∂f_k∂f_l) x``
+    (Eq. 44, 57, 75, 99), exact.
+
+    Parameters
+    ----------
+    closures : sequence of LoopClosure
+    """
+
+    def __init__(self, closures: Sequence[LoopClosure]):
+        if isinstance(closures, LoopClosure):
+            closures = [closures]
+        self.closures = tuple(closures)
+
+    @property
+    def size(self) -> int:
+        return sum(c.size for c in self.closures if isinstance(c, LoopClosure))
+
+    def bind(self, context: ConstraintContext) -> BoundConstraints:
+        problems: list[str] = []
+        point_bodies, points, components, dot_bodies, dot_vectors, kinds = [], [], [], [], [], []
+        for k, c in enumerate(self.closures, start=1):
+            where = f"loop closure {k}"
+            if not isinstance(c, LoopClosure):
+                problems.append(f"{where} must be a LoopClosure, got {type(c).__name__}")
+                continue
+            a, b = (self._body(name, context, f"{where}: `{label}`", problems) for name, label in
+                    ((c.body_a, "body_a"), (c.body_b, "body_b")))
+            pa, pb = (_vector3(v, f"{where}: `{label}`", problems) for v, label in
+                      ((c.point_a, "point_a"), (c.point_b, "point_b")))
+            if c.plane is not None and c.plane not in _PLANES:
+                problems.append(f"{where}: `plane` must be one of {', '.join(_PLANES)} or None, got {c.plane!r}")
+                continue
+            if c.orientation is not None and c.orientation not in _ORIENTATIONS:
+                problems.append(f"{where}: `orientation` must be None, 'revolute' or 'fixed', got {c.orientation!r}")
+                continue
+            if c.orientation is not None and c.plane is not None:
+                problems.append(f"{where}: orientation equations are for spatial closures; set `plane=None`")
+                continue
+            for component in _PLANES[c.plane] if c.plane is not None else (0, 1, 2):
+                point_bodies.append((a, b))
+                points.append((np.append(pa, 1.0), np.append(pb, 1.0)))
+                components.append(component)
+                kinds.append("point")
+            for va, vb in self._orientation_pairs(c, where, problems):
+                dot_bodies.append((a, b))
+                dot_vectors.append((np.append(va, 0.0), np.append(vb, 0.0)))
+                kinds.append("dot")
+        if problems:
+            raise ModelError(problems)
+        # Equations in declaration order: position of each equation among points/dots.
+        n_points = len(components)
+        point_position, dot_position, order = 0, n_points, []
+        for kind in kinds:
+            if kind == "point":
+                order.append(point_position)
+                point_position += 1
+            else:
+                order.append(dot_position)
+                dot_position += 1
+        arrays = _ClosureArrays(
+            point_bodies=np.array(point_bodies, dtype=np.intp).reshape(-1, 2),
+            points=np.array(points).reshape(-1, 2, 4),
+            point_components=np.array(components, dtype=np.intp),
+            dot_bodies=np.array(dot_bodies, dtype=np.intp).reshape(-1, 2),
+            dot_vectors=np.array(dot_vectors).reshape(-1, 2, 4),
+            order=np.array(order, dtype=np.intp),
+        )
+        return self._bound(arrays, context)
+
+    @staticmethod
+    def _bound(arrays: _ClosureArrays, context: ConstraintContext) -> BoundConstraints:
+        tree = context.tree
+        bodies = np.unique(np.concatenate([arrays.point_bodies.ravel(), arrays.dot_bodies.ravel()]))
+        bodies = bodies[bodies >= 0]
+        # Joints that move some closure body: ancestors (or self) of a closure body.
+        moving = tree.ancestor_or_self[bodies].sum(axis=0) > 0 if bodies.size else np.zeros(tree.nb, bool)
+        acting = {int(tree.joint_of_body[i]) for i in np.flatnonzero(moving) if tree.joint_of_body[i] >= 0}
+        joint_rows = {n: i for i, n in enumerate(context.joints)}
+        unknown_rows = [joint_rows[n] for n in context.unknowns]
+        idle = [n for n, row in zip(context.unknowns, unknown_rows) if row not in acting]
+        if idle:
+            raise ModelError(
+                [f"solved joint variable `{n}` does not move any body of the loop closures" for n in idle]
+            )
+        explicit_rows = sorted(acting - set(unknown_rows))
+        return _BoundClosures(
+            arrays, tree, unknown_rows, explicit_rows, len(context.coordinates), len(context.joints)
+        )
+
+    @staticmethod
+    def _body(name, context: ConstraintContext, label: str, problems: list[str]) -> int:
+        if name == GROUND:
+            return -1
+        if name not in context.body_index:
+            problems.append(f"{label}: unknown body `{name}`; expected `ground` or one of: {', '.join(context.body_index)}")
+            return -1
+        return context.body_index[name]
+
+    @staticmethod
+    def _orientation_pairs(c: LoopClosure, where: str, problems: list[str]) -> list[tuple[NDArray, NDArray]]:
+        if c.orientation == "revolute":
+            axis_a = _unit3(c.axis_a if c.axis_a is not None else (0, 0, 1), f"{where}: `axis_a`", problems)
+            axis_b = _unit3(c.axis_b if c.axis_b is not None else (0, 0, 1), f"{where}: `axis_b`", problems)
+            n1, n2 = _perpendicular_pair(axis_a)
+            return [(n1, axis_b), (n2, axis_b)]
+        if c.orientation == "fixed":
+            R = np.eye(3) if c.rotation is None else np.asarray(c.rotation, dtype=float)
+            if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) <= 0:
+                problems.append(f"{where}: `rotation` must be a 3×3 rotation matrix")
+                return []
+            e = np.eye(3)
+            # M = (R_a R)ᵀ R_b; equations M_zy, M_xz, M_yx: (R_a R e_i) · (R_b e_j).
+            return [(R @ e[2], e[1]), (R @ e[0], e[2]), (R @ e[1], e[0])]
+        return []
+
+
+def _vector3(value, label: str, problems: list[str]) -> NDArray:
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        problems.append(f"{label} must be 3 numbers, got {value!r}")
+        return np.zeros(3)
+    if array.shape != (3,) or not np.all(np.isfinite(array)):
+        problems.append(f"{label} must be 3 finite numbers, got {value!r}")
+        return np.zeros(3)
+    return array
+
+
+def _unit3(value, label: str, problems: list[str]) -> NDArray:
+    array = _vector3(value, label, problems)
+    norm = np.linalg.norm(array)
+    if norm < 1e-12:
+        problems.append(f"{label} must be a non-zero vector")
+        return np.array([0.0, 0.0, 1.0])
+    return array / norm
