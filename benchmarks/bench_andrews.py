@@ -29,7 +29,7 @@ from scipy.integrate import solve_ivp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.common import machine  # noqa: E402
-from mbkron.expressions.parser import parse_expression  # noqa: E402
+from mbkron.expressions import parse_expression  # noqa: E402
 from mbkron.examples.andrews import EQUATIONS, INITIAL, PARAMETERS as P, andrews_squeezer  # noqa: E402
 from validation.andrews_reference import reference_mass_matrix  # noqa: E402
 from mbkron.integrate.simulate import simulate  # noqa: E402

@@ -20,7 +20,7 @@ import scipy
 import sympy
 
 import mbkron
-from mbkron.expressions.parser import ExpressionError, parse_expression
+from mbkron.expressions import ExpressionError, parse_expression
 from mbkron.io import ModelFile, evaluate_expression
 
 __all__ = [

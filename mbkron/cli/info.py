@@ -10,7 +10,7 @@ import sympy
 from mbkron.cli.common import add_command
 from mbkron.core.description import GROUND
 from mbkron.dynamics import loads as L
-from mbkron.expressions.parser import ExpressionError, format_expression
+from mbkron.expressions import ExpressionError, format_expression
 from mbkron.io import ExpressionValue, read_model_file
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import CoordinateFunction

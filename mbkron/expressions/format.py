@@ -9,7 +9,8 @@ from __future__ import annotations
 import sympy
 
 from mbkron.expressions.lexer import _EXCERPT_WIDTH, ExpressionError
-from mbkron.expressions.parser import _CONSTANT_PI, _FUNCTION_NAMES, _constant_problem, check_name
+from mbkron.expressions.grammar import CONSTANT_PI as _CONSTANT_PI, FUNCTION_NAMES as _FUNCTION_NAMES, check_name
+from mbkron.expressions.parser import _constant_problem
 
 __all__ = ["format_expression", "free_names"]
 

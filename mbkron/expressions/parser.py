@@ -78,12 +78,12 @@ import keyword
 import re
 import sys
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 import sympy
 
+from mbkron.expressions.grammar import CONSTANT_PI as _CONSTANT_PI, FUNCTIONS as _FUNCTIONS, check_grammar, check_name
 from mbkron.expressions.lexer import (
     ExpressionError,
     _describe_character,
@@ -99,35 +99,6 @@ __all__ = [
     "check_name",
     "parse_expression",
 ]
-
-def _absolute(argument: sympy.Expr) -> sympy.Expr:
-    """``abs``: ``sympy.Abs`` made idempotent (sympy turns ``Abs(−Abs(x))`` into ``Abs(Abs(x))``,
-    which then prints and parses back as ``Abs(x)``: one canonical form per value)."""
-    value = sympy.Abs(argument)
-    while isinstance(value, sympy.Abs) and isinstance(value.args[0], sympy.Abs):
-        value = value.args[0]
-    return value
-
-
-#: Functions callable in expressions: name -> (sympy constructor, number of arguments).
-_FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], int]] = {
-    "sin": (sympy.sin, 1),
-    "cos": (sympy.cos, 1),
-    "tan": (sympy.tan, 1),
-    "asin": (sympy.asin, 1),
-    "acos": (sympy.acos, 1),
-    "atan": (sympy.atan, 1),
-    "atan2": (sympy.atan2, 2),
-    "exp": (sympy.exp, 1),
-    "log": (sympy.log, 1),
-    "sqrt": (sympy.sqrt, 1),
-    "abs": (_absolute, 1),
-}
-#: Sympy function classes printed as calls (``sqrt`` is a power in sympy and printed as such).
-_FUNCTION_NAMES: dict[type, str] = {
-    constructor: name for name, (constructor, _) in _FUNCTIONS.items() if isinstance(constructor, type)
-} | {sympy.Abs: "abs"}
-_CONSTANT_PI = "pi"
 
 #: Exact integers (and numerators/denominators of fractions) must be below 2**MAX_INTEGER_BITS.
 MAX_INTEGER_BITS = 1024
@@ -148,66 +119,6 @@ def _list_names(names: Iterable[str]) -> str:
     if len(names) > _MAX_LISTED_NAMES:
         listed += f", … ({len(names) - _MAX_LISTED_NAMES} more)"
     return listed
-
-
-def check_name(name: str) -> None:
-    """Check that ``name`` can be used as a coordinate or parameter name in expressions.
-
-    Parameters
-    ----------
-    name : str
-        Candidate name.
-
-    Raises
-    ------
-    TypeError
-        If ``name`` is not a string.
-    ExpressionError
-        If ``name`` is not an identifier (a letter or ``_`` followed by letters, digits or ``_``),
-        is not in Unicode NFKC normal form, or is reserved (a function name or ``pi``).
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"a name must be a string, got {type(name).__name__}")
-    if not name.isidentifier():
-        raise ExpressionError(
-            f"invalid name `{_printable(name)}`: a name is a letter or `_` followed by letters, "
-            "digits or `_`"
-        )
-    normalized = unicodedata.normalize("NFKC", name)
-    if normalized != name:
-        raise ExpressionError(
-            f"invalid name `{name}`: it is not in Unicode NFKC normal form (it normalises to "
-            f"`{normalized}`)"
-        )
-    if name in _FUNCTIONS:
-        raise ExpressionError(f"invalid name `{name}`: it is reserved for the function {name}")
-    if name == _CONSTANT_PI:
-        raise ExpressionError(f"invalid name `{name}`: it is reserved for the constant pi")
-
-
-def check_grammar(expr: sympy.Expr) -> None:
-    """Check that ``expr`` uses only the operations of the grammar (module docstring).
-
-    Expressions from :func:`parse_expression` pass, and so do results of substituting numbers or
-    grammar expressions into them; sympy may rewrite an expression into other functions, which fail.
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Expression to check.
-
-    Raises
-    ------
-    ExpressionError
-        Naming the first operation outside the grammar, e.g. ``sign`` or ``Infinity``.
-    """
-    for node in sympy.preorder_traversal(expr):
-        allowed = (
-            node.is_Symbol or node.is_Rational or node.is_Float or node.is_Add or node.is_Mul or node.is_Pow
-            or node is sympy.S.Pi or node is sympy.S.Exp1 or type(node) in _FUNCTION_NAMES
-        )
-        if not allowed:
-            raise ExpressionError(f"cannot evaluate {type(node).__name__}: it is not part of the expression grammar")
 
 
 def _symbol_table(names: Mapping[str, sympy.Symbol] | Iterable[str]) -> dict[str, sympy.Symbol]:

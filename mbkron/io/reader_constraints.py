@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import sympy
 
-from mbkron.expressions.parser import ExpressionError, check_name, parse_expression
+from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.reader_values import ValueReader, join, show
-from mbkron.jointvars.constraints import LoopClosure, SymbolicConstraints
+from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.jointvars.loop_closures import LoopClosure
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.constraint_groups import SOLVERS

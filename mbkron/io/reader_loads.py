@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sympy
 
-from mbkron.expressions.parser import ExpressionError
+from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show
 from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME, NUMBER, POINT,

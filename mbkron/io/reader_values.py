@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import sympy
 
-from mbkron.expressions.parser import ExpressionError, check_name, parse_expression
+from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, FourierSeries, tabulated_function

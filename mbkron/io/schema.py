@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from mbkron.dynamics.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper
-from mbkron.expressions.parser import format_expression
+from mbkron.expressions import format_expression
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import sympy
 
-from mbkron.expressions.parser import format_expression, parse_expression
+from mbkron.expressions import format_expression, parse_expression
 from mbkron.io.schema import (COORDINATE_UNITS, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NUMBER, POINT,
                               SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from mbkron.core.errors import ModelError
 from mbkron.expressions import codegen
-from mbkron.expressions.parser import ExpressionError, parse_expression
+from mbkron.expressions import ExpressionError, parse_expression
 from mbkron.kinematics import tree as kinematics
 
 __all__ = [
