@@ -666,3 +666,15 @@ def test_the_documented_example_loads_with_the_documented_muscle():
     with_muscle = parse_model_file(example + muscles, "example.toml").model
     assert with_muscle.muscles == ("biceps",)
     assert_close(with_muscle.muscle_set.paths[0].hill.pennation_angle, np.deg2rad(5), 1e-15)
+
+
+def test_a_joint_variable_without_a_second_derivative_is_a_model_error():
+    """abs(x) is not differentiable at 0: sympy's derivatives of it have no numeric form
+    (Derivative, DiracDelta), so the file is refused with the body and field named, not with an
+    exception from the printer (the adversarial probe's finding)."""
+    text = '[coordinates.x]\n[bodies.a]\naxis = [0, 0, 1]\nvariable = "abs(x)"\nmass = 1\ninertia = [1, 1, 1]\n'
+    with pytest.raises(ModelError) as error:
+        parse_model_file(text, "abs.toml")
+    assert error.value.problems == [error.value.problems[0]]
+    assert error.value.problems[0].startswith("body `a`: `variable` Abs(x) cannot be used as a joint variable")
+    assert "Derivative" in error.value.problems[0]

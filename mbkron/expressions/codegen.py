@@ -48,6 +48,7 @@ functions are cached by their source text.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy
@@ -249,10 +250,11 @@ def _statements(
     try:
         lines = [f"{printer.doprint(symbol)} = {printer.doprint(value)}" for symbol, value in assignments]
         texts = [printer.doprint(e) for e in reduced]
-    except NotImplementedError as error:  # sympy's PrintMethodNotImplementedError
-        unsupported = str(error).splitlines()[0].removeprefix("Unsupported by ")
+    except NotImplementedError as error:  # sympy's PrintMethodNotImplementedError: "... <class 'a.b.Name'>"
+        classes = re.findall(r"<class '[\w.]*?(\w+)'>", str(error))
+        unsupported = classes[-1] if classes else str(error).splitlines()[0]
         raise ExpressionError(f"cannot evaluate an expression: it contains {unsupported}, which has no "
-                              "numeric implementation here") from None
+                              "numeric implementation") from None
     modules = set(printer.module_imports) - set(_MODULES)
     if modules:
         raise ExpressionError(f"cannot evaluate an expression: it needs the module(s) {', '.join(sorted(modules))}")

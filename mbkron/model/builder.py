@@ -34,6 +34,7 @@ from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
 from mbkron.kinematics import tree as kinematics
 from mbkron.core.errors import ModelError
+from mbkron.expressions import ExpressionError
 from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVariables
 from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
 from mbkron.dynamics.loads import Load, check_load
@@ -459,7 +460,17 @@ class ModelBuilder:
             constant[row] = variable.constant
         providers = ()
         if symbolic_exprs:
-            providers = ((np.array(symbolic_rows), SymbolicJointVariables(symbolic_exprs, symbols)),)
+            try:
+                providers = ((np.array(symbolic_rows), SymbolicJointVariables(symbolic_exprs, symbols)),)
+            except ExpressionError:  # find the variables whose derivatives cannot be evaluated
+                for row, expr in zip(symbolic_rows, symbolic_exprs):
+                    try:
+                        SymbolicJointVariables([expr], symbols)
+                    except ExpressionError as error:
+                        problems.append(
+                            f"body `{moving[row].name}`: `variable` {expr} cannot be used as a joint variable: its "
+                            f"value, gradient and Hessian must be smooth functions that can be evaluated ({error})")
+                return JointVariables(matrix, constant, ())
         if functions:
             providers += ((np.array(function_rows), CoordinateFunctionVariables.from_descriptions(functions, names)),)
         matrix.setflags(write=False)
