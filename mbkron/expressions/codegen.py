@@ -250,9 +250,9 @@ def _statements(
     try:
         lines = [f"{printer.doprint(symbol)} = {printer.doprint(value)}" for symbol, value in assignments]
         texts = [printer.doprint(e) for e in reduced]
-    except NotImplementedError as error:  # sympy's PrintMethodNotImplementedError: "... <class 'a.b.Name'>"
-        classes = re.findall(r"<class '[\w.]*?(\w+)'>", str(error))
-        unsupported = classes[-1] if classes else str(error).splitlines()[0]
+    except NotImplementedError as error:  # sympy's "Unsupported by <printer>: <what>"
+        what = str(error).splitlines()[0].rpartition(": ")[2]
+        unsupported = re.sub(r"<class '(?:\w+\.)*(\w+)'>", r"\1", what)
         raise ExpressionError(f"cannot evaluate an expression: it contains {unsupported}, which has no "
                               "numeric implementation") from None
     modules = set(printer.module_imports) - set(_MODULES)
