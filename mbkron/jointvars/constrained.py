@@ -41,7 +41,7 @@ class ConstrainedJointVariables(JointVariableProvider):
     def __init__(self, solver: PositionSolver, method: str = "lu", backend: str = "numpy"):
         if method not in METHODS:
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
-        self.solver = solver
+        self.solver = solver.with_system(solver.system.with_backend(backend))
         self.method = method
         self.backend = backend
         self.fast_step = FastStep(solver, method) if backend == "compiled" and supports_fast_step(solver) else None

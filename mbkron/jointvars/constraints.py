@@ -108,6 +108,10 @@ class BoundConstraints(ABC):
         """Length of ``p``."""
         return self.explicit_rows.size + self.nq
 
+    def with_backend(self, backend: str) -> BoundConstraints:
+        """The same equations evaluated the way ``backend`` evaluates (``self`` unless that differs)."""
+        return self
+
     @abstractmethod
     def first(self, u: NDArray, p: NDArray) -> tuple[NDArray, NDArray, NDArray]:
         """Residual and first partial derivatives, for Newton's method.

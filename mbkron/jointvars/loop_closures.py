@@ -97,13 +97,21 @@ def _perpendicular_pair(axis: NDArray) -> tuple[NDArray, NDArray]:
 class _BoundClosures(BoundConstraints):
     """Loop-closure equations evaluated with the joint-space tree kinematics (Eq. 75, 99)."""
 
-    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj):
+    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj, compiled: bool = False):
         super().__init__(unknown_rows, explicit_rows, nq)
         self.arrays = arrays
         self.tree = tree
         self.nj = nj
+        self.compiled = compiled
         self._identity = np.eye(nj)
         self._zero_hessians = np.zeros((nj, nj, nj))
+
+    def with_backend(self, backend: str) -> _BoundClosures:
+        """The same equations with the tree kinematics of ``backend`` (compiled kernels or numpy)."""
+        compiled = backend == "compiled"
+        if compiled == self.compiled:
+            return self
+        return _BoundClosures(self.arrays, self.tree, self.unknown_rows, self.explicit_rows, self.nq, self.nj, compiled)
 
     def _joint_space(self, u, p, order):
         """``f`` of the whole tree and its kinematics with respect to all joint variables."""
@@ -111,7 +119,7 @@ class _BoundClosures(BoundConstraints):
         f[self.unknown_rows] = u
         f[self.explicit_rows] = p[: self.explicit_rows.size]
         values = (f, self._identity, self._zero_hessians if order >= 2 else None)
-        return kinematics.compute_kinematics(self.tree, values, f, order)
+        return kinematics.compute_kinematics(self.tree, values, f, order, compiled=self.compiled)
 
     @staticmethod
     def _body_arrays(kin, bodies: NDArray[np.intp], order: int):

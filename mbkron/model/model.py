@@ -61,24 +61,24 @@ class Workspace:
     one per run. Not for sharing between threads: give each thread its own.
     """
 
-    __slots__ = ("states", "_solvers")
+    __slots__ = ("states", "_assemblies")
 
     def __init__(self, joint_variables: JointVariables):
-        self._solvers = _solvers(joint_variables)
+        self._assemblies = _assemblies(joint_variables)
         self.states = joint_variables.new_states()
 
     def states_for(self, joint_variables: JointVariables) -> tuple:
         """The provider states, checked to belong to ``joint_variables`` (the same model, any backend)."""
-        theirs = _solvers(joint_variables)
-        if len(theirs) != len(self._solvers) or any(a is not b for a, b in zip(theirs, self._solvers)):
+        theirs = _assemblies(joint_variables)
+        if len(theirs) != len(self._assemblies) or any(a is not b for a, b in zip(theirs, self._assemblies)):
             raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
         return self.states
 
 
-def _solvers(joint_variables: JointVariables) -> tuple:
-    """The position solvers behind the providers (None for stateless ones): shared by every backend
-    of one model, distinct between models."""
-    return tuple(getattr(provider, "solver", None) for _, provider in joint_variables.providers)
+def _assemblies(joint_variables: JointVariables) -> tuple:
+    """The assembly solutions of the providers' position solvers (None for stateless providers): shared
+    by every backend of one model, distinct between models."""
+    return tuple(getattr(getattr(provider, "solver", None), "reference", None) for _, provider in joint_variables.providers)
 
 
 @dataclass(frozen=True, eq=False)
