@@ -95,11 +95,13 @@ def test_separate_terms_and_broadcasting(tree_model):
             _assert_close(result, reference)
 
 
-@pytest.mark.parametrize("solver", ["lu", "projection"])
-def test_closed_loop_with_loads(solver):
-    """Andrews' squeezer: constraint-solved joint variables (per-state Hessians, the compiled Newton
-    step on the compiled backend) and a spring and a motor torque among the loads."""
-    model = andrews_squeezer(solver, "expressions")
+@pytest.mark.parametrize(("solver", "constraints"),
+                         [("lu", "expressions"), ("projection", "expressions"), ("lu", "loop_closures")])
+def test_closed_loop_with_loads(solver, constraints):
+    """Andrews' squeezer: constraint-solved joint variables (per-state Hessians; on the compiled
+    backend the compiled Newton step for expressions, compiled tree kinematics for loop closures)
+    and a spring and a motor torque among the loads."""
+    model = andrews_squeezer(solver, constraints)
     q = INITIAL["beta"] + np.linspace(0.0, 0.3, 40)[:, None]
     qd, qdd = np.full_like(q, 3.0), np.full_like(q, -20.0)
     others, reference = _both(model, lambda m: m.inverse_dynamics(q, qd, qdd, t=0.01), 40)
