@@ -572,7 +572,7 @@ def markdown(report: Report, out: Path) -> str:
         f"- Produced {report.created_utc} at commit `{report.commit}`, mode {mode}.",
         "- Environment: " + ", ".join(f"{k} {v}" for k, v in report.environment.items()) + ".",
         "- Regenerate from the repository root: `mbkron validate" + (" --quick" if report.quick else "")
-        + "` (or `python -m validation.report" + (" --quick" if report.quick else "") + "`).", "",
+        + "` (or `python -m validation" + (" --quick" if report.quick else "") + "`).", "",
         "Errors are over all samples and components. *relative*: divided by the largest magnitude of the "
         "reference at that state (at least 1), or for point kinematics by the signal's maximum over time, so "
         "that −log10 of the maximum is the number of significant figures. A case passes when every maximum "
