@@ -77,9 +77,35 @@ mass = 1.0
 @pytest.mark.parametrize("arguments, message", [
     (["--method", "Euler"], "unknown solver"),
     (["--t-end", "-1"], "--t-end must be a positive"),
+    (["--t-end", "0"], "--t-end must be a positive number of seconds, got 0.0"),
+    (["--samples", "1"], "--samples must be at least 2"),
+    (["--rtol", "-1"], "--rtol must be a positive number, got -1.0"),
+    (["--atol", "nan"], "--atol must be a positive number, got nan"),
     (["--q0", "gamma=1"], "unknown coordinate `gamma`"),
 ])
 def test_simulate_bad_arguments(tmp_path, capsys, arguments, message):
     status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), *arguments])
     assert status == 1
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("relative", ["afile", "afile/sub"])
+def test_simulate_refuses_an_output_path_that_is_a_file_before_simulating(tmp_path, capsys, monkeypatch, relative):
+    """`--out` is checked before the (expensive) simulation: nothing is computed and lost."""
+    (tmp_path / "afile").write_text("not a directory")
+    calls = []
+    monkeypatch.setattr("mbkron.cli.simulate.simulate", lambda *a, **k: calls.append(a))
+    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path / relative)])
+    assert status == 1 and calls == []
+    err = capsys.readouterr().err
+    assert err.startswith("mbkron: error: --out: ") and "Traceback" not in err
+
+
+def test_simulate_method_is_case_insensitive_and_a_rerun_leaves_no_stale_figure(tmp_path):
+    (tmp_path / "two_link_arm_simulation.png").write_bytes(b"an earlier run's figure")
+    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), "--t-end", "0.05",
+                   "--method", "rkf45", "--no-progress"])
+    assert status == 0
+    metadata = json.loads((tmp_path / "two_link_arm_simulation.json").read_text())
+    assert metadata["settings"]["method"] == "RKF45" and metadata["outputs"]["png"] is None
+    assert not (tmp_path / "two_link_arm_simulation.png").exists()

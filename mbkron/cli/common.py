@@ -8,6 +8,7 @@ file from :func:`result_metadata`.
 from __future__ import annotations
 
 import argparse
+import os
 import io
 import platform
 import sys
@@ -63,6 +64,26 @@ def figure_and_progress_options(command: argparse.ArgumentParser, figure: str) -
 
 
 # ====================================================================== results
+def output_directory(path: str) -> Path:
+    """The output directory ``path`` (``--out``), created if missing and checked writable, before any work.
+
+    Raises
+    ------
+    CommandError
+        ``path`` is a file, cannot be created, or cannot be written to.
+    """
+    directory = Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise CommandError(f"--out: {path} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"--out: cannot create the directory {path}: {exc.strerror or exc}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CommandError(f"--out: the directory {path} is not writable")
+    return directory
+
+
 def save(write: Callable[..., None], path: Path, *args) -> None:
     """``write(path, *args)`` (a writer of :mod:`mbkron.io.results`), an OSError as a :class:`CommandError`."""
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from mbkron.cli.common import (CommandError, add_command, assignments, coordinate_unit, figure_and_progress_options,
-                               png_bytes, require_matplotlib, result_metadata, save)
+                               output_directory, png_bytes, require_matplotlib, result_metadata, save)
 from mbkron.integrate.simulate import METHODS, simulate
 from mbkron.io import ModelFile, read_model_file, write_atomically, write_csv, write_json
 
@@ -47,10 +47,18 @@ def run(args: argparse.Namespace) -> int:
     argv = args.argv
     if args.plot:
         require_matplotlib()
-    if args.method not in METHODS:
-        raise CommandError(f"--method: unknown solver {args.method!r}; expected one of {', '.join(METHODS)}")
-    if not (np.isfinite(args.t_end) and args.t_end > 0) or args.samples < 2:
-        raise CommandError("--t-end must be a positive number of seconds and --samples at least 2")
+    method = {name.lower(): name for name in METHODS}.get(args.method.lower())
+    if method is None:
+        raise CommandError(f"--method: unknown solver {args.method!r}; expected one of {', '.join(METHODS)} "
+                           "(any case)")
+    if not (np.isfinite(args.t_end) and args.t_end > 0):
+        raise CommandError(f"--t-end must be a positive number of seconds, got {args.t_end!r}")
+    if args.samples < 2:
+        raise CommandError(f"--samples must be at least 2 (the start and the end), got {args.samples}")
+    for option, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        if not (np.isfinite(value) and value > 0):
+            raise CommandError(f"{option} must be a positive number, got {value!r}")
+    directory = output_directory(args.out)  # before any expensive work: a bad --out loses nothing
     started = time.perf_counter()
     model_file = read_model_file(args.model)
     model = model_file.model
@@ -58,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     qd0 = assignments(args.qd0, model_file, "--qd0")
     loaded = time.perf_counter()
     bar = _time_bar(args.t_end, not args.no_progress)
-    result = simulate(model, (0.0, args.t_end), q0, qd0, method=args.method, rtol=args.rtol, atol=args.atol,
+    result = simulate(model, (0.0, args.t_end), q0, qd0, method=method, rtol=args.rtol, atol=args.atol,
                       t_eval=np.linspace(0.0, args.t_end, args.samples), progress=bar.update if bar else None)
     if bar:
         bar.close()
@@ -71,13 +79,13 @@ def run(args: argparse.Namespace) -> int:
         "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
     table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
                              result.joint_variables])
-    directory = Path(args.out)
-    directory.mkdir(parents=True, exist_ok=True)
     output = directory / f"{Path(args.model).stem}_simulation.csv"
     save(write_csv, output, columns, table)
     figure = output.with_suffix(".png") if args.plot and len(result.t) else None
     if figure is not None:
         save(write_atomically, figure, _plot_simulation(model_file, result, scales))
+    else:  # the result set is this run's: no figure of an earlier run is left beside it
+        output.with_suffix(".png").unlink(missing_ok=True)
     written = time.perf_counter()
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,
                     message=result.message, nfev=result.nfev, njev=result.njev, nlu=result.nlu, steps=result.n_steps)
