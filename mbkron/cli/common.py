@@ -59,8 +59,7 @@ def add_command(commands, name: str, help: str, description: str, example: str) 
 def figure_and_progress_options(command: argparse.ArgumentParser, figure: str) -> None:
     """``--plot`` and ``--no-progress``, the same for every command that writes results."""
     command.add_argument("--plot", action="store_true", help=f'also write {figure} (needs: pip install "mbkron[plot]")')
-    command.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal "
-                         'with the progress extra: pip install "mbkron[progress]")')
+    command.add_argument("--no-progress", action="store_true", help="no progress bar (it is shown only on a terminal)")
 
 
 # ====================================================================== results
