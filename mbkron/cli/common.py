@@ -22,7 +22,7 @@ import sympy
 
 import mbkron
 from mbkron.expressions import ExpressionError, parse_expression
-from mbkron.io import ModelFile, evaluate_expression
+from mbkron.io import ModelFile, evaluate_expression, write_atomically, write_csv, write_json
 
 __all__ = [
     "CHUNK_ROWS",
@@ -32,12 +32,15 @@ __all__ = [
     "chunks",
     "coordinate_unit",
     "figure_and_progress_options",
+    "output_directory",
     "png_bytes",
     "progress",
     "require_matplotlib",
     "result_metadata",
     "save",
     "value",
+    "write_metadata",
+    "write_table_and_figure",
 ]
 
 PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
@@ -89,6 +92,31 @@ def save(write: Callable[..., None], path: Path, *args) -> None:
         write(path, *args)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_table_and_figure(output: Path, columns: Sequence[str], table: np.ndarray,
+                           figure: Callable[[], bytes] | None) -> Path | None:
+    """Write the CSV ``output`` and, when ``figure`` is given, the PNG it draws beside it (``output``
+    with the suffix ``.png``); otherwise remove a PNG an earlier run left there, so that the files of a
+    result set are all this run's. Returns the PNG's path, or None."""
+    save(write_csv, output, columns, table)
+    png = output.with_suffix(".png")
+    if figure is None:
+        png.unlink(missing_ok=True)
+        return None
+    save(write_atomically, png, figure())
+    return png
+
+
+def write_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: Sequence[str],
+                   units: Sequence[str], timings: dict[str, float], output: Path, figure: Path | None) -> Path:
+    """Write the result's JSON metadata (:func:`result_metadata`) beside ``output``; returns its path."""
+    path = output.with_suffix(".json")
+    metadata = result_metadata(command, argv, model_file, settings,
+                               [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
+                               {"csv": str(output), "png": str(figure) if figure else None})
+    save(write_json, path, metadata)
+    return path
 
 
 def result_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: list[dict],

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from mbkron.cli.common import (CommandError, add_command, assignments, chunks, figure_and_progress_options, png_bytes,
-                               progress, require_matplotlib, result_metadata, save, value)
+                               progress, require_matplotlib, value, write_metadata, write_table_and_figure)
 from mbkron.core.description import GROUND
-from mbkron.io import ModelFile, read_model_file, write_atomically, write_csv, write_json
+from mbkron.io import ModelFile, read_model_file
 from mbkron.kinematics import tree as kinematics
 
 __all__ = ["register", "run"]
@@ -168,17 +168,11 @@ def run(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_kinematics.csv")
-    save(write_csv, output, columns, table)
-    figure = output.with_suffix(".png") if args.plot else None
-    if figure is not None:
-        save(write_atomically, figure, _plot_kinematics(model_file, points, columns, table, t is not None))
+    figure = write_table_and_figure(output, columns, table, (
+        lambda: _plot_kinematics(model_file, points, columns, table, t is not None)) if args.plot else None)
     written = time.perf_counter()
-    metadata_path = output.with_suffix(".json")
     timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
-    metadata = result_metadata("kinematics", argv, model_file, settings,
-                               [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
-                               {"csv": str(output), "png": str(figure) if figure else None})
-    save(write_json, metadata_path, metadata)
+    metadata_path = write_metadata("kinematics", argv, model_file, settings, columns, units, timings, output, figure)
     if table.shape[0] == 1:
         _print_configuration(model, points, columns, table[0])
     print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from mbkron.cli.common import (CommandError, add_command, assignments, chunks, coordinate_unit,
-                               figure_and_progress_options, png_bytes, progress, require_matplotlib, result_metadata,
-                               save, value)
-from mbkron.io import ModelFile, read_model_file, write_atomically, write_csv, write_json
+                               figure_and_progress_options, png_bytes, progress, require_matplotlib, value,
+                               write_metadata, write_table_and_figure)
+from mbkron.io import ModelFile, read_model_file
 
 __all__ = ["register", "run"]
 
@@ -108,20 +108,14 @@ def run(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_moment_arms.csv")
-    save(write_csv, output, columns, table)
-    figure = output.with_suffix(".png") if args.plot else None
-    if figure is not None:
-        save(write_atomically, figure, _plot_moment_arms(model_file, args.sweep, table))
+    figure = write_table_and_figure(output, columns, table, (
+        lambda: _plot_moment_arms(model_file, args.sweep, table)) if args.plot else None)
     written = time.perf_counter()
     settings = {"q": args.q or "", "sweep": None if sweep is None else {
         "coordinate": args.sweep, "from": float(sweep[0]), "to": float(sweep[-1]), "count": int(sweep.size),
         "unit": coordinate_unit(model_file, args.sweep)}, "sign_convention": "R = -dL/dq (OpenSim)"}
     timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
-    metadata_path = output.with_suffix(".json")
-    metadata = result_metadata("moment-arms", argv, model_file, settings,
-                               [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
-                               {"csv": str(output), "png": str(figure) if figure else None})
-    save(write_json, metadata_path, metadata)
+    metadata_path = write_metadata("moment-arms", argv, model_file, settings, columns, units, timings, output, figure)
     if sweep is None:
         _print_moment_arms(model, table[0, model.nq:])
     print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from mbkron.cli.common import (CommandError, add_command, assignments, coordinate_unit, figure_and_progress_options,
-                               output_directory, png_bytes, require_matplotlib, result_metadata, save)
+                               output_directory, png_bytes, require_matplotlib, write_metadata, write_table_and_figure)
 from mbkron.integrate.simulate import METHODS, simulate
-from mbkron.io import ModelFile, read_model_file, write_atomically, write_csv, write_json
+from mbkron.io import ModelFile, read_model_file
 
 __all__ = ["register", "run"]
 
@@ -80,21 +80,13 @@ def run(args: argparse.Namespace) -> int:
     table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
                              result.joint_variables])
     output = directory / f"{Path(args.model).stem}_simulation.csv"
-    save(write_csv, output, columns, table)
-    figure = output.with_suffix(".png") if args.plot and len(result.t) else None
-    if figure is not None:
-        save(write_atomically, figure, _plot_simulation(model_file, result, scales))
-    else:  # the result set is this run's: no figure of an earlier run is left beside it
-        output.with_suffix(".png").unlink(missing_ok=True)
+    figure = write_table_and_figure(output, columns, table, (
+        lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
     written = time.perf_counter()
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,
                     message=result.message, nfev=result.nfev, njev=result.njev, nlu=result.nlu, steps=result.n_steps)
     timings = {"load": loaded - started, "simulate": computed - loaded, "write": written - computed}
-    metadata_path = output.with_suffix(".json")
-    metadata = result_metadata("simulate", argv, model_file, settings,
-                               [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
-                               {"csv": str(output), "png": str(figure) if figure else None})
-    save(write_json, metadata_path, metadata)
+    metadata_path = write_metadata("simulate", argv, model_file, settings, columns, units, timings, output, figure)
     print(f"{model.name}: {result.message}; {result.n_steps} steps, {result.nfev} evaluations, "
           f"{computed - loaded:.2f} s")
     print(f"wrote {output} ({len(result.t)} rows), {metadata_path}" + (f", {figure}" if figure else ""))
