@@ -8,6 +8,7 @@ reactions, simulation) is written once, on :class:`~mbkron.kinematics.tree.Kinem
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,7 +18,7 @@ from mbkron.kinematics.tree import KinematicsData
 __all__ = ["Backend", "InertialTerms"]
 
 
-class InertialTerms(tuple):
+class InertialTerms(NamedTuple):
     """``(M, N q̇, G, spring_forces, kin)`` at a batch of states.
 
     ``spring_forces`` are the generalized forces of the spring-dampers the backend was asked for
@@ -25,10 +26,11 @@ class InertialTerms(tuple):
     kinematics when the backend computed it on the way (else None).
     """
 
-    __slots__ = ()
-
-    def __new__(cls, M, velocity, gravity, spring_forces=None, kin=None):
-        return super().__new__(cls, (M, velocity, gravity, spring_forces, kin))
+    mass_matrix: NDArray[np.float64]
+    velocity_forces: NDArray[np.float64]
+    gravity_forces: NDArray[np.float64]
+    spring_forces: NDArray[np.float64] | None = None
+    kin: KinematicsData | None = None
 
 
 class Backend(ABC):

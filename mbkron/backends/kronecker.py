@@ -96,6 +96,9 @@ class KroneckerBackend(Backend):
         geometry = muscle_set.geometry(kin)  # first: raises the ConfigurationError for a zero-length segment
         batch = kin.q.shape[:-1]
         R = np.empty(batch + (model.nq, muscle_set.size))
+        grad = np.broadcast_to(kin.grad, kin.f.shape + kin.grad.shape[-1:])
         for index in np.ndindex(batch):
-            R[index] = moment_arms_eq195(model, muscle_set.located_paths(kin.q[index]), kin.q[index])  # Eq. 195
+            state = KinematicsData(q=kin.q[index], f=kin.f[index], grad=grad[index], hess=None, T=kin.T[index],
+                                   joint_twists=None, twists=None, d2T=None)
+            R[index] = moment_arms_eq195(model, muscle_set.located_paths(kin.q[index]), kin.q[index], state)  # Eq. 195
         return R + muscle_set.sliding_moment_arms(geometry)

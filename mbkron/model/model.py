@@ -392,7 +392,7 @@ class Model:
         ndarray, shape (..., nq, nq)
         """
         q = self._as_q(q)
-        return self._terms(q, np.zeros_like(q), workspace)[0]
+        return self._terms(q, np.zeros_like(q), workspace).mass_matrix
 
     def velocity_forces(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Coriolis and centrifugal generalized forces ``N(q, q̇) q̇`` (Eq. 126, 146, 190).
@@ -402,12 +402,12 @@ class Model:
         ndarray, shape (..., nq)
         """
         q, qd = np.broadcast_arrays(self._as_q(q), self._as_q(qd, "qd"))
-        return self._terms(q, qd, workspace)[1]
+        return self._terms(q, qd, workspace).velocity_forces
 
     def gravity_forces(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized gravity forces ``G(q)`` (Eq. 187, 197), on the right-hand side of Eq. 198."""
         q = self._as_q(q)
-        return self._terms(q, np.zeros_like(q), workspace)[2]
+        return self._terms(q, np.zeros_like(q), workspace).gravity_forces
 
     def applied_forces(
         self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None, *,

@@ -231,9 +231,12 @@ def moment_arms_eq193(model, paths: Sequence[MusclePath], q) -> NDArray:
     return gamma_stack.T @ E_stack + J.T @ theta @ beta_stack.T @ E_hat_stack
 
 
-def moment_arms_eq195(model, paths: Sequence[MusclePath], q) -> NDArray:
-    """Column ``k`` of ``R`` by the sparse form Eq. 195: a sum over ``Γ_k − {0}`` only."""
-    kin = model.kinematics(np.asarray(q, dtype=float), 1)
+def moment_arms_eq195(model, paths: Sequence[MusclePath], q, kin=None) -> NDArray:
+    """Column ``k`` of ``R`` by the sparse form Eq. 195: a sum over ``Γ_k − {0}`` only.
+
+    ``kin``: the kinematics at ``q`` (one state, order ≥ 1) when the caller has it; else computed.
+    """
+    kin = model.kinematics(np.asarray(q, dtype=float), 1) if kin is None else kin
     gammas, betas, E, E_hat, sequences = _blocks(model, kin, paths)
     J, theta = joint_jacobian(model, kin)
     R = np.zeros((model.nq, len(paths)))
