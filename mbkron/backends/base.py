@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 
 from mbkron.kinematics.tree import KinematicsData
 
@@ -55,6 +56,18 @@ class Backend(ABC):
                        springs: tuple) -> InertialTerms:
         """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and, where the backend can, the spring-dampers'
         generalized forces (Eq. 46, 161)."""
+
+    def solve_positive_definite(self, M: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """``M⁻¹ b`` for stacks ``M`` (..., n, n), ``b`` (..., n) by one Cholesky factorisation ``M = L Lᵀ``
+        and two triangular solves; None if some ``M`` is not positive definite (the factorisation fails)."""
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            return None
+        if L.ndim == 2:
+            return solve_triangular(L, solve_triangular(L, b, lower=True), lower=True, trans="T")
+        y = np.linalg.solve(L, b[..., None])  # numpy has no batched triangular solve
+        return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
 
     def muscle_lengths(self, model, kin: KinematicsData) -> NDArray[np.float64]:
         """Path lengths ``L(q)`` of ``model.muscle_set``, shape (..., n_mt)."""

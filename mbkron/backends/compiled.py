@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mbkron.backends.base import Backend, InertialTerms
 from mbkron.compiled import dynamics as compiled_dynamics
+from mbkron.compiled.forward import solve_positive_definite
 from mbkron.kinematics.tree import compute_kinematics
 
 __all__ = ["CompiledBackend"]
@@ -33,3 +34,7 @@ class CompiledBackend(Backend):
 
     def moment_arms(self, model, kin):
         return model.muscle_set.compiled_lengths_and_moment_arms(kin, 1)[1]
+
+    def solve_positive_definite(self, M, b):
+        x, ok = solve_positive_definite(M, b)
+        return x if ok else None

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import AVAILABLE, batch_rows, jit, numba, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
-__all__ = ["inertia_rows", "spring_rows", "equations_of_motion"]
+__all__ = ["inertia_rows", "spring_rows", "equations_of_motion", "eom_state", "eom_workspace"]
 
 def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
     """Body-frame pseudo-inertias (Eq. 131) as rows ``(E (9), h (3), m)``, shape (nb, 13)."""
@@ -59,20 +59,20 @@ def _world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compile
 
 
 @jit
-def _eom_workspace(nb, nq):  # pragma: no cover - compiled
-    """Scratch arrays for :func:`_eom_state`, allocated once per batch (or per thread)."""
+def eom_workspace(nb, nq):  # pragma: no cover - compiled
+    """Scratch arrays for :func:`eom_state`, allocated once per batch (or per thread)."""
     return (np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 13)),
             np.empty((nb, 6)), np.empty((nb, nb)), np.empty((nb, nq)), np.empty((nb, nq)), np.empty((2, 6)),
             np.empty((4, 3)), np.empty((2, nb)))
 
 
 @jit
-def _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
+def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
                workspace):  # pragma: no cover - compiled
     """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and the spring-damper forces ``Q`` of one state.
 
     ``grad`` (nj, nq) and ``hess`` (nj, nq, nq) belong to the state (``curved`` False: ``hess`` is
-    zero); ``springs`` are :func:`spring_rows`; ``workspace`` is :func:`_eom_workspace`. Returns
+    zero); ``springs`` are :func:`spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns
     False when a spring-damper's points coincide (its direction is undefined), else True.
     """
     T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
@@ -227,11 +227,11 @@ def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, hess, 
     """Batched ``M``, ``N q̇``, ``G`` and spring-damper forces, one thread; see :func:`equations_of_motion`."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
     M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
-    workspace = _eom_workspace(nb, nq)
+    workspace = eom_workspace(nb, nq)
     curved = _nonzero(hess)
     regular = True
     for s in range(states):
-        regular &= _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+        regular &= eom_state(geometry, links, body_inertia, gravity, springs, f[s],
                               grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
                               qd[s], M[s], Nqd[s], G[s], Q[s], workspace)
     return M, Nqd, G, Q, regular
@@ -242,8 +242,8 @@ def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd)
     """``M``, ``N q̇``, ``G`` and spring-damper forces of a single state (no batch axis)."""
     nb, nq = links.shape[0], qd.shape[0]
     M, Nqd, G, Q = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq)
-    regular = _eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, True, qd, M, Nqd, G, Q,
-                         _eom_workspace(nb, nq))
+    regular = eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, True, qd, M, Nqd, G, Q,
+                         eom_workspace(nb, nq))
     return M, Nqd, G, Q, regular
 
 
@@ -254,9 +254,9 @@ def _parallel_eom(geometry, links, body_inertia, gravity, springs, f, grad, hess
     curved = _nonzero(hess)
     irregular = np.zeros(blocks, dtype=np.bool_)
     for block in numba.prange(blocks):
-        workspace = _eom_workspace(nb, nq)
+        workspace = eom_workspace(nb, nq)
         for s in range(block * states // blocks, (block + 1) * states // blocks):
-            if not _eom_state(geometry, links, body_inertia, gravity, springs, f[s],
+            if not eom_state(geometry, links, body_inertia, gravity, springs, f[s],
                               grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
                               qd[s], M[s], Nqd[s], G[s], Q[s], workspace):
                 irregular[block] = True

@@ -26,22 +26,12 @@ from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import loads as loads_module, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.kinematics import tree as kinematics
+from mbkron.model.forward import ForwardDynamics
 
 __all__ = ["Model", "Workspace"]
 
 _CHUNK_ELEMENTS = 2_000_000
 """Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
-
-
-def _positive_definite(M: NDArray[np.float64]) -> bool:
-    """Whether every matrix of the stack ``M`` (..., n, n) is positive definite (a Cholesky factor exists)."""
-    if M.shape[-1] == 1:
-        return bool(np.all(M > 0.0))
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        return False
-    return True
 
 
 def _rows(values, start: int, stop: int, states: int):
@@ -129,6 +119,7 @@ class Model:
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
         constant(self, "_model_springs", tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
+        constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
     def with_backend(self, backend: str) -> Model:
         """The same model evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``).
@@ -530,8 +521,11 @@ class Model:
     ) -> NDArray[np.float64]:
         """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
 
-        ``M`` is checked positive definite (a Cholesky factorisation exists); the system is then solved
-        by LU (one batched LAPACK call: numpy has no batched triangular solve).
+        ``M`` is factored once by Cholesky, whose failure is the check that it is positive definite
+        (:meth:`mbkron.backends.base.Backend.solve_positive_definite`). With the ``compiled`` backend,
+        a model whose own loads are spring-dampers and constant joint torques or generalized forces,
+        called without ``loads`` and ``muscle_forces``, is evaluated in one kernel call
+        (:mod:`mbkron.model.forward`).
 
         Parameters
         ----------
@@ -551,19 +545,23 @@ class Model:
         ConfigurationError
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
+        q, qd = self._as_q(q), self._as_q(qd, "qd")
+        if self._forward is not None and loads is None and muscle_forces is None:
+            qdd = self._forward(self, q, qd, tau, workspace)
+            if qdd is not None:
+                return qdd
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         if tau is not None:
             rhs = rhs + np.asarray(tau, dtype=float)
-        if not _positive_definite(M):
+        qdd = self._backend.solve_positive_definite(M, rhs)
+        if qdd is None:
             eigenvalues = np.linalg.eigvalsh(M)
             raise ConfigurationError(
                 f"the mass matrix is not positive definite at q = {np.asarray(q).tolist()}: smallest "
                 f"eigenvalue {eigenvalues.min():.3g} (bodies without mass or inertia, or a joint-variable map "
                 "that is singular there)"
             )
-        if self.nq == 1:
-            return rhs / M[..., 0]
-        return np.linalg.solve(M, rhs[..., None])[..., 0]
+        return qdd
 
     def joint_reactions(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0, *,

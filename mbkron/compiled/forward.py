@@ -1,0 +1,183 @@
+"""Compiled forward dynamics: ``q̈ = M⁻¹ (G + Q − N q̇)`` of Eq. 198 in one kernel call per batch.
+
+The terms come from :func:`mbkron.compiled.dynamics.eom_state` (Eq. 145, 126, 187 and the
+spring-dampers, Eq. 46); the generalized force of joint torques is ``∇fᵀ τ_joint`` (Eq. 161 with
+the joint's own twist); ``M`` is factored once by Cholesky, whose failure *is* the check that ``M``
+is positive definite, and the two triangular solves give ``q̈``. A status per batch says why a
+state could not be done (:data:`OK`, :data:`SPRING_POINTS_COINCIDE`, :data:`NOT_POSITIVE_DEFINITE`);
+the caller then takes the general route, which raises the descriptive error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled.dynamics import eom_state, eom_workspace
+
+__all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
+           "forward_affine", "forward_given"]
+
+OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2
+
+
+@jit
+def cholesky_solve(M, b, L, x):  # pragma: no cover - compiled
+    """``x = M⁻¹ b`` by the Cholesky factor ``M = L Lᵀ`` (``L`` is scratch); False if ``M`` is not
+    positive definite (a pivot ``≤ 0`` or not finite)."""
+    n = M.shape[0]
+    for j in range(n):
+        pivot = M[j, j]
+        for k in range(j):
+            pivot -= L[j, k] * L[j, k]
+        if not pivot > 0.0 or not np.isfinite(pivot):
+            return False
+        diagonal = np.sqrt(pivot)
+        L[j, j] = diagonal
+        for i in range(j + 1, n):
+            value = M[i, j]
+            for k in range(j):
+                value -= L[i, k] * L[j, k]
+            L[i, j] = value / diagonal
+    for i in range(n):  # L y = b
+        value = b[i]
+        for k in range(i):
+            value -= L[i, k] * x[k]
+        x[i] = value / L[i, i]
+    for i in range(n - 1, -1, -1):  # Lᵀ x = y
+        value = x[i]
+        for k in range(i + 1, n):
+            value -= L[k, i] * x[k]
+        x[i] = value / L[i, i]
+    return True
+
+
+@jit
+def _solve_batch(M, b):  # pragma: no cover - compiled
+    states, n = b.shape
+    x, L = np.empty((states, n)), np.empty((n, n))
+    for s in range(states):
+        if not cholesky_solve(M[s], b[s], L, x[s]):
+            return x, False
+    return x, True
+
+
+def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64], bool]:
+    """``M⁻¹ b`` for stacks ``M`` (..., n, n) and ``b`` (..., n) by Cholesky; ``ok`` is False if some
+    ``M`` is not positive definite (``x`` is then incomplete)."""
+    n = b.shape[-1]
+    batch = np.broadcast_shapes(M.shape[:-2], b.shape[:-1])
+    M = np.ascontiguousarray(np.broadcast_to(M, batch + (n, n)), dtype=float).reshape(-1, n, n)
+    b = np.ascontiguousarray(np.broadcast_to(b, batch + (n,)), dtype=float).reshape(-1, n)
+    x, ok = _solve_batch(M, b)
+    return x.reshape(batch + (n,)), ok
+
+
+@jit
+def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd,
+                   qdd, terms, workspace):  # pragma: no cover - compiled
+    """``q̈`` of one state into ``qdd``; returns the status. ``terms`` is (M, L, rhs, N q̇, G, Q) scratch."""
+    M, L, rhs, Nqd, G, Q = terms
+    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
+                     workspace):
+        return SPRING_POINTS_COINCIDE
+    nq = qd.shape[0]
+    for k in range(nq):
+        value = G[k] + Q[k] - Nqd[k] + force[k]
+        for j in range(joint_torque.shape[0]):
+            value += grad[j, k] * joint_torque[j]
+        rhs[k] = value
+    if not cholesky_solve(M, rhs, L, qdd):
+        return NOT_POSITIVE_DEFINITE
+    return OK
+
+
+@jit
+def _terms_scratch(nq):  # pragma: no cover - compiled
+    return np.empty((nq, nq)), np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq), np.empty(nq)
+
+
+@jit
+def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, q, qd):  # pragma: no cover
+    """``q̈`` of one state whose joint variables are affine, ``f = A q + c`` (``∇f = A``, ``H = 0``).
+
+    ``force`` (nq,) is the actuation plus the constant generalized forces; ``joint_torque`` (nj,) the
+    constant joint torques. Returns ``(q̈, status)``.
+    """
+    nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
+    f = np.empty(nj)
+    for j in range(nj):
+        value = c[j]
+        for k in range(nq):
+            value += A[j, k] * q[k]
+        f[j] = value
+    qdd = np.empty(nq)
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A,
+                            np.empty((0, 0, 0)), False, qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    return qdd, status
+
+
+@jit
+def _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd, qdd,
+                  start, stop):  # pragma: no cover - compiled
+    """States ``start:stop`` of :func:`forward_given`; returns the first status other than OK (or OK)."""
+    nb, nq = links.shape[0], qd.shape[1]
+    terms, workspace = _terms_scratch(nq), eom_workspace(nb, nq)
+    for s in range(start, stop):
+        code = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque,
+                              force[s if force.shape[0] > 1 else 0], f[s], grad[s if grad.shape[0] > 1 else 0],
+                              hess[s if hess.shape[0] > 1 else 0], curved, qd[s], qdd[s], terms, workspace)
+        if code != OK:
+            return code
+    return OK
+
+
+@jit
+def _forward_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved,
+                    qd):  # pragma: no cover - compiled
+    qdd = np.empty(qd.shape)
+    status = _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved,
+                           qd, qdd, 0, f.shape[0])
+    return qdd, status
+
+
+def _forward_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd,
+                      blocks):  # pragma: no cover - compiled
+    """:func:`_forward_serial` in ``blocks`` blocks of states over the threads."""
+    states = f.shape[0]
+    qdd = np.empty(qd.shape)
+    status = np.zeros(blocks, dtype=np.int64)
+    for block in numba.prange(blocks):
+        status[block] = _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad,
+                                      hess, curved, qd, qdd, block * states // blocks, (block + 1) * states // blocks)
+    return qdd, status.max()
+
+
+if AVAILABLE:
+    _forward_parallel = numba.njit(cache=True, nogil=True, parallel=True)(_forward_parallel)
+
+PARALLEL_STATES = 512
+"""Batches at least this large are spread over all threads."""
+
+
+def forward_given(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd):
+    """Batched ``q̈`` with joint variables ``(f, ∇f, H)`` given per state (rows of one, or broadcast rows).
+
+    Parameters
+    ----------
+    force : ndarray, shape (states or 1, nq)
+    f : ndarray, shape (states, nj)
+    grad, hess : ndarray, shapes (states or 1, nj, nq), (states or 1, nj, nq, nq)
+    curved : bool
+        Whether ``hess`` may be nonzero.
+    qd : ndarray, shape (states, nq)
+
+    Returns
+    -------
+    (q̈ (states, nq), status)
+    """
+    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd)
+    if AVAILABLE and f.shape[0] >= PARALLEL_STATES and numba.get_num_threads() > 1:
+        return _forward_parallel(*arrays, numba.get_num_threads())
+    return _forward_serial(*arrays)  # a thread team costs more than it saves on small batches

@@ -1,0 +1,81 @@
+"""The compiled route of :meth:`mbkron.Model.forward_dynamics`: one kernel call per evaluation.
+
+For a model on the ``compiled`` backend whose own loads are spring-dampers, joint torques and
+generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
+:func:`mbkron.compiled.forward.forward_affine` (joint variables affine in q: the joint variables,
+kinematics, M, N q̇, G, the loads and the Cholesky solve in one call) or
+:func:`mbkron.compiled.forward.forward_given` (joint variables from the model's providers, then
+one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
+declines (coinciding spring points, a mass matrix that is not positive definite, non-finite
+values) returns None, and the model takes its general route, which raises the descriptive error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled.common import batch_rows, writable
+from mbkron.compiled.forward import OK, forward_affine, forward_given
+from mbkron.dynamics import loads as loads_module
+
+__all__ = ["ForwardDynamics"]
+
+
+class ForwardDynamics:
+    """Constant arrays of one model for the compiled forward-dynamics kernels.
+
+    Build it with :meth:`plan`, which returns None for models it does not cover.
+    """
+
+    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq")
+
+    def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
+        self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
+        self.generalized = generalized
+        jv = model.joint_variable_map
+        self.affine = not jv.providers
+        self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
+        self.nq = model.nq
+
+    @classmethod
+    def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
+        """The compiled route of ``model`` whose spring-dampers are ``spring_rows``
+        (:func:`mbkron.compiled.dynamics.spring_rows`), or None (another backend, or loads it does not
+        cover: point and line loads, body torques, load values given as functions)."""
+        if model.backend != "compiled":
+            return None
+        joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
+        for load in model.loads:
+            if isinstance(load, loads_module.SpringDamper):
+                continue
+            if isinstance(load, loads_module.JointTorque) and not callable(load.torque):
+                joint_torque[model.joints.index(load.joint)] += float(load.torque)
+            elif isinstance(load, loads_module.GeneralizedForce) and not callable(load.value):
+                generalized[model.coordinates.index(load.coordinate)] += float(load.value)
+            else:
+                return None
+        return cls(model, spring_rows, _read_only(joint_torque), _read_only(generalized))
+
+    def __call__(self, model, q: NDArray, qd: NDArray, tau, workspace) -> NDArray[np.float64] | None:
+        """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), or None when the general route must do it."""
+        force = self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float)
+        if self.affine and q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:
+            qdd, status = forward_affine(*self.arrays, writable(force), self.matrix, self.constant, writable(q),
+                                         writable(qd))
+            return qdd if status == OK else None
+        f, grad, hess = model._joint_values(q, 2, workspace)
+        batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], force.shape[:-1])
+        nq = self.nq
+        curved = not self.affine
+        qdd, status = forward_given(
+            *self.arrays, batch_rows(np.broadcast_to(force, batch + (nq,)), batch, 1),
+            writable(np.broadcast_to(f, batch + f.shape[-1:])).reshape(-1, f.shape[-1]), batch_rows(grad, batch, 2),
+            batch_rows(hess, batch, 3), curved, writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
+        return qdd.reshape(batch + (nq,)) if status == OK else None
+
+
+def _read_only(values: NDArray) -> NDArray[np.float64]:
+    out = np.array(values, dtype=float)
+    out.setflags(write=False)
+    return out

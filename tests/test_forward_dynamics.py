@@ -1,0 +1,145 @@
+"""Forward dynamics in one compiled call (:mod:`mbkron.model.forward`) and the Cholesky solve of every route.
+
+The compiled route is compared with the numpy backend's general route (vectorised numpy
+kinematics and dynamics, LAPACK Cholesky and triangular solves: no shared code beyond the model
+description) and checked by its own definition, ``M q̈ = G + Q + τ − N q̇`` with ``M`` and the
+right-hand side from :meth:`Model.equations_of_motion`. Errors (a mass matrix that is not positive
+definite, coinciding spring points) are the general route's messages on every backend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+import mbkron
+from mbkron.backends import available_backends
+from mbkron.compiled.common import AVAILABLE
+from mbkron.examples.andrews import andrews_squeezer
+from tests.random_trees import build_model, random_tree
+
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
+
+
+def _close(actual, expected, rtol=1e-12):
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=rtol * scale)
+
+
+def _chain(nonlinear: bool = False) -> mbkron.Model:
+    """A spatial 4-body chain with a spring-damper, a joint torque and a generalized force; joint
+    variables affine in q, or (``nonlinear``) also sympy expressions."""
+    rng = np.random.default_rng(11)
+    b = mbkron.ModelBuilder(gravity=(0.3, -9.81, 0.2))
+    for k in range(3):
+        b.add_coordinate(f"q{k}")
+    parent = "ground"
+    q0, q1, q2 = sympy.symbols("q0:3")
+    variables = [q0, sympy.sin(q1) + 0.3 * q1, q2, q0 * q2 - q1] if nonlinear else ["q0", "q1", "q2", mbkron.Linear(
+        {"q0": 0.5, "q2": -1.0}, 0.1)]
+    for k in range(4):
+        A = rng.normal(size=(3, 3))
+        variable = variables[k]
+        b.add_body(f"b{k}", parent=parent, axis=rng.normal(size=3), variable=variable, offset=rng.uniform(-0.4, 0.4, 3),
+                   mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=A @ A.T * 0.05 + 0.01 * np.eye(3))
+        parent = f"b{k}"
+    b.add_load(mbkron.loads.SpringDamper("b3", (0.1, 0.2, 0.0), "ground", (0.5, 0.5, 0.5), stiffness=40.0,
+                                             damping=2.0, free_length=0.3))
+    b.add_load(mbkron.loads.JointTorque("b1", 0.7))
+    b.add_load(mbkron.loads.GeneralizedForce("q2", -0.4))
+    return b.build()
+
+
+@needs_numba
+@pytest.mark.parametrize("nonlinear", [False, True], ids=["affine", "nonlinear"])
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2), (600,)])  # 600 states: the multi-threaded kernel
+def test_compiled_route_equals_numpy_route(nonlinear, batch):
+    model = _chain(nonlinear)
+    assert model._forward is not None  # the compiled route covers these loads
+    rng = np.random.default_rng(3)
+    q, qd, tau = rng.uniform(-1.5, 1.5, size=(3,) + batch + (3,))
+    for actuation in (None, tau, tau[(0,) * len(batch)] if batch else tau):
+        expected = model.with_backend("numpy").forward_dynamics(q, qd, actuation)
+        actual = model.forward_dynamics(q, qd, actuation)
+        assert actual.shape == batch + (3,)
+        _close(actual, expected)
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_accelerations_solve_the_equations_of_motion(backend):
+    """``M q̈ = G + Q + τ − N q̇`` with the terms evaluated separately (Eq. 198)."""
+    model = _chain().with_backend(backend)
+    rng = np.random.default_rng(4)
+    q, qd, tau = rng.uniform(-1.5, 1.5, size=(3, 3))
+    qdd = model.forward_dynamics(q, qd, tau)
+    terms = model.equations_of_motion(q, qd)
+    rhs = terms.gravity_forces + terms.applied_forces - terms.velocity_forces + tau
+    _close(terms.mass_matrix @ qdd, rhs, 1e-11)
+    _close(model.inverse_dynamics(q, qd, qdd), tau, 1e-11)
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", range(4))
+def test_random_trees_equal(seed):
+    rng = np.random.default_rng(700 + seed)
+    model = build_model(random_tree(rng, nb=int(rng.integers(6, 10)), nq=2))
+    q, qd, tau = rng.uniform(-1.0, 1.0, size=(3, 5, model.nq))
+    _close(model.forward_dynamics(q, qd, tau), model.with_backend("numpy").forward_dynamics(q, qd, tau))
+    _close(model.forward_dynamics(q[0], qd[0]), model.with_backend("numpy").forward_dynamics(q[0], qd[0]))
+
+
+@needs_numba
+def test_constrained_model_equal_along_a_path():
+    """Joint variables solved from loop closures (the providers' route of the compiled call)."""
+    model = andrews_squeezer("lu", "loop_closures")
+    assert model._forward is not None
+    beta = model.default_q[0] + np.linspace(0.0, 0.2, 5)[:, None]
+    qd = np.full_like(beta, 30.0)
+    compiled, reference = model.workspace(), model.with_backend("numpy").workspace()
+    for b, v in zip(beta, qd):
+        _close(model.forward_dynamics(b, v, workspace=compiled),
+               model.with_backend("numpy").forward_dynamics(b, v, workspace=reference))
+
+
+def test_loads_outside_the_compiled_route_take_the_general_route():
+    b = mbkron.ModelBuilder(gravity=(0, -9.81, 0))
+    b.add_coordinate("x")
+    b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, com=(0.5, 0, 0), inertia=[0.1, 0.1, 0.1])
+    b.add_load(mbkron.loads.PointForce("a", (1.0, 0.0, 0.0), (0.0, 2.0, 0.0)))
+    model = b.build()
+    assert model._forward is None
+    # m l² ẍ... about z: I_zz(origin) = 0.1 + 1·0.5² = 0.35; torques −m g 0.5 cos x + 2·1·cos x
+    x = 0.3
+    expected = (-9.81 * 0.5 * np.cos(x) + 2.0 * np.cos(x)) / 0.35
+    np.testing.assert_allclose(model.forward_dynamics([x], [0.0]), [expected], rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_not_positive_definite_named_on_every_backend(backend):
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x").add_coordinate("y")
+    b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, com=(1, 0, 0))
+    b.add_body("b", parent="a", axis=(0, 0, 1), variable="y", offset=(1, 0, 0))  # massless tip
+    model = b.build(backend=backend)
+    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite at q = \[0.1, 0.2\]: smallest eigenvalue"):
+        model.forward_dynamics([0.1, 0.2], [0.0, 0.0])
+    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite"):
+        model.forward_dynamics([[0.1, 0.2]] * 3, [[0.0, 0.0]] * 3)
+
+
+@needs_numba
+def test_cholesky_kernel():
+    from mbkron.compiled.forward import solve_positive_definite
+
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(4, 6, 6))
+    M = A @ np.swapaxes(A, -1, -2) + 0.1 * np.eye(6)
+    b = rng.normal(size=(4, 6))
+    x, ok = solve_positive_definite(M, b)
+    assert ok
+    _close(x, np.linalg.solve(M, b[..., None])[..., 0], 1e-11)
+    indefinite = M.copy()
+    indefinite[2] -= 2 * np.linalg.eigvalsh(M[2]).max() * np.eye(6)
+    assert not solve_positive_definite(indefinite, b)[1]
+    assert not solve_positive_definite(np.full((1, 1), np.nan), np.ones(1))[1]
