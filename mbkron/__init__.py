@@ -11,6 +11,7 @@ The package is layered; each subpackage imports only from the ones below it
 
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.dynamics import loads
+from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
 from mbkron.integrate.simulate import SimulationResult, simulate
 from mbkron.io import dump_model, load_model
 from mbkron.jointvars.explicit import Linear
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ConfigurationError",
+    "EnsembleResult",
     "Linear",
     "Model",
     "ModelBuilder",
@@ -34,5 +36,6 @@ __all__ = [
     "loads",
     "rigid_transform",
     "simulate",
+    "simulate_ensemble",
     "__version__",
 ]
