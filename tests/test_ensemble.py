@@ -104,3 +104,21 @@ def test_argument_errors(kwargs, match):
 def test_constrained_models_are_refused():
     with pytest.raises(ValueError, match="constraints"):
         mbkron.simulate_ensemble(andrews_squeezer("lu"), (0.0, 0.01), [[-0.0617]])
+
+
+@pytest.mark.parametrize("name", ["DORMAND_PRINCE", "DOP853"])
+def test_tableaus_satisfy_the_order_conditions(name):
+    """Quadrature conditions ``Σ b_i c_i^k = 1/(k+1)`` up to the order, row sums ``Σ_j a_ij = c_i`` and
+    error weights summing to zero: a check of the typed coefficients independent of their source."""
+    from mbkron.integrate import tableaus
+
+    tab = getattr(tableaus, name)
+    s = tab.stages
+    np.testing.assert_allclose(tab.A[:len(tab.C)].sum(axis=1)[1:], tab.C[1:len(tab.A)], rtol=0, atol=1e-14)
+    for k in range(tab.order):
+        np.testing.assert_allclose(tab.B @ tab.C[:s] ** k, 1.0 / (k + 1), rtol=1e-13)
+    c = tab.A[:s, :s].sum(axis=1)  # Σ b_i a_ij c_j = 1/6 (an order-3 condition)
+    np.testing.assert_allclose(tab.B @ tab.A[:s, :s] @ c, 1.0 / 6.0, rtol=1e-13)
+    for weights in (tab.E, tab.E3, tab.E5):
+        if weights is not None:
+            assert abs(weights.sum()) < 1e-14
