@@ -4,7 +4,8 @@ Run from the repository root (the ``validation`` package is not installed with m
 
     python -m validation [--quick] [--out DIR]      # or: mbkron validate [--quick] [--out DIR]
 
-It writes ``DIR/REPORT.md`` (default ``validation/REPORT.md``: one table per case with the maximum
+It writes ``DIR/REPORT.md`` (a new directory by default; the committed ``validation/REPORT.md`` only
+with ``--update-report``: one table per case with the maximum
 and RMS errors, the tolerances and pass/fail, the timings, the date and git commit) and
 ``DIR/REPORT.json`` (the same numbers, machine-readable), atomically. ``--quick`` runs short
 trajectories and few samples (under a minute on two cores; what CI runs); the default runs the
@@ -571,8 +572,8 @@ def markdown(report: Report, out: Path) -> str:
         f"{counts['failed']} failed, {counts['skipped']} skipped; {report.seconds:.1f} s in all.",
         f"- Produced {report.created_utc} at commit `{report.commit}`, mode {mode}.",
         "- Environment: " + ", ".join(f"{k} {v}" for k, v in report.environment.items()) + ".",
-        "- Regenerate from the repository root: `mbkron validate" + (" --quick" if report.quick else "")
-        + "` (or `python -m validation" + (" --quick" if report.quick else "") + "`).", "",
+        "- Regenerate from the repository root: `mbkron validate" + (" --quick" if report.quick else " --update-report")
+        + "` (or `python -m validation" + (" --quick" if report.quick else " --update-report") + "`).", "",
         "Errors are over all samples and components. *relative*: divided by the largest magnitude of the "
         "reference at that state (at least 1), or for point kinematics by the signal's maximum over time, so "
         "that −log10 of the maximum is the number of significant figures. A case passes when every maximum "

@@ -27,6 +27,7 @@ from mbkron.io import ModelFile, evaluate_expression, write_atomically, write_cs
 __all__ = [
     "CHUNK_ROWS",
     "CommandError",
+    "UsageError",
     "add_command",
     "assignments",
     "chunks",
@@ -49,7 +50,16 @@ CHUNK_ROWS = 2000
 
 
 class CommandError(Exception):
-    """A user error in a command's input: printed as one line, exit status 1."""
+    """A user error in a command's input (a model, a value, an output directory): printed as one line,
+    exit status 1."""
+
+    status = 1
+
+
+class UsageError(CommandError):
+    """Arguments that cannot go together (what argparse cannot express): one line, exit status 2."""
+
+    status = 2
 
 
 # ====================================================================== the parser

@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except (ModelError, CommandError, ConfigurationError) as exc:
         print(f"mbkron: error: {exc}", file=sys.stderr)
-        return 1
+        return getattr(exc, "status", 1)
     except BrokenPipeError:  # the reader of our output went away (e.g. `mbkron info M | head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

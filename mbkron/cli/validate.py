@@ -13,9 +13,10 @@ import argparse
 import subprocess
 import sys
 import tomllib
+from datetime import datetime, timezone
 from pathlib import Path
 
-from mbkron.cli.common import CommandError, add_command
+from mbkron.cli.common import CommandError, UsageError, add_command
 
 __all__ = ["find_checkout", "is_checkout", "register", "run"]
 
@@ -27,15 +28,21 @@ def register(commands) -> None:
         "Run the validation cases (closed forms of seeds 000, 001, 003; Shabana-style kinematics of the four-bar\n"
         "and five-bar; ODE vs DAE; Andrews' squeezer vs the IVP test set; sympy.physics.mechanics; OpenSim when\n"
         "installed) and write DIR/REPORT.md (errors, tolerances, timings, pass/fail, date, git commit) and\n"
-        "DIR/REPORT.json, atomically. The validation/ references are not installed with the package: this runs\n"
+        "DIR/REPORT.json, atomically, into a new directory unless --out is given; the committed report\n"
+        "(validation/REPORT.md) changes only with --update-report. The validation/ references are not\n"
+        "installed with the package: this runs\n"
         "`python -m validation` of a source checkout (the current directory or one above it, or --source) as a\n"
         "separate process. Exit status 1 when a case fails.",
         "mbkron validate --quick --out /tmp/report    (everything: mbkron validate --figures)")
     val.add_argument("--quick", action="store_true", help="short runs and few samples (under a minute; what CI runs)")
-    val.add_argument("--out", metavar="DIR", help="output directory (default: validation/ of the checkout)")
+    destination = val.add_mutually_exclusive_group()
+    destination.add_argument("--out", metavar="DIR", help="output directory (default: a new directory "
+                             "validation-report-<UTC time> here)")
+    destination.add_argument("--update-report", action="store_true", help="rewrite the committed report of the "
+                             "checkout (validation/REPORT.md, REPORT.json; with --figures docs/figures/); a full run only")
     val.add_argument("--quiet", action="store_true", help="no per-case progress lines")
-    val.add_argument("--figures", action="store_true", help="also redraw the seed's figures (docs/figures/, or "
-                     'DIR/figures with --out; needs pip install "mbkron[plot]")')
+    val.add_argument("--figures", action="store_true", help="also redraw the seed's figures (DIR/figures; needs "
+                     'pip install "mbkron[plot]")')
     val.add_argument("--source", metavar="DIR", help="the source checkout (default: the current directory or the "
                      "nearest one above it that is one)")
     val.set_defaults(run=run)
@@ -72,10 +79,15 @@ def run(args: argparse.Namespace) -> int:
                                f"root (the validation/ references are not installed with the package), or give "
                                f"--source DIR")
     command = [sys.executable, "-m", "validation"]
+    if args.update_report and args.quick:
+        raise UsageError("--update-report rewrites the committed full report: run it without --quick")
     command += [option for option, given in (("--quick", args.quick), ("--quiet", args.quiet),
-                                             ("--figures", args.figures)) if given]
-    if args.out is not None:
-        command += ["--out", str(Path(args.out).resolve())]  # relative to here, not to the checkout
+                                             ("--figures", args.figures), ("--update-report", args.update_report))
+                if given]
+    if not args.update_report:  # relative to here, not to the checkout
+        out = Path(args.out) if args.out is not None else Path(
+            f"validation-report-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}")
+        command += ["--out", str(out.resolve())]
     sys.stdout.flush()
     sys.stderr.flush()
     try:

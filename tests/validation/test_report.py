@@ -127,3 +127,46 @@ def test_one_command_regenerates_report_and_figures(tmp_path, capsys):
     assert len(figures) >= 14 and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in figures)
     text = (tmp_path / "REPORT.md").read_text()
     assert "**Result: PASSED**" in text and "| failed |" not in text  # OpenSim cases skip without opensim
+
+
+def _stand_in_checkout(tmp_path):
+    """A checkout whose `python -m validation` records its working directory and arguments."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mbkron"\n')
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "__init__.py").write_text("")
+    (tmp_path / "validation" / "__main__.py").write_text(
+        "import json, os, sys\n"
+        "open('arguments.json', 'w').write(json.dumps([os.getcwd(), sys.argv[1:]]))\n")
+
+
+def test_the_default_output_is_a_new_directory_never_the_committed_report(monkeypatch, tmp_path):
+    _stand_in_checkout(tmp_path)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert cli.main(["validate", "--quick", "--source", str(tmp_path)]) == 0
+    _, arguments = json.loads((tmp_path / "arguments.json").read_text())
+    assert arguments[:2] == ["--quick", "--out"]
+    out = Path(arguments[2])
+    assert out.parent == here.resolve() and re.fullmatch(r"validation-report-\d{8}-\d{6}", out.name)
+    assert cli.main(["validate", "--update-report", "--source", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "arguments.json").read_text())[1] == ["--update-report"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--quick", "--update-report"], "without --quick"),
+    (["--update-report", "--out", "x"], "not allowed with argument"),
+])
+def test_update_report_is_a_full_run_without_out(argv, message, capsys, tmp_path, monkeypatch):
+    from validation.__main__ import main as validation_main
+
+    _stand_in_checkout(tmp_path)
+    try:
+        status = cli.main(["validate", *argv, "--source", str(tmp_path)])
+    except SystemExit as exit_:  # argparse's own usage error
+        status = exit_.code
+    assert status == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "arguments.json").exists()
+    with pytest.raises(SystemExit) as exit_:
+        validation_main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
