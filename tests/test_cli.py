@@ -231,3 +231,27 @@ def test_long_trajectories_are_computed_in_chunks_without_a_progress_bar_off_a_t
     position, _, _ = hand_kinematics(np.deg2rad(np.stack([30 * np.sin(t), np.full_like(t, 45.0)], -1)), np.zeros((t.size, 2)),
                                      np.zeros((t.size, 2)))
     np.testing.assert_allclose(np.stack([column(header, table, "tip.x"), column(header, table, "tip.y")], -1), position, rtol=1e-12)
+
+
+def test_a_simulation_csv_is_a_trajectory_for_kinematics(capsys, tmp_path):
+    """`simulate`'s CSV (with its `f.<joint>` columns) feeds `kinematics --trajectory`; the rates in the file are used."""
+    status, _, err = run(capsys, "simulate", TWO_LINK, "--t-end", "0.05", "--samples", "6", "--out", tmp_path,
+                         "--no-progress")
+    assert status == 0, err
+    simulation = tmp_path / "two_link_arm_simulation.csv"
+    sim_header, sim_table = read_csv(simulation)
+    assert any(name.startswith("f.") for name in sim_header)
+    output = tmp_path / "k.csv"
+    status, _, err = run(capsys, "kinematics", TWO_LINK, "--trajectory", simulation, "--point", "hand=link2:L2,0,0",
+                         "-o", output, "--no-progress")
+    assert status == 0, err
+    header, table = read_csv(output)
+    q = np.deg2rad(np.stack([column(sim_header, sim_table, n) for n in ("alpha1", "alpha2")], -1))
+    qd = np.deg2rad(np.stack([column(sim_header, sim_table, n + "_dot") for n in ("alpha1", "alpha2")], -1))
+    qdd = np.deg2rad(np.stack([column(sim_header, sim_table, n + "_ddot") for n in ("alpha1", "alpha2")], -1))
+    position, velocity, acceleration = hand_kinematics(q, qd, qdd)
+    np.testing.assert_allclose(np.stack([column(header, table, f"hand.{a}") for a in "xy"], -1), position, rtol=1e-12)
+    np.testing.assert_allclose(np.stack([column(header, table, f"hand.v{a}") for a in "xy"], -1), velocity, rtol=1e-9,
+                               atol=1e-9)
+    np.testing.assert_allclose(np.stack([column(header, table, f"hand.a{a}") for a in "xy"], -1), acceleration,
+                               rtol=1e-9, atol=1e-9)

@@ -68,6 +68,10 @@ DEFAULT_OUT = ROOT / "validation"
 FIGURE_DIR = ROOT / "docs" / "figures"
 
 
+OPENSIM_HINT = 'OpenSim is not installed (pip install opensim, or the extra: pip install ".[validation]")'
+"""Why the OpenSim cases skip, and how to install it (the same for every case)."""
+
+
 class Skipped(Exception):
     """Raised by a case whose reference is not available here; the message says why."""
 
@@ -421,7 +425,7 @@ def opensim_shoulder(quick: bool) -> tuple[list[Check], list[str]]:
     try:
         import opensim  # noqa: F401  (only checks that OpenSim is installed)
     except ImportError:
-        raise Skipped('OpenSim is not installed (conda install -c opensim-org opensim)') from None
+        raise Skipped(OPENSIM_HINT) from None
     try:
         from validation.opensim import compare_shoulder
         from validation.opensim.shoulder import OpenSimShoulder
@@ -456,7 +460,7 @@ def opensim_leg(quick: bool) -> tuple[list[Check], list[str]]:
     try:
         import opensim  # noqa: F401  (only checks that OpenSim is installed)
     except ImportError:
-        raise Skipped('OpenSim is not installed (pip install opensim)') from None
+        raise Skipped(OPENSIM_HINT) from None
     from validation.leg6dof9musc import OSIM
     if not OSIM.exists():
         raise Skipped(f"the OpenSim model {OSIM} is not available (set MBKRON_LEG6DOF9MUSC_OSIM)")

@@ -82,7 +82,8 @@ def _trajectory(path: str, model_file: ModelFile) -> tuple[np.ndarray, np.ndarra
     """``t, q, q̇, q̈`` (SI) from a CSV file with a header ``t, <coordinates>[, <c>_dot, <c>_ddot]``.
 
     Coordinates not in the file keep 0; rates not in the file are derivatives of a cubic spline
-    (scipy, not-a-knot) through ``q(t)``.
+    (scipy, not-a-knot) through ``q(t)``. Joint-variable columns ``f.<joint>`` (as ``mbkron simulate``
+    writes them) are accepted and not read: the joint variables follow from q.
     """
     from scipy.interpolate import CubicSpline as SciPySpline
 
@@ -98,12 +99,14 @@ def _trajectory(path: str, model_file: ModelFile) -> tuple[np.ndarray, np.ndarra
     if not rows:
         raise CommandError(f"{path}: empty; expected a header row naming `t` and coordinates")
     header = [h.strip() for h in rows[0]]
-    allowed = {"t"} | {f"{c}{s}" for c in model.coordinates for s in ("", "_dot", "_ddot")}
+    allowed = {"t"} | {f"{c}{s}" for c in model.coordinates for s in ("", "_dot", "_ddot")} | {
+        f"f.{j}" for j in model.joints}
     unknown = [h for h in header if h not in allowed]
     if unknown or "t" not in header or len(set(header)) != len(header):
         raise CommandError(
             f"{path}: the header must name `t` once and coordinates ({', '.join(model.coordinates)}), optionally "
-            f"`<coordinate>_dot` and `<coordinate>_ddot`; got {', '.join(header)}"
+            f"`<coordinate>_dot`, `<coordinate>_ddot` and joint variables `f.<joint>` (not read); got "
+            f"{', '.join(header)}"
         )
     data = np.empty((len(rows) - 1, len(header)))
     for line, row in enumerate(rows[1:], start=2):

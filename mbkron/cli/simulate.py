@@ -129,8 +129,11 @@ def _plot_simulation(model_file: ModelFile, result, scales: np.ndarray) -> bytes
         unit = coordinate_unit(model_file, name)
         axes[0].plot(result.t, result.q[:, k] / scales[k], label=f"{name} ({unit})")
         axes[1].plot(result.t, result.qd[:, k] / scales[k], label=f"{name}_dot ({unit}/s)")
-    for ax, title in zip(axes, ("coordinates", "rates")):
+    units = sorted({coordinate_unit(model_file, name) for name in model.coordinates})
+    unit = units[0] if len(units) == 1 else "file units"
+    for ax, title, label in zip(axes, ("coordinates", "rates"), (f"q ({unit})", f"q̇ ({unit}/s)")):
         ax.set_xlabel("t (s)")
+        ax.set_ylabel(label)
         ax.set_title(f"{model.name}: {title}")
         ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
