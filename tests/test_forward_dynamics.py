@@ -143,3 +143,55 @@ def test_cholesky_kernel():
     indefinite[2] -= 2 * np.linalg.eigvalsh(M[2]).max() * np.eye(6)
     assert not solve_positive_definite(indefinite, b)[1]
     assert not solve_positive_definite(np.full((1, 1), np.nan), np.ones(1))[1]
+
+
+def _simple_tree(seed: int) -> mbkron.Model:
+    """A branching tree, every joint driven by its own coordinate (``w q + c``): revolute, prismatic and
+    fixed joints, a spring-damper, a joint torque and a generalized force — the articulated-body route."""
+    rng = np.random.default_rng(seed)
+    b = mbkron.ModelBuilder(gravity=tuple(rng.normal(size=3) * 5))
+    names, k = [], 0
+    for i in range(9):
+        parent = "ground" if i == 0 else names[int(rng.integers(max(0, i - 3), i))]
+        A = rng.normal(size=(3, 3))
+        inertial = dict(mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=A @ A.T * 0.05 + 0.01 * np.eye(3))
+        offset = np.eye(4)
+        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        offset[:3, :3] = rotation * np.sign(np.linalg.det(rotation))  # a proper rotation
+        offset[:3, 3] = rng.uniform(-0.4, 0.4, 3)
+        if i == 4:
+            b.add_body(f"b{i}", parent=parent, joint="fixed", offset=offset, **inertial)
+        else:
+            b.add_coordinate(f"q{k}")
+            variable = f"q{k}" if i % 3 else mbkron.Linear({f"q{k}": float(rng.uniform(0.5, 2))}, float(rng.uniform(-1, 1)))
+            b.add_body(f"b{i}", parent=parent, joint="prismatic" if i == 5 else "revolute", axis=rng.normal(size=3),
+                       variable=variable, offset=offset, **inertial)
+            k += 1
+        names.append(f"b{i}")
+    b.add_load(mbkron.loads.SpringDamper("b8", (0.1, 0.0, 0.2), "b2", (0.3, 0.1, 0.0), stiffness=25.0, damping=1.5,
+                                         free_length=0.2))
+    b.add_load(mbkron.loads.JointTorque("b3", -0.6))
+    b.add_load(mbkron.loads.GeneralizedForce("q1", 0.9))
+    return b.build()
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("batch", [(), (4,), (2, 3)])
+def test_articulated_body_route_equals_numpy_route(seed, batch):
+    model = _simple_tree(seed)
+    assert model._forward.simple is not None  # the O(n) route
+    rng = np.random.default_rng(seed)
+    q, qd, tau = rng.uniform(-1.2, 1.2, size=(3,) + batch + (model.nq,))
+    for actuation in (None, tau):
+        _close(model.forward_dynamics(q, qd, actuation), model.with_backend("numpy").forward_dynamics(q, qd, actuation),
+               1e-11)
+    # a massless tip is declined by the O(n) route too: the general route names it
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x").add_coordinate("y")
+    b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, com=(1, 0, 0))
+    b.add_body("tip", parent="a", axis=(0, 0, 1), variable="y", offset=(1, 0, 0))
+    massless = b.build()
+    assert massless._forward.simple is not None
+    with pytest.raises(mbkron.ConfigurationError, match="not positive definite"):
+        massless.forward_dynamics(np.zeros(batch + (2,)), np.zeros(batch + (2,)))

@@ -11,7 +11,8 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import AVAILABLE, batch_rows, jit, numba, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
-__all__ = ["inertia_rows", "spring_rows", "equations_of_motion", "eom_state", "eom_workspace"]
+__all__ = ["inertia_rows", "spring_rows", "equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
+           "world_inertia", "spring_forces"]
 
 def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
     """Body-frame pseudo-inertias (Eq. 131) as rows ``(E (9), h (3), m)``, shape (nb, 13)."""
@@ -24,7 +25,7 @@ def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
 
 # ----------------------------------------------------------------------------- per-state pieces
 @jit
-def _apply_inertia(inertia, y, out):  # pragma: no cover - compiled
+def apply_inertia(inertia, y, out):  # pragma: no cover - compiled
     """``out = 𝕀 y`` for a pseudo-inertia row ``(E, h, m)`` and a twist ``y``."""
     trace = inertia[0] + inertia[4] + inertia[8]
     h0, h1, h2, mass = inertia[9], inertia[10], inertia[11], inertia[12]
@@ -39,7 +40,7 @@ def _apply_inertia(inertia, y, out):  # pragma: no cover - compiled
 
 
 @jit
-def _world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
+def world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
     """``J̄ = T J Tᵀ`` as a row ``(E, h, m)``: ``E = R E Rᵀ + R h pᵀ + p (R h)ᵀ + m p pᵀ``, ``h = R h + m p``.
 
     ``rotated`` is (4, 3) scratch: ``R E`` in rows 0-2, ``R h`` in row 3.
@@ -100,10 +101,10 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, cu
             for x in range(6):
                 V[i, x] = S[i, x] * rate
                 alpha[i, x] = S[i, x] * curvature
-        _world_inertia(T[i], body_inertia[i], composite[i], rotated)
+        world_inertia(T[i], body_inertia[i], composite[i], rotated)
         # the body's inertial force 𝕀 α + V ×* 𝕀 V
-        _apply_inertia(composite[i], V[i], momentum)
-        _apply_inertia(composite[i], alpha[i], force[i])
+        apply_inertia(composite[i], V[i], momentum)
+        apply_inertia(composite[i], alpha[i], force[i])
         w, v, n, F = V[i, :3], V[i, 3:], momentum[:3], momentum[3:]
         force[i, 0] += w[1] * n[2] - w[2] * n[1] + v[1] * F[2] - v[2] * F[1]
         force[i, 1] += w[2] * n[0] - w[0] * n[2] + v[2] * F[0] - v[0] * F[2]
@@ -122,7 +123,7 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, cu
         # K_aj = K_ja = ⟨S_a, S_j C_j⟩ for every a ⪯ j; zero for unrelated bodies
         for a in range(nb):
             K[a, j] = 0.0
-        _apply_inertia(composite[j], S[j], momentum)
+        apply_inertia(composite[j], S[j], momentum)
         a = j
         while a >= 0:
             K[a, j] = K[j, a] = (S[a, 0] * momentum[0] + S[a, 1] * momentum[1] + S[a, 2] * momentum[2]
@@ -161,11 +162,11 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, cu
     for k in range(nq):  # exactly symmetric (the two triangles differ by rounding)
         for m in range(k + 1, nq):
             M[k, m] = M[m, k] = 0.5 * (M[k, m] + M[m, k])
-    return _spring_forces(links, springs, T, S, g, qd, Q, Kg[0])  # (Kg's first row: free scratch now)
+    return spring_forces(links, springs, T, S, g, qd, Q, Kg[0])  # (Kg's first row: free scratch now)
 
 
 @jit
-def _spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
+def spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
     """Generalized forces ``Q = −Σ (k (L − L₀) + c L̇) ∂L/∂q`` of spring-dampers (Eq. 46, 161).
 
     ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b``

@@ -2,8 +2,10 @@
 
 For a model on the ``compiled`` backend whose own loads are spring-dampers, joint torques and
 generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
-:func:`mbkron.compiled.forward.forward_affine` (joint variables affine in q: the joint variables,
-kinematics, M, N q̇, G, the loads and the Cholesky solve in one call) or
+:mod:`mbkron.compiled.articulated` (every joint driven by its own coordinate: the articulated-body
+algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_affine`
+(other joint variables affine in q: the joint variables, kinematics, M, N q̇, G, the loads and the
+Cholesky solve in one call) or
 :func:`mbkron.compiled.forward.forward_given` (joint variables from the model's providers, then
 one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
 declines (coinciding spring points, a mass matrix that is not positive definite, non-finite
@@ -15,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.articulated import articulated_batch, articulated_forward
 from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
 from mbkron.dynamics import loads as loads_module
@@ -28,7 +31,7 @@ class ForwardDynamics:
     Build it with :meth:`plan`, which returns None for models it does not cover.
     """
 
-    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq")
+    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -37,6 +40,7 @@ class ForwardDynamics:
         self.affine = not jv.providers
         self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
         self.nq = model.nq
+        self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
 
     @classmethod
     def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
@@ -60,6 +64,17 @@ class ForwardDynamics:
     def __call__(self, model, q: NDArray, qd: NDArray, tau, workspace) -> NDArray[np.float64] | None:
         """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), or None when the general route must do it."""
         force = self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float)
+        if self.simple is not None and q.shape == qd.shape and force.shape[-1:] == (self.nq,):
+            arrays = (*self.arrays, self.matrix, self.constant, *self.simple)
+            if q.ndim == 1 and force.ndim == 1:
+                qdd, status = articulated_forward(*arrays[:6], writable(force), *arrays[6:], writable(q), writable(qd))
+                return qdd if status == OK else None
+            batch = np.broadcast_shapes(q.shape[:-1], force.shape[:-1])
+            if batch == q.shape[:-1]:
+                qdd, status = articulated_batch(*arrays[:6], batch_rows(np.broadcast_to(force, batch + (self.nq,)), batch, 1),
+                                                *arrays[6:], writable(q).reshape(-1, self.nq),
+                                                writable(qd).reshape(-1, self.nq))
+                return qdd.reshape(batch + (self.nq,)) if status == OK else None
         if self.affine and q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:
             qdd, status = forward_affine(*self.arrays, writable(force), self.matrix, self.constant, writable(q),
                                          writable(qd))
@@ -73,6 +88,19 @@ class ForwardDynamics:
             writable(np.broadcast_to(f, batch + f.shape[-1:])).reshape(-1, f.shape[-1]), batch_rows(grad, batch, 2),
             batch_rows(hess, batch, 3), curved, writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
         return qdd.reshape(batch + (nq,)) if status == OK else None
+
+
+def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDArray] | None:
+    """``(coordinate, weight)`` per body when each joint variable is ``w q_k + c`` with its own coordinate
+    and every coordinate drives one joint (:mod:`mbkron.compiled.articulated`), else None."""
+    nonzero = matrix != 0
+    if matrix.shape[0] != matrix.shape[1] or np.any(nonzero.sum(axis=0) != 1) or np.any(nonzero.sum(axis=1) != 1):
+        return None
+    columns = nonzero.argmax(axis=1)
+    coordinate = np.where(joint_of_body >= 0, columns[np.maximum(joint_of_body, 0)], -1).astype(np.int64)
+    weight = np.where(joint_of_body >= 0, matrix[np.maximum(joint_of_body, 0), columns[np.maximum(joint_of_body, 0)]], 0.0)
+    coordinate.setflags(write=False)
+    return coordinate, _read_only(weight)
 
 
 def _read_only(values: NDArray) -> NDArray[np.float64]:
