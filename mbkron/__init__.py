@@ -77,4 +77,5 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included."""
     return sorted(set(globals()) | set(__all__))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import mbkron
 from mbkron.compiled.common import COMPILING
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,7 @@ def _python(*arguments: str, env: dict[str, str] | None = None) -> subprocess.Co
     (["--help"], 0, "usage: mbkron"),
     (["simulate", "--help"], 0, "usage: mbkron simulate"),
     (["kinematics", "--help"], 0, "example:"),
-    (["--version"], 0, "mbkron 0.1.0"),
+    (["--version"], 0, f"mbkron {mbkron.__version__}"),
     (["no-such-command"], 2, "invalid choice: 'no-such-command'"),
     (["info"], 2, "the following arguments are required: MODEL"),
     (["simulate", "models/two_link_arm.toml", "--t-end"], 2, "expected one argument"),
