@@ -7,18 +7,27 @@ The package is layered; each subpackage imports only from the ones below it
 (docs/architecture.md): ``core`` and ``expressions`` → ``compiled`` → ``kinematics`` →
 ``jointvars`` → ``dynamics`` → ``muscles`` → ``backends`` → ``model`` → ``integrate``, ``io``,
 ``examples`` → ``cli``.
+
+The public names below are imported on first use (PEP 562), so that ``import mbkron`` and the
+command line's ``--help`` do not load numpy, scipy, sympy or numba.
 """
 
-from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.dynamics import loads
-from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
-from mbkron.integrate.simulate import SimulationResult, simulate
-from mbkron.io import dump_model, load_model
-from mbkron.jointvars.explicit import Linear
-from mbkron.model.builder import ModelBuilder
-from mbkron.model.checks import rigid_transform
-from mbkron.model.model import Model
-from mbkron import examples
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from mbkron import examples
+    from mbkron.core.errors import ConfigurationError, ModelError
+    from mbkron.dynamics import loads
+    from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
+    from mbkron.integrate.simulate import SimulationResult, simulate
+    from mbkron.io import dump_model, load_model
+    from mbkron.jointvars.explicit import Linear
+    from mbkron.model.builder import ModelBuilder
+    from mbkron.model.checks import rigid_transform
+    from mbkron.model.model import Model
 
 __version__ = "0.1.0"
 
@@ -39,3 +48,39 @@ __all__ = [
     "simulate_ensemble",
     "__version__",
 ]
+
+#: Where each lazily imported public name lives: (module, attribute), or (module, None) for a module.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ConfigurationError": ("mbkron.core.errors", "ConfigurationError"),
+    "EnsembleResult": ("mbkron.integrate.ensemble", "EnsembleResult"),
+    "Linear": ("mbkron.jointvars.explicit", "Linear"),
+    "Model": ("mbkron.model.model", "Model"),
+    "ModelBuilder": ("mbkron.model.builder", "ModelBuilder"),
+    "ModelError": ("mbkron.core.errors", "ModelError"),
+    "SimulationResult": ("mbkron.integrate.simulate", "SimulationResult"),
+    "dump_model": ("mbkron.io", "dump_model"),
+    "examples": ("mbkron.examples", None),
+    "load_model": ("mbkron.io", "load_model"),
+    "loads": ("mbkron.dynamics.loads", None),
+    "rigid_transform": ("mbkron.model.checks", "rigid_transform"),
+    "simulate": ("mbkron.integrate.simulate", "simulate"),
+    "simulate_ensemble": ("mbkron.integrate.ensemble", "simulate_ensemble"),
+}
+
+
+def __getattr__(name: str):
+    """Import the public attribute ``name`` on first use and keep it (PEP 562)."""
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mbkron' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included."""
+    return sorted(set(globals()) | set(__all__))

@@ -17,6 +17,7 @@ import pytest
 import mbkron
 from mbkron import cli
 from mbkron.cli.common import CHUNK_ROWS
+from mbkron.compiled.common import COMPILING
 from mbkron.io import write_atomically
 from validation.closed_form import duarte_two_link as duarte
 
@@ -25,9 +26,11 @@ TWO_LINK = ROOT / "models" / "two_link_arm.toml"
 
 
 def run(capsys, *argv):
+    """``mbkron argv...`` in this process: its status, stdout and stderr (without the one-line notice of
+    the first compilation of the numba kernels in this process, which some test or other prints)."""
     status = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
-    return status, out, err
+    return status, out, err.replace(f"mbkron: {COMPILING}\n", "")
 
 
 def read_csv(path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 from pathlib import Path
 
@@ -94,7 +95,8 @@ def test_simulate_refuses_an_output_path_that_is_a_file_before_simulating(tmp_pa
     """`--out` is checked before the (expensive) simulation: nothing is computed and lost."""
     (tmp_path / "afile").write_text("not a directory")
     calls = []
-    monkeypatch.setattr("mbkron.cli.simulate.simulate", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(importlib.import_module("mbkron.integrate.simulate"), "simulate",
+                        lambda *a, **k: calls.append(a))
     status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path / relative)])
     assert status == 1 and calls == []
     err = capsys.readouterr().err

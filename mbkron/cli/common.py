@@ -3,6 +3,9 @@
 User errors are raised as :class:`CommandError` (printed as one line by :func:`mbkron.cli.main`,
 exit status 1); results are written atomically by :mod:`mbkron.io.results`, with a JSON metadata
 file from :func:`result_metadata`.
+
+Importing this module is cheap (the parser helpers are needed for ``--help``): numpy, scipy, sympy
+and the rest of mbkron are imported by the functions that use them.
 """
 
 from __future__ import annotations
@@ -15,14 +18,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-
-import numpy as np
-import scipy
-import sympy
+from typing import TYPE_CHECKING
 
 import mbkron
-from mbkron.expressions import ExpressionError, parse_expression
-from mbkron.io import ModelFile, evaluate_expression, write_atomically, write_csv, write_json
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mbkron.io import ModelFile
 
 __all__ = [
     "CHUNK_ROWS",
@@ -109,6 +112,8 @@ def write_table_and_figure(output: Path, columns: Sequence[str], table: np.ndarr
     """Write the CSV ``output`` and, when ``figure`` is given, the PNG it draws beside it (``output``
     with the suffix ``.png``); otherwise remove a PNG an earlier run left there, so that the files of a
     result set are all this run's. Returns the PNG's path, or None."""
+    from mbkron.io import write_atomically, write_csv
+
     save(write_csv, output, columns, table)
     png = output.with_suffix(".png")
     if figure is None:
@@ -121,6 +126,8 @@ def write_table_and_figure(output: Path, columns: Sequence[str], table: np.ndarr
 def write_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: Sequence[str],
                    units: Sequence[str], timings: dict[str, float], output: Path, figure: Path | None) -> Path:
     """Write the result's JSON metadata (:func:`result_metadata`) beside ``output``; returns its path."""
+    from mbkron.io import write_json
+
     path = output.with_suffix(".json")
     metadata = result_metadata(command, argv, model_file, settings,
                                [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
@@ -132,6 +139,10 @@ def write_metadata(command: str, argv: Sequence[str], model_file: ModelFile, set
 def result_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: list[dict],
              timings: dict[str, float], outputs: dict[str, str | None]) -> dict:
     """The JSON metadata of a result: model SHA-256, mbkron version, command line, settings, timings."""
+    import numpy as np
+    import scipy
+    import sympy
+
     return {
         "command": command,
         "command_line": ["mbkron", *argv],
@@ -187,6 +198,11 @@ def png_bytes(plt, figure) -> bytes:
 # ====================================================================== input
 def value(text: str, model_file: ModelFile, what: str) -> float:
     """A number given on the command line: a literal or an expression of the model's parameters."""
+    import numpy as np
+
+    from mbkron.expressions import ExpressionError, parse_expression
+    from mbkron.io import evaluate_expression
+
     try:
         expr = parse_expression(text.strip(), list(model_file.parameters))
     except ExpressionError as exc:
@@ -199,6 +215,8 @@ def value(text: str, model_file: ModelFile, what: str) -> float:
 
 def assignments(spec: str | None, model_file: ModelFile, option: str, base: np.ndarray | None = None) -> np.ndarray:
     """``"a1=30,a2=45"`` in the file's units → values in SI units (unlisted coordinates: ``base``, default 0)."""
+    import numpy as np
+
     model = model_file.model
     values = np.zeros(model.nq) if base is None else np.array(base, dtype=float)
     if not spec:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-
-import numpy as np
-import sympy
+from typing import TYPE_CHECKING
 
 from mbkron.cli.common import add_command
-from mbkron.model.builder import ModelBuilder
-from mbkron.model.model import Model
+
+if TYPE_CHECKING:
+    from mbkron.model.model import Model
 
 __all__ = ["register", "run"]
 
@@ -26,6 +25,11 @@ def register(commands) -> None:
 
 def _demo_arm() -> Model:
     """A planar three-link arm (shoulder, elbow, wrist) with a rhythm-like coupled wrist."""
+    import numpy as np
+    import sympy
+
+    from mbkron.model.builder import ModelBuilder
+
     elbow = sympy.Symbol("elbow")
     b = ModelBuilder(name="demo-arm", gravity=(0.0, -9.81, 0.0))
     b.add_coordinate("shoulder", range=(-np.pi, np.pi)).add_coordinate("elbow", range=(0.0, 2.6))
@@ -41,6 +45,8 @@ def _demo_arm() -> Model:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron demo``; returns the exit status."""
+    import numpy as np
+
     model = _demo_arm()
     t = np.linspace(0.0, args.t_end, args.samples)
     q = np.stack([0.8 * np.sin(2 * t), 1.2 + 0.5 * np.cos(3 * t)], axis=-1)

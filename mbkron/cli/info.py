@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-import sympy
-
 from mbkron.cli.common import add_command
-from mbkron.core.description import GROUND
-from mbkron.dynamics import loads as L
-from mbkron.expressions import ExpressionError, format_expression
-from mbkron.io import ExpressionValue, read_model_file
-from mbkron.jointvars.explicit import Linear
-from mbkron.jointvars.functions import CoordinateFunction
-from mbkron.kinematics import tree as kinematics
 
 __all__ = ["register", "run"]
 
@@ -29,12 +19,20 @@ def register(commands) -> None:
 
 
 def _fmt(values, digits: int = 6) -> str:
+    import numpy as np
+
     array = np.atleast_1d(np.asarray(values, dtype=float))
     text = ", ".join(f"{v:.{digits}g}" for v in array)
     return f"({text})" if array.size > 1 else text
 
 
 def _describe_variable(body) -> str:
+    import sympy
+
+    from mbkron.expressions import ExpressionError, format_expression
+    from mbkron.jointvars.explicit import Linear
+    from mbkron.jointvars.functions import CoordinateFunction
+
     variable = body.variable
     if isinstance(variable, str):
         return variable
@@ -52,6 +50,8 @@ def _describe_variable(body) -> str:
 
 
 def _describe_value(value, unit: str) -> str:
+    from mbkron.io import ExpressionValue
+
     if isinstance(value, ExpressionValue):
         texts = value.texts()
         return (texts if isinstance(texts, str) else "(" + ", ".join(texts) + ")") + f" {unit} (expression, SI)"
@@ -61,6 +61,8 @@ def _describe_value(value, unit: str) -> str:
 
 
 def _describe_load(load) -> str:
+    from mbkron.dynamics import loads as L
+
     if isinstance(load, L.PointForce):
         return f"point force on {load.body} at {_fmt(load.point)} m: {_describe_value(load.force, 'N')} [{load.frame} frame]"
     if isinstance(load, L.BodyTorque):
@@ -80,6 +82,10 @@ def _describe_load(load) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron info``; returns the exit status."""
+    from mbkron.core.description import GROUND
+    from mbkron.io import read_model_file
+    from mbkron.kinematics import tree as kinematics
+
     model_file = read_model_file(args.model)
     model = model_file.model
     unit = model_file.angle_unit

@@ -13,14 +13,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (CommandError, add_command, assignments, chunks, figure_and_progress_options, png_bytes,
                                progress, require_matplotlib, value, write_metadata, write_table_and_figure)
-from mbkron.core.description import GROUND
-from mbkron.io import ModelFile, read_model_file
-from mbkron.kinematics import tree as kinematics
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mbkron.io import ModelFile
 
 __all__ = ["register", "run"]
 
@@ -85,6 +86,7 @@ def _trajectory(path: str, model_file: ModelFile) -> tuple[np.ndarray, np.ndarra
     (scipy, not-a-knot) through ``q(t)``. Joint-variable columns ``f.<joint>`` (as ``mbkron simulate``
     writes them) are accepted and not read: the joint variables follow from q.
     """
+    import numpy as np
     from scipy.interpolate import CubicSpline as SciPySpline
 
     model = model_file.model
@@ -143,6 +145,10 @@ def _trajectory(path: str, model_file: ModelFile) -> tuple[np.ndarray, np.ndarra
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron kinematics``; returns the exit status."""
+    import numpy as np
+
+    from mbkron.io import read_model_file
+
     argv = args.argv
     if args.plot:
         require_matplotlib()
@@ -202,6 +208,10 @@ def _kinematics_columns(model_file: ModelFile, points: list[_Point], trajectory:
 
 
 def _kinematics_rows(model_file: ModelFile, points: list[_Point], t, q, qd, qdd) -> np.ndarray:
+    import numpy as np
+
+    from mbkron.kinematics import tree as kinematics
+
     model = model_file.model
     kin = model.kinematics(q, order=2)
     scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
@@ -229,6 +239,8 @@ def _print_configuration(model, points: list[_Point], columns: list[str], row: n
 
 def _plot_kinematics(model_file: ModelFile, points: list[_Point], columns: list[str], table: np.ndarray,
                      trajectory: bool) -> bytes:
+    from mbkron.core.description import GROUND
+
     plt = require_matplotlib()
     model = model_file.model
     index = {c: i for i, c in enumerate(columns)}

@@ -9,19 +9,24 @@ Exit status: 0 on success; 1 for an invalid model file or input, or a configurat
 model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a
 command-line usage error. Results are written atomically: a CSV file plus a JSON metadata file (model
 SHA-256, mbkron version, command line, settings, timings).
+
+Help and usage errors are cheap: the command modules import numpy, scipy, sympy, numba and the rest
+of mbkron only when a command runs. The first run that compiles mbkron's numba kernels says so in
+one line on stderr (the ``mbkron`` logger's INFO records are shown while a command runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import mbkron
 from mbkron.cli import demo, info, kinematics, moment_arms, simulate, validate
 from mbkron.cli.common import CommandError
-from mbkron.core.errors import ConfigurationError, ModelError
 
 __all__ = ["main", "parser"]
 
@@ -49,11 +54,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     args.argv = argv
+    from mbkron.core.errors import ConfigurationError, ModelError  # after parsing: --help needs no numpy
+
+    with _notices_on_stderr():
+        try:
+            return args.run(args)
+        except (ModelError, CommandError, ConfigurationError) as exc:
+            print(f"mbkron: error: {exc}", file=sys.stderr)
+            return getattr(exc, "status", 1)
+        except BrokenPipeError:  # the reader of our output went away (e.g. `mbkron info M | head`)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+
+
+@contextmanager
+def _notices_on_stderr() -> Iterator[None]:
+    """While a command runs, the ``mbkron`` logger's INFO records (the first compilation of the numba
+    kernels) go to stderr as ``mbkron: <message>``; afterwards the logger is as it was (``main`` may be
+    called again in one process)."""
+    logger = logging.getLogger("mbkron")
+    level = logger.level
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("mbkron: %(message)s"))
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
     try:
-        return args.run(args)
-    except (ModelError, CommandError, ConfigurationError) as exc:
-        print(f"mbkron: error: {exc}", file=sys.stderr)
-        return getattr(exc, "status", 1)
-    except BrokenPipeError:  # the reader of our output went away (e.g. `mbkron info M | head`)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

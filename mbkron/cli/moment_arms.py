@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (CommandError, add_command, assignments, chunks, coordinate_unit,
                                figure_and_progress_options, png_bytes, progress, require_matplotlib, value,
                                write_metadata, write_table_and_figure)
-from mbkron.io import ModelFile, read_model_file
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mbkron.io import ModelFile
 
 __all__ = ["register", "run"]
 
@@ -47,6 +50,8 @@ def register(commands) -> None:
 
 def _sweep_values(args: argparse.Namespace, model_file: ModelFile) -> np.ndarray | None:
     """The swept coordinate's values in the file's units (``None`` without ``--sweep``)."""
+    import numpy as np
+
     model = model_file.model
     if args.sweep is None:
         given = [option for option, value in (("--from", args.start), ("--to", args.stop), ("--step", args.step))
@@ -74,6 +79,10 @@ def _sweep_values(args: argparse.Namespace, model_file: ModelFile) -> np.ndarray
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron moment-arms``; returns the exit status."""
+    import numpy as np
+
+    from mbkron.io import read_model_file
+
     argv = args.argv
     if args.plot:
         require_matplotlib()

@@ -6,13 +6,15 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (CommandError, add_command, assignments, coordinate_unit, figure_and_progress_options,
                                output_directory, png_bytes, require_matplotlib, write_metadata, write_table_and_figure)
-from mbkron.integrate.simulate import METHODS, simulate
-from mbkron.io import ModelFile, read_model_file
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mbkron.io import ModelFile
 
 __all__ = ["register", "run"]
 
@@ -44,6 +46,11 @@ def register(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron simulate``; returns the exit status."""
+    import numpy as np
+
+    from mbkron.integrate.simulate import METHODS, simulate
+    from mbkron.io import read_model_file
+
     argv = args.argv
     if args.plot:
         require_matplotlib()

@@ -4,22 +4,56 @@ numba is optional (the ``fast`` extra). :data:`AVAILABLE` says whether it is ins
 select anything: a model's backend decides which route evaluates it (``mbkron.backends``). Without
 numba, :func:`jit` returns the function unchanged, so the kernels' modules still import and the
 plain Python functions remain callable (slowly) for reading and testing.
+
+The kernels are compiled on their first call and cached on disk (numba's ``cache=True``: in
+``__pycache__`` next to the modules, or under ``NUMBA_CACHE_DIR``). The first compilation in a
+process is announced by one INFO record of the ``mbkron`` logger (:data:`COMPILING`; the command line
+prints it on stderr); a kernel loaded from the disk cache is not compiled and announces nothing.
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 from numpy.typing import NDArray
 
 try:  # numba is optional: the ``fast`` extra
     import numba
+    from numba.core import event as numba_event
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["AVAILABLE", "jit", "python_function", "writable", "batch_rows"]
+__all__ = ["AVAILABLE", "COMPILING", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (the ``compiled`` backend can be used)."""
+
+COMPILING = "compiling numerical kernels for this machine (first run only; cached afterwards)…"
+"""The message of the INFO record announcing the first compilation of mbkron's kernels in a process."""
+
+if AVAILABLE:
+    class _FirstCompilation(numba_event.Listener):
+        """Logs :data:`COMPILING` when numba starts compiling one of mbkron's kernels, once per process.
+
+        numba broadcasts ``"numba:compile"`` only for a real compilation: a kernel found in the disk
+        cache is loaded before that event (``Dispatcher.compile``), so a warm run logs nothing.
+        """
+
+        announced = False
+
+        def on_start(self, event) -> None:
+            if self.announced:
+                return
+            module = getattr(getattr(event.data["dispatcher"], "py_func", None), "__module__", "") or ""
+            if module.startswith("mbkron."):
+                self.announced = True
+                logging.getLogger("mbkron").info(COMPILING)
+
+        def on_end(self, event) -> None:
+            pass
+
+    numba_event.register("numba:compile", _FirstCompilation())
 
 
 def jit(function):
