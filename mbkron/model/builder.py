@@ -429,7 +429,9 @@ class ModelBuilder:
     @staticmethod
     def _joint_variable_map(bodies: list[Body], coordinates: list[Coordinate], problems: list[str]) -> JointVariables:
         names = [c.name for c in coordinates]
+        column = {name: k for k, name in enumerate(names)}
         symbols = [sympy.Symbol(n) for n in names]
+        symbol_set = set(symbols)
         moving = [b for b in bodies if b.joint != kinematics.FIXED]
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
@@ -449,14 +451,14 @@ class ModelBuilder:
                 variable = Linear({}, float(variable))
             if isinstance(variable, sympy.Expr):
                 expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
-                linear = as_linear(expr, symbols)
+                linear = as_linear(expr, symbol_set)
                 if linear is None:
                     symbolic_rows.append(row)
                     symbolic_exprs.append(expr)
                     continue
                 variable = linear
             for name, coefficient in variable.coefficients.items():
-                matrix[row, names.index(name)] += coefficient
+                matrix[row, column[name]] += coefficient
             constant[row] = variable.constant
         providers = ()
         if symbolic_exprs:
