@@ -231,21 +231,27 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
 
 
 def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED):
-    """Run ``count`` mutations (the files in turn); returns (counts, bugs as (file, mutation, result, text))."""
+    """Run ``count`` mutations (the files in turn).
+
+    Returns the counts of the outcomes, the bugs as (file, mutation, result, text) and the slowest
+    load as (seconds, mutation).
+    """
     rng = random.Random(seed)
     texts = [(path.name, path.read_text()) for path in files]
     for name, text in texts:  # warm up (lazy imports) outside the classification
         parse_model_file(text, name, backend="numpy")
     counts = collections.Counter({outcome: 0 for outcome in OUTCOMES})
-    bugs = []
+    bugs, slowest = [], (0.0, "")
     for number in range(count):
         name, text = texts[number % len(texts)]
         mutated, description = mutate(text, rng)
+        began = time.perf_counter()
         result = load_and_classify(mutated, budget)
+        slowest = max(slowest, (time.perf_counter() - began, f"{name}: {description}"))
         counts[result.outcome] += 1
         if result.outcome in BUGS:
             bugs.append((name, description, result, mutated))
-    return counts, bugs
+    return counts, bugs, slowest
 
 
 def main(argv=None) -> int:
@@ -255,9 +261,10 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds per file before it counts as a hang")
     arguments = parser.parse_args(argv)
     began = time.perf_counter()
-    counts, bugs = run(arguments.count, arguments.seed, arguments.budget)
+    counts, bugs, (seconds, mutation) = run(arguments.count, arguments.seed, arguments.budget)
     print(f"{arguments.count} mutations of {len(SHIPPED)} files, seed {arguments.seed}, "
           f"{time.perf_counter() - began:.0f} s: " + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES))
+    print(f"slowest load: {seconds:.2f} s ({mutation})")
     for name, description, result, _ in bugs[:20]:
         print(f"  {result.outcome}: {name}: {description}: {result.detail}")
     return 1 if bugs else 0

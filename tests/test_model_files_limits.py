@@ -110,3 +110,13 @@ def test_dense_matrices_beyond_the_limit_are_refused_with_their_size(monkeypatch
     assert len(problems) == len(refused)
     for problem, what in zip(problems, refused):
         assert what in problem and "dense 3 × 3 matrix" in problem and "at most 8 entries" in problem
+
+
+def test_an_oversized_file_on_disk_is_refused_without_reading_it_all(tmp_path):
+    path = tmp_path / "huge.toml"
+    with path.open("wb") as file:
+        file.truncate(64 * MAX_FILE_CHARACTERS)  # 256 MiB of zero bytes (sparse): only the first 16 MiB + 1 are read
+    with pytest.raises(mbkron.ModelError) as error:
+        mbkron.load_model(path, backend="numpy")
+    assert error.value.problems == [f"the file has more than {4 * MAX_FILE_CHARACTERS:,} bytes; model files of at most "
+                                    f"{MAX_FILE_CHARACTERS:,} characters are read (see Limits in docs/model-format.md)"]

@@ -113,10 +113,15 @@ def load_model(path: str | Path, backend: str | None = None) -> Model:
 def read_model_file(path: str | Path, backend: str | None = None) -> ModelFile:
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
+    most = 4 * MAX_FILE_CHARACTERS  # bytes of UTF-8 text of MAX_FILE_CHARACTERS characters: never read more
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            data = file.read(most + 1)
     except OSError as exc:
         raise ModelError([f"cannot read the file: {exc.strerror or exc}"], source) from None
+    if len(data) > most:
+        raise ModelError([f"the file has more than {most:,} bytes; model files of at most {MAX_FILE_CHARACTERS:,} "
+                          "characters are read (see Limits in docs/model-format.md)"], source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
