@@ -7,6 +7,8 @@ measures the times.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,11 +19,11 @@ from mbkron.io.schema import MAX_ENTRIES, MAX_FILE_CHARACTERS
 from mbkron.model import builder as builder_module
 from tests.random_trees import build_model, random_tree
 
-TWO_LINK_ARM = "models/two_link_arm.toml"
+TWO_LINK_ARM = Path(__file__).resolve().parents[1] / "models" / "two_link_arm.toml"
 
 
 def test_an_integer_literal_beyond_pythons_digit_limit_is_a_model_error_naming_the_file_and_line():
-    text = open(TWO_LINK_ARM).read()
+    text = TWO_LINK_ARM.read_text()
     line = text.splitlines().index("[parameters]") + 2  # the new line right after [parameters]
     text = text.replace("[parameters]", "[parameters]\nhuge = " + "1" * 5000, 1)
     with pytest.raises(mbkron.ModelError) as error:
@@ -48,7 +50,7 @@ def test_a_parameter_cycle_in_a_long_chain_is_reported_once_with_its_members():
 
 
 def test_an_unknown_name_in_a_formula_still_lists_the_names_of_the_file():
-    text = open(TWO_LINK_ARM).read().replace('L1 = "0.188*height"', 'L1 = "0.188*heigth"')
+    text = TWO_LINK_ARM.read_text().replace('L1 = "0.188*height"', 'L1 = "0.188*heigth"')
     with pytest.raises(mbkron.ModelError) as error:
         parse_model_file(text, "two_link_arm.toml", backend="numpy")
     (problem,) = [p for p in error.value.problems if p.startswith("parameters.L1")]

@@ -180,7 +180,7 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
 def _long_integer(text: str) -> str:
     """The message for a TOML integer too long for Python to convert, with its line when it is found."""
     limit = sys.get_int_max_str_digits()
-    found = re.search(rf"[0-9](?:_?[0-9]){{{limit},}}", text)
+    found = re.search(rf"(?<![0-9_])[0-9](?:_?[0-9]){{{limit},}}", text)  # from the start of a run only: linear
     where = f" (line {text.count(chr(10), 0, found.start()) + 1})" if found else ""
     return (f"not valid TOML here{where}: an integer literal has more than {limit:,} digits; "
             "expected a number of at most 309 digits (the double-precision range)")
