@@ -43,6 +43,7 @@ import sympy.parsing.sympy_parser
 
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.io import dump_model, format_toml, model_differences, parse_model_file
+from tests import fuzz_models
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 BACKEND = "numpy"
@@ -310,6 +311,28 @@ def test_corrupted_model_files_load_or_raise_model_error(path, tmp_path):
     outcome = check_variants(path, count, seed=0, sentinel=tmp_path / "pwned")
     assert outcome["rejected"] > count // 2 and outcome["loaded"] > 0, outcome
     assert outcome["round_trips"] > 0
+
+
+# ---------------------------------------------------------------------- structure-aware mutations (tests/fuzz_models.py)
+FUZZ_MUTATIONS = 270  # 30 per shipped file; `python -m tests.fuzz_models --count 5000` runs more
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_structure_aware_mutations_load_or_raise_model_error_without_warnings_or_hangs(seed):
+    counts, bugs, _ = fuzz_models.run(FUZZ_MUTATIONS // 2, seed)
+    assert [(name, description, result.outcome, result.detail) for name, description, result, _ in bugs] == []
+    assert counts["loaded"] > 0 and counts["model_error"] > 0, counts
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["constraints"][0]["loops"][1]["point_b"].__setitem__(0, 1e308),  # overflow in the Newton residual
+    lambda d: (d["bodies"]["Theta"]["com"].__setitem__(2, math.inf),
+               d["bodies"]["Theta"]["offset"]["translation"].__setitem__(0, 1e308)),
+], ids=["loop-point-1e308", "offset-1e308"])
+def test_absurd_constraint_data_is_a_model_error_without_warnings(change):
+    document = tomllib.loads((MODELS / "andrews_squeezer.toml").read_text())
+    change(document)
+    assert fuzz_models.load_and_classify(format_toml(document)).outcome == "model_error"
 
 
 def test_the_guards_catch_code_execution():

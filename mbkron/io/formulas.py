@@ -50,17 +50,28 @@ def evaluate_expression(expr: sympy.Expr, values: Mapping[str, object]) -> np.nd
     ExpressionError
         If the expression contains an operation outside the grammar.
     """
-    names = tuple(sorted(symbol.name for symbol in expr.free_symbols))
-    arguments = [np.asarray(values[name], dtype=float) for name in names]
+    symbols = sorted(expr.free_symbols, key=lambda symbol: symbol.name)
+    arguments = [np.asarray(values[symbol.name], dtype=float) for symbol in symbols]
+    placeholders = {symbol: _placeholder(k, tuple(sorted(symbol.assumptions0.items()))) for k, symbol in enumerate(symbols)}
     with np.errstate(all="ignore"):
-        return np.asarray(_grammar_function(expr, names)(*arguments)[0], dtype=float)
+        return np.asarray(_grammar_function(expr.xreplace(placeholders), len(symbols))(*arguments)[0], dtype=float)
+
+
+@functools.lru_cache(maxsize=256)
+def _placeholder(position: int, assumptions: tuple) -> sympy.Symbol:
+    """The symbol standing for the argument at ``position`` (with the assumptions of the symbol it replaces)."""
+    return sympy.Symbol(f"_x{position}", **dict(assumptions))
 
 
 @functools.lru_cache(maxsize=1024)
-def _grammar_function(expr: sympy.Expr, names: tuple[str, ...]) -> Callable:
-    """The numpy function of ``expr`` with the arguments ``names`` (its free symbols' names)."""
+def _grammar_function(expr: sympy.Expr, count: int) -> Callable:
+    """The numpy function of ``expr``, whose free symbols are the placeholders ``_x0`` ... ``_x{count-1}``.
+
+    Expressions are cached with their symbols replaced by placeholders by position, so formulas of
+    the same shape in different names (``p2 = "p1 + 1"``, ``p3 = "p2 + 1"``, ...) are compiled once.
+    """
     check_grammar(expr)
-    symbols = sorted(expr.free_symbols, key=lambda symbol: symbol.name)
+    symbols = sorted(expr.free_symbols, key=lambda symbol: int(symbol.name[2:]))
     return codegen.numpy_function(symbols, [expr], name="expression")
 
 

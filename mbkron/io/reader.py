@@ -19,6 +19,8 @@ The reader is one class assembled from the readers of the sections:
 from __future__ import annotations
 
 import hashlib
+import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +31,7 @@ from mbkron.io.reader_bodies import BodyReader
 from mbkron.io.reader_constraints import ConstraintReader
 from mbkron.io.reader_loads import LoadReader
 from mbkron.io.reader_values import show, show_key, suggest
-from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, SECTIONS
+from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, MAX_ENTRIES, MAX_FILE_CHARACTERS, SECTIONS
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.model import Model
 
@@ -111,10 +113,15 @@ def load_model(path: str | Path, backend: str | None = None) -> Model:
 def read_model_file(path: str | Path, backend: str | None = None) -> ModelFile:
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
+    most = 4 * MAX_FILE_CHARACTERS  # bytes of UTF-8 text of MAX_FILE_CHARACTERS characters: never read more
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            data = file.read(most + 1)
     except OSError as exc:
         raise ModelError([f"cannot read the file: {exc.strerror or exc}"], source) from None
+    if len(data) > most:
+        raise ModelError([f"the file has more than {most:,} bytes; model files of at most {MAX_FILE_CHARACTERS:,} "
+                          "characters are read (see Limits in docs/model-format.md)"], source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -149,15 +156,34 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
     if not isinstance(text, str):
         raise TypeError(f"model-file text must be a string, got {type(text).__name__}")
     backend = get_backend(backend).name  # checked before any work
+    if len(text) > MAX_FILE_CHARACTERS:
+        raise ModelError([f"the file has {len(text):,} characters; model files of at most {MAX_FILE_CHARACTERS:,} "
+                          "are read (see Limits in docs/model-format.md)"], source)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ModelError([f"not valid TOML: {exc}"], source) from None
     except RecursionError:
         raise ModelError(["not valid TOML here: arrays or tables are nested too deeply"], source) from None
+    except ValueError:  # Python's limit on the digits of an integer converted from text (sys.get_int_max_str_digits)
+        raise ModelError([_long_integer(text)], source) from None
+    too_many = [f"{section}: {len(document[section]):,} entries; at most {limit:,} are read "
+                "(see Limits in docs/model-format.md)" for section, limit in MAX_ENTRIES.items()
+                if isinstance(document.get(section), (dict, list)) and len(document[section]) > limit]
+    if too_many:
+        raise ModelError(too_many, source)
     if sha256 is None:
         sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return _ModelReader(source).read(document, sha256, backend)
+
+
+def _long_integer(text: str) -> str:
+    """The message for a TOML integer too long for Python to convert, with its line when it is found."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"(?<![0-9_])[0-9](?:_?[0-9]){{{limit},}}", text)  # from the start of a run only: linear
+    where = f" (line {text.count(chr(10), 0, found.start()) + 1})" if found else ""
+    return (f"not valid TOML here{where}: an integer literal has more than {limit:,} digits; "
+            "expected a number of at most 309 digits (the double-precision range)")
 
 
 class _ModelReader(BodyReader, ConstraintReader, LoadReader):

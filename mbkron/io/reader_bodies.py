@@ -57,44 +57,65 @@ class BodyReader(ValueReader):
                     self.problem(path, f"the name `{name}` is already used by {taken[name]}; names must be unique")
                     continue
                 taken[name] = path
-                self.parameter_names.append(name)
+                self.parameter_names[name] = None
                 self.invalid_parameters.add(name)  # until evaluated
         self.symbols = {name: sympy.Symbol(name, real=True) for name in taken}
         return coordinate_names
 
     def read_parameters(self, parameters: dict) -> None:
-        """Evaluate the parameters in dependency order (numbers, or expressions of other parameters)."""
+        """Evaluate the parameters in dependency order (numbers, or expressions of other parameters).
+
+        A depth-first walk of the dependencies with an explicit stack (a chain of thousands of
+        parameters needs no recursion): each formula is parsed once, and each parameter is evaluated
+        once, after the parameters it uses; a cycle is reported where the walk closes it.
+        """
         pending = {name: parameters[name] for name in self.parameter_names}
+        expressions: dict[str, sympy.Expr | None] = {}
         done: set[str] = set()
         in_cycles: set[str] = set()
+        chain: list[str] = []  # the walk's current path of parameters ...
+        position: dict[str, int] = {}  # ... and where each one is on it
+        dependencies: list = []  # per parameter on the path: an iterator over the parameters it uses
 
-        def evaluate(name: str, chain: list[str]) -> None:
+        def enter(name: str) -> None:
             if name in done:
                 return
-            if name in chain:
-                cycle = chain[chain.index(name):]
+            if name in position:
+                cycle = chain[position[name]:]
                 in_cycles.update(cycle)
                 self.problem(join("parameters", name), f"parameters depend on each other in a cycle: {' → '.join(cycle + [name])}")
                 return
+            value, used = pending[name], ()
+            if isinstance(value, str):
+                expressions[name] = self.parse(value, join("parameters", name), pending)
+                if expressions[name] is not None:
+                    used = sorted(s.name for s in expressions[name].free_symbols)
+            position[name] = len(chain)
+            chain.append(name)
+            dependencies.append(iter(used))
+
+        def leave(name: str) -> None:
             value, path = pending[name], join("parameters", name)
             if isinstance(value, str):
-                expr = self.parse(value, path, pending)
-                result = None
-                if expr is not None:
-                    dependencies = sorted(s.name for s in expr.free_symbols)
-                    for dependency in dependencies:
-                        evaluate(dependency, chain + [name])
-                    if name not in in_cycles:
-                        result = self.constant(expr, path)
+                expr = expressions[name]
+                result = self.constant(expr, path) if expr is not None and name not in in_cycles else None
             else:
                 result = self.number(value, path)
             if result is not None:
                 self.parameters[name] = result
                 self.invalid_parameters.discard(name)
             done.add(name)
+            del position[name]
 
-        for name in pending:
-            evaluate(name, [])
+        for root in pending:
+            enter(root)
+            while dependencies:
+                dependency = next(dependencies[-1], None)
+                if dependency is None:
+                    dependencies.pop()
+                    leave(chain.pop())
+                else:
+                    enter(dependency)
 
     def read_coordinates(self, coordinates: dict, names: list[str], builder: ModelBuilder) -> None:
         for name in names:
@@ -126,6 +147,9 @@ class BodyReader(ValueReader):
             periodic = self.boolean(table.get("periodic", False), join(path, "periodic"))
             builder.add_coordinate(name, range=bounds, default=default if default is not None else min(max(0.0, bounds[0]), bounds[1]),
                                    unit=COORDINATE_UNITS[unit], periodic=bool(periodic))
+        self.formula_names = dict.fromkeys([*self.coordinate_units, *self.parameter_names])
+        self.coordinate_symbols = {self.symbols[n] for n in self.coordinate_units}
+        self.angle_coordinate_symbols = set(self.angle_symbols())
 
     # ------------------------------------------------------------------ bodies
     def read_body(self, name: object, table: object, builder: ModelBuilder) -> None:

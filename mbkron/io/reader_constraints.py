@@ -83,7 +83,7 @@ class ConstraintReader(ValueReader):
         if not isinstance(value, list) or not value:
             self.problem(path, f"expected an array of expression strings (each = 0), got {show(value)}")
             return None
-        names = list(self.coordinate_units) + self.parameter_names
+        names = self.formula_names
         symbols = {**{n: self.symbols[n] for n in names}, **self.joint_symbols}
         variables = {symbols[n] for n in self.coordinate_units} | set(self.joint_symbols.values())
         angles = self.angle_symbols() + [s for n, s in self.joint_symbols.items() if n in revolute]

@@ -56,7 +56,7 @@ class LoadReader(ValueReader):
         names = [TIME, *self.coordinate_units, *(n + VELOCITY_SUFFIX for n in self.coordinate_units)]
         names = [n for n in names if n in self.symbols]
         variables = {self.symbols[n] for n in names}
-        names += self.parameter_names
+        names = dict.fromkeys([*names, *self.parameter_names])
         expressions = [self.load_component(component, path if kind == SCALAR else join(path, k), names, variables)
                        for k, component in enumerate(components)]
         if None in expressions:
@@ -67,7 +67,7 @@ class LoadReader(ValueReader):
         shape = () if kind == SCALAR else (3,)
         return ExpressionValue(tuple(expressions), shape, tuple(self.coordinate_units))
 
-    def load_component(self, value: object, path: str, names: list[str], variables: set[sympy.Symbol]) -> sympy.Expr | None:
+    def load_component(self, value: object, path: str, names: dict[str, None], variables: set[sympy.Symbol]) -> sympy.Expr | None:
         """One component of a load value: a number, or a formula of t, q, q̇ and parameters (SI result)."""
         if not isinstance(value, str):
             number = self.number(value, path)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import sympy
 
@@ -27,6 +27,8 @@ from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, Fourier
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
 _SHOW_WIDTH = 60
+_WORD = re.compile(r"\w+")  # candidate names in a formula (a name the pattern splits is found by the second parse)
+_DETAILED_FAILURES = 100  # see ValueReader.parse
 
 
 def show(value: object) -> str:
@@ -79,13 +81,18 @@ class ValueReader:
         self.problems: list[str] = []
         self.parameters: dict[str, float] = {}
         self.invalid_parameters: set[str] = set()
-        self.parameter_names: list[str] = []  # declared with a valid, unique name, in file order
+        self.parameter_names: dict[str, None] = {}  # declared with a valid, unique name, in file order
         self.symbols: dict[str, sympy.Symbol] = {}
         self.angle_unit = "rad"
         self.coordinate_units: dict[str, str] = {}
+        # set once the coordinates are read (BodyReader.read_coordinates), for formulas of the coordinates:
+        self.formula_names: dict[str, None] = {}  # the coordinates, then the parameters
+        self.coordinate_symbols: set[sympy.Symbol] = set()
+        self.angle_coordinate_symbols: set[sympy.Symbol] = set()
         self.solved: set[str] = set()  # bodies whose joint variables are solved from constraints
         self.solved_by: dict[str, str] = {}  # solved joint -> description of its group
         self.joint_symbols: dict[str, sympy.Symbol] = {}  # moving bodies usable in constraint equations
+        self.detailed_failures = 0  # formulas parsed a second time for a detailed message (see parse)
 
     # ------------------------------------------------------------------ problems and types
     def problem(self, path: str, message: str) -> None:
@@ -140,12 +147,30 @@ class ValueReader:
             return None
         return value
 
-    def parse(self, text: str, path: str, names: Iterable[str]) -> sympy.Expr | None:
+    def parse(self, text: str, path: str, names: Collection[str]) -> sympy.Expr | None:
+        """Parse a formula that may use ``names`` (in the order a message lists them; a dict or set
+        for fast membership).
+
+        The parser is given only the allowed names that occur in ``text``, so that parsing costs
+        what the text costs, not the number of names in the file. A formula that fails is parsed
+        again with every allowed name, so that its message lists them and suggests the closest;
+        after ``_DETAILED_FAILURES`` such failures in one file the message of the first parse is
+        kept (its list of names is then only the formula's own), which bounds the work for a file
+        of thousands of broken formulas.
+        """
+        used = {n: self.symbols[n] for n in dict.fromkeys(_WORD.findall(text)) if n in names}
         try:
-            return parse_expression(text, {n: self.symbols[n] for n in names})
+            return parse_expression(text, used)
         except ExpressionError as exc:
-            self.problem(path, f"invalid expression: {exc}")
-            return None
+            error = exc
+        if self.detailed_failures < _DETAILED_FAILURES:
+            self.detailed_failures += 1
+            try:
+                return parse_expression(text, {n: self.symbols[n] for n in names})
+            except ExpressionError as exc:
+                error = exc
+        self.problem(path, f"invalid expression: {error}")
+        return None
 
     def number(self, value: object, path: str, *, scale: float = 1.0, infinite: bool = False) -> float | None:
         """A number, or a string expression of the parameters; multiplied by ``scale``."""
@@ -232,14 +257,13 @@ class ValueReader:
     # ------------------------------------------------------------------ formulas and functions of the coordinates
     def coordinate_expression(self, text: str, path: str, *, output_angle: bool) -> sympy.Expr | None:
         """A formula of coordinates (in file units) and parameters, as a sympy expression in SI units."""
-        names = list(self.coordinate_units) + self.parameter_names
-        expr = self.parse(text, path, names)
+        expr = self.parse(text, path, self.formula_names)
         if expr is None:
             return None
-        expr = self.fold_constants(expr, path, {self.symbols[n] for n in self.coordinate_units})
+        expr = self.fold_constants(expr, path, self.coordinate_symbols)
         if expr is None:
             return None
-        return self.to_si(expr, self.angle_symbols(), output_angle=output_angle)
+        return self.to_si(expr, expr.free_symbols & self.angle_coordinate_symbols, output_angle=output_angle)
 
     def angle_symbols(self, rates: bool = False) -> list[sympy.Symbol]:
         """Symbols of the angular coordinates (and, with ``rates``, of their rates)."""

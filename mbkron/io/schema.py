@@ -18,7 +18,7 @@ from mbkron.expressions import format_expression
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
 
-__all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "ExpressionValue"]
+__all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue"]
 
 #: The version of the model-file format mbkron reads and writes (``[model] format_version``).
 FORMAT_VERSION = 1
@@ -27,6 +27,13 @@ ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
 EXACT_ANGLE_SCALE = {"rad": sympy.S.One, "deg": sympy.pi / 180}
 #: Coordinate units in files and in :class:`~mbkron.model.model.Coordinate`.
 COORDINATE_UNITS = {"angle": "rad", "m": "m", "1": "1"}
+#: Longest model file read, in characters (4 Mi; a 10,000-body file is about 1.5 M characters): parsing the TOML
+#: text alone takes about a second per million characters.
+MAX_FILE_CHARACTERS = 4 * 2**20
+#: Most entries read in each section: larger files are refused before any work (docs/model-format.md,
+#: "Limits"), so that the work per file stays bounded (seconds).
+MAX_ENTRIES = {"parameters": 50_000, "coordinates": 10_000, "bodies": 10_000, "constraints": 1_000, "loads": 10_000,
+               "muscles": 10_000}
 TIME = "t"
 VELOCITY_SUFFIX = "_dot"
 SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "muscles")

@@ -268,7 +268,7 @@ class LoopClosures(ConstraintSystem):
         bodies = np.unique(np.concatenate([arrays.point_bodies.ravel(), arrays.dot_bodies.ravel()]))
         bodies = bodies[bodies >= 0]
         # Joints that move some closure body: ancestors (or self) of a closure body.
-        moving = tree.ancestor_or_self[bodies].sum(axis=0) > 0 if bodies.size else np.zeros(tree.nb, bool)
+        moving = tree.ancestors_or_self_of(bodies)
         acting = {int(tree.joint_of_body[i]) for i in np.flatnonzero(moving) if tree.joint_of_body[i] >= 0}
         joint_rows = {n: i for i, n in enumerate(context.joints)}
         unknown_rows = [joint_rows[n] for n in context.unknowns]

@@ -133,10 +133,11 @@ class LUFactors:
     def condition(self) -> float:
         """1-norm condition number estimate (LAPACK ``gecon``), computed on first use."""
         if self._condition is None:
-            norm = abs(self._J).sum(axis=0).max()
-            if self.coupling is not None and self.coupling.size:
-                norm = max(norm, abs(self.coupling).sum(axis=0).max())
-            rcond = 0.0 if self.singular else lapack.dgecon(self.lu, norm, norm="1")[0]
+            with np.errstate(over="ignore"):  # a norm that overflows is inf: condition inf
+                norm = abs(self._J).sum(axis=0).max()
+                if self.coupling is not None and self.coupling.size:
+                    norm = max(norm, abs(self.coupling).sum(axis=0).max())
+            rcond = 0.0 if self.singular or not np.isfinite(norm) else lapack.dgecon(self.lu, norm, norm="1")[0]
             self._condition = 1.0 / rcond if rcond > 0 and np.isfinite(rcond) else np.inf
         return self._condition
 
@@ -318,13 +319,24 @@ class PositionSolver:
 
     # ------------------------------------------------------------------ Newton
     def _correct(self, q, p, P, d2p, f) -> Solution:
-        """Damped Newton from ``f`` at fixed inputs; the result carries the last LU's data."""
+        """Damped Newton from ``f`` at fixed inputs; the result carries the last LU's data.
+
+        Absurd constraint data (lengths of 1e308, a guess of 1e300) make the residual non-finite,
+        which ends Newton with a failure (a ConfigurationError for the caller); numpy's
+        floating-point warnings on the way there are silenced, so none leaks to the user.
+        """
+        with np.errstate(all="ignore"):
+            return self._newton(q, p, P, d2p, f)
+
+    def _newton(self, q, p, P, d2p, f) -> Solution:
         system = self.system
         try:
             g, J, g_p = system.first(f, p)
         except (ValueError, OverflowError, ZeroDivisionError) as error:
             raise _NewtonFailure(f"the constraints cannot be evaluated at f = {format_values(f)} ({error})") from None
-        residual = math.sqrt(g @ g)
+        residual = math.hypot(*g)  # no overflow of the squares for huge residuals
+        if not math.isfinite(residual) or not np.all(np.isfinite(J)):
+            raise _NewtonFailure(f"the constraints or their derivatives are not finite at f = {format_values(f)}")
         for _ in range(self.max_iterations):
             lu = LUFactors(J)
             if lu.singular:
@@ -343,7 +355,7 @@ class PositionSolver:
                 trial = f - scale * step
                 try:
                     g_new, J_new, g_p_new = system.first(trial, p)
-                    new_residual = math.sqrt(g_new @ g_new)
+                    new_residual = math.hypot(*g_new) if np.all(np.isfinite(J_new)) else np.inf
                 except (ValueError, OverflowError, ZeroDivisionError):
                     new_residual = np.inf
                 if new_residual <= (1.0 - 1e-4 * scale) * residual:

@@ -157,13 +157,9 @@ class KinematicTree:
         Pointer-doubling schedule for the world transforms: at each step, every body in
         ``active`` is premultiplied by the accumulated transform of its ``source`` (an ancestor
         twice as far up as in the previous step); ``⌈log₂(depth + 1)⌉`` steps in all.
-    ancestor_or_self : ndarray of float, shape (nb, nb)
-        ``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors.
     joint_types : tuple of str
     joint_of_body : ndarray of int, shape (nb,)
         Row of each body's joint variable in ``f``, ``-1`` for a fixed joint.
-    joint_selection : ndarray of float, shape (nb, nj)
-        ``[i, joint_of_body[i]] = 1``: maps joint-variable rows to bodies.
     local_coefficients : ndarray, shape (nb, 4, 4, 4)
         ``A_i = Σ_c basis_c · local_coefficients[i, c]`` with the basis
         ``(1, sin θ_i, 1 − cos θ_i, d_i)`` of the joint variable (Eq. 38-39 expanded).
@@ -172,14 +168,17 @@ class KinematicTree:
     is_revolute, is_prismatic : ndarray of float, shape (nb,)
     nq : int
         Number of generalized coordinates.
+
+    The dense ``nb × nb`` and ``nb × nj`` masks of the numpy backend's vectorised formulas,
+    :attr:`ancestor_or_self` and :attr:`joint_selection`, are built on first use, not with the
+    tree: loading a model costs memory and time linear in ``nb`` (the compiled kernels walk the
+    parent links instead).
     """
 
     parent: NDArray[np.intp]
     doubling_steps: tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]
-    ancestor_or_self: NDArray[np.float64]
     joint_types: tuple[str, ...]
     joint_of_body: NDArray[np.intp]
-    joint_selection: NDArray[np.float64]
     local_coefficients: NDArray[np.float64]
     joint_matrices: NDArray[np.float64]
     is_revolute: NDArray[np.float64]
@@ -189,6 +188,37 @@ class KinematicTree:
     @property
     def nb(self) -> int:
         return self.parent.size
+
+    @cached_property
+    def ancestor_or_self(self) -> NDArray[np.float64]:
+        """``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors, shape (nb, nb) (built on first use)."""
+        mask = np.eye(self.nb)
+        for i, parent in enumerate(self.parent):
+            if parent >= 0:
+                mask[i] += mask[parent]
+        mask.setflags(write=False)
+        return mask
+
+    def ancestors_or_self_of(self, bodies: NDArray[np.intp]) -> NDArray[np.bool_]:
+        """Mask of the bodies that are one of ``bodies`` or an ancestor of one, shape (nb,).
+
+        Walks the parent links (each body is visited once), without the dense :attr:`ancestor_or_self`.
+        """
+        mask = np.zeros(self.nb, dtype=bool)
+        for body in np.asarray(bodies, dtype=np.intp).ravel():
+            while body >= 0 and not mask[body]:
+                mask[body] = True
+                body = self.parent[body]
+        return mask
+
+    @cached_property
+    def joint_selection(self) -> NDArray[np.float64]:
+        """``[i, joint_of_body[i]] = 1``: maps joint-variable rows to bodies, shape (nb, nj) (built on first use)."""
+        moving = self.joint_of_body >= 0
+        selection = np.zeros((self.nb, int(moving.sum())))
+        selection[np.flatnonzero(moving), self.joint_of_body[moving]] = 1.0
+        selection.setflags(write=False)
+        return selection
 
     @cached_property
     def kernel_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -227,10 +257,6 @@ class KinematicTree:
         nq : int
         """
         nb = parent.size
-        ancestor_or_self = np.eye(nb)
-        for i in range(nb):
-            if parent[i] >= 0:
-                ancestor_or_self[i] += ancestor_or_self[parent[i]]
         coefficients = np.zeros((nb, 4, 4, 4))
         matrices = np.zeros((nb, 4, 4))
         for i, joint in enumerate(joint_types):
@@ -248,13 +274,8 @@ class KinematicTree:
                 if joint == PRISMATIC:
                     coefficients[i, 3, :3, 3] = P[:3, :3] @ translation_axes[i]
             matrices[i] = joint_matrix(joint, rotation_axes[i], translation_axes[i], theta[i])
-        moving = joint_of_body >= 0
-        selection = np.zeros((nb, int(moving.sum())))
-        selection[np.flatnonzero(moving), joint_of_body[moving]] = 1.0
         arrays = dict(
             parent=parent,
-            joint_selection=selection,
-            ancestor_or_self=ancestor_or_self,
             joint_of_body=joint_of_body,
             local_coefficients=coefficients,
             joint_matrices=matrices,
@@ -284,7 +305,7 @@ class KinematicTree:
         -------
         ndarray, shape (..., nb, *rest)
         """
-        if self.joint_selection.shape[0] == self.joint_selection.shape[1]:
+        if np.all(self.joint_of_body >= 0):
             return per_joint  # no fixed joints: rows are bodies, in order
         if trailing == 0:
             return per_joint @ self.joint_selection.T

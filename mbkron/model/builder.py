@@ -48,6 +48,11 @@ from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
 __all__ = ["ModelBuilder"]
 
 _UNITS = ("rad", "m", "1")
+MAX_DENSE_ENTRIES = 2**25
+"""Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
+``nj × nq`` on every backend, and the numpy and kronecker backends' ancestor mask is ``nb × nb``
+(:attr:`mbkron.kinematics.tree.KinematicTree.ancestor_or_self`). Larger models are refused by
+:meth:`ModelBuilder.build` before anything is allocated."""
 _JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
 
 
@@ -287,6 +292,7 @@ class ModelBuilder:
         self._check_muscles(body_names, names, problems)
         if problems:
             raise ModelError(problems)
+        self._check_size(bodies, coordinates, backend)
         ordered = [bodies[i] for i in order]
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
@@ -299,6 +305,22 @@ class ModelBuilder:
             muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
             model = dataclasses.replace(model, muscle_set=muscle_set)
         return model
+
+    @staticmethod
+    def _check_size(bodies: list[Body], coordinates: list[Coordinate], backend: str) -> None:
+        """Refuse a model whose dense matrices would exceed :data:`MAX_DENSE_ENTRIES` (before building them)."""
+        nb, nq = len(bodies), len(coordinates)
+        nj = sum(b.joint != kinematics.FIXED for b in bodies)
+        matrices = [(nj, nq, "the joint-variable map (joint variables × coordinates)", "")]
+        if backend != "compiled":
+            matrices.append((nb, nb, f"the {backend} backend's ancestor mask (bodies × bodies)",
+                             "; the compiled backend needs no ancestor mask"))
+        problems = [f"the model is too large: {label} would be a dense {rows:,} × {columns:,} matrix of "
+                    f"{rows * columns * 8 / 2**20:,.0f} MiB; at most {MAX_DENSE_ENTRIES:,} entries "
+                    f"({MAX_DENSE_ENTRIES * 8 / 2**20:,.0f} MiB) are allowed{hint}"
+                    for rows, columns, label, hint in matrices if rows * columns > MAX_DENSE_ENTRIES]
+        if problems:
+            raise ModelError(problems)
 
     def _check_muscles(self, body_names: set[str], coordinate_names: set[str], problems: list[str]) -> None:
         seen: set = set()
@@ -429,7 +451,9 @@ class ModelBuilder:
     @staticmethod
     def _joint_variable_map(bodies: list[Body], coordinates: list[Coordinate], problems: list[str]) -> JointVariables:
         names = [c.name for c in coordinates]
+        column = {name: k for k, name in enumerate(names)}
         symbols = [sympy.Symbol(n) for n in names]
+        symbol_set = set(symbols)
         moving = [b for b in bodies if b.joint != kinematics.FIXED]
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
@@ -449,14 +473,14 @@ class ModelBuilder:
                 variable = Linear({}, float(variable))
             if isinstance(variable, sympy.Expr):
                 expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
-                linear = as_linear(expr, symbols)
+                linear = as_linear(expr, symbol_set)
                 if linear is None:
                     symbolic_rows.append(row)
                     symbolic_exprs.append(expr)
                     continue
                 variable = linear
             for name, coefficient in variable.coefficients.items():
-                matrix[row, names.index(name)] += coefficient
+                matrix[row, column[name]] += coefficient
             constant[row] = variable.constant
         providers = ()
         if symbolic_exprs:

@@ -5,7 +5,7 @@ report every problem at once."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import sympy
@@ -130,7 +130,7 @@ def check_inertia(value, where: str, problems: list[str]) -> np.ndarray:
 
 
 def check_variable(variable, coordinate_names: set[str], where: str, problems: list[str]) -> None:
-    allowed = ", ".join(sorted(coordinate_names)) or "(none)"
+    allowed = _ExpectedNames(coordinate_names)
     if variable is None:
         problems.append(f"{where}: `variable` is required (a coordinate name, Linear or sympy expression)")
     elif isinstance(variable, str):
@@ -166,21 +166,33 @@ def check_variable(variable, coordinate_names: set[str], where: str, problems: l
         problems.append(f"{where}: `variable` must be finite, got {variable}")
 
 
-def as_linear(expr: sympy.Expr, symbols: list[sympy.Symbol]) -> Linear | None:
+class _ExpectedNames:
+    """The coordinate names a message lists, sorted only when a message is written (not per checked body)."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+
+    def __str__(self) -> str:
+        return ", ".join(sorted(self.names)) or "(none)"
+
+
+def as_linear(expr: sympy.Expr, symbols: Collection[sympy.Symbol]) -> Linear | None:
     """``expr`` as a :class:`Linear` map when it is affine in ``symbols`` with number coefficients.
 
     Only explicit numbers are converted: a constant sympy expression such as ``sin(exp(exp(20)))``
     is left to numeric evaluation (where it is simply non-finite) instead of being evaluated by
-    sympy, which could take forever.
+    sympy, which could take forever. The work is that of the expression's own symbols (give
+    ``symbols`` as a set when there are many).
     """
+    used = sorted((s for s in expr.free_symbols if s in symbols), key=lambda s: s.name)
     coefficients = {}
-    for s in symbols:
+    for s in used:
         derivative = sympy.diff(expr, s)
         if not derivative.is_Number:
             return None
         if derivative != 0:
             coefficients[s.name] = float(derivative)
-    constant = expr.subs({s: 0 for s in symbols})
+    constant = expr.subs({s: 0 for s in used})
     if not constant.is_Number:
         return None
     return Linear(coefficients, float(constant))
