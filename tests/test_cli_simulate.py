@@ -76,18 +76,32 @@ mass = 1.0
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--method", "Euler"], "unknown solver"),
-    (["--t-end", "-1"], "--t-end must be a positive"),
-    (["--t-end", "0"], "--t-end must be a positive number of seconds, got 0.0"),
-    (["--samples", "1"], "--samples must be at least 2"),
-    (["--rtol", "-1"], "--rtol must be a positive number, got -1.0"),
-    (["--atol", "nan"], "--atol must be a positive number, got nan"),
-    (["--q0", "gamma=1"], "unknown coordinate `gamma`"),
+    (["--method", "Euler"], "argument --method: unknown solver 'Euler'; expected one of TRBDF2, RKF45"),
+    (["--t-end", "-1"], "argument --t-end: must be a positive number of seconds, got '-1'"),
+    (["--t-end", "0"], "argument --t-end: must be a positive number of seconds, got '0'"),
+    (["--samples", "1"], "argument --samples: must be at least 2 (the start and the end), got 1"),
+    (["--samples", "x"], "argument --samples: must be an integer, got 'x'"),
+    (["--rtol", "-1"], "argument --rtol: must be a positive number, got '-1'"),
+    (["--atol", "nan"], "argument --atol: must be a positive number, got 'nan'"),
 ])
-def test_simulate_bad_arguments(tmp_path, capsys, arguments, message):
-    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), *arguments])
-    assert status == 1
+def test_simulate_bad_argument_values_are_usage_errors(tmp_path, capsys, arguments, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), *arguments])
+    assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_simulate_bad_coordinate_name(tmp_path, capsys):
+    status = main(["simulate", str(MODELS / "two_link_arm.toml"), "--out", str(tmp_path), "--q0", "gamma=1"])
+    assert status == 1
+    assert "unknown coordinate `gamma`" in capsys.readouterr().err
+
+
+def test_the_cli_knows_every_solver():
+    from mbkron.cli.simulate import METHOD_NAMES
+    from mbkron.integrate.simulate import METHODS
+
+    assert sorted(METHOD_NAMES) == sorted(METHODS)
 
 
 @pytest.mark.parametrize("relative", ["afile", "afile/sub"])

@@ -11,6 +11,7 @@ and the rest of mbkron are imported by the functions that use them.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import io
 import platform
@@ -31,6 +32,9 @@ __all__ = [
     "CHUNK_ROWS",
     "CommandError",
     "UsageError",
+    "integer_at_least",
+    "one_of_any_case",
+    "positive_number",
     "add_command",
     "assignments",
     "chunks",
@@ -70,6 +74,42 @@ def add_command(commands, name: str, help: str, description: str, example: str) 
     """A sub-command's parser whose description ends with an example command line."""
     return commands.add_parser(name, help=help, description=f"{description}\n\nexample:\n  {example}",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def positive_number(unit: str = ""):
+    """An argparse ``type``: a finite number > 0 (a usage error, exit status 2, otherwise)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive number{unit}, got {text!r}")
+        return value
+    return parse
+
+
+def integer_at_least(minimum: int, why: str):
+    """An argparse ``type``: an integer ``≥ minimum`` (``why`` says what the minimum is for)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum} ({why}), got {value}")
+        return value
+    return parse
+
+
+def one_of_any_case(names: Sequence[str], what: str):
+    """An argparse ``type``: one of ``names`` in any case, returned as spelled in ``names``."""
+    def parse(text: str) -> str:
+        name = {n.lower(): n for n in names}.get(text.lower())
+        if name is None:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; expected one of {', '.join(names)} (any case)")
+        return name
+    return parse
 
 
 def figure_and_progress_options(command: argparse.ArgumentParser, figure: str) -> None:

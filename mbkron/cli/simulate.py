@@ -8,15 +8,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (CommandError, add_command, assignments, coordinate_unit, figure_and_progress_options,
-                               output_directory, png_bytes, require_matplotlib, write_metadata, write_table_and_figure)
+from mbkron.cli.common import (add_command, assignments, coordinate_unit, figure_and_progress_options,
+                               integer_at_least, one_of_any_case, output_directory, png_bytes, positive_number,
+                               require_matplotlib, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
 
     from mbkron.io import ModelFile
 
-__all__ = ["register", "run"]
+__all__ = ["METHOD_NAMES", "register", "run"]
+
+METHOD_NAMES = ("TRBDF2", "RKF45", "RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+"""The solvers of :func:`mbkron.simulate` (``mbkron.integrate.simulate.METHODS``; a test keeps them equal),
+here so that a bad ``--method`` is a usage error before numpy and scipy are imported."""
 
 
 def register(commands) -> None:
@@ -31,12 +36,14 @@ def register(commands) -> None:
         "and writes everything computed up to then and exits with status 1.",
         "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
     sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
-    sim.add_argument("--t-end", type=float, default=1.0, help="end time, s (default 1)")
-    sim.add_argument("--method", default="TRBDF2", help="TRBDF2 (default), RKF45, or a solve_ivp method (RK45, "
-                     "DOP853, Radau, BDF, LSODA, RK23)")
-    sim.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
-    sim.add_argument("--atol", type=float, default=1e-8, help="absolute tolerance, SI units (default 1e-8)")
-    sim.add_argument("--samples", type=int, default=501, help="output samples, evenly spaced (default 501)")
+    sim.add_argument("--t-end", type=positive_number(" of seconds"), default=1.0, help="end time, s (default 1)")
+    sim.add_argument("--method", type=one_of_any_case(METHOD_NAMES, "solver"), default="TRBDF2",
+                     help="TRBDF2 (default), RKF45, or a solve_ivp method (RK45, DOP853, Radau, BDF, LSODA, RK23); "
+                     "any case")
+    sim.add_argument("--rtol", type=positive_number(), default=1e-6, help="relative tolerance (default 1e-6)")
+    sim.add_argument("--atol", type=positive_number(), default=1e-8, help="absolute tolerance, SI units (default 1e-8)")
+    sim.add_argument("--samples", type=integer_at_least(2, "the start and the end"), default=501,
+                     help="output samples, evenly spaced (default 501)")
     sim.add_argument("--q0", metavar="NAME=VALUE,...", help="initial coordinates (default: the file's defaults)")
     sim.add_argument("--qd0", metavar="NAME=VALUE,...", help="initial rates (default 0)")
     sim.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")
@@ -48,23 +55,13 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mbkron simulate``; returns the exit status."""
     import numpy as np
 
-    from mbkron.integrate.simulate import METHODS, simulate
+    from mbkron.integrate.simulate import simulate
     from mbkron.io import read_model_file
 
     argv = args.argv
+    method = args.method
     if args.plot:
         require_matplotlib()
-    method = {name.lower(): name for name in METHODS}.get(args.method.lower())
-    if method is None:
-        raise CommandError(f"--method: unknown solver {args.method!r}; expected one of {', '.join(METHODS)} "
-                           "(any case)")
-    if not (np.isfinite(args.t_end) and args.t_end > 0):
-        raise CommandError(f"--t-end must be a positive number of seconds, got {args.t_end!r}")
-    if args.samples < 2:
-        raise CommandError(f"--samples must be at least 2 (the start and the end), got {args.samples}")
-    for option, value in (("--rtol", args.rtol), ("--atol", args.atol)):
-        if not (np.isfinite(value) and value > 0):
-            raise CommandError(f"{option} must be a positive number, got {value!r}")
     directory = output_directory(args.out)  # before any expensive work: a bad --out loses nothing
     started = time.perf_counter()
     model_file = read_model_file(args.model)
