@@ -11,7 +11,7 @@ The package is layered; each subpackage imports only from the ones below it
 
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.dynamics import loads
-from mbkron.integrate.simulate import SimulationResult, simulate
+from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
 from mbkron.io import dump_model, load_model
 from mbkron.jointvars.explicit import Linear
 from mbkron.model.builder import ModelBuilder
@@ -27,6 +27,7 @@ __all__ = [
     "Model",
     "ModelBuilder",
     "ModelError",
+    "SimulationInterrupted",
     "SimulationResult",
     "dump_model",
     "examples",
