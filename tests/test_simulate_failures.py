@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sympy
 
 import mbkron
 from mbkron import load_model
@@ -55,8 +56,21 @@ def test_dead_point_keeps_every_step_computed():
     assert f"{run.t[-1]:.9g}" in run.message
     # the speed stays near -50 rad/s until the dead point (q = -2.598 rad)
     assert np.all(run.q[1:, 0] < 0) and run.q[-1, 0] < -2.0
-    reference = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45", t_eval=[0.0, 0.01, 0.02, 1.0])
-    assert reference.status == -1 and reference.t.tolist() == [0.0, 0.01, 0.02]  # up to the last accepted step
+
+
+def test_failure_keeps_the_output_times_up_to_the_last_accepted_step():
+    """A joint variable log(x) leaves its domain (x reaches 0): the t_eval rows up to there are kept."""
+    b = mbkron.ModelBuilder(gravity=(-9.81, 0.0, 0.0))
+    b.add_coordinate("x", unit="m")
+    b.add_body("slider", joint="prismatic", axis=(1, 0, 0), variable=sympy.log(sympy.Symbol("x")), mass=1.0)
+    t_eval = np.linspace(0.0, 5.0, 51)
+    run = simulate(b.build(), (0.0, 5.0), [1.0], [-2.0], method="RKF45", t_eval=t_eval)
+    assert run.status == -1 and "stopped after t = " in run.message
+    reached = float(run.message.split("t = ")[1].split(" ")[0])
+    kept = int(np.sum(t_eval <= reached))
+    assert 3 <= kept < 51
+    np.testing.assert_array_equal(run.t, t_eval[:kept])
+    assert np.all(np.isfinite(run.qdd)) and np.all(run.q > 0)
 
 
 @pytest.mark.parametrize("method", ["RKF45", "DOP853", "TRBDF2"])
@@ -141,3 +155,39 @@ def test_interruption_before_the_first_step(arm):
 def test_simulation_interrupted_is_public():
     assert mbkron.SimulationInterrupted is SimulationInterrupted
     assert issubclass(SimulationInterrupted, KeyboardInterrupt)
+
+
+class FailAt:
+    """A `tau` that raises ``error`` from its n-th call on."""
+
+    def __init__(self, after: int, error: Exception):
+        self.after, self.error, self.calls = after, error, 0
+
+    def __call__(self, t, q, qd):
+        self.calls += 1
+        if self.calls >= self.after:
+            raise self.error
+        return np.zeros_like(q)
+
+
+@pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "RK45"])
+@pytest.mark.parametrize("error", [ZeroDivisionError("float division by zero"), OverflowError("math range error"),
+                                   ValueError("array must not contain infs or NaNs")])
+def test_numerical_errors_during_the_run_end_it_with_a_message(arm, method, error):
+    run = simulate(arm, (0.0, 1.0), [0.3, 0.5], method=method, tau=FailAt(40, error))
+    assert run.status == -1 and run.message.startswith("stopped after t = ")
+    assert run.message.endswith(f"{type(error).__name__}: {error}")
+    assert len(run.t) >= 2 and run.t[-1] < 1.0
+
+
+def test_programming_errors_are_not_hidden(arm):
+    with pytest.raises(TypeError, match="not a number"):
+        simulate(arm, (0.0, 1.0), [0.3, 0.5], method="RKF45", tau=FailAt(40, TypeError("not a number")))
+
+
+@pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "RK45"])
+def test_steps_growing_from_a_tiny_first_step_are_not_a_stall(arm, method):
+    """Short steps that grow (here from first_step = 1e-300, ten or five times a step) end normally."""
+    run = simulate(arm, (0.0, 1.0), [0.3, 0.5], method=method, first_step=1e-300)
+    assert run.success, run.message
+    assert run.t[1] == 1e-300 and run.n_steps > 100
