@@ -21,6 +21,8 @@ def arm():
     return load_model(MODELS + "two_link_arm.toml")
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # the solvers' error norms, expected
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 @pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "RK45"])
 @pytest.mark.parametrize("start", [dict(qd0=[1e150, -1e150]), dict(tau=[1e300, 0.0])], ids=["speed", "torque"])
 def test_huge_speed_or_torque_ends_with_a_message(arm, method, start):
@@ -32,6 +34,7 @@ def test_huge_speed_or_torque_ends_with_a_message(arm, method, start):
     assert run.q.shape == run.qdd.shape == (len(run.t), 2) and np.all(np.isfinite(run.qdd))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_first_step_of_a_huge_slope_is_positive_and_finite():
     """The probe step 0.01*d0/d1 underflows to 0 for a huge slope; it was then divided by."""
     y0, f0 = np.array([1.0, 0.0]), np.array([0.0, 1e300])

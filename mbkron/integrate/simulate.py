@@ -145,9 +145,10 @@ def simulate(
         and why, and the trajectory up to the last accepted step is kept. Failures include
         arithmetic errors and a stall (:data:`STALL_STEPS` consecutive steps shorter than
         :data:`STALL_RATIO` times the remaining interval that do not grow: a run that would never
-        finish). Without
-        ``t_eval`` the accelerations of a step the solver has evaluated at exactly its end (FSAL
-        methods: RKF45, RK23, RK45, DOP853) are reused, not recomputed.
+        finish). Every row is recorded with its accelerations when its step is accepted; without
+        ``t_eval``, accelerations the solver evaluated at exactly a step's end (the FSAL slope of
+        RKF45, RK23, RK45, DOP853; TR-BDF2's last stage evaluation is at the iterate before the last
+        Newton correction, not at the step's end) are reused, not recomputed.
 
     Raises
     ------
