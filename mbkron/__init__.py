@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron.core.errors import ConfigurationError, ModelError
     from mbkron.dynamics import loads
     from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
-    from mbkron.integrate.simulate import SimulationResult, simulate
+    from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
     from mbkron.io import dump_model, load_model
     from mbkron.jointvars.explicit import Linear
     from mbkron.model.builder import ModelBuilder
@@ -38,6 +38,7 @@ __all__ = [
     "Model",
     "ModelBuilder",
     "ModelError",
+    "SimulationInterrupted",
     "SimulationResult",
     "dump_model",
     "examples",
@@ -57,6 +58,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Model": ("mbkron.model.model", "Model"),
     "ModelBuilder": ("mbkron.model.builder", "ModelBuilder"),
     "ModelError": ("mbkron.core.errors", "ModelError"),
+    "SimulationInterrupted": ("mbkron.integrate.simulate", "SimulationInterrupted"),
     "SimulationResult": ("mbkron.integrate.simulate", "SimulationResult"),
     "dump_model": ("mbkron.io", "dump_model"),
     "examples": ("mbkron.examples", None),

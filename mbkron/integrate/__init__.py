@@ -2,7 +2,7 @@
 """
 
 from mbkron.integrate.rkf45 import RKF45
-from mbkron.integrate.simulate import SimulationResult, simulate
+from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
 from mbkron.integrate.trbdf2 import TRBDF2
 
-__all__ = ["RKF45", "TRBDF2", "SimulationResult", "simulate"]
+__all__ = ["RKF45", "TRBDF2", "SimulationInterrupted", "SimulationResult", "simulate"]

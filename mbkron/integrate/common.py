@@ -19,6 +19,7 @@ from scipy.integrate import DenseOutput
 __all__ = [
     "EPS",
     "HermiteDenseOutput",
+    "min_step",
     "rms_norm",
     "select_initial_step",
     "validate_first_step",
@@ -33,6 +34,14 @@ EPS = np.finfo(float).eps
 def rms_norm(x: NDArray) -> float:
     """Root-mean-square norm, the norm scipy's solvers apply to scaled errors."""
     return float(np.linalg.norm(x) / np.sqrt(x.size))
+
+
+def min_step(t: float, direction: float) -> float:
+    """Smallest step the solvers take from ``t``: ten spacings of floating-point numbers at ``t``.
+
+    A step that would have to be smaller fails with ``OdeSolver.TOO_SMALL_STEP``, as in scipy.
+    """
+    return 10 * abs(float(np.nextafter(t, direction * np.inf)) - t)
 
 
 def warn_extraneous(extraneous: dict[str, Any]) -> None:
@@ -156,7 +165,8 @@ def select_initial_step(
     Returns
     -------
     float
-        Absolute value of the first step.
+        Absolute value of the first step, never shorter than :func:`min_step` at ``t0``
+        (nor than the interval): a huge slope does not make it underflow to 0.
     """
     interval = abs(t_bound - t0)
     if y0.size == 0 or interval == 0:
@@ -165,14 +175,17 @@ def select_initial_step(
     d0 = rms_norm(y0 / scale)
     d1 = rms_norm(f0 / scale)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    h0 = min(h0, interval)
+    # 0.01*d0/d1 underflows to 0 for a huge slope (and d2 would divide by it), and so would h1 below:
+    # no step is shorter than the smallest the solver can take, from which it then fails or grows.
+    smallest = min(min_step(t0, direction), interval)
+    h0 = min(max(h0, smallest), interval)
     f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
     d2 = rms_norm((f1 - f0) / scale) / h0
     if max(d1, d2) <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1.0 / (error_order + 1))
-    return min(100 * h0, h1, interval, max_step)
+    return max(min(100 * h0, h1, interval, max_step), smallest)
 
 
 class HermiteDenseOutput(DenseOutput):

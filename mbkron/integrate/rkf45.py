@@ -24,6 +24,7 @@ from scipy.integrate import OdeSolver
 
 from mbkron.integrate.common import (
     HermiteDenseOutput,
+    min_step,
     rms_norm,
     select_initial_step,
     validate_first_step,
@@ -170,11 +171,11 @@ class RKF45(OdeSolver):
 
     def _step_impl(self) -> tuple[bool, str | None]:
         t, y = self.t, self.y
-        min_step = 10 * np.abs(np.nextafter(t, self.direction * np.inf) - t)
-        h_abs = max(min(self.h_abs, self.max_step), min_step)
+        smallest = min_step(t, self.direction)
+        h_abs = max(min(self.h_abs, self.max_step), smallest)
         rejected = False
         while True:
-            if h_abs < min_step:
+            if h_abs < smallest:
                 return False, self.TOO_SMALL_STEP
             t_new = t + self.direction * h_abs
             if self.direction * (t_new - self.t_bound) > 0:

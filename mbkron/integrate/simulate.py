@@ -3,26 +3,39 @@
 Joint constraints and rhythms live in the joint-variable map, so the state is just ``(q, q̇)``:
 no multipliers, no constraint drift, no stabilisation parameters. The solver is driven step by step
 (as :func:`scipy.integrate.solve_ivp` does internally) so that a failure — a singular configuration,
-a branch jump, a non-finite right-hand side, a step-size underflow — stops the run with a clear
-message while everything computed up to then is kept in the result.
+a branch jump, a non-finite right-hand side, an arithmetic error, a step-size underflow or a stall —
+stops the run with a clear message while everything computed up to then is kept in the result; an
+interruption (Ctrl-C) raises :class:`~mbkron.integrate.result.SimulationInterrupted` carrying it.
+Arguments are checked before any integration (:mod:`mbkron.integrate.arguments`).
 """
 
 from __future__ import annotations
 
 import time as clock
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolver, Radau
 
 from mbkron.core.errors import ConfigurationError
+from mbkron.integrate.arguments import (
+    check_initial_state,
+    check_muscle_forces,
+    check_solver,
+    check_span,
+    check_steps,
+    check_t_eval,
+    check_tolerances,
+    generalized_force,
+)
+from mbkron.integrate.result import SimulationInterrupted, SimulationResult
 from mbkron.integrate.rkf45 import RKF45
+from mbkron.integrate.trajectory import LastEvaluation, Trajectory
 from mbkron.integrate.trbdf2 import TRBDF2
 from mbkron.model.model import Model
 
-__all__ = ["SimulationResult", "simulate", "METHODS"]
+__all__ = ["SimulationInterrupted", "SimulationResult", "simulate", "METHODS"]
 
 METHODS: dict[str, type[OdeSolver]] = {
     "TRBDF2": TRBDF2, "RKF45": RKF45,
@@ -32,54 +45,19 @@ METHODS: dict[str, type[OdeSolver]] = {
 
 _IMPLICIT = {"TRBDF2", "Radau", "BDF", "LSODA"}
 
+STALL_RATIO = 1e-12
+"""A step shorter than this fraction of the remaining interval counts towards a stall."""
+STALL_STEPS = 100
+"""Consecutive accepted steps shorter than ``STALL_RATIO`` times the remaining interval, over which the
+step size grew less than :data:`STALL_GROWTH`-fold, that stop a run: it would need more than 1e12
+further steps (an adaptive solver grows its step by up to 5-10 times a step whenever the solution
+allows it, so a step that stays this short is forced by the solution, not by its history)."""
+STALL_GROWTH = 10.0
+"""Growth of the step size over :data:`STALL_STEPS` short steps below which the run counts as stalled."""
 
-@dataclass
-class SimulationResult:
-    """A trajectory and how it was computed.
-
-    Attributes
-    ----------
-    t : ndarray, shape (n,)
-    q, qd, qdd : ndarray, shape (n, nq)
-    joint_variables : ndarray, shape (n, nj)
-        ``f(q)`` along the run.
-    success : bool
-    status : int
-        0: reached the end; -1: stopped by a failure (see ``message``).
-    message : str
-    nfev, njev, nlu, n_steps : int
-        Right-hand-side evaluations, Jacobian evaluations, LU factorisations, accepted steps.
-    wall_time : float
-        Seconds of integration (the initial checks and a first run's kernel compilation excluded).
-    settings : dict
-        Method, tolerances and options, for the record.
-    """
-
-    t: NDArray[np.float64]
-    q: NDArray[np.float64]
-    qd: NDArray[np.float64]
-    qdd: NDArray[np.float64]
-    joint_variables: NDArray[np.float64]
-    success: bool
-    status: int
-    message: str
-    nfev: int
-    njev: int
-    nlu: int
-    n_steps: int
-    wall_time: float
-    settings: dict = field(default_factory=dict)
-
-
-def _as_generalized_force(value, nq: int, name: str) -> Callable[[float, NDArray, NDArray], NDArray] | None:
-    if value is None:
-        return None
-    if callable(value):
-        return value
-    constant = np.asarray(value, dtype=float)
-    if constant.shape not in ((), (nq,)) or not np.all(np.isfinite(constant)):
-        raise ValueError(f"`{name}` must be a finite number, an array of shape ({nq},) or a callable (t, q, qd)")
-    return lambda t, q, qd: np.broadcast_to(constant, q.shape)
+RUN_FAILURES = (ConfigurationError, np.linalg.LinAlgError, ArithmeticError, ValueError)
+"""Exceptions from the numerical work of a run that end it with ``status = -1`` (arguments are checked
+before, so a ValueError here comes from the run: a non-finite matrix, a callable's bad value)."""
 
 
 def _state_jacobian(rhs_batched: Callable, t: float, y: NDArray, nq: int) -> NDArray:
@@ -93,10 +71,18 @@ def _state_jacobian(rhs_batched: Callable, t: float, y: NDArray, nq: int) -> NDA
     perturbed = np.concatenate([y + np.diag(h), y - np.diag(h)])  # (2n, n)
     accelerations = rhs_batched(t, perturbed)  # (2n, nq)
     lower = ((accelerations[:n] - accelerations[n:]) / (2.0 * h[:, None])).T  # (nq, n)
+    if not np.all(np.isfinite(lower)):
+        raise ConfigurationError(f"non-finite state Jacobian (central differences of the accelerations) at "
+                                 f"t = {t:.9g}, q = {y[:nq].tolist()}")
     J = np.zeros((n, n))
     J[:nq, nq:] = np.eye(nq)
     J[nq:] = lower
     return J
+
+
+def _describe(failure: Exception) -> str:
+    """A failure's message; numerical exceptions other than ConfigurationError also named by type."""
+    return str(failure) if isinstance(failure, ConfigurationError) else f"{type(failure).__name__}: {failure}"
 
 
 def simulate(
@@ -121,7 +107,7 @@ def simulate(
     ----------
     model : Model
     t_span : (float, float)
-        Start and end time, s.
+        Start and end time, s: finite and different (``t_end < t0`` integrates backwards).
     q0 : array_like, shape (nq,)
     qd0 : array_like, shape (nq,), optional
         Zero by default.
@@ -129,130 +115,152 @@ def simulate(
         ``"TRBDF2"`` (default), ``"RKF45"``, or any :func:`scipy.integrate.solve_ivp` method name.
         Implicit solvers get the state Jacobian from batched central differences of the dynamics
         (one vectorised call per Jacobian, not ``2n`` separate ones).
-    rtol, atol : float
-        Tolerances on the state ``(q, q̇)``.
+    rtol : float
+        Relative tolerance on the state ``(q, q̇)``, at least ``100·eps`` ≈ 2.2e-14 (smaller values
+        are refused rather than raised silently to that floor, as scipy does).
+    atol : float or array_like, shape (2 nq,)
+        Absolute tolerance on ``(q, q̇)``, positive (zero would divide by zero on a state at rest).
     t_eval : array_like, optional
-        Output times (interpolated with the solver's dense output); default: every step.
+        Output times within ``t_span``, strictly monotonic in its direction (interpolated with the
+        solver's dense output); default: every accepted step.
     tau : array_like or callable (t, q, qd) -> (nq,), optional
-        Generalized actuation forces.
+        Generalized actuation forces. A callable is called once at the initial state to check the
+        shape of what it returns.
     loads : sequence of Load, optional
         ``model.loads`` by default.
-    max_step, first_step : float
-        Passed to the solver.
+    max_step : float
+        Largest step, positive (``inf``: no limit).
+    first_step : float, optional
+        First step, in ``(0, |t_end - t0|]``; chosen by the solver by default.
     progress : callable (t) -> None, optional
         Called after every accepted step (for progress bars).
     muscle_forces : array_like (n_mt,) or callable (t, q, qd) -> (n_mt,), optional
-        Musculotendon tensions, N; they act through the moment arms, ``R(q) F_mt`` (Eq. 198).
+        Musculotendon tensions, N; they act through the moment arms, ``R(q) F_mt`` (Eq. 198). Only for
+        a model with muscles; a callable is checked once at the initial state like ``tau``.
 
     Returns
     -------
     SimulationResult
         Never raises for failures during the run: ``status = -1`` and ``message`` say when, where
-        and why, and the trajectory up to there is kept.
+        and why, and the trajectory up to the last accepted step is kept. Failures include
+        arithmetic errors and a stall (:data:`STALL_STEPS` consecutive steps shorter than
+        :data:`STALL_RATIO` times the remaining interval that do not grow: a run that would never
+        finish). Every row is recorded with its accelerations when its step is accepted; without
+        ``t_eval``, accelerations the solver evaluated at exactly a step's end (the FSAL slope of
+        RKF45, RK23, RK45, DOP853; TR-BDF2's last stage evaluation is at the iterate before the last
+        Newton correction, not at the step's end) are reused, not recomputed.
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument (named in backticks), before any integration.
+    SimulationInterrupted
+        On a ``KeyboardInterrupt`` during the run (a subclass of it): its ``result`` is the
+        trajectory up to the last accepted step, with ``status = -2`` and a message saying at which
+        t and q the run stopped.
     """
     nq = model.nq
-    q0 = np.asarray(q0, dtype=float)
-    qd0 = np.zeros(nq) if qd0 is None else np.asarray(qd0, dtype=float)
-    for label, value in (("q0", q0), ("qd0", qd0)):
-        if value.shape != (nq,) or not np.all(np.isfinite(value)):
-            raise ValueError(f"`{label}` must be {nq} finite numbers (one per coordinate), got {value.tolist()}")
-    solver_class = METHODS.get(method) if isinstance(method, str) else method
-    if solver_class is None or not (isinstance(solver_class, type) and issubclass(solver_class, OdeSolver)):
-        raise ValueError(f"unknown `method` {method!r}; expected one of {', '.join(METHODS)} or an OdeSolver subclass")
-    actuation = _as_generalized_force(tau, nq, "tau")
-    t0, t_end = map(float, t_span)
+    q0, qd0 = check_initial_state(q0, qd0, nq)
+    name, solver_class = check_solver(method, METHODS)
+    t0, t_end = check_span(t_span)
+    rtol, atol = check_tolerances(rtol, atol, 2 * nq)
+    check_steps(max_step, first_step, t0, t_end)
+    t_eval = check_t_eval(t_eval, t0, t_end)
+    actuation = generalized_force(tau, nq, t0, q0, qd0)
+    muscle_forces = check_muscle_forces(muscle_forces, model.muscles, t0, q0, qd0)
     workspace = model.workspace()  # constraint solvers continue along the run
+    last = LastEvaluation()
 
-    def accelerations(t: float, q: NDArray, qd: NDArray, workspace=workspace) -> NDArray:
-        force = None if actuation is None else actuation(t, q, qd)
-        return model.forward_dynamics(q, qd, force, loads=loads, t=t, muscle_forces=muscle_forces, workspace=workspace)
-
-    def rhs(t: float, y: NDArray) -> NDArray:
+    def accelerations(t: float, y: NDArray) -> NDArray:
         q, qd = y[:nq], y[nq:]
-        qdd = accelerations(t, q, qd)
+        force = None if actuation is None else actuation(t, q, qd)
+        qdd = model.forward_dynamics(q, qd, force, loads=loads, t=t, muscle_forces=muscle_forces,
+                                     workspace=workspace)
         if not np.all(np.isfinite(qdd)):
             raise ConfigurationError(f"non-finite accelerations at t = {t:.9g}, q = {q.tolist()}")
-        return np.concatenate([qd, qdd])
+        return qdd
+
+    def rhs(t: float, y: NDArray) -> NDArray:
+        qdd = accelerations(t, y)
+        last.record(t, y, qdd)
+        return np.concatenate([y[nq:], qdd])
 
     def rhs_batched(t: float, ys: NDArray) -> NDArray:
-        per_state = actuation is not None or callable(muscle_forces)
-        return np.stack([accelerations(t, y[:nq], y[nq:]) for y in ys]) if per_state else (
-            model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t, muscle_forces=muscle_forces,
-                                   workspace=workspace))
+        if actuation is not None or callable(muscle_forces):
+            return np.stack([accelerations(t, y) for y in ys])
+        return model.forward_dynamics(ys[:, :nq], ys[:, nq:], loads=loads, t=t, muscle_forces=muscle_forces,
+                                      workspace=workspace)
 
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:
         options["first_step"] = first_step
-    name = method if isinstance(method, str) else solver_class.__name__
     if name in _IMPLICIT:
         options["jac"] = lambda t, y: _state_jacobian(rhs_batched, t, y, nq)
     settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step if np.isfinite(max_step) else None,
                     t_span=(t0, t_end))
 
     y0 = np.concatenate([q0, qd0])
-    times, states = [t0], [y0]
-    dense: list = []
-    status, message = 0, "reached the end of the interval"
+    trajectory = Trajectory(t_eval, t0, y0, accelerations)
     solver = None
     start = clock.perf_counter()
     try:
         # fail early and clearly on an invalid initial state; this first evaluation (and, for implicit
         # methods, a batched one) also compiles the kernels on a first run, outside the timed integration
-        rhs(t0, y0)
+        trajectory.start(accelerations(t0, y0))
         if name in _IMPLICIT:
             rhs_batched(t0, y0[None])
         start = clock.perf_counter()
         solver = solver_class(rhs, t0, y0, t_end, **options)
-        while solver.status == "running":
-            error = solver.step()
-            if solver.status == "failed":
-                status, message = -1, (f"the solver stopped at t = {solver.t:.9g}, q = {solver.y[:nq].tolist()}: "
-                                       f"{error}")
-                break
-            times.append(solver.t)
-            states.append(solver.y.copy())
-            if t_eval is not None:
-                dense.append(solver.dense_output())
-            if progress is not None:
-                progress(solver.t)
-    except (ConfigurationError, np.linalg.LinAlgError, FloatingPointError) as failure:
-        t_fail = times[-1]
-        status, message = -1, f"stopped after t = {t_fail:.9g} (q = {states[-1][:nq].tolist()}): {failure}"
+        status, message = _run(solver, trajectory, last, progress, nq)
+    except KeyboardInterrupt:
+        status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
+    except RUN_FAILURES as failure:
+        status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
     wall = clock.perf_counter() - start
 
-    t_out, y_out = np.array(times), np.array(states)
-    if t_eval is not None:
-        t_out, y_out = _interpolate(np.asarray(t_eval, float), times, states, dense, t0)
-    qdd = np.zeros((len(t_out), nq))
-    output = model.workspace()  # along the output times
-    for row, (t, y) in enumerate(zip(t_out, y_out)):
-        try:  # the dense output may reach a configuration the steps themselves never evaluated
-            qdd[row] = accelerations(t, y[:nq], y[nq:], output)
-        except (ConfigurationError, np.linalg.LinAlgError) as failure:
-            t_out, y_out, qdd = t_out[:row], y_out[:row], qdd[:row]
-            status, message = -1, f"stopped at t = {t:.9g} (q = {y[:nq].tolist()}): {failure}"
-            break
+    t_out, y_out, qdd = trajectory.arrays(2 * nq, nq)
     q, qd = y_out[:, :nq], y_out[:, nq:]
     f = model.joint_variables(q, 0)[0] if len(t_out) else np.zeros((0, model.nj))
-    return SimulationResult(
+    result = SimulationResult(
         t=t_out, q=q, qd=qd, qdd=qdd, joint_variables=f, success=status == 0, status=status,
         message=message, nfev=getattr(solver, "nfev", 0), njev=getattr(solver, "njev", 0),
-        nlu=getattr(solver, "nlu", 0), n_steps=len(times) - 1, wall_time=wall,
-        settings=settings,
+        nlu=getattr(solver, "nlu", 0), n_steps=trajectory.n_steps, wall_time=wall, settings=settings,
     )
+    if status == -2:
+        raise SimulationInterrupted(result)
+    return result
 
 
-def _interpolate(t_eval: NDArray, times: list, states: list, dense: list, t0: float) -> tuple[NDArray, NDArray]:
-    """States at ``t_eval`` from the steps' dense outputs (only times the run reached)."""
-    reached = np.array(times)
-    forward = reached[-1] >= t0
-    inside = (t_eval >= t0) & (t_eval <= reached[-1]) if forward else (t_eval <= t0) & (t_eval >= reached[-1])
-    t_kept = t_eval[inside]
-    out = np.empty((t_kept.size, len(states[0])))
-    for k, t in enumerate(t_kept):
-        if t == t0:
-            out[k] = states[0]
+def _where(trajectory: Trajectory, nq: int) -> str:
+    """``t (q = [...])`` of the last accepted step (the initial state before the first)."""
+    return f"{trajectory.reached_t:.9g} (q = {trajectory.reached_y[:nq].tolist()})"
+
+
+def _run(solver: OdeSolver, trajectory: Trajectory, last: LastEvaluation, progress: Callable | None,
+         nq: int) -> tuple[int, str]:
+    """Step ``solver`` to its bound, recording every accepted step; ``(status, message)`` at the end.
+
+    Ends with status -1 when the solver fails (a step-size underflow) or stalls (see
+    :data:`STALL_STEPS`); exceptions are left to the caller.
+    """
+    short_steps, first_short = 0, 0.0  # the current run of short steps, and the size of its first
+    while solver.status == "running":
+        error = solver.step()
+        if solver.status == "failed":
+            return -1, f"the solver stopped at t = {solver.t:.9g}, q = {solver.y[:nq].tolist()}: {error}"
+        trajectory.accept(solver, last)
+        if progress is not None:
+            progress(solver.t)
+        h = solver.step_size
+        if h >= STALL_RATIO * abs(solver.t_bound - solver.t):
+            short_steps = 0
             continue
-        step = int(np.searchsorted(reached, t, side="left") if forward else np.searchsorted(-reached, -t, side="left"))
-        out[k] = dense[max(step - 1, 0)](t)
-    return t_kept, out
+        short_steps, first_short = (short_steps + 1, first_short) if short_steps else (1, h)
+        if short_steps < STALL_STEPS:
+            continue
+        if h < STALL_GROWTH * first_short:
+            return -1, (f"stalled at t = {_where(trajectory, nq)}: the last {STALL_STEPS} steps were shorter "
+                        f"than {STALL_RATIO:g} of the remaining interval (the last {h:.3g} s) and did not grow; "
+                        "the solution changes too fast for the tolerances to reach the end")
+        short_steps = 0  # still growing (say from a tiny first step): watch the next STALL_STEPS
+    return 0, "reached the end of the interval"

@@ -34,6 +34,7 @@ from scipy.sparse.linalg import splu
 from mbkron.integrate.common import (
     EPS,
     HermiteDenseOutput,
+    min_step,
     rms_norm,
     select_initial_step,
     validate_first_step,
@@ -386,11 +387,11 @@ class TRBDF2(OdeSolver):
 
     def _step_impl(self) -> tuple[bool, str | None]:
         t, y, yp = self.t, self.y, self.yp
-        min_step = 10 * np.abs(np.nextafter(t, self.direction * np.inf) - t)
-        h_abs = max(min(self.h_abs, self.max_step), min_step)
+        smallest = min_step(t, self.direction)
+        h_abs = max(min(self.h_abs, self.max_step), smallest)
         no_failures = True
         while True:
-            if h_abs < min_step:
+            if h_abs < smallest:
                 return False, self.TOO_SMALL_STEP
             remaining = abs(self.t_bound - t)
             if STRETCH * h_abs >= remaining and remaining <= self.max_step:
