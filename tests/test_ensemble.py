@@ -91,6 +91,7 @@ def test_a_failing_trajectory_does_not_stop_the_others():
     (dict(t_span=(1.0, 0.0)), "`t_span`"),
     (dict(t_eval=[0.0, 2.0]), "`t_eval`"),
     (dict(t_eval=[0.5, 0.2]), "`t_eval`"),
+    (dict(t_eval=[0.0, np.nan]), "`t_eval`"),
     (dict(rtol=0.0), "`rtol`"),
     (dict(atol=np.nan), "`atol`"),
     (dict(tau=np.zeros(3)), "`tau`"),

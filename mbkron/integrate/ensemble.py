@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
+from mbkron.integrate.arguments import check_span, check_t_eval, check_tolerances
 from mbkron.integrate.tableaus import DOP853, DORMAND_PRINCE, Tableau
 from mbkron.model import Model
 
@@ -92,7 +93,7 @@ def simulate_ensemble(
     method : {"DOP853", "RK45"}
         The Runge–Kutta pair (as scipy's methods of these names).
     rtol, atol : float
-        Tolerances on each trajectory's state ``(q, q̇)``.
+        Tolerances on each trajectory's state ``(q, q̇)`` (as for :func:`mbkron.simulate`).
     tau : array_like, shape (nq,) or (K, nq), optional
         Constant generalized actuation, shared or per trajectory.
 
@@ -120,19 +121,11 @@ def _checked(model, t_span, q0, qd0, t_eval, rtol, atol, tau):
     qd0 = np.zeros_like(q0) if qd0 is None else np.broadcast_to(np.asarray(qd0, dtype=float), q0.shape).copy()
     if not np.isfinite(qd0).all():
         raise ValueError("`qd0` must be finite")
-    try:
-        t0, t_end = (float(t) for t in t_span)
-    except (TypeError, ValueError):
-        raise ValueError(f"`t_span` must be two numbers (t0, t_end), got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
-        raise ValueError(f"`t_span` must be finite with t_end > t0, got {t_span!r}")
-    output = np.array([t0, t_end]) if t_eval is None else np.asarray(t_eval, dtype=float).ravel()
-    if output.size == 0 or not np.isfinite(output).all() or np.any(np.diff(output) <= 0) or output[0] < t0 or (
-            output[-1] > t_end):
-        raise ValueError(f"`t_eval` must be increasing finite times within `t_span` = {(t0, t_end)}")
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"`{name}` must be a positive number, got {value!r}")
+    t0, t_end = check_span(t_span)
+    if t_end < t0:
+        raise ValueError(f"`t_span` must have t_end > t0 (ensembles integrate forward), got {t_span!r}")
+    check_tolerances(rtol, atol, 1)
+    output = np.array([t0, t_end]) if t_eval is None else check_t_eval(t_eval, t0, t_end)
     force = None
     if tau is not None:
         try:
