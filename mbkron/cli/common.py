@@ -11,12 +11,13 @@ and the rest of mbkron are imported by the functions that use them.
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
-import io
 import platform
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNK_ROWS",
+    "EXIT_INTERRUPTED",
+    "interruption",
     "CommandError",
     "UsageError",
     "integer_at_least",
@@ -54,6 +57,45 @@ __all__ = [
 PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
 #: Rows per evaluation of a long table (bounds memory, drives the progress bar).
 CHUNK_ROWS = 2000
+
+
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C or SIGTERM (the shell's 128 + SIGINT)."""
+
+
+class _Interruption:
+    """SIGINT/SIGTERM of a running command (installed by :func:`mbkron.cli.main`): a
+    ``KeyboardInterrupt`` at once, or, while :meth:`deferred`, at the next :meth:`check`."""
+
+    def __init__(self):
+        self.requested = False
+        self.deferring = False
+
+    def request(self, signum, frame) -> None:
+        self.requested = True
+        if not self.deferring:
+            raise KeyboardInterrupt
+
+    def check(self, *args) -> None:
+        """Raise the requested interruption (called between steps)."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def deferred(self):
+        """Interruptions only at :meth:`check` inside the block (numba kernels must not be interrupted)."""
+        self.deferring = True
+        try:
+            yield self
+        finally:
+            self.deferring = False
+
+    def reset(self) -> None:
+        self.requested = self.deferring = False
+
+
+interruption = _Interruption()
+"""The running command's interruption state (one command runs at a time per process)."""
 
 
 class CommandError(Exception):

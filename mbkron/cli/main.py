@@ -20,13 +20,15 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
+import threading
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import mbkron
 from mbkron.cli import demo, info, kinematics, moment_arms, simulate, validate
-from mbkron.cli.common import CommandError
+from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, interruption
 
 __all__ = ["main", "parser"]
 
@@ -56,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     from mbkron.core.errors import ConfigurationError, ModelError  # after parsing: --help needs no numpy
 
-    with _notices_on_stderr():
+    with _notices_on_stderr(), _termination_as_interrupt():
         try:
             return args.run(args)
         except (ModelError, CommandError, ConfigurationError) as exc:
@@ -65,6 +67,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # the reader of our output went away (e.g. `mbkron info M | head`)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
+        except KeyboardInterrupt:  # before anything was computed (loading, compiling): nothing to keep
+            print("mbkron: interrupted; nothing was written", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+@contextmanager
+def _termination_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGINT (Ctrl-C) and SIGTERM stop it the same way: a ``KeyboardInterrupt``,
+    raised at once, or — inside :func:`mbkron.cli.common.interruptible` (a simulation) — at the next
+    step boundary, so that compiled kernels are never interrupted midway and the steps computed so far
+    are written; exit status 130."""
+    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
+        yield
+        return
+    previous = {number: signal.signal(number, interruption.request) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        interruption.reset()
 
 
 @contextmanager

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (add_command, assignments, coordinate_unit, figure_and_progress_options,
+from mbkron.cli.common import (EXIT_INTERRUPTED, add_command, interruption, assignments, coordinate_unit, figure_and_progress_options,
                                integer_at_least, one_of_any_case, output_directory, png_bytes, positive_number,
                                require_matplotlib, write_metadata, write_table_and_figure)
 
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from mbkron.io import ModelFile
 
 __all__ = ["METHOD_NAMES", "register", "run"]
+
+INTERRUPTED = -2
+"""``SimulationResult.status`` of a run stopped by Ctrl-C or SIGTERM (:class:`mbkron.SimulationInterrupted`)."""
 
 METHOD_NAMES = ("TRBDF2", "RKF45", "RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (``mbkron.integrate.simulate.METHODS``; a test keeps them equal),
@@ -33,7 +36,8 @@ def register(commands) -> None:
         "DIR/<model>_simulation.csv (t, q, q', q'', joint variables; coordinates in the file's units, joint\n"
         "variables in SI) and .json (metadata: solver statistics, timings), atomically; with --plot also\n"
         "q(t) and q'(t) as PNG. A run that stops early (singular configuration, step-size underflow) keeps\n"
-        "and writes everything computed up to then and exits with status 1.",
+        "and writes everything computed up to then and exits with status 1; one interrupted by Ctrl-C or\n"
+        "SIGTERM does the same (JSON status -2, the message saying where) and exits with status 130.",
         "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
     sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
     sim.add_argument("--t-end", type=positive_number(" of seconds"), default=1.0, help="end time, s (default 1)")
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mbkron simulate``; returns the exit status."""
     import numpy as np
 
-    from mbkron.integrate.simulate import simulate
+    from mbkron.integrate.simulate import SimulationInterrupted, simulate
     from mbkron.io import read_model_file
 
     argv = args.argv
@@ -70,10 +74,21 @@ def run(args: argparse.Namespace) -> int:
     qd0 = assignments(args.qd0, model_file, "--qd0")
     loaded = time.perf_counter()
     bar = _time_bar(args.t_end, not args.no_progress)
-    result = simulate(model, (0.0, args.t_end), q0, qd0, method=method, rtol=args.rtol, atol=args.atol,
-                      t_eval=np.linspace(0.0, args.t_end, args.samples), progress=bar.update if bar else None)
-    if bar:
-        bar.close()
+
+    def progress(t: float) -> None:
+        if bar:
+            bar.update(t)
+        interruption.check()  # Ctrl-C or SIGTERM: stop between steps
+
+    try:
+        with interruption.deferred():
+            result = simulate(model, (0.0, args.t_end), q0, qd0, method=method, rtol=args.rtol, atol=args.atol,
+                              t_eval=np.linspace(0.0, args.t_end, args.samples), progress=progress)
+    except SimulationInterrupted as stop:  # write what was computed, then exit 130
+        result = stop.result
+    finally:
+        if bar:
+            bar.close()
     computed = time.perf_counter()
 
     scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
@@ -87,13 +102,19 @@ def run(args: argparse.Namespace) -> int:
     figure = write_table_and_figure(output, columns, table, (
         lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
     written = time.perf_counter()
+    outcome = "interrupted" if result.status == INTERRUPTED else "completed" if result.success else "failed"
+    last = {"t": float(result.t[-1]), "q": (result.q[-1] / scales).tolist()} if len(result.t) else None
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,
-                    message=result.message, nfev=result.nfev, njev=result.njev, nlu=result.nlu, steps=result.n_steps)
+                    outcome=outcome, last_row=last, message=result.message, nfev=result.nfev, njev=result.njev,
+                    nlu=result.nlu, steps=result.n_steps)
     timings = {"load": loaded - started, "simulate": computed - loaded, "write": written - computed}
     metadata_path = write_metadata("simulate", argv, model_file, settings, columns, units, timings, output, figure)
     print(f"{model.name}: {result.message}; {result.n_steps} steps, {result.nfev} evaluations, "
           f"{computed - loaded:.2f} s")
     print(f"wrote {output} ({len(result.t)} rows), {metadata_path}" + (f", {figure}" if figure else ""))
+    if result.status == INTERRUPTED:
+        print(f"mbkron: {result.message}; the rows computed up to then are written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not result.success:
         print(f"mbkron: error: the simulation stopped early: {result.message} (the rows computed up to then are "
               f"written)", file=sys.stderr)
