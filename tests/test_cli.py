@@ -151,7 +151,13 @@ def test_plot_without_matplotlib_says_how_to_install_it(capsys, tmp_path, monkey
      (["kinematics", TWO_LINK, "--trajectory", "missing.csv"], "cannot read trajectory"),
      (["kinematics", TWO_LINK, "--trajectory", "missing.csv", "--q", "alpha1=1"], "either --trajectory or --q"),
      (["info", "no/such/model.toml"], "cannot read the file"),
-     (["kinematics", ROOT / "models" / "four_bar.toml", "--q", "q=5"], "cannot continue the solution")],
+     (["kinematics", ROOT / "models" / "four_bar.toml", "--q", "q=5", "--allow-outside-range"],
+      "cannot continue the solution"),
+     (["kinematics", ROOT / "models" / "four_bar.toml", "--q", "q=5"],
+      "--q: `q` = 5 m is outside its range [-2, 2] m"),
+     (["moment-arms", ROOT / "models" / "leg6dof9musc.toml", "--q", "knee_angle_r=-30"],
+      "--q: `knee_angle_r` = -30 rad is outside its range [-2.0943951, 0.17453293] rad"),
+     (["simulate", ROOT / "models" / "four_bar.toml", "--q0", "q=3"], "--q0: `q` = 3 m is outside its range")],
 )
 def test_user_errors_are_one_clear_line(capsys, tmp_path, monkeypatch, argv, fragment):
     monkeypatch.chdir(tmp_path)

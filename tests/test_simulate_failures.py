@@ -52,8 +52,11 @@ def test_dead_point_keeps_every_step_computed():
     complete as the steps are accepted.
     """
     model = load_model(MODELS + "four_bar.toml")
-    run = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45")
-    assert run.status == -1 and "stopped after t = " in run.message
+    within = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45")  # the file's range ends at q = -2
+    assert within.status == 1 and within.q[-1, 0] == pytest.approx(-2.0, abs=1e-12) and "`q` reached" in within.message
+    run = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45", ranges="ignore")
+    assert run.status == -1
+    assert "singular configuration of the constraints" in run.message and "(crank, coupler, rocker)" in run.message and "stopped after t = " in run.message
     assert run.n_steps > 20 and len(run.t) == run.n_steps + 1  # every accepted step kept, with t = 0
     assert run.t[0] == 0.0 and 0.05 < run.t[-1] < 2.0 and np.all(np.diff(run.t) > 0)
     assert f"{run.t[-1]:.9g}" in run.message

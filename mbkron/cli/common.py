@@ -40,6 +40,8 @@ __all__ = [
     "positive_number",
     "add_command",
     "assignments",
+    "check_ranges",
+    "range_option",
     "chunks",
     "coordinate_unit",
     "figure_and_progress_options",
@@ -316,6 +318,34 @@ def assignments(spec: str | None, model_file: ModelFile, option: str, base: np.n
         seen.add(name)
         values[model.coordinates.index(name)] = value(text, model_file, f"{option} {name}") * model_file.coordinate_scale(name)
     return values
+
+
+def range_option(command: argparse.ArgumentParser) -> None:
+    """``--allow-outside-range``, the same for every command that evaluates a model at given coordinates."""
+    command.add_argument("--allow-outside-range", action="store_true",
+                         help="evaluate also outside the coordinates' ranges (the domain of the model's data; an "
+                         "error by default)")
+
+
+def check_ranges(q: np.ndarray, model_file: ModelFile, option: str, allowed: bool) -> None:
+    """A :class:`CommandError` naming the first coordinate of ``q`` (..., nq; SI units) outside its range,
+    unless ``allowed`` (``--allow-outside-range``); values and ranges in the file's units."""
+    import numpy as np
+
+    if allowed:
+        return
+    model = model_file.model
+    for k, coordinate in enumerate(model.coordinate_records):
+        low, high = coordinate.range
+        values = q[..., k]
+        outside = (values < low) | (values > high)
+        if np.any(outside):
+            scale = model_file.coordinate_scale(coordinate.name)
+            unit = coordinate_unit(model_file, coordinate.name)
+            value = values[outside].flat[0] / scale
+            raise CommandError(f"{option}: `{coordinate.name}` = {value:.9g} {unit} is outside its range "
+                               f"[{low / scale:.9g}, {high / scale:.9g}] {unit} (the domain of the model's data); "
+                               "pass --allow-outside-range to evaluate there anyway")
 
 
 def coordinate_unit(model_file: ModelFile, name: str) -> str:

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (CommandError, add_command, assignments, chunks, figure_and_progress_options, png_bytes,
-                               progress, require_matplotlib, value, write_metadata, write_table_and_figure)
+from mbkron.cli.common import (CommandError, add_command, assignments, check_ranges, chunks, figure_and_progress_options,
+                               png_bytes, progress, range_option, require_matplotlib, value, write_metadata,
+                               write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +47,7 @@ def register(commands) -> None:
                      help="a body point (m, body frame; numbers or parameter names); repeatable")
     kin.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_kinematics.csv here)")
     figure_and_progress_options(kin, "a PNG figure")
+    range_option(kin)
     kin.set_defaults(run=run)
 
 
@@ -168,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         qd = assignments(args.qd, model_file, "--qd")[None]
         qdd = assignments(args.qdd, model_file, "--qdd")[None]
         settings = {"q": args.q or "", "qd": args.qd or "", "qdd": args.qdd or ""}
+    check_ranges(q, model_file, "--trajectory" if args.trajectory else "--q", args.allow_outside_range)
     settings["points"] = {p.label: {"body": p.body, "position_m": list(p.position)} for p in points}
 
     columns, units = _kinematics_columns(model_file, points, trajectory=t is not None)

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (CommandError, add_command, assignments, chunks, coordinate_unit,
-                               figure_and_progress_options, png_bytes, progress, require_matplotlib, value,
-                               write_metadata, write_table_and_figure)
+from mbkron.cli.common import (CommandError, add_command, assignments, check_ranges, chunks, coordinate_unit,
+                               figure_and_progress_options, png_bytes, progress, range_option, require_matplotlib,
+                               value, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,6 +45,7 @@ def register(commands) -> None:
     arms.add_argument("--q", metavar="NAME=VALUE,...", help="the other coordinates (default: the file's defaults)")
     arms.add_argument("-o", "--output", metavar="CSV", help="output file (default: <model>_moment_arms.csv here)")
     figure_and_progress_options(arms, "a PNG figure")
+    range_option(arms)
     arms.set_defaults(run=run)
 
 
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"`{args.sweep}` is swept: do not also give it in --q")
         q = np.repeat(base[None], sweep.size, axis=0)
         q[:, model.coordinates.index(args.sweep)] = sweep * model_file.coordinate_scale(args.sweep)
+    check_ranges(q, model_file, "--sweep" if sweep is not None else "--q", args.allow_outside_range)
     loaded = time.perf_counter()
 
     columns, units = _moment_arm_columns(model_file)

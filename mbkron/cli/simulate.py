@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (EXIT_INTERRUPTED, add_command, interruption, assignments, coordinate_unit, figure_and_progress_options,
-                               integer_at_least, one_of_any_case, output_directory, png_bytes, positive_number,
-                               require_matplotlib, write_metadata, write_table_and_figure)
+from mbkron.cli.common import (EXIT_INTERRUPTED, add_command, assignments, check_ranges, coordinate_unit,
+                               figure_and_progress_options, integer_at_least, interruption, one_of_any_case,
+                               output_directory, png_bytes, positive_number, range_option, require_matplotlib,
+                               write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +38,9 @@ def register(commands) -> None:
         "variables in SI) and .json (metadata: solver statistics, timings), atomically; with --plot also\n"
         "q(t) and q'(t) as PNG. A run that stops early (singular configuration, step-size underflow) keeps\n"
         "and writes everything computed up to then and exits with status 1; one interrupted by Ctrl-C or\n"
-        "SIGTERM does the same (JSON status -2, the message saying where) and exits with status 130.",
+        "SIGTERM does the same (JSON status -2, the message saying where) and exits with status 130. A run\n"
+        "ends where a coordinate reaches the end of its range (the domain of the model's data; exit status 0,\n"
+        "JSON outcome range_end) unless --allow-outside-range.",
         "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
     sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
     sim.add_argument("--t-end", type=positive_number(" of seconds"), default=1.0, help="end time, s (default 1)")
@@ -52,6 +55,7 @@ def register(commands) -> None:
     sim.add_argument("--qd0", metavar="NAME=VALUE,...", help="initial rates (default 0)")
     sim.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")
     figure_and_progress_options(sim, "q(t) and q'(t) as PNG")
+    range_option(sim)
     sim.set_defaults(run=run)
 
 
@@ -72,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     model = model_file.model
     q0 = assignments(args.q0, model_file, "--q0", base=model.default_q)
     qd0 = assignments(args.qd0, model_file, "--qd0")
+    check_ranges(q0, model_file, "--q0", args.allow_outside_range)
     loaded = time.perf_counter()
     bar = _time_bar(args.t_end, not args.no_progress)
 
@@ -83,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with interruption.deferred():
             result = simulate(model, (0.0, args.t_end), q0, qd0, method=method, rtol=args.rtol, atol=args.atol,
-                              t_eval=np.linspace(0.0, args.t_end, args.samples), progress=progress)
+                              t_eval=np.linspace(0.0, args.t_end, args.samples), progress=progress,
+                              ranges="ignore" if args.allow_outside_range else "stop")
     except SimulationInterrupted as stop:  # write what was computed, then exit 130
         result = stop.result
     finally:
@@ -102,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     figure = write_table_and_figure(output, columns, table, (
         lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
     written = time.perf_counter()
-    outcome = "interrupted" if result.status == INTERRUPTED else "completed" if result.success else "failed"
+    outcome = {0: "completed", 1: "range_end", INTERRUPTED: "interrupted"}.get(result.status, "failed")
     last = {"t": float(result.t[-1]), "q": (result.q[-1] / scales).tolist()} if len(result.t) else None
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,
                     outcome=outcome, last_row=last, message=result.message, nfev=result.nfev, njev=result.njev,

@@ -21,9 +21,11 @@ class SimulationResult:
     joint_variables : ndarray, shape (n, nj)
         ``f(q)`` along the run.
     success : bool
+        ``status >= 0`` (as scipy's ``solve_ivp``: the end, or a terminal event, was reached).
     status : int
-        0: reached the end; -1: stopped by a failure (see ``message``); -2: interrupted
-        (``KeyboardInterrupt``; the result is carried by :class:`SimulationInterrupted`).
+        0: reached the end; 1: a coordinate reached the end of its range (a terminal event, see
+        ``ranges`` of :func:`mbkron.simulate`); -1: stopped by a failure (see ``message``); -2:
+        interrupted (``KeyboardInterrupt``; the result is carried by :class:`SimulationInterrupted`).
     message : str
     nfev, njev, nlu, n_steps : int
         Right-hand-side evaluations, Jacobian evaluations, LU factorisations, accepted steps.

@@ -30,6 +30,7 @@ from mbkron.integrate.arguments import (
     generalized_force,
 )
 from mbkron.integrate.result import SimulationInterrupted, SimulationResult
+from mbkron.integrate.ranges import Ranges
 from mbkron.integrate.rkf45 import RKF45
 from mbkron.integrate.trajectory import LastEvaluation, Trajectory
 from mbkron.integrate.trbdf2 import TRBDF2
@@ -100,6 +101,7 @@ def simulate(
     first_step: float | None = None,
     progress: Callable[[float], None] | None = None,
     muscle_forces: ArrayLike | Callable | None = None,
+    ranges: str = "stop",
 ) -> SimulationResult:
     """Integrate the equations of motion (Eq. 198) from ``(q0, q̇0)`` over ``t_span``.
 
@@ -137,6 +139,11 @@ def simulate(
     muscle_forces : array_like (n_mt,) or callable (t, q, qd) -> (n_mt,), optional
         Musculotendon tensions, N; they act through the moment arms, ``R(q) F_mt`` (Eq. 198). Only for
         a model with muscles; a callable is checked once at the initial state like ``tau``.
+    ranges : {"stop", "ignore"}
+        The coordinates' ranges are the domain of the model's data (:mod:`mbkron.integrate.ranges`).
+        ``"stop"`` (default): ``q0`` must lie inside them, and the run ends where a coordinate reaches
+        the end of its range (``status = 1``, the message naming the coordinate, t and q; without
+        ``t_eval`` the last row is at the crossing). ``"ignore"``: integrate regardless.
 
     Returns
     -------
@@ -168,6 +175,8 @@ def simulate(
     t_eval = check_t_eval(t_eval, t0, t_end)
     actuation = generalized_force(tau, nq, t0, q0, qd0)
     muscle_forces = check_muscle_forces(muscle_forces, model.muscles, t0, q0, qd0)
+    domain = Ranges(model, ranges)
+    domain.check_initial(q0)
     workspace = model.workspace()  # constraint solvers continue along the run
     last = LastEvaluation()
 
@@ -211,18 +220,20 @@ def simulate(
             rhs_batched(t0, y0[None])
         start = clock.perf_counter()
         solver = solver_class(rhs, t0, y0, t_end, **options)
-        status, message = _run(solver, trajectory, last, progress, nq)
+        status, message = _run(solver, trajectory, last, progress, nq, domain)
     except KeyboardInterrupt:
         status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
     except RUN_FAILURES as failure:
         status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
+    if status == -1:
+        message += _near_singular(model, workspace)
     wall = clock.perf_counter() - start
 
     t_out, y_out, qdd = trajectory.arrays(2 * nq, nq)
     q, qd = y_out[:, :nq], y_out[:, nq:]
     f = model.joint_variables(q, 0)[0] if len(t_out) else np.zeros((0, model.nj))
     result = SimulationResult(
-        t=t_out, q=q, qd=qd, qdd=qdd, joint_variables=f, success=status == 0, status=status,
+        t=t_out, q=q, qd=qd, qdd=qdd, joint_variables=f, success=status >= 0, status=status,
         message=message, nfev=getattr(solver, "nfev", 0), njev=getattr(solver, "njev", 0),
         nlu=getattr(solver, "nlu", 0), n_steps=trajectory.n_steps, wall_time=wall, settings=settings,
     )
@@ -231,23 +242,55 @@ def simulate(
     return result
 
 
+NEAR_SINGULAR = 1e-2
+"""Smallest over largest singular value of a constraint group's ``∂g/∂f`` below which a failed run is
+reported as having run into a singular configuration of the constraints (a dead point or fold of a
+linkage, where ``∇f`` grows without bound and the solver's steps shrink to nothing)."""
+
+
+def _near_singular(model: Model, workspace) -> str:
+    """Why a run failed, when it stopped near a singular configuration of a constraint group: the
+    group's joint variables, the smallest singular value of ``∂g/∂f`` and ``max |∇f|`` at the last
+    solved state; "" otherwise."""
+    providers = model.joint_variable_map.providers
+    for (_, provider), state in zip(providers, workspace.states_for(model.joint_variable_map)):
+        solution = getattr(state, "start", None)
+        if solution is None:
+            continue
+        g_u = provider.solver.system.first(solution.f, solution.p)[1]
+        singular_values = np.linalg.svd(g_u, compute_uv=False)
+        if not singular_values.min() < NEAR_SINGULAR * singular_values.max():
+            continue
+        return (f"; it ran into a singular configuration of the constraints near q = {solution.q.tolist()}: "
+                f"∂g/∂f of ({', '.join(provider.solver.names)}) has smallest singular value "
+                f"{singular_values.min():.3g} (largest {singular_values.max():.3g}) and |∇f| reaches "
+                f"{np.abs(solution.tangent).max():.3g} (a dead point or fold: the coordinates cannot move "
+                "beyond it on this assembly branch)")
+    return ""
+
+
 def _where(trajectory: Trajectory, nq: int) -> str:
     """``t (q = [...])`` of the last accepted step (the initial state before the first)."""
     return f"{trajectory.reached_t:.9g} (q = {trajectory.reached_y[:nq].tolist()})"
 
 
 def _run(solver: OdeSolver, trajectory: Trajectory, last: LastEvaluation, progress: Callable | None,
-         nq: int) -> tuple[int, str]:
+         nq: int, domain: Ranges) -> tuple[int, str]:
     """Step ``solver`` to its bound, recording every accepted step; ``(status, message)`` at the end.
 
-    Ends with status -1 when the solver fails (a step-size underflow) or stalls (see
-    :data:`STALL_STEPS`); exceptions are left to the caller.
+    Ends with status 1 where a coordinate leaves its range (``domain``), -1 when the solver fails (a
+    step-size underflow) or stalls (see :data:`STALL_STEPS`); exceptions are left to the caller.
     """
     short_steps, first_short = 0, 0.0  # the current run of short steps, and the size of its first
     while solver.status == "running":
+        t_old, y_old = solver.t, solver.y.copy()
         error = solver.step()
         if solver.status == "failed":
             return -1, f"the solver stopped at t = {solver.t:.9g}, q = {solver.y[:nq].tolist()}: {error}"
+        event = domain.crossing(t_old, y_old, solver.t, solver.y, lambda s: solver.dense_output()(s))
+        if event is not None:
+            y = trajectory.stop(solver, event[0])
+            return 1, f"{event[1]} (q = {y[:nq].tolist()})"
         trajectory.accept(solver, last)
         if progress is not None:
             progress(solver.t)

@@ -95,6 +95,24 @@ class Trajectory:
             self._add(t_out, y_out, self.evaluate(t_out, y_out))
             self.next += 1
 
+    def stop(self, solver: OdeSolver, t_stop: float) -> NDArray:
+        """Record the step ``solver`` has just taken only up to ``t_stop`` inside it (a terminal event):
+        the ``t_eval`` times up to there or, without ``t_eval``, a last row at ``t_stop``. Returns the
+        state at ``t_stop``."""
+        dense = solver.dense_output()
+        y = dense(t_stop)
+        self.reached_t, self.reached_y = t_stop, y
+        self.n_steps += 1
+        if self.t_eval is None:
+            self._add(t_stop, y, self.evaluate(t_stop, y))
+            return y
+        while self.next < self.t_eval.size and solver.direction * (t_stop - self.t_eval[self.next]) >= 0:
+            t_out = float(self.t_eval[self.next])
+            y_out = dense(t_out)
+            self._add(t_out, y_out, self.evaluate(t_out, y_out))
+            self.next += 1
+        return y
+
     def arrays(self, n: int, nq: int) -> tuple[NDArray, NDArray, NDArray]:
         """``t (m,)``, ``y (m, n)``, ``q̈ (m, nq)`` of the rows gathered."""
         if not self.times:
