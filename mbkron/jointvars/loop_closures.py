@@ -142,7 +142,10 @@ class _SymbolicChain:
     body : int
         Body index, -1 for the ground.
     joint_symbols : mapping of int to int
-        Joint-variable row → position of its symbol in ``x = (u, p)``.
+        Joint-variable row → position of its symbol in ``x = (u, p)`` (every joint on the chain
+        that moves has one).
+    symbols : sequence of sympy.Symbol
+        ``x = (u, p)``.
     """
 
     def __init__(self, tree, body: int, joint_symbols, symbols):
