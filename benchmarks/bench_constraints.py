@@ -7,7 +7,9 @@ joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is 
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
 The models use the default backend: with numba installed (``compiled``) the LU and projection
 groups take their compiled Newton step (:mod:`mbkron.jointvars.compiled`; a first, untimed walk
-compiles it); ``--backend numpy`` times the Python route instead. Each walk carries a workspace
+compiles it); ``--backend numpy`` times the Python route instead. The constraints are the test
+set's expressions, and in one more row the model's three loop closures (the equations generated
+from the closure declarations; the same manifold). Each walk carries a workspace
 (``model.workspace()``), as :func:`mbkron.simulate` does. The cost of ``∇f`` and
 ``H`` given ``f`` is the cost per state at order 2 less that at order 0 (the position update).
 
@@ -68,8 +70,10 @@ def main() -> None:
     backend = parser.parse_args().backend
     beta0 = INITIAL["beta"]
     path = (beta0 + STEP * np.arange(STATES))[:, None]
-    models = {name: andrews_squeezer(name, "expressions").with_backend(backend or default_backend())
-              for name in ("lu", "projection", "premodel", "finite_difference")}
+    variants = {name: (name, "expressions") for name in ("lu", "projection", "premodel", "finite_difference")}
+    variants["lu, loop closures"] = ("lu", "loop_closures")
+    models = {name: andrews_squeezer(*variant).with_backend(backend or default_backend())
+              for name, variant in variants.items()}
     for model in models.values():  # a first walk compiles what the backend compiles: not timed
         per_state(model, path[:50], 2)
     print(f"backend: {models['lu'].backend}")

@@ -2,9 +2,10 @@
 
 Positions by :class:`~mbkron.jointvars.solvers.PositionSolver` (Newton continuation on one assembly
 branch), exact ``∇f`` and ``H`` by :func:`~mbkron.jointvars.solvers.implicit_derivatives`
-(Eq. 101-102, 105-120). With the ``compiled`` backend a group given as expressions takes the
-compiled step of :mod:`mbkron.jointvars.compiled` for every state it can handle (chosen when the
-model is built, never after a number of evaluations), and the Python solver for the others.
+(Eq. 101-102, 105-120). With the ``compiled`` backend a group with an expression form (equations
+given as expressions, or loop closures) takes the compiled step of :mod:`mbkron.jointvars.compiled`
+for every state it can handle (chosen when the model is built, never after a number of
+evaluations), and the Python solver for the others.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class ConstrainedJointVariables(JointVariableProvider):
     solver : PositionSolver
     method : {"lu", "projection"}
     backend : {"kronecker", "numpy", "compiled"}
-        ``"compiled"`` uses the compiled Newton step for groups given as expressions with inputs
+        ``"compiled"`` uses the compiled Newton step for groups with an expression form (expressions
+        or loop closures; :meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) with inputs
         affine in q, and compiled projection recursions.
     """
 

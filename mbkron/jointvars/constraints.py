@@ -36,6 +36,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sympy
@@ -48,6 +49,7 @@ from mbkron.kinematics import tree as kinematics
 
 __all__ = [
     "ConstraintContext",
+    "ConstraintExpressions",
     "BoundConstraints",
     "ConstraintSystem",
     "SymbolicConstraints",
@@ -77,6 +79,87 @@ class ConstraintContext:
     unknowns: tuple[str, ...]
     tree: kinematics.KinematicTree
     body_index: Mapping[str, int]
+
+
+class ConstraintExpressions(NamedTuple):
+    """A constraint group's ``g`` and exact derivatives as sympy expressions of ``(u, p)``.
+
+    Attributes
+    ----------
+    symbols : tuple of sympy.Symbol
+        The unknowns ``u`` followed by the inputs ``p``: the arguments of every expression.
+    first : tuple of sympy.Expr
+        ``g``, ``∂g/∂u``, ``∂g/∂p`` flattened in C order (what :meth:`BoundConstraints.first`
+        returns).
+    second : tuple of sympy.Expr
+        ``∂g/∂u``, ``∂g/∂p``, ``∂²g/∂u²``, ``∂²g/∂u∂p``, ``∂²g/∂p²`` flattened in C order (what
+        :meth:`BoundConstraints.second` returns).
+    """
+
+    symbols: tuple[sympy.Symbol, ...]
+    first: tuple[sympy.Expr, ...]
+    second: tuple[sympy.Expr, ...]
+
+
+def expressions_from_derivatives(
+    symbols: Sequence[sympy.Symbol], g: NDArray[np.object_], g_x: NDArray[np.object_], g_xx: NDArray[np.object_]
+) -> ConstraintExpressions:
+    """Lay out ``g`` and its derivatives with respect to ``x = (u, p)`` as :class:`ConstraintExpressions`.
+
+    The one place that knows the layout of :meth:`BoundConstraints.first` and
+    :meth:`BoundConstraints.second`; expression systems differentiate with sympy
+    (:func:`derive_expressions`), loop closures along the tree
+    (:meth:`mbkron.jointvars.loop_closures._BoundClosures.expressions`).
+
+    Parameters
+    ----------
+    symbols : sequence of sympy.Symbol
+        ``m`` unknowns then the inputs: ``x``.
+    g : ndarray of sympy.Expr, shape (m,)
+    g_x : ndarray of sympy.Expr, shape (m, len(x))
+        ``∂g_i/∂x_k``.
+    g_xx : ndarray of sympy.Expr, shape (m, len(x), len(x))
+        ``∂²g_i/∂x_k∂x_l``.
+
+    Returns
+    -------
+    ConstraintExpressions
+    """
+    m = len(g)
+    g_u, g_p = g_x[:, :m], g_x[:, m:]
+    blocks = (g_u, g_p, g_xx[:, :m, :m], g_xx[:, :m, m:], g_xx[:, m:, m:])
+    return ConstraintExpressions(
+        tuple(symbols),
+        tuple(np.concatenate([g, g_u.ravel(), g_p.ravel()])),
+        tuple(np.concatenate([a.ravel() for a in blocks])),
+    )
+
+
+def derive_expressions(
+    g: Sequence[sympy.Expr], unknowns: Sequence[sympy.Symbol], inputs: Sequence[sympy.Symbol]
+) -> ConstraintExpressions:
+    """Differentiate the residuals ``g(u, p)`` symbolically into :class:`ConstraintExpressions`.
+
+    Parameters
+    ----------
+    g : sequence of sympy.Expr
+        The residuals, one per equation.
+    unknowns, inputs : sequence of sympy.Symbol
+        ``u`` and ``p``; ``g`` may use no other symbol.
+
+    Returns
+    -------
+    ConstraintExpressions
+    """
+    residuals = np.empty(len(g), dtype=object)
+    residuals[:] = list(g)
+    symbols = list(unknowns) + list(inputs)
+    g_x = _jacobian(residuals, symbols)
+    g_xx = np.empty(g_x.shape + (len(symbols),), dtype=object)
+    for (i, k), first in np.ndenumerate(g_x):
+        for l in range(k, len(symbols)):
+            g_xx[i, k, l] = g_xx[i, l, k] = sympy.diff(first, symbols[l])
+    return expressions_from_derivatives(symbols, residuals, g_x, g_xx)
 
 
 class BoundConstraints(ABC):
@@ -111,6 +194,15 @@ class BoundConstraints(ABC):
     def with_backend(self, backend: str) -> BoundConstraints:
         """The same equations evaluated the way ``backend`` evaluates (``self`` unless that differs)."""
         return self
+
+    def expressions(self) -> ConstraintExpressions | None:
+        """``g`` and its derivatives as expressions, for the compiled step
+        (:mod:`mbkron.jointvars.compiled`); None when the system has no expression form.
+
+        Systems that must derive the expressions first do so on the first call (the compiled
+        backend's, when it builds its step), not when they are bound.
+        """
+        return None
 
     @abstractmethod
     def first(self, u: NDArray, p: NDArray) -> tuple[NDArray, NDArray, NDArray]:
@@ -192,19 +284,17 @@ def _jacobian(expressions: NDArray[np.object_], symbols: Sequence[sympy.Symbol])
 class _BoundSymbolic(BoundConstraints):
     def __init__(self, g: NDArray[np.object_], unknowns, inputs, unknown_rows, explicit_rows, nq):
         super().__init__(unknown_rows, explicit_rows, nq)
-        symbols = list(unknowns) + list(inputs)
-        g_u, g_p = _jacobian(g, unknowns), _jacobian(g, inputs)
-        g_uu, g_up, g_pp = _jacobian(g_u, unknowns), _jacobian(g_u, inputs), _jacobian(g_p, inputs)
+        self._expressions = derive_expressions(g, unknowns, inputs)
+        symbols = self._expressions.symbols
+        self._first = _compile(np.array(self._expressions.first, dtype=object), symbols)
+        self._second = _compile(np.array(self._expressions.second, dtype=object), symbols)
         m, n = len(unknowns), len(inputs)
-        self.symbols = tuple(symbols)
-        # (g, ∂g/∂u, ∂g/∂p) and (∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²), flattened in C order
-        self.first_expressions = tuple(np.concatenate([g, g_u.ravel(), g_p.ravel()]))
-        self.second_expressions = tuple(np.concatenate([a.ravel() for a in (g_u, g_p, g_uu, g_up, g_pp)]))
-        self._first = _compile(np.array(self.first_expressions, dtype=object), symbols)
-        self._second = _compile(np.array(self.second_expressions, dtype=object), symbols)
         shapes = ((m, m), (m, n), (m, m, m), (m, m, n), (m, n, n))
         ends = np.cumsum([int(np.prod(s)) for s in shapes])
         self._blocks = tuple((slice(end - int(np.prod(s)), end), s) for end, s in zip(ends, shapes))
+
+    def expressions(self) -> ConstraintExpressions:
+        return self._expressions
 
     def first(self, u, p):
         values = self._first([*u, *p])

@@ -1,0 +1,257 @@
+"""Loop closures written as expressions, their compiled Newton step, and the on-disk kernel cache.
+
+A bound loop-closure system evaluates ``g``, ``∂g``, ``∂²g`` with the tree kinematics (the
+reference route, validated against independent forward kinematics in tests/test_constraints.py);
+for the compiled backend it also writes them as sympy expressions
+(:meth:`mbkron.jointvars.loop_closures._BoundClosures.expressions`). Here the expressions are
+compared with the kinematics route at random states, and the compiled step with the Python solver
+along paths, for Andrews' squeezer (closures between bodies), spatial closures to the ground with
+revolute and fixed orientation equations, and slider-cranks (prismatic joints solved and
+explicit).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron.backends import available_backends
+from mbkron.core.errors import ConfigurationError
+from mbkron.examples.andrews import INITIAL, andrews_squeezer
+from mbkron.expressions import codegen
+from mbkron.jointvars import compiled
+from mbkron.jointvars.loop_closures import LoopClosure
+
+needs_numba = pytest.mark.skipif("compiled" not in available_backends(),
+                                 reason="numba (the `fast` extra) is not installed")
+
+CRANK, ROD = 0.4, 1.0
+
+
+def _provider(model):
+    return model.joint_variable_map.providers[-1][1]
+
+
+def _rodrigues(axis, angle):
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+
+
+def spatial_loop(orientation: str):
+    """A 7R (fixed closure) or 6R (revolute closure) spatial loop closed to the ground, one degree
+    of freedom (the loops of tests/test_constraints.py); returns the model and ``q`` at assembly."""
+    rng = np.random.default_rng(11 if orientation == "fixed" else 5)
+    n = 7 if orientation == "fixed" else 6
+    axes = rng.normal(size=(n, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    offsets = rng.normal(scale=0.5, size=(n, 3))
+    f_star = rng.uniform(-1, 1, size=n)
+    R_tip, r_tip = np.eye(3), np.zeros(3)
+    for axis, offset, angle in zip(axes, offsets, f_star):
+        r_tip, R_tip = r_tip + R_tip @ offset, R_tip @ _rodrigues(axis, angle)
+    tip = np.array([0.2, -0.1, 0.3])
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("q", default=f_star[0])
+    names = [f"body {k}" for k in range(n)]  # body names need not be identifiers
+    for k, name in enumerate(names):
+        b.add_body(name, parent="ground" if k == 0 else names[k - 1], axis=axes[k], offset=offsets[k],
+                   variable="q" if k == 0 else None)
+    if orientation == "fixed":
+        closure = LoopClosure(names[-1], tip, "ground", R_tip @ tip + r_tip, plane=None, orientation="fixed",
+                              rotation=R_tip.T)
+    else:
+        axis_a = np.array([0.0, 0.6, 0.8])
+        closure = LoopClosure(names[-1], tip, "ground", R_tip @ tip + r_tip, plane=None, orientation="revolute",
+                              axis_a=axis_a, axis_b=R_tip @ axis_a)
+    b.add_constraints(names[1:], [closure], "lu", guess=dict(zip(names[1:], f_star[1:] + 0.01)))
+    return b.build(backend="numpy"), f_star[0]
+
+
+def slider_crank(driven: str, solver: str = "lu"):
+    """Crank (revolute at the origin), rod and a slider on the x axis (prismatic); the rod's end
+    is the slider's origin. ``driven="crank"``: q is the crank angle, rod angle and slider
+    position are solved (a prismatic unknown); ``driven="slider"``: q is the slider position (an
+    explicit prismatic input), crank and rod angles are solved."""
+    b = mbkron.ModelBuilder()
+    if driven == "crank":
+        b.add_coordinate("q", default=0.3)
+        b.add_body("crank", axis=(0, 0, 1), variable="q")
+        b.add_body("slider", joint="prismatic", axis=(1, 0, 0))
+        unknowns, guess = ["rod", "slider"], {"rod": -0.4, "slider": 1.3}
+    else:
+        b.add_coordinate("q", default=1.0, unit="m")
+        b.add_body("crank", axis=(0, 0, 1))
+        b.add_body("slider", joint="prismatic", axis=(1, 0, 0), variable="q")
+        unknowns, guess = ["crank", "rod"], {"crank": 1.2, "rod": -2.0}
+    b.add_body("rod", parent="crank", axis=(0, 0, 1), offset=(CRANK, 0, 0))
+    b.add_constraints(unknowns, [LoopClosure("rod", (ROD, 0, 0), "slider", (0, 0, 0))], solver, guess=guess)
+    return b.build(backend="numpy")
+
+
+def _cases():
+    """Models (numpy backend) and paths of q through their workspace."""
+    rng = np.random.default_rng(7)
+    beta = INITIAL["beta"] + np.cumsum(rng.uniform(-2e-3, 6e-3, size=200))  # includes reversals
+    fixed, q_fixed = spatial_loop("fixed")
+    revolute, q_revolute = spatial_loop("revolute")
+    return {
+        "andrews lu": (andrews_squeezer("lu", "loop_closures").with_backend("numpy"), beta[:, None]),
+        "andrews projection": (andrews_squeezer("projection", "loop_closures").with_backend("numpy"), beta[:, None]),
+        "spatial fixed": (fixed, q_fixed + np.linspace(0.0, 0.05, 60)[:, None]),
+        "spatial revolute": (revolute, q_revolute + np.linspace(0.0, 0.05, 60)[:, None]),
+        "slider-crank, prismatic solved": (slider_crank("crank"), np.linspace(0.3, 4.0, 200)[:, None]),
+        "slider-crank, prismatic explicit": (slider_crank("slider", "projection"), np.linspace(1.0, 1.35, 100)[:, None]),
+    }
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_expressions_equal_the_kinematics_route(case):
+    """g, ∂g and ∂²g printed from the expressions equal the tree-kinematics route at random (u, p)."""
+    system = _provider(CASES[case][0]).solver.system
+    expressions = system.expressions()
+    assert system.with_backend("compiled").expressions() is expressions  # derived once
+    m, n = system.size, system.n_inputs
+    assert len(expressions.symbols) == m + n
+    assert len(expressions.first) == m + m * m + m * n
+    assert len(expressions.second) == m * m + m * n + m**3 + m * m * n + m * n * n
+    first = codegen.scalar_function(expressions.symbols, expressions.first)
+    second = codegen.scalar_function(expressions.symbols, expressions.second)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        u, p = rng.uniform(-3, 3, m), rng.uniform(-3, 3, n)
+        for function, reference in ((first, system.first(u, p)), (second, system.second(u, p))):
+            reference = np.concatenate([np.ravel(a) for a in reference])
+            values = np.zeros(reference.size)
+            function([*u, *p], values)
+            np.testing.assert_allclose(values, reference, rtol=0, atol=1e-13 * max(1.0, np.abs(reference).max()))
+
+
+@needs_numba
+@pytest.mark.parametrize("case", list(CASES))
+def test_compiled_step_equals_python_solver(case):
+    model, path = CASES[case]
+    fast, python = _provider(model.with_backend("compiled")), _provider(model)
+    assert fast.fast_step is not None
+    assert python.fast_step is None
+    for order in (2, 0, 1):
+        fast_state, python_state = fast.new_state(), python.new_state()
+        for q in path:
+            mine, theirs = fast.evaluate(q, order, fast_state), python.evaluate(q, order, python_state)
+            for a, b in zip(mine, theirs):
+                assert (a is None) == (b is None)
+                if b is not None:
+                    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+
+
+@needs_numba
+def test_compiled_step_is_taken_for_loop_closures(monkeypatch):
+    """Small steps of Andrews' squeezer run compiled: the Python solver is not called."""
+    provider = _provider(andrews_squeezer("lu", "loop_closures").with_backend("compiled"))
+    calls = []
+    solve = provider.solver.solve
+    monkeypatch.setattr(provider.solver, "solve", lambda *args: calls.append(args) or solve(*args))
+    state = provider.new_state()
+    for beta in INITIAL["beta"] + 1e-3 * np.arange(50):
+        provider.evaluate(np.array([beta]), 2, state)
+    assert calls == []
+
+
+@needs_numba
+def test_fold_of_a_loop_reported_as_by_python_solver():
+    """Pushing the slider to the crank's and rod's full reach (q = 1.4, crank and rod aligned, det
+    ∂g/∂f = 0) fails with the Python solver's message, at the same states, on both routes. (The
+    two routes evaluate g in a different order of operations; at condition numbers near 1e5 the
+    reported f and ‖g‖ differ in their last digits.)"""
+    messages = []
+    for backend in ("compiled", "numpy"):
+        provider = _provider(slider_crank("slider").with_backend(backend))
+        assert (provider.fast_step is not None) == (backend == "compiled")
+        state = provider.new_state()
+        with pytest.raises(ConfigurationError) as error:
+            for q in np.linspace(1.0, CRANK + ROD + 0.05, 400):
+                provider.evaluate(np.array([q]), 2, state)
+        messages.append(str(error.value))
+    assert "singular configuration" in messages[0]
+    number = r"-?\d+\.?\d*(?:e[-+]\d+)?"
+    assert re.sub(number, "#", messages[0]) == re.sub(number, "#", messages[1])
+    assert re.findall(r"q = \[[^]]*\]", messages[0]) == re.findall(r"q = \[[^]]*\]", messages[1])
+    values = [np.array(re.findall(number, message), dtype=float) for message in messages]
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------
+# The on-disk cache of generated kernels.
+@needs_numba
+def test_kernel_module_written_once_by_hash(tmp_path, monkeypatch):
+    """The module is written under the hash of its text, atomically (no temporary file left), and a
+    file of that name with other content is replaced before it is imported."""
+    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(compiled, "_GENERATED", {})
+    expressions = _provider(slider_crank("crank")).solver.system.expressions()
+    source = compiled.module_source(expressions)
+    module = compiled.kernel_module(expressions)
+    files = [p for p in tmp_path.iterdir() if p.is_file()]
+    assert files == [Path(module.__file__)]
+    assert files[0].read_text(encoding="utf-8") == source
+    assert compiled.kernel_module(expressions) is module  # one module per process
+    files[0].write_text("raise SystemExit('not ours')\n", encoding="utf-8")
+    monkeypatch.setattr(compiled, "_GENERATED", {})
+    again = compiled.kernel_module(expressions)
+    assert files[0].read_text(encoding="utf-8") == source
+    assert callable(again.step)
+
+
+def test_generated_module_names_no_user_text():
+    """The body names (with spaces) never reach the printed source: neutral symbols only."""
+    source = compiled.module_source(_provider(CASES["spatial fixed"][0]).solver.system.expressions())
+    assert "body" not in source
+    assert compile(source, "<test>", "exec")
+
+
+@needs_numba
+def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
+    """A cache directory that cannot be created (a file is in the way) compiles in memory."""
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
+    monkeypatch.setattr(compiled, "_GENERATED", {})
+    model = slider_crank("crank")
+    fast, python = _provider(model.with_backend("compiled")), _provider(model)
+    q = np.array([0.35])
+    for a, b in zip(fast.evaluate(q, 2), python.evaluate(q, 2)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+    assert list(tmp_path.iterdir()) == [blocker]
+
+
+_SECOND_PROCESS = """
+import numpy as np
+from mbkron.examples.andrews import andrews_squeezer
+model = andrews_squeezer("lu", "loop_closures")
+assert model.joint_variable_map.providers[-1][1].fast_step is not None
+model.forward_dynamics(model.default_q, np.zeros(1))
+"""
+
+
+@needs_numba
+def test_second_process_loads_the_compiled_step(tmp_path):
+    """numba's cache debug output: the first process saves the generated step, the second loads it."""
+    env = dict(os.environ, MBKRON_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
+    outputs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS], env=env, capture_output=True, text=True,
+                              check=True).stdout for _ in range(2)]
+    step = "mbkron_kernels_"
+    assert any(line.startswith("[cache] data saved") and step in line and ".step-" in line
+               for line in outputs[0].splitlines())
+    assert any(line.startswith("[cache] data loaded") and step in line and ".step-" in line
+               for line in outputs[1].splitlines())
+    assert not any(line.startswith("[cache] data saved") and step in line for line in outputs[1].splitlines())
