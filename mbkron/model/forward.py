@@ -80,9 +80,13 @@ class ForwardDynamics:
                                          writable(qd))
             return qdd if status == OK else None
         f, grad, hess = model._joint_values(q, 2, workspace)
+        curved = not self.affine
+        if q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:  # one state: no broadcasting work
+            qdd, status = forward_given(*self.arrays, writable(force)[None], writable(f)[None], writable(grad)[None],
+                                        writable(hess)[None], curved, writable(qd)[None])
+            return qdd[0] if status == OK else None
         batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], force.shape[:-1])
         nq = self.nq
-        curved = not self.affine
         qdd, status = forward_given(
             *self.arrays, batch_rows(np.broadcast_to(force, batch + (nq,)), batch, 1),
             writable(np.broadcast_to(f, batch + f.shape[-1:])).reshape(-1, f.shape[-1]), batch_rows(grad, batch, 2),
