@@ -150,7 +150,7 @@ def test_plot_without_matplotlib_says_how_to_install_it(capsys, tmp_path, monkey
      (["kinematics", TWO_LINK, "--point", "link1:0,0"], "expected 3 coordinates"),
      (["kinematics", TWO_LINK, "--trajectory", "missing.csv"], "cannot read trajectory"),
      (["kinematics", TWO_LINK, "--trajectory", "missing.csv", "--q", "alpha1=1"], "either --trajectory or --q"),
-     (["info", "no/such/model.toml"], "cannot read the file"),
+     (["info", "no/such/model.toml"], "cannot read the model file no/such/model.toml: No such file or directory"),
      (["kinematics", ROOT / "models" / "four_bar.toml", "--q", "q=5", "--allow-outside-range"],
       "cannot continue the solution"),
      (["kinematics", ROOT / "models" / "four_bar.toml", "--q", "q=5"],

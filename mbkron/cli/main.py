@@ -33,9 +33,16 @@ from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, interruption
 __all__ = ["main", "parser"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line, ``mbkron <command>: error: … (see … --help)``, exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     """The parser of the ``mbkron`` command line; each command's ``run`` is its ``run`` default."""
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="mbkron", description="Empirically-based multibody dynamics.\n\nexample:\n  mbkron info models/two_link_arm.toml",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"mbkron {mbkron.__version__}")

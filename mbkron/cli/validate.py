@@ -67,6 +67,8 @@ def find_checkout(start: Path) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron validate``; returns the exit status of ``python -m validation``."""
+    if args.update_report and args.quick:
+        raise UsageError("--update-report rewrites the committed full report: run it without --quick")
     if args.source is not None:
         root = Path(args.source).resolve()
         if not is_checkout(root):
@@ -79,8 +81,6 @@ def run(args: argparse.Namespace) -> int:
                                f"root (the validation/ references are not installed with the package), or give "
                                f"--source DIR")
     command = [sys.executable, "-m", "validation"]
-    if args.update_report and args.quick:
-        raise UsageError("--update-report rewrites the committed full report: run it without --quick")
     command += [option for option, given in (("--quick", args.quick), ("--quiet", args.quiet),
                                              ("--figures", args.figures), ("--update-report", args.update_report))
                 if given]

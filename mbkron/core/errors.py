@@ -11,16 +11,19 @@ class ModelError(ValueError):
     """An invalid model description.
 
     Collects every problem found, not just the first: ``problems`` is the list of
-    messages, each naming the body, field (in backticks) and what was expected.
+    messages, each naming the body, field (in backticks) and what was expected. ``unreadable``:
+    the file could not be read at all (its message then says so, not "invalid model").
     """
 
-    def __init__(self, problems: str | Iterable[str], source: str | None = None):
+    def __init__(self, problems: str | Iterable[str], source: str | None = None, unreadable: bool = False):
         if isinstance(problems, str):
             problems = [problems]
         self.problems: list[str] = list(problems)
         self.source = source
         where = f" in {source}" if source else ""
-        if len(self.problems) == 1:
+        if unreadable:  # the file itself (missing, a directory, not permitted): nothing was read
+            message = f"cannot read the model file {source}: {self.problems[0]}"
+        elif len(self.problems) == 1:
             message = f"invalid model{where}: {self.problems[0]}"
         else:
             lines = "\n".join(f"  - {p}" for p in self.problems)

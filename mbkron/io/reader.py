@@ -118,7 +118,7 @@ def read_model_file(path: str | Path, backend: str | None = None) -> ModelFile:
         with Path(path).open("rb") as file:
             data = file.read(most + 1)
     except OSError as exc:
-        raise ModelError([f"cannot read the file: {exc.strerror or exc}"], source) from None
+        raise ModelError([exc.strerror or str(exc)], source, unreadable=True) from None
     if len(data) > most:
         raise ModelError([f"the file has more than {most:,} bytes; model files of at most {MAX_FILE_CHARACTERS:,} "
                           "characters are read (see Limits in docs/model-format.md)"], source)
