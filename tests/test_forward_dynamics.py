@@ -177,7 +177,7 @@ def _simple_tree(seed: int) -> mbkron.Model:
 
 @needs_numba
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("batch", [(), (4,), (2, 3)])
+@pytest.mark.parametrize("batch", [(), (4,), (2, 3), (600,)])  # 600 states: over the threads
 def test_articulated_body_route_equals_numpy_route(seed, batch):
     model = _simple_tree(seed)
     assert model._forward.simple is not None  # the O(n) route

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbkron.compiled.common import jit
+from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
+from mbkron.compiled.forward import PARALLEL_STATES
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["articulated_forward", "articulated_batch"]
@@ -177,16 +178,48 @@ def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_t
 
 
 @jit
-def articulated_batch(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight,
-                      q, qd):  # pragma: no cover - compiled
-    """:func:`articulated_forward` of states ``q``, ``qd`` (states, nq), ``force`` (states or 1, nq); the
-    first status other than OK ends the batch."""
-    states, nb, nq = q.shape[0], links.shape[0], q.shape[1]
-    qdd = np.empty((states, nq))
-    work = _workspace(nb, nq, A.shape[0])
-    for s in range(states):
+def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, qdd,
+          start, stop):  # pragma: no cover - compiled
+    """States ``start:stop`` of a batch; the first status other than OK ends them."""
+    work = _workspace(links.shape[0], q.shape[1], A.shape[0])
+    for s in range(start, stop):
         status = _state(geometry, links, body_inertia, gravity, springs, joint_torque,
                         force[s if force.shape[0] > 1 else 0], A, c, coordinate, weight, q[s], qd[s], qdd[s], work)
         if status != OK:
-            return qdd, status
-    return qdd, OK
+            return status
+    return OK
+
+
+@jit
+def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                  qd):  # pragma: no cover - compiled
+    qdd = np.empty(q.shape)
+    status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+                   qdd, 0, q.shape[0])
+    return qdd, status
+
+
+def _batch_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                    qd, blocks):  # pragma: no cover - compiled
+    states = q.shape[0]
+    qdd = np.empty(q.shape)
+    status = np.zeros(blocks, dtype=np.int64)
+    for block in numba.prange(blocks):
+        status[block] = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
+                              weight, q, qd, qdd, block * states // blocks, (block + 1) * states // blocks)
+    return qdd, status.max()
+
+
+if AVAILABLE:
+    _batch_parallel = numba.njit(cache=True, nogil=True, parallel=True)(_batch_parallel)
+
+
+def articulated_batch(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight,
+                      q, qd):
+    """:func:`articulated_forward` of states ``q``, ``qd`` (states, nq), ``force`` (states or 1, nq), over
+    the threads for batches of at least :data:`mbkron.compiled.forward.PARALLEL_STATES`; returns
+    ``(q̈, status)`` with the first status other than OK of a block."""
+    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd)
+    if AVAILABLE and q.shape[0] >= PARALLEL_STATES and numba.get_num_threads() > 1:
+        return _batch_parallel(*arrays, numba.get_num_threads())
+    return _batch_serial(*arrays)
