@@ -56,6 +56,7 @@ INPUT = [  # bad files and values: exit status 1
     (["moment-arms", LEG, "--q", "knee_angle_r=-30"], "--q: `knee_angle_r` = -30 rad is outside its range"),
     (["moment-arms", SHOULDER, "--sweep", "nothing"], "--sweep: unknown coordinate `nothing`"),
     (["moment-arms", SHOULDER, "--from", "0"], "need --sweep COORDINATE"),
+    (["simulate", ARM, "--out", "taken"], "--out: taken/two_link_arm_simulation.csv is a directory"),
 ]
 
 
@@ -81,6 +82,7 @@ def test_usage_errors(capsys, tmp_path, monkeypatch, argv, fragment):
 @pytest.mark.parametrize("argv, fragment", INPUT, ids=[" ".join(a[:3])[-40:] for a, _ in INPUT])
 def test_input_errors(capsys, tmp_path, monkeypatch, argv, fragment):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken" / "two_link_arm_simulation.csv").mkdir(parents=True)  # a directory where a result goes
     status, out, err = _run(capsys, argv)
     assert status == 1, err
     lines = [line for line in err.strip().splitlines() if not line.startswith("mbkron: compiling")]

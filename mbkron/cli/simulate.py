@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mbkron.cli.common import (EXIT_INTERRUPTED, add_command, assignments, check_ranges, coordinate_unit,
-                               figure_and_progress_options, integer_at_least, interruption, one_of_any_case,
-                               output_directory, png_bytes, positive_number, range_option, require_matplotlib,
-                               write_metadata, write_table_and_figure)
+from mbkron.cli.common import (EXIT_INTERRUPTED, CommandError, add_command, assignments, check_ranges,
+                               coordinate_unit, figure_and_progress_options, integer_at_least, interruption,
+                               one_of_any_case, output_directory, png_bytes, positive_number, range_option,
+                               require_matplotlib, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -71,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         require_matplotlib()
     directory = output_directory(args.out)  # before any expensive work: a bad --out loses nothing
+    output = directory / f"{Path(args.model).stem}_simulation.csv"
+    for path in (output, output.with_suffix(".json"), output.with_suffix(".png")):
+        if path.is_dir():
+            raise CommandError(f"--out: {path} is a directory; the results are written to that name")
     started = time.perf_counter()
     model_file = read_model_file(args.model)
     model = model_file.model
@@ -104,7 +108,6 @@ def run(args: argparse.Namespace) -> int:
         "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
     table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
                              result.joint_variables])
-    output = directory / f"{Path(args.model).stem}_simulation.csv"
     figure = write_table_and_figure(output, columns, table, (
         lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
     written = time.perf_counter()
