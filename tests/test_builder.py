@@ -221,3 +221,13 @@ def test_a_cycle_is_reported_beside_other_problems():
     b.add_body("b", parent="a", axis=(0, 0, 1), variable="x")
     text = "\n".join(problems_of(b))
     assert "form a cycle" in text and "`mass` must be non-negative" in text
+
+
+def test_a_spring_on_one_body_is_refused():
+    """#14.1: a spring-damper whose two ends are fixed in one frame is a ModelError naming the load and fields."""
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x")
+    b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, inertia=[0.1, 0.1, 0.1])
+    b.add_load(mbkron.loads.SpringDamper("a", (1, 0, 0), "a", (1, 0, 0), stiffness=10.0))
+    with pytest.raises(mbkron.ModelError, match=r"load 0 \(SpringDamper\): `body_a` and `body_b` are both 'a'"):
+        b.build()

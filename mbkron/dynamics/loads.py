@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mbkron.compiled.paths import path_lengths_and_moment_arms
+from mbkron.core.errors import ConfigurationError
 
 __all__ = [
     "Load",
@@ -223,6 +224,9 @@ def check_load(
         body(load.body_b, "body_b", ground_allowed=True)
         _check_point(load.point_a, f"{where}: `point_a`", problems)
         _check_point(load.point_b, f"{where}: `point_b`", problems)
+        if load.body_a == load.body_b:  # both points fixed in one frame: a constant line, no force
+            problems.append(f"{where}: `body_a` and `body_b` are both {load.body_a!r}: the distance of its points "
+                            "never changes, so the load acts on nothing; connect two different bodies")
         if isinstance(load, SpringDamper):
             for field in ("stiffness", "damping", "free_length"):
                 value = getattr(load, field)
@@ -331,7 +335,7 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     delta = pb - pa
     length = np.linalg.norm(delta, axis=-1)
     if np.any(length < 1e-12):
-        raise ValueError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
+        raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
                          f"coincide at q = {kin.q.tolist()}: its direction is undefined")
     unit = delta / length[..., None]
     return length, np.einsum("...x,...xk->...k", unit, Jb - Ja)
