@@ -40,7 +40,8 @@ def random_chain(n: int, seed: int = 0):
         offset[:3, :3], offset[:3, 3] = R, t
         rotations.append(R), translations.append(t), axes.append(axis)
         masses.append(rng.uniform(0.5, 3.0)), coms.append(rng.uniform(-0.2, 0.2, size=3))
-        inertias.append(A @ A.T * 0.05 + 0.01 * np.eye(3))
+        second_moments = A @ A.T * 0.05 + 0.01 * np.eye(3)
+        inertias.append(np.trace(second_moments) * np.eye(3) - second_moments)  # a physical inertia tensor
         b.add_coordinate(f"q{k}")
         b.add_body(f"b{k}", parent=parent, axis=axis, variable=f"q{k}", offset=offset, mass=masses[-1],
                    com=coms[-1], inertia=inertias[-1])

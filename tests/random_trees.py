@@ -32,6 +32,14 @@ class TreeSpec:
     q: list[sympy.Symbol]
 
 
+def physical_inertia(A: np.ndarray) -> np.ndarray:
+    """An inertia tensor about the centre of mass, ``tr(S) I − S`` for the second moments
+    ``S = 0.05 A Aᵀ + 0.01 I`` of a mass distribution: symmetric, positive definite and with principal
+    moments that satisfy the triangle inequality, as every rigid body's do."""
+    S = A @ A.T * 0.05 + 0.01 * np.eye(3)
+    return np.trace(S) * np.eye(3) - S
+
+
 def _unit(rng) -> np.ndarray:
     v = rng.normal(size=3)
     return v / np.linalg.norm(v)
@@ -72,7 +80,7 @@ def random_tree(rng: np.random.Generator, nb: int = 8, nq: int = 3, joints=("rev
         spec.variables.append(None if joint == "fixed" else _random_variable(rng, q, int(rng.integers(0, 4))))
         spec.masses.append(float(rng.uniform(0.5, 3.0)))
         spec.coms.append(rng.uniform(-0.3, 0.3, size=3))
-        spec.inertias.append(A @ A.T * 0.05 + 0.01 * np.eye(3))
+        spec.inertias.append(physical_inertia(A))
     return spec
 
 

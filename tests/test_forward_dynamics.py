@@ -17,7 +17,7 @@ import mbkron
 from mbkron.backends import available_backends
 from mbkron.compiled.common import AVAILABLE
 from mbkron.examples.andrews import andrews_squeezer
-from tests.random_trees import build_model, random_tree
+from tests.random_trees import build_model, physical_inertia, random_tree
 
 needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
 
@@ -42,7 +42,7 @@ def _chain(nonlinear: bool = False) -> mbkron.Model:
         A = rng.normal(size=(3, 3))
         variable = variables[k]
         b.add_body(f"b{k}", parent=parent, axis=rng.normal(size=3), variable=variable, offset=rng.uniform(-0.4, 0.4, 3),
-                   mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=A @ A.T * 0.05 + 0.01 * np.eye(3))
+                   mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=physical_inertia(A))
         parent = f"b{k}"
     b.add_load(mbkron.loads.SpringDamper("b3", (0.1, 0.2, 0.0), "ground", (0.5, 0.5, 0.5), stiffness=40.0,
                                              damping=2.0, free_length=0.3))
@@ -154,7 +154,7 @@ def _simple_tree(seed: int) -> mbkron.Model:
     for i in range(9):
         parent = "ground" if i == 0 else names[int(rng.integers(max(0, i - 3), i))]
         A = rng.normal(size=(3, 3))
-        inertial = dict(mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=A @ A.T * 0.05 + 0.01 * np.eye(3))
+        inertial = dict(mass=rng.uniform(0.5, 2), com=rng.uniform(-0.2, 0.2, 3), inertia=physical_inertia(A))
         offset = np.eye(4)
         rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
         offset[:3, :3] = rotation * np.sign(np.linalg.det(rotation))  # a proper rotation
