@@ -102,9 +102,21 @@ def test_argument_errors(kwargs, match):
         mbkron.simulate_ensemble(**arguments)
 
 
-def test_constrained_models_are_refused():
-    with pytest.raises(ValueError, match="constraints"):
-        mbkron.simulate_ensemble(andrews_squeezer("lu"), (0.0, 0.01), [[-0.0617]])
+def test_constrained_models_continue_each_trajectory_on_its_own():
+    """Andrews' squeezer (loop closures solved at every state): each trajectory with its own continuation,
+    equal to its single run by `mbkron.simulate` with the same method."""
+    model = andrews_squeezer("lu")
+    beta0 = model.default_q[0] + np.array([0.0, 0.3, -0.4])
+    beta_dot0 = np.array([0.0, 20.0, -10.0])
+    t_eval = np.linspace(0.0, 0.004, 5)
+    result = mbkron.simulate_ensemble(model, (0.0, 0.004), beta0[:, None], beta_dot0[:, None], t_eval, rtol=1e-9,
+                                      atol=1e-9)
+    assert result.success
+    for k in range(3):
+        single = mbkron.simulate(model, (0.0, 0.004), [beta0[k]], [beta_dot0[k]], method="DOP853", rtol=1e-9,
+                                 atol=1e-9, t_eval=t_eval)
+        np.testing.assert_allclose(result.q[k], single.q, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(result.qd[k], single.qd, rtol=1e-9, atol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["DORMAND_PRINCE", "DOP853"])

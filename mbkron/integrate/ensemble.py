@@ -81,8 +81,9 @@ def simulate_ensemble(
     ----------
     model : Model
         Its loads must not depend on time through callables (all trajectories are evaluated in one
-        call, each at its own time), and it must not solve joint variables from constraints (their
-        Newton continuation follows one trajectory; use :func:`mbkron.simulate` per trajectory).
+        call, each at its own time). A model that solves joint variables from constraints is
+        evaluated trajectory by trajectory, each with its own workspace (its Newton continuation
+        follows that trajectory): correct, but without the batched speed.
     t_span : (float, float)
         Start and end time, s; finite, ``t_end > t0``.
     q0 : array_like, shape (K, nq)
@@ -107,9 +108,6 @@ def simulate_ensemble(
     if tableau is None:
         raise ValueError(f"`method` must be one of {', '.join(_TABLEAUS)}, got {method!r}")
     y0, t0, t_end, output, force = _checked(model, t_span, q0, qd0, t_eval, rtol, atol, tau)
-    if any(state is not None for state in model.joint_variable_map.new_states()):
-        raise ValueError("`model` solves joint variables from constraints: integrate its trajectories with "
-                         "mbkron.simulate (each continues its own constraint solution)")
     return _Integrator(model, tableau, force, rtol, atol).run(y0, t0, t_end, output)
 
 
@@ -147,6 +145,7 @@ class _Integrator:
         self.model, self.tableau, self.force, self.rtol, self.atol = model, tableau, force, rtol, atol
         self.nq = model.nq
         self.nfev = None
+        self.workspaces = None  # one per trajectory when constraint groups continue along it
 
     def rhs(self, rows: NDArray[np.intp], y: NDArray) -> NDArray:
         """``ẏ = (q̇, q̈)`` of the trajectories ``rows`` at states ``y`` (len(rows), 2 nq)."""
@@ -154,15 +153,19 @@ class _Integrator:
         nq = self.nq
         tau = None if self.force is None else self.force[rows]
         with np.errstate(all="ignore"):
-            try:
-                qdd = self.model.forward_dynamics(y[:, :nq], y[:, nq:], tau)
-            except _FAILURES:  # one bad trajectory must not stop the others: state by state
-                qdd = np.array([self._one(y[k], None if tau is None else tau[k]) for k in range(len(rows))])
+            if self.workspaces is not None:
+                qdd = np.array([self._one(y[k], None if tau is None else tau[k], self.workspaces[row])
+                                for k, row in enumerate(rows)])
+            else:
+                try:
+                    qdd = self.model.forward_dynamics(y[:, :nq], y[:, nq:], tau)
+                except _FAILURES:  # one bad trajectory must not stop the others: state by state
+                    qdd = np.array([self._one(y[k], None if tau is None else tau[k]) for k in range(len(rows))])
         return np.concatenate([y[:, nq:], qdd], axis=1)
 
-    def _one(self, y, tau):
+    def _one(self, y, tau, workspace=None):
         try:
-            return self.model.forward_dynamics(y[:self.nq], y[self.nq:], tau)
+            return self.model.forward_dynamics(y[:self.nq], y[self.nq:], tau, workspace=workspace)
         except _FAILURES:  # reported as the trajectory's failure (a rejected step, then step-size underflow)
             return np.full(self.nq, np.nan)
 
@@ -170,6 +173,8 @@ class _Integrator:
         K, n = y0.shape
         tab = self.tableau
         self.nfev = np.zeros(K, dtype=np.int64)
+        if any(state is not None for state in self.model.joint_variable_map.new_states()):
+            self.workspaces = [self.model.workspace() for _ in range(K)]
         every = np.arange(K)
         y, t = y0.copy(), np.full(K, t0)
         f = self.rhs(every, y)
