@@ -238,20 +238,23 @@ import numpy as np
 from mbkron.examples.andrews import andrews_squeezer
 model = andrews_squeezer("lu", "loop_closures")
 assert model.joint_variable_map.providers[-1][1].fast_step is not None
-model.forward_dynamics(model.default_q, np.zeros(1))
+model.forward_dynamics(model.default_q, np.zeros(1))  # the step and the dynamics in one generated call
+model.joint_variables(model.default_q + 0.01, 2)  # the step alone
 """
 
 
 @needs_numba
 def test_second_process_loads_the_compiled_step(tmp_path):
-    """numba's cache debug output: the first process saves the generated step, the second loads it."""
+    """numba's cache debug output: the first process saves the generated kernels (the step, and the step with
+    the dynamics), the second loads them."""
     env = dict(os.environ, MBKRON_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1",
                PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
     outputs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS], env=env, capture_output=True, text=True,
                               check=True).stdout for _ in range(2)]
     step = "mbkron_kernels_"
-    assert any(line.startswith("[cache] data saved") and step in line and ".step-" in line
-               for line in outputs[0].splitlines())
-    assert any(line.startswith("[cache] data loaded") and step in line and ".step-" in line
-               for line in outputs[1].splitlines())
+    for kernel in (".step-", ".forward-"):
+        assert any(line.startswith("[cache] data saved") and step in line and kernel in line
+                   for line in outputs[0].splitlines()), kernel
+        assert any(line.startswith("[cache] data loaded") and step in line and kernel in line
+                   for line in outputs[1].splitlines()), kernel
     assert not any(line.startswith("[cache] data saved") and step in line for line in outputs[1].splitlines())

@@ -195,3 +195,20 @@ def test_articulated_body_route_equals_numpy_route(seed, batch):
     assert massless._forward.simple is not None
     with pytest.raises(mbkron.ConfigurationError, match="not positive definite"):
         massless.forward_dynamics(np.zeros(batch + (2,)), np.zeros(batch + (2,)))
+
+
+@needs_numba
+def test_a_constraint_group_and_the_dynamics_in_one_call():
+    """Andrews' squeezer: the group's compiled step and the dynamics in one call (with a workspace or from
+    the assembly), and a jump the compiled step declines (the Python solver subdivides it): all equal to
+    the numpy route."""
+    model = andrews_squeezer("lu", "loop_closures")
+    reference = model.with_backend("numpy")
+    assert model._forward.group is not None
+    q = model.default_q + 0.05
+    _close(model.forward_dynamics(q, [3.0]), reference.forward_dynamics(q, [3.0]))
+    _close(model.forward_dynamics(q, [3.0], [0.01]), reference.forward_dynamics(q, [3.0], [0.01]))
+    compiled, python = model.workspace(), reference.workspace()
+    for beta in (model.default_q, model.default_q + 2.5, model.default_q + 2.51):
+        _close(model.forward_dynamics(beta, [1.0], workspace=compiled),
+               reference.forward_dynamics(beta, [1.0], workspace=python))

@@ -17,7 +17,7 @@ from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
-           "forward_affine", "forward_given"]
+           "forward_affine", "forward_given", "forward_solved"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2
 
@@ -115,6 +115,34 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     qdd = np.empty(nq)
     status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A,
                             np.empty((0, 0, 0)), False, qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    return qdd, status
+
+
+@jit
+def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque, force, matrix, constant, rows, f_rows,
+                   grad_rows, hess_rows, q, qd):  # pragma: no cover - compiled
+    """``q̈`` of one state whose joint variables are affine (``matrix``, ``constant``) except the rows
+    ``rows``, solved elsewhere with values, gradients and Hessians ``f_rows``, ``grad_rows``,
+    ``hess_rows`` (a constraint group's compiled step: :mod:`mbkron.jointvars.compiled`, which
+    calls this in the same compiled function). Returns ``(q̈, status)``."""
+    nb, nq, nj = links.shape[0], q.shape[0], matrix.shape[0]
+    f, grad, hess = np.empty(nj), np.empty((nj, nq)), np.zeros((nj, nq, nq))
+    for j in range(nj):
+        value = constant[j]
+        for k in range(nq):
+            value += matrix[j, k] * q[k]
+            grad[j, k] = matrix[j, k]
+        f[j] = value
+    for i in range(rows.shape[0]):
+        j = rows[i]
+        f[j] = f_rows[i]
+        for k in range(nq):
+            grad[j, k] = grad_rows[i, k]
+            for m in range(nq):
+                hess[j, k, m] = hess_rows[i, k, m]
+    qdd = np.empty(nq)
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, True,
+                            qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 

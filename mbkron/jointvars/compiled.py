@@ -17,6 +17,10 @@ are the Python solver's. The two routes are tested equal.
 The path is chosen when a model is built with the ``compiled`` backend
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
 evaluations; numba compiles it on its first use, and the results do not depend on when that happens.
+The generated module also defines ``forward``: the step and, in the same compiled call, the model's
+accelerations (:func:`mbkron.compiled.forward.forward_solved`), which
+:class:`mbkron.model.forward.ForwardDynamics` uses for a model with one such group
+(:meth:`FastStep.forward`).
 
 On-disk cache
 -------------
@@ -47,6 +51,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import dynamics as compiled_dynamics, forward as compiled_forward
+from mbkron.compiled import kinematics as compiled_kinematics
 from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.expressions import codegen
 from mbkron.jointvars import derivatives
@@ -72,6 +78,7 @@ import math
 import numba
 import numpy
 
+from mbkron.compiled.forward import forward_solved
 from mbkron.jointvars.compiled import step_kernel
 
 
@@ -87,15 +94,27 @@ from mbkron.jointvars.compiled import step_kernel
 def step(m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, order, projection):
     return step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                        settings, order, projection)
+
+
+@numba.njit(cache={cache}, nogil=True)
+def forward(m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, projection, geometry, links,
+            inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd):
+    status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
+        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, 2, projection)
+    if status != 0:
+        return status, p, f, tangent, det_sign, condition, hess, numpy.zeros(q.shape[0]), 0
+    qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
+                               rows, f, grad, hess, q, qd)
+    return status, p, f, tangent, det_sign, condition, hess, qdd, code
 '''
 
 
 def _kernel_digest() -> str:
-    """Hash of the source of the kernel logic the generated modules call (this module and the
-    projection kernels): numba checks a cached module against its own file only, so a change of
-    that logic must change the generated text."""
+    """Hash of the source of the kernel logic the generated modules call (this module, the
+    projection kernels, the forward-dynamics kernels): numba checks a cached module against its own
+    file only, so a change of that logic must change the generated text."""
     digest = hashlib.sha256()
-    for module in (sys.modules[__name__], derivatives):
+    for module in (sys.modules[__name__], derivatives, compiled_forward, compiled_dynamics, compiled_kinematics):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 
@@ -401,3 +420,25 @@ class FastStep:
             return None
         solution = Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition))
         return solution, (grad if order >= 1 else None), (hess if order >= 2 else None)
+
+    def forward(self, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
+                model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):
+        """The step at ``q`` and, in the same compiled call, the model's ``q̈`` (Eq. 198) with this group's
+        joint variables in ``rows`` and the others affine (``matrix``, ``constant``); ``model_arrays`` as
+        :class:`mbkron.model.forward.ForwardDynamics` holds them. None when the Python route must.
+
+        Returns
+        -------
+        (Solution, hess, qdd) or None
+        """
+        use_curvature = curvature is not None
+        curvature = curvature if use_curvature else self._zero_curvature
+        try:
+            status, p, f, tangent, det_sign, condition, hess, qdd, code = self.kernels.forward(
+                self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature, use_curvature, start.det_sign,
+                self.settings, self.projection, *model_arrays, force, matrix, constant, rows, qd)
+        except (ArithmeticError, ValueError):
+            return None
+        if status != OK or code != 0:
+            return None
+        return Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition)), hess, qdd

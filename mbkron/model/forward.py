@@ -5,7 +5,8 @@ generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
 :mod:`mbkron.compiled.articulated` (every joint driven by its own coordinate: the articulated-body
 algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_affine`
 (other joint variables affine in q: the joint variables, kinematics, M, N q̇, G, the loads and the
-Cholesky solve in one call) or
+Cholesky solve in one call), :meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint
+group with a compiled step: its Newton step, ∇f, H and the dynamics in one call) or
 :func:`mbkron.compiled.forward.forward_given` (joint variables from the model's providers, then
 one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
 declines (coinciding spring points, a mass matrix that is not positive definite, non-finite
@@ -31,7 +32,7 @@ class ForwardDynamics:
     Build it with :meth:`plan`, which returns None for models it does not cover.
     """
 
-    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple")
+    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "group")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -41,6 +42,10 @@ class ForwardDynamics:
         self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
+        # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
+        # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
+        fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
+        self.group = (jv.providers[0][0].astype(np.int64), fast[0]) if len(fast) == 1 and fast[0] is not None else None
 
     @classmethod
     def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
@@ -64,21 +69,48 @@ class ForwardDynamics:
     def __call__(self, model, q: NDArray, qd: NDArray, tau, workspace) -> NDArray[np.float64] | None:
         """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), or None when the general route must do it."""
         force = self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float)
+        one = q.ndim == 1 and qd.ndim == 1 and force.ndim == 1
         if self.simple is not None and q.shape == qd.shape and force.shape[-1:] == (self.nq,):
-            arrays = (*self.arrays, self.matrix, self.constant, *self.simple)
-            if q.ndim == 1 and force.ndim == 1:
-                qdd, status = articulated_forward(*arrays[:6], writable(force), *arrays[6:], writable(q), writable(qd))
-                return qdd if status == OK else None
             batch = np.broadcast_shapes(q.shape[:-1], force.shape[:-1])
             if batch == q.shape[:-1]:
-                qdd, status = articulated_batch(*arrays[:6], batch_rows(np.broadcast_to(force, batch + (self.nq,)), batch, 1),
-                                                *arrays[6:], writable(q).reshape(-1, self.nq),
-                                                writable(qd).reshape(-1, self.nq))
-                return qdd.reshape(batch + (self.nq,)) if status == OK else None
-        if self.affine and q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:
+                return self._articulated(q, qd, force, batch)
+        if self.affine and one:
             qdd, status = forward_affine(*self.arrays, writable(force), self.matrix, self.constant, writable(q),
                                          writable(qd))
             return qdd if status == OK else None
+        if self.group is not None and one:
+            qdd = self._with_group(model, q, qd, force, workspace)
+            if qdd is not None:
+                return qdd
+        return self._given(model, q, qd, force, workspace)
+
+    def _articulated(self, q, qd, force, batch) -> NDArray[np.float64] | None:
+        """The articulated-body algorithm (every joint with its own coordinate), one state or a batch."""
+        head, tail = self.arrays, (self.matrix, self.constant, *self.simple)
+        if not batch:
+            qdd, status = articulated_forward(*head, writable(force), *tail, writable(q), writable(qd))
+            return qdd if status == OK else None
+        rows = batch_rows(np.broadcast_to(force, batch + (self.nq,)), batch, 1)
+        qdd, status = articulated_batch(*head, rows, *tail, writable(q).reshape(-1, self.nq),
+                                        writable(qd).reshape(-1, self.nq))
+        return qdd.reshape(batch + (self.nq,)) if status == OK else None
+
+    def _with_group(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
+        """One state of a model with one compiled constraint group: its step, continued from the
+        workspace's state, and the dynamics in one call; None when the general route must."""
+        jv = model.joint_variable_map
+        continuation = jv.providers[0][1].new_state() if workspace is None else workspace.states_for(jv)[0]
+        rows, fast_step = self.group
+        result = fast_step.forward(continuation.start, continuation.curvature, writable(q), writable(qd),
+                                   writable(force), self.arrays, self.matrix, self.constant, rows)
+        if result is None:
+            return None
+        solution, hess, qdd = result
+        continuation.advance(solution, hess)
+        return qdd
+
+    def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
+        """Joint variables from the model's providers, then one call for the rest."""
         f, grad, hess = model._joint_values(q, 2, workspace)
         curved = not self.affine
         if q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:  # one state: no broadcasting work
