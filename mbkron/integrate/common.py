@@ -31,9 +31,12 @@ __all__ = [
 EPS = np.finfo(float).eps
 
 
-def rms_norm(x: NDArray) -> float:
-    """Root-mean-square norm, the norm scipy's solvers apply to scaled errors."""
-    return float(np.linalg.norm(x) / np.sqrt(x.size))
+def rms_norm(x: NDArray) -> float | NDArray:
+    """Root-mean-square norm, the norm scipy's solvers apply to scaled errors; of each row for a batch
+    ``x`` of shape (K, n)."""
+    if x.ndim == 1:
+        return float(np.linalg.norm(x) / np.sqrt(x.size))
+    return np.linalg.norm(x, axis=-1) / np.sqrt(x.shape[-1])
 
 
 def min_step(t: float, direction: float) -> float:
@@ -149,8 +152,9 @@ def select_initial_step(
         Right-hand side ``fun(t, y)``.
     t0 : float
         Initial time.
-    y0, f0 : ndarray, shape (n,)
-        Initial state and ``fun(t0, y0)``.
+    y0, f0 : ndarray, shape (n,) or (K, n)
+        Initial state and ``fun(t0, y0)``; a batch of K states (an ensemble: ``fun`` then takes
+        ``(t, y)`` with ``y`` of shape (K, n), and a step is chosen for each).
     direction : float
         Integration direction, +1 or -1.
     error_order : int
@@ -164,7 +168,7 @@ def select_initial_step(
 
     Returns
     -------
-    float
+    float, or ndarray of shape (K,) for a batch
         Absolute value of the first step, never shorter than :func:`min_step` at ``t0``
         (nor than the interval): a huge slope does not make it underflow to 0.
     """
@@ -174,18 +178,23 @@ def select_initial_step(
     scale = atol + np.abs(y0) * rtol
     d0 = rms_norm(y0 / scale)
     d1 = rms_norm(f0 / scale)
-    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # a zero slope: the branch below
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / d1)
     # 0.01*d0/d1 underflows to 0 for a huge slope (and d2 would divide by it), and so would h1 below:
     # no step is shorter than the smallest the solver can take, from which it then fails or grows.
     smallest = min(min_step(t0, direction), interval)
-    h0 = min(max(h0, smallest), interval)
-    f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
-    d2 = rms_norm((f1 - f0) / scale) / h0
-    if max(d1, d2) <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
+    h0 = np.minimum(np.maximum(h0, smallest), interval)
+    if y0.ndim == 1:
+        h0 = float(h0)
+        f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
     else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / (error_order + 1))
-    return max(min(100 * h0, h1, interval, max_step), smallest)
+        f1 = fun(t0 + direction * h0, y0 + (direction * h0)[:, None] * f0)
+    d2 = rms_norm((f1 - f0) / scale) / h0
+    with np.errstate(divide="ignore", over="ignore"):
+        h1 = np.where(np.maximum(d1, d2) <= 1e-15, np.maximum(1e-6, h0 * 1e-3),
+                      (0.01 / np.maximum(d1, d2)) ** (1.0 / (error_order + 1)))
+    h = np.maximum(np.minimum(np.minimum(np.minimum(100 * h0, h1), interval), max_step), smallest)
+    return float(h) if y0.ndim == 1 else h
 
 
 class HermiteDenseOutput(DenseOutput):

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.integrate.arguments import check_span, check_t_eval, check_tolerances
+from mbkron.integrate.common import rms_norm, select_initial_step
 from mbkron.integrate.tableaus import DOP853, DORMAND_PRINCE, Tableau
 from mbkron.model import Model
 
@@ -178,7 +179,8 @@ class _Integrator:
         every = np.arange(K)
         y, t = y0.copy(), np.full(K, t0)
         f = self.rhs(every, y)
-        h = self._initial_step(every, t0, y, f, t_end)
+        h = select_initial_step(lambda t, ys: self.rhs(every, ys), t0, y, f, 1.0, tab.error_order, self.rtol, self.atol,
+                                t_end, np.inf)
         out = np.full((K, output.size, n), np.nan)
         out[:, output == t0] = y0[:, None, :]
         next_output = np.searchsorted(output, t0, side="right") * np.ones(K, dtype=np.int64)
@@ -226,21 +228,6 @@ class _Integrator:
         return EnsembleResult(output, out[..., :self.nq], out[..., self.nq:], status, tuple(messages), n_steps,
                               self.nfev)
 
-    def _initial_step(self, rows, t0, y0, f0, t_end):
-        """Hairer, Nørsett & Wanner's starting step (Sec. II.4), per trajectory, as scipy's."""
-        scale = self.atol + np.abs(y0) * self.rtol
-        d0, d1 = _rms(y0 / scale), _rms(f0 / scale)
-        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / np.where(d1 > 0, d1, 1.0))
-        h0 = np.minimum(h0, t_end - t0)
-        f1 = self.rhs(rows, y0 + h0[:, None] * f0)
-        d2 = _rms((f1 - f0) / scale) / h0
-        order = self.tableau.error_order
-        with np.errstate(divide="ignore", over="ignore"):
-            h1 = np.where((d1 <= 1e-15) & (d2 <= 1e-15), np.maximum(1e-6, h0 * 1e-3),
-                          (0.01 / np.maximum(d1, d2)) ** (1 / (order + 1)))
-        h = np.minimum(np.minimum(100 * h0, h1), t_end - t0)
-        return np.where(np.isfinite(h) & (h > 0), h, 1e-6)
-
     def _step(self, rows, y, f, h):
         tab = self.tableau
         stages = np.empty((tab.stages + 1,) + y.shape)
@@ -256,7 +243,7 @@ class _Integrator:
         tab = self.tableau
         n = scale.shape[1]
         if tab.E is not None:  # Dormand–Prince: RMS norm of h Σ E_s k_s
-            return _rms(h[:, None] * np.tensordot(tab.E, stages, axes=1) / scale)
+            return rms_norm(h[:, None] * np.tensordot(tab.E, stages, axes=1) / scale)
         err5 = np.tensordot(tab.E5, stages, axes=1) / scale
         err3 = np.tensordot(tab.E3, stages, axes=1) / scale
         e5, e3 = (err5 ** 2).sum(axis=1), (err3 ** 2).sum(axis=1)
@@ -299,5 +286,3 @@ class _Integrator:
             next_output[row] = last[want][i]
 
 
-def _rms(values: NDArray) -> NDArray:
-    return np.sqrt(np.mean(values ** 2, axis=-1))
