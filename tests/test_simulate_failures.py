@@ -197,3 +197,13 @@ def test_steps_growing_from_a_tiny_first_step_are_not_a_stall(arm, method):
     run = simulate(arm, (0.0, 1.0), [0.3, 0.5], method=method, first_step=1e-300)
     assert run.success, run.message
     assert run.t[1] == 1e-300 and run.n_steps > 100
+
+
+def test_first_step_from_rest():
+    """A state at rest with zero slope (d1 = 0): the starting step of Hairer's algorithm, no division by zero."""
+    y0, f0 = np.zeros(2), np.zeros(2)
+    h = select_initial_step(lambda t, y: np.zeros(2), 0.0, y0, f0, 1.0, 2, 1e-6, 1e-8, 1.0, np.inf)
+    assert h == pytest.approx(1e-6)  # h0 = 1e-6 (d0, d1 < 1e-5), h1 = max(1e-6, h0·1e-3), min(100 h0, h1)
+    batch = select_initial_step(lambda t, y: np.zeros_like(y), 0.0, np.zeros((3, 2)), np.zeros((3, 2)), 1.0, 2, 1e-6,
+                                1e-8, 1.0, np.inf)
+    assert batch.shape == (3,) and np.allclose(batch, 1e-6)

@@ -179,7 +179,7 @@ def select_initial_step(
     d0 = rms_norm(y0 / scale)
     d1 = rms_norm(f0 / scale)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # a zero slope: the branch below
-        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / d1)
+        h0 = np.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, np.divide(0.01 * d0, d1))
     # 0.01*d0/d1 underflows to 0 for a huge slope (and d2 would divide by it), and so would h1 below:
     # no step is shorter than the smallest the solver can take, from which it then fails or grows.
     smallest = min(min_step(t0, direction), interval)
@@ -189,10 +189,10 @@ def select_initial_step(
         f1 = fun(t0 + direction * h0, y0 + direction * h0 * f0)
     else:
         f1 = fun(t0 + direction * h0, y0 + (direction * h0)[:, None] * f0)
-    d2 = rms_norm((f1 - f0) / scale) / h0
+    d2 = np.divide(rms_norm((f1 - f0) / scale), h0)
     with np.errstate(divide="ignore", over="ignore"):
         h1 = np.where(np.maximum(d1, d2) <= 1e-15, np.maximum(1e-6, h0 * 1e-3),
-                      (0.01 / np.maximum(d1, d2)) ** (1.0 / (error_order + 1)))
+                      np.power(np.divide(0.01, np.maximum(d1, d2)), 1.0 / (error_order + 1)))
     h = np.maximum(np.minimum(np.minimum(np.minimum(100 * h0, h1), interval), max_step), smallest)
     return float(h) if y0.ndim == 1 else h
 
