@@ -28,6 +28,7 @@ from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.expressions import codegen
 from mbkron.jointvars import compiled
 from mbkron.jointvars.loop_closures import LoopClosure
+from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver
 
 needs_numba = pytest.mark.skipif("compiled" not in available_backends(),
                                  reason="numba (the `fast` extra) is not installed")
@@ -35,8 +36,6 @@ needs_numba = pytest.mark.skipif("compiled" not in available_backends(),
 CRANK, ROD = 0.4, 1.0
 
 
-def _provider(model):
-    return model.joint_variable_map.providers[-1][1]
 
 
 def _rodrigues(axis, angle):
@@ -139,18 +138,7 @@ def test_expressions_equal_the_kinematics_route(case):
 @needs_numba
 @pytest.mark.parametrize("case", list(CASES))
 def test_compiled_step_equals_python_solver(case):
-    model, path = CASES[case]
-    fast, python = _provider(model.with_backend("compiled")), _provider(model)
-    assert fast.fast_step is not None
-    assert python.fast_step is None
-    for order in (2, 0, 1):
-        fast_state, python_state = fast.new_state(), python.new_state()
-        for q in path:
-            mine, theirs = fast.evaluate(q, order, fast_state), python.evaluate(q, order, python_state)
-            for a, b in zip(mine, theirs):
-                assert (a is None) == (b is None)
-                if b is not None:
-                    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+    assert_compiled_step_equals_python_solver(*CASES[case])
 
 
 @needs_numba
