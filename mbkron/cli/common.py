@@ -78,7 +78,7 @@ class _Interruption:
         if not self.deferring:
             raise KeyboardInterrupt
 
-    def check(self, *args) -> None:
+    def check(self) -> None:
         """Raise the requested interruption (called between steps)."""
         if self.requested:
             raise KeyboardInterrupt

@@ -28,7 +28,7 @@ import numpy as np
 
 from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
-from mbkron.compiled.forward import PARALLEL_STATES
+from mbkron.compiled.forward import PARALLEL_STATES, affine_values
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["articulated_forward", "articulated_batch"]
@@ -71,11 +71,7 @@ def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force,
     """``q̈`` of one state into ``qdd``; returns the status (see :func:`articulated_forward`)."""
     f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
     nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
-    for j in range(nj):
-        value = c[j]
-        for k in range(nq):
-            value += A[j, k] * q[k]
-        f[j] = value
+    affine_values(A, c, q, f)
     transforms_and_joint_twists(geometry, links, f, T, S)
     # generalized forces: actuation, spring-dampers (Eq. 46), joint torques ∇fᵀ τ_joint
     for i in range(nb):

@@ -17,7 +17,7 @@ from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
-           "forward_affine", "forward_given", "forward_solved"]
+           "forward_affine", "forward_given", "forward_solved", "affine_values"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2
 
@@ -75,6 +75,16 @@ def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64]
 
 
 @jit
+def affine_values(A, c, q, f):  # pragma: no cover - compiled
+    """``f = A q + c`` (affine joint variables) into ``f``."""
+    for j in range(A.shape[0]):
+        value = c[j]
+        for k in range(q.shape[0]):
+            value += A[j, k] * q[k]
+        f[j] = value
+
+
+@jit
 def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
     """``q̈`` of one state into ``qdd``; returns the status. ``terms`` is (M, L, rhs, N q̇, G, Q) scratch."""
@@ -107,11 +117,7 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     """
     nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
     f = np.empty(nj)
-    for j in range(nj):
-        value = c[j]
-        for k in range(nq):
-            value += A[j, k] * q[k]
-        f[j] = value
+    affine_values(A, c, q, f)
     qdd = np.empty(nq)
     status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A,
                             np.empty((0, 0, 0)), False, qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
@@ -126,13 +132,8 @@ def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque
     ``hess_rows`` (a constraint group's compiled step: :mod:`mbkron.jointvars.compiled`, which
     calls this in the same compiled function). Returns ``(q̈, status)``."""
     nb, nq, nj = links.shape[0], q.shape[0], matrix.shape[0]
-    f, grad, hess = np.empty(nj), np.empty((nj, nq)), np.zeros((nj, nq, nq))
-    for j in range(nj):
-        value = constant[j]
-        for k in range(nq):
-            value += matrix[j, k] * q[k]
-            grad[j, k] = matrix[j, k]
-        f[j] = value
+    f, grad, hess = np.empty(nj), matrix.copy(), np.zeros((nj, nq, nq))
+    affine_values(matrix, constant, q, f)
     for i in range(rows.shape[0]):
         j = rows[i]
         f[j] = f_rows[i]

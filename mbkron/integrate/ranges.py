@@ -53,7 +53,7 @@ class Ranges:
         (from inside), and a message naming it; None when the step stays inside."""
         if not self.active:
             return None
-        nq = self.names.__len__()
+        nq = len(self.names)
         q_old, q = y_old[:nq], y[:nq]
         inside_before = (q_old >= self.lower) & (q_old <= self.upper)
         below, above = inside_before & (q < self.lower), inside_before & (q > self.upper)
