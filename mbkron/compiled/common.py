@@ -24,7 +24,7 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["AVAILABLE", "COMPILING", "jit", "python_function", "writable", "batch_rows"]
+__all__ = ["AVAILABLE", "COMPILING", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (the ``compiled`` backend can be used)."""
@@ -61,6 +61,18 @@ def jit(function):
     if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
         return function
     return numba.njit(cache=True, nogil=True)(function)
+
+
+def inline_jit(function):
+    """``function`` compiled into each caller (numba's ``inline="always"``), or unchanged without numba.
+
+    For kernels that take compiled functions as arguments (a right-hand side, generated constraint
+    functions): inlined into a generated module's function that passes that module's globals, the calls
+    are direct and the caller can be cached on disk (numba cannot cache code that holds the address of
+    a dispatcher object)."""
+    if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
+        return function
+    return numba.njit(nogil=True, inline="always")(function)
 
 
 def python_function(function):

@@ -33,7 +33,7 @@ from mbkron.integrate.result import SimulationInterrupted, SimulationResult
 from mbkron.integrate.ranges import Ranges
 from mbkron.integrate.rkf45 import RKF45
 from mbkron.integrate.trajectory import LastEvaluation, Trajectory
-from mbkron.integrate.trbdf2 import TRBDF2
+from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
 __all__ = ["SimulationInterrupted", "SimulationResult", "simulate", "METHODS"]
@@ -203,13 +203,33 @@ def simulate(
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:
         options["first_step"] = first_step
+    # TR-BDF2 with a compiled right-hand side takes its steps in compiled code (the same decisions)
+    kernel = model.state_kernel(workspace) if (
+        solver_class is TRBDF2 and actuation is None and muscle_forces is None and loads is None) else None
+
+    def jacobian(t: float, y: NDArray) -> NDArray:
+        J = None if kernel is None else kernel.jacobian(t, y)
+        return _state_jacobian(rhs_batched, t, y, nq) if J is None else J
+
     if name in _IMPLICIT:
-        options["jac"] = lambda t, y: _state_jacobian(rhs_batched, t, y, nq)
+        options["jac"] = jacobian
     settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step if np.isfinite(max_step) else None,
                     t_span=(t0, t_end))
 
+    def output_accelerations(t: float, y: NDArray) -> NDArray:
+        qdd = None if kernel is None else kernel.accelerations(y)
+        if qdd is not None and np.all(np.isfinite(qdd)):
+            return qdd
+        if kernel is None:
+            return accelerations(t, y)
+        kernel.store()  # declined by the kernel: the Python route, from the continuation reached
+        try:
+            return accelerations(t, y)
+        finally:
+            kernel.load()
+
     y0 = np.concatenate([q0, qd0])
-    trajectory = Trajectory(t_eval, t0, y0, accelerations)
+    trajectory = Trajectory(t_eval, t0, y0, output_accelerations)
     solver = None
     start = clock.perf_counter()
     try:
@@ -219,12 +239,18 @@ def simulate(
         if name in _IMPLICIT:
             rhs_batched(t0, y0[None])
         start = clock.perf_counter()
-        solver = solver_class(rhs, t0, y0, t_end, **options)
+        if kernel is None:
+            solver = solver_class(rhs, t0, y0, t_end, **options)
+        else:
+            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
         status, message = _run(solver, trajectory, last, progress, nq, domain)
     except KeyboardInterrupt:
         status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
     except RUN_FAILURES as failure:
         status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
+    finally:
+        if kernel is not None:
+            kernel.store()  # the workspace continues from where the run's kernel got to
     if status == -1:
         message += _near_singular(model, workspace)
     wall = clock.perf_counter() - start

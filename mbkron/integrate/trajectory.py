@@ -87,13 +87,16 @@ class Trajectory:
             qdd = last.at(t, y)
             self._add(t, y, self.evaluate(t, y) if qdd is None else qdd)
             return
-        dense = None
-        while self.next < self.t_eval.size and solver.direction * (t - self.t_eval[self.next]) >= 0:
-            dense = solver.dense_output() if dense is None else dense
-            t_out = float(self.t_eval[self.next])
-            y_out = dense(t_out)
+        end = self.next
+        while end < self.t_eval.size and solver.direction * (t - self.t_eval[end]) >= 0:
+            end += 1
+        if end == self.next:
+            return
+        times = self.t_eval[self.next:end]
+        states = np.array(solver.dense_output()(times).T)  # one interpolation for the step's output times
+        for t_out, y_out in zip(times.tolist(), states):
             self._add(t_out, y_out, self.evaluate(t_out, y_out))
-            self.next += 1
+        self.next = end
 
     def stop(self, solver: OdeSolver, t_stop: float) -> NDArray:
         """Record the step ``solver`` has just taken only up to ``t_stop`` inside it (a terminal event):

@@ -43,47 +43,28 @@ from mbkron.integrate.common import (
     validate_tolerances,
     warn_extraneous,
 )
+from mbkron.compiled import trbdf2 as kernel
+from mbkron.compiled.trbdf2 import (  # the coefficients and control parameters, shared with the kernel
+    D,
+    ERROR_WEIGHTS,
+    GAMMA,
+    HOLD_BAND,
+    MAX_FACTOR,
+    MAX_JAC_AGE,
+    MIN_FACTOR,
+    MIN_REJECT_FACTOR,
+    NEWTON_FAIL_FACTOR,
+    NEWTON_MAXITER,
+    SAFETY,
+    STAGE3_PREDICTOR,
+    STRETCH,
+    JAC_STEP_RATIO,
+    UNFILTERED_WEIGHT,
+    W,
+)
 from mbkron.integrate.jacobian import finite_difference_jacobian, group_columns
 
-__all__ = ["TRBDF2"]
-
-# --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
-GAMMA = 2.0 - np.sqrt(2.0)
-"""Fraction of the step covered by the trapezoidal stage; makes TR-BDF2 L-stable."""
-D = GAMMA / 2.0
-"""Diagonal coefficient of both implicit stages: the matrix is ``I - D*h*J``."""
-W = np.sqrt(2.0) / 4.0
-"""Weight of the first two stage derivatives in the BDF2 stage, ``(1 - D)/2``."""
-ERROR_WEIGHTS = np.array([(GAMMA - 1.0) / 3.0, 1.0 / 3.0, -GAMMA / 3.0])
-"""Third-order embedded minus second-order weights, applied to ``h*f`` of the stages."""
-STAGE3_PREDICTOR = np.array([1.0 - 1.0 / GAMMA, 1.0 / GAMMA])
-"""Linear extrapolation of the slope through ``t`` and ``t + GAMMA*h`` to ``t + h``."""
-
-# --- TR-BDF2 control parameters (after ode23tb and scipy's Radau/BDF) -------
-NEWTON_MAXITER = 5
-"""Simplified Newton iterations allowed per stage (ode23tb)."""
-SAFETY = 0.7
-"""Safety factor of the step-size prediction (ode23tb's 1/1.43)."""
-MIN_REJECT_FACTOR = 0.1
-"""Largest reduction of ``h`` after an error-test failure (ode23tb)."""
-NEWTON_FAIL_FACTOR = 0.3
-"""Reduction of ``h`` after a Newton failure with a current Jacobian (ode23tb)."""
-MIN_FACTOR = 0.2
-"""Smallest change factor of ``h`` after an accepted step (ode23tb)."""
-MAX_FACTOR = 5.0
-"""Largest change factor of ``h`` after an accepted step (ode23tb)."""
-HOLD_BAND = 0.2
-"""``h`` is kept when the predicted factor is within ``1 +- HOLD_BAND`` (saves an LU)."""
-STRETCH = 1.1
-"""The step is stretched to ``t_bound`` when ``STRETCH*|h|`` reaches it (ode23tb)."""
-UNFILTERED_WEIGHT = 1.0 / 16.0
-"""Weight of the unfiltered estimate in ``max(|filtered|, |unfiltered|/16)`` (ode23tb)."""
-MAX_JAC_AGE = 50
-"""Accepted steps after which an out-of-date Jacobian is re-evaluated (CVODE's MSBJ)."""
-JAC_STEP_RATIO = 10.0
-"""An out-of-date Jacobian is re-evaluated when ``|h|`` differs from the step size it
-was evaluated for by more than this factor."""
-
+__all__ = ["CompiledTRBDF2", "TRBDF2"]
 
 class TRBDF2(OdeSolver):
     r"""Implicit one-step TR-BDF2 method of order 2 with an order-3 error estimate.
@@ -488,3 +469,77 @@ class TRBDF2(OdeSolver):
             [self.yp_old, self.yp_mid, self.yp],
         )
 
+
+class CompiledTRBDF2(TRBDF2):
+    """:class:`TRBDF2` whose steps run as one compiled call each, for a compiled right-hand side.
+
+    ``state_kernel`` (:meth:`mbkron.Model.state_kernel`) evaluates ``y' = (q̇, q̈)`` and takes whole TR-BDF2
+    steps (:func:`mbkron.compiled.trbdf2.trbdf2_step`: the same decisions as :meth:`TRBDF2._step_impl`,
+    with the Jacobian by the same central differences of the compiled right-hand side). The solver's
+    state lives in arrays the kernel updates in place. A step the kernel declines (its right-hand side
+    declines a state: a damped or subdivided constraint solve, a singular matrix) is redone by
+    :meth:`TRBDF2._step_impl` with ``fun`` and ``jac``, which reports the reason if it fails too.
+    Only dense Jacobians; ``fun`` and ``jac`` are the Python route of the same right-hand side.
+    """
+
+    def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
+                 **options: Any) -> None:
+        super().__init__(fun, t0, y0, t_bound, **options)
+        n = self.n
+        self.state_kernel = state_kernel
+        self._J = np.array(self.J, dtype=float)
+        self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
+        self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy() for v in (self.rtol, self.atol))
+        self._memory = np.zeros(kernel.MEMORY_SIZE)
+        self._counts = np.zeros(3, dtype=np.int64)
+        self._to_memory()
+        state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
+
+    def _to_memory(self) -> None:
+        """The Python attributes into the arrays the kernel reads."""
+        memory = self._memory
+        memory[kernel.H_ABS] = self.h_abs
+        memory[kernel.LU_H] = np.nan if self.lu_h is None else self.lu_h
+        memory[kernel.NEWTON_RATE] = np.nan if self.newton_rate is None else self.newton_rate
+        memory[kernel.CURRENT_JAC] = self.current_jac
+        memory[kernel.JAC_AGE] = self.jac_age
+        memory[kernel.JAC_STEP] = self.jac_step
+        memory[kernel.LU_VALID] = self.lu_data is not None
+        if self.lu_data is not None and self.lu_data[0] is not self._lu:
+            self._lu[:], self._piv[:] = self.lu_data
+        if self.J is not self._J:
+            self._J[:] = self.J
+        self.J = self._J
+
+    def _from_memory(self) -> None:
+        """The arrays the kernel wrote back into the Python attributes."""
+        memory = self._memory
+        self.h_abs = float(memory[kernel.H_ABS])
+        self.lu_h = None if np.isnan(memory[kernel.LU_H]) else float(memory[kernel.LU_H])
+        self.newton_rate = None if np.isnan(memory[kernel.NEWTON_RATE]) else float(memory[kernel.NEWTON_RATE])
+        self.current_jac = bool(memory[kernel.CURRENT_JAC])
+        self.jac_age = int(memory[kernel.JAC_AGE])
+        self.jac_step = float(memory[kernel.JAC_STEP])
+        self.lu_data = (self._lu, self._piv) if memory[kernel.LU_VALID] else None
+
+    def _step_impl(self) -> tuple[bool, str | None]:
+        rtol, atol = self._tolerances
+        outcome, t_new, y_new, yp_new, y_mid, yp_mid = self.state_kernel.step(
+            self.t, self.y, self.yp, self.t_bound, float(self.direction), self.max_step, rtol, atol, self.newton_tol,
+            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts)
+        self.nfev, self.njev, self.nlu = (total + int(c) for total, c in zip((self.nfev, self.njev, self.nlu),
+                                                                           self._counts))
+        self._counts[:] = 0
+        if outcome == kernel.STEP_OK:
+            self.y_old, self.yp_old, self.y_mid, self.yp_mid = self.y, self.yp, y_mid, yp_mid
+            self.t, self.y, self.yp = t_new, y_new, yp_new
+            return True, None
+        self._from_memory()
+        if outcome == kernel.STEP_TOO_SMALL:
+            return False, self.TOO_SMALL_STEP
+        self.state_kernel.store()  # declined: the Python route redoes the step from the continuation reached
+        try:
+            return super()._step_impl()
+        finally:
+            self.state_kernel.load()
+            self._to_memory()

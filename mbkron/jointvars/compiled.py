@@ -52,8 +52,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled import dynamics as compiled_dynamics, forward as compiled_forward
-from mbkron.compiled import kinematics as compiled_kinematics
-from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled import kinematics as compiled_kinematics, linalg as compiled_linalg, trbdf2 as compiled_trbdf2
+from mbkron.compiled.common import AVAILABLE, inline_jit, jit
+from mbkron.compiled.linalg import dot, lu_factor, lu_solve, matmul, matvec
 from mbkron.expressions import codegen
 from mbkron.jointvars import derivatives
 from mbkron.jointvars.constraints import ConstraintExpressions
@@ -79,7 +80,8 @@ import numba
 import numpy
 
 from mbkron.compiled.forward import forward_solved
-from mbkron.jointvars.compiled import step_kernel
+from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_step
+from mbkron.jointvars.compiled import continued_forward, step_kernel
 
 
 @numba.njit(cache={cache}, nogil=True)
@@ -106,6 +108,23 @@ def forward(m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, 
     qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
                                rows, f, grad, hess, q, qd)
     return status, p, f, tangent, det_sign, condition, hess, qdd, code
+
+
+@numba.njit(cache={cache}, nogil=True)
+def state_rhs(t, y, context, advance):
+    return continued_forward(forward, y, context, advance)
+
+
+@numba.njit(cache={cache}, nogil=True)
+def jacobian(t, y, context):
+    J = numpy.empty((y.size, y.size))
+    return J, state_jacobian(state_rhs, context, t, y, y.size // 2, J)
+
+
+@numba.njit(cache={cache}, nogil=True)
+def trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts, context):
+    return trbdf2_step(state_rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu,
+                       piv, memory, counts)
 '''
 
 
@@ -114,7 +133,8 @@ def _kernel_digest() -> str:
     projection kernels, the forward-dynamics kernels): numba checks a cached module against its own
     file only, so a change of that logic must change the generated text."""
     digest = hashlib.sha256()
-    for module in (sys.modules[__name__], derivatives, compiled_forward, compiled_dynamics, compiled_kinematics):
+    for module in (sys.modules[__name__], derivatives, compiled_forward, compiled_dynamics, compiled_kinematics,
+                   compiled_linalg, compiled_trbdf2):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 
@@ -195,51 +215,6 @@ def _import_cached(source: str) -> types.ModuleType:
 
 
 @jit
-def _lu(A, LU, piv):  # pragma: no cover - compiled
-    """Partial-pivoting LU of the square ``A`` into ``LU``/``piv``; returns the determinant's sign (0: singular)."""
-    n = A.shape[0]
-    LU[:, :] = A
-    sign = 1
-    for k in range(n):
-        pivot = k
-        for r in range(k + 1, n):
-            if abs(LU[r, k]) > abs(LU[pivot, k]):
-                pivot = r
-        piv[k] = pivot
-        if LU[pivot, k] == 0.0:
-            return 0
-        if pivot != k:
-            sign = -sign
-            for c in range(n):
-                LU[k, c], LU[pivot, c] = LU[pivot, c], LU[k, c]
-        if LU[k, k] < 0.0:
-            sign = -sign
-        for r in range(k + 1, n):
-            LU[r, k] /= LU[k, k]
-            for c in range(k + 1, n):
-                LU[r, c] -= LU[r, k] * LU[k, c]
-    return sign
-
-
-@jit
-def _lu_solve(LU, piv, b):  # pragma: no cover - compiled
-    """``A⁻¹ b`` in place for ``b`` of shape (n, k), from :func:`_lu`."""
-    n = LU.shape[0]
-    for k in range(n):
-        if piv[k] != k:
-            for c in range(b.shape[1]):
-                b[k, c], b[piv[k], c] = b[piv[k], c], b[k, c]
-    for c in range(b.shape[1]):
-        for r in range(n):
-            for j in range(r):
-                b[r, c] -= LU[r, j] * b[j, c]
-        for r in range(n - 1, -1, -1):
-            for j in range(r + 1, n):
-                b[r, c] -= LU[r, j] * b[j, c]
-            b[r, c] /= LU[r, r]
-
-
-@jit
 def _one_norm(A):  # pragma: no cover - compiled
     best = 0.0
     for c in range(A.shape[1]):
@@ -248,6 +223,43 @@ def _one_norm(A):  # pragma: no cover - compiled
             total += abs(A[r, c])
         best = max(best, total)
     return best
+
+
+@jit
+def _curvature_terms(A, grad, g_uu, g_up, g_pp):  # pragma: no cover - compiled
+    """Γ of Eq. 120 as :func:`mbkron.jointvars.derivatives.hessian_right_hand_side`, by loops (a few
+    dozen tiny matrix products would each cost a BLAS call): ``Γ_i = Aᵀ g_pp,i A + X_i + X_iᵀ + ∇fᵀ g_uu,i ∇f``
+    with ``X_i[k, l] = Σ_j (g_up,i A)[j, k] ∇f[j, l]``."""
+    m, n = g_up.shape[0], g_up.shape[2]
+    nq = A.shape[1]
+    gamma = np.zeros((m, nq, nq))
+    up_A = np.empty((m, nq))  # (g_up,i A)[j, k]
+    pp_A = np.empty((n, nq))  # (g_pp,i A)[a, l]
+    uu_grad = np.empty((m, nq))  # (g_uu,i ∇f)[j, l]
+    for i in range(m):
+        for j in range(m):
+            for k in range(nq):
+                up, uu = 0.0, 0.0
+                for a in range(n):
+                    up += g_up[i, j, a] * A[a, k]
+                for r in range(m):
+                    uu += g_uu[i, j, r] * grad[r, k]
+                up_A[j, k], uu_grad[j, k] = up, uu
+        for a in range(n):
+            for l in range(nq):
+                value = 0.0
+                for b in range(n):
+                    value += g_pp[i, a, b] * A[b, l]
+                pp_A[a, l] = value
+        for k in range(nq):
+            for l in range(nq):
+                value = 0.0
+                for a in range(n):
+                    value += A[a, k] * pp_A[a, l]
+                for j in range(m):
+                    value += up_A[j, k] * grad[j, l] + up_A[j, l] * grad[j, k] + grad[j, k] * uu_grad[j, l]
+                gamma[i, k, l] = value
+    return gamma
 
 
 def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
@@ -263,20 +275,20 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     hess = np.zeros((m, nq, nq))
     tangent = np.zeros((m, nq))
     x = np.empty(m + n)  # (f, p)
-    x[m:] = A @ q + c
+    x[m:] = matvec(A, q) + c
     dq = q - q0
-    predicted_step = tangent0 @ dq
+    predicted_step = matvec(tangent0, dq)
     if np.abs(predicted_step).max() > max_step:
         return SUBDIVIDE, x[m:], f, tangent, 0, 0.0, grad, hess
     if use_curvature:
         for i in range(m):
-            predicted_step[i] += 0.5 * (dq @ (curvature0[i] @ dq))
+            predicted_step[i] += 0.5 * dot(dq, matvec(curvature0[i], dq))
     prediction = f0 + predicted_step
     x[:m] = prediction
     values = np.zeros(m + m * m + m * n)
     first(x, values)
     g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
-    residual = math.sqrt(g @ g)
+    residual = math.sqrt(dot(g, g))
     if not math.isfinite(residual):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     LU, piv = np.empty((m, m)), np.empty(m, np.int64)
@@ -285,19 +297,19 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     condition = 0.0
     converged = False
     for _ in range(max_iterations):
-        det_sign = _lu(J, LU, piv)
+        det_sign = lu_factor(J, LU, piv)
         if det_sign == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
         step = g.copy().reshape(m, 1)
-        _lu_solve(LU, piv, step)
+        lu_solve(LU, piv, step)
         step = step[:, 0]
         size = np.abs(step).max()
         if size <= tolerance * (1.0 + np.abs(current).max()):
-            g_q = g_p @ A
+            g_q = matmul(g_p, A)
             tangent[:, :] = -g_q
-            _lu_solve(LU, piv, tangent)
+            lu_solve(LU, piv, tangent)
             inverse = np.eye(m)
-            _lu_solve(LU, piv, inverse)
+            lu_solve(LU, piv, inverse)
             norm = max(_one_norm(J), _one_norm(g_q))
             condition = norm * _one_norm(inverse)
             f[:] = current - step
@@ -310,7 +322,7 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
         values[:] = 0.0
         first(x, values)
         g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
-        new_residual = math.sqrt(g @ g)
+        new_residual = math.sqrt(dot(g, g))
         if not (new_residual <= (1.0 - 1e-4) * residual):
             return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
         current, residual = trial, new_residual
@@ -338,35 +350,62 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     g_up = blocks[start:start + m * m * n].copy().reshape(m, m, n)
     start += m * m * n
     g_pp = blocks[start:start + m * n * n].copy().reshape(m, n, n)
-    g_q = g_p @ A
+    g_q = matmul(g_p, A)
     if projection:
         rows = projection_rows(g_u)
         grad[:, :] = projection_solve(rows, g_u, g_q)
     else:
-        if _lu(g_u, LU, piv) == 0:
+        if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
         grad[:, :] = -g_q
-        _lu_solve(LU, piv, grad)
+        lu_solve(LU, piv, grad)
     if order >= 2:
-        gamma = np.empty((m, nq, nq))  # Γ as hessian_right_hand_side (whose 3-D products numba lacks)
-        for i in range(m):
-            mixed = (g_up[i] @ A).T @ grad  # [k, l] = Σ_j ∂²g_i/∂q_k∂f_j ∂f_j/∂q_l
-            gamma[i] = A.T @ g_pp[i] @ A + mixed + mixed.T + grad.T @ g_uu[i] @ grad
+        gamma = _curvature_terms(A, grad, g_uu, g_up, g_pp)
         flat = gamma.reshape(m, nq * nq)
         if projection:
             hess[:, :, :] = projection_solve(rows, g_u, flat).reshape(m, nq, nq)
         else:
             solved = -flat
-            _lu_solve(LU, piv, solved)
+            lu_solve(LU, piv, solved)
             hess[:, :, :] = solved.reshape(m, nq, nq)
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
+
+
+def continued_forward(forward, y, context, advance):  # pragma: no cover - compiled
+    """``(y', ok)`` of the state ``y = (q, q̇)`` by the generated ``forward`` (the group's step from the
+    continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
+    solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
+    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s."""
+    (m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
+     constant, rows, start_q, start_f, start_tangent, curvature, start_p, scalars) = context
+    nq = start_q.size
+    q, qd = y[:nq].copy(), y[nq:].copy()
+    status, p, f, tangent, det_sign, condition, hess, qdd, code = forward(
+        m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]), settings,
+        projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd)
+    out = np.empty(2 * nq)
+    if status != OK or code != 0:
+        return out, False
+    out[:nq] = qd
+    out[nq:] = qdd
+    if advance:
+        start_q[:] = q
+        start_f[:] = f
+        start_tangent[:, :] = tangent
+        curvature[:, :, :] = hess
+        start_p[:] = p
+        scalars[0] = 1.0
+        scalars[1] = det_sign
+        scalars[2] = condition
+    return out, True
 
 
 _KERNEL_DIGEST = _kernel_digest()
 if AVAILABLE:
     # inlined into each generated ``step`` (numba IR): ``first`` and ``second`` are then direct calls,
     # not addresses of dispatcher objects, and numba can cache ``step`` on disk
-    step_kernel = numba.njit(nogil=True, inline="always")(step_kernel)
+    step_kernel = inline_jit(step_kernel)
+    continued_forward = inline_jit(continued_forward)
 
 
 def supports_fast_step(solver) -> bool:
@@ -442,3 +481,20 @@ class FastStep:
         if status != OK or code != 0:
             return None
         return Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition)), hess, qdd
+
+    def state_context(self, start: Solution, curvature: NDArray | None, force: NDArray, model_arrays: tuple,
+                      matrix: NDArray, constant: NDArray, rows: NDArray) -> tuple:
+        """The arguments of the generated ``state_rhs(t, y, context, advance)`` and ``trbdf2`` for the
+        state ``y = (q, q̇)`` of a model as in :meth:`forward`, with a continuation from ``start``
+        (``curvature``: ``H`` there, if known) held in its own arrays (:meth:`continuation`)."""
+        scalars = np.array([curvature is not None, start.det_sign, start.condition], dtype=float)
+        held = self._zero_curvature if curvature is None else curvature
+        return (self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix, constant, rows,
+                start.q.copy(), np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),
+                np.array(held, dtype=float), np.array(start.p, dtype=float), scalars)
+
+    def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
+        """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
+        start_q, start_f, start_tangent, curvature, start_p, scalars = (value.copy() for value in context[-6:])
+        solution = Solution(start_q, start_p, self.A, None, start_f, start_tangent, int(scalars[1]), float(scalars[2]))
+        return solution, (curvature if scalars[0] else None)

@@ -23,7 +23,7 @@ from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
 from mbkron.dynamics import loads as loads_module
 
-__all__ = ["ForwardDynamics"]
+__all__ = ["ForwardDynamics", "StateKernel"]
 
 
 class ForwardDynamics:
@@ -109,6 +109,19 @@ class ForwardDynamics:
         continuation.advance(solution, hess)
         return qdd
 
+    def state_kernel(self, model, workspace, tau: NDArray | None) -> StateKernel | None:
+        """The compiled right-hand side ``y' = (q̇, q̈)`` of a run with constant actuation ``tau`` (or None),
+        continuing from ``workspace``'s state, with TR-BDF2 steps around it; None where this model has no
+        one-call route for a constraint group (:meth:`_with_group`)."""
+        if self.group is None:
+            return None
+        rows, fast_step = self.group
+        force = writable(self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float))
+        continuation = workspace.states_for(model.joint_variable_map)[0]
+        context = fast_step.state_context(continuation.start, continuation.curvature, force, self.arrays, self.matrix,
+                                          self.constant, rows)
+        return StateKernel(fast_step, continuation, context)
+
     def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
         """Joint variables from the model's providers, then one call for the rest."""
         f, grad, hess = model._joint_values(q, 2, workspace)
@@ -124,6 +137,47 @@ class ForwardDynamics:
             writable(np.broadcast_to(f, batch + f.shape[-1:])).reshape(-1, f.shape[-1]), batch_rows(grad, batch, 2),
             batch_rows(hess, batch, 3), curved, writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
         return qdd.reshape(batch + (nq,)) if status == OK else None
+
+
+class StateKernel:
+    """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
+    (:func:`mbkron.compiled.trbdf2.trbdf2_step`), with the constraint group's continuation in its own
+    arrays; :meth:`store` and :meth:`load` exchange it with the run's workspace, for the Python route."""
+
+    __slots__ = ("fast_step", "continuation", "context", "nq")
+
+    def __init__(self, fast_step, continuation, context: tuple):
+        self.fast_step, self.continuation, self.context = fast_step, continuation, context
+        self.nq = context[-6].size
+
+    def step(self, *arguments):
+        """:func:`mbkron.compiled.trbdf2.trbdf2_step` with this right-hand side, from ``arguments`` (``t`` …
+        ``counts``)."""
+        return self.fast_step.kernels.trbdf2(*arguments, self.context)
+
+    def accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
+        """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
+        derivative, ok = self.fast_step.kernels.state_rhs(0.0, y, self.context, True)
+        return derivative[self.nq:] if ok else None
+
+    def jacobian(self, t: float, y: NDArray) -> NDArray[np.float64] | None:
+        """``∂y'/∂y`` at ``(t, y)`` from the workspace's continuation, by the kernel's central differences
+        (:func:`mbkron.compiled.trbdf2.state_jacobian`); None where the kernel declines a perturbed state."""
+        self.load()
+        J, ok = self.fast_step.kernels.jacobian(t, y, self.context)
+        return J if ok else None
+
+    def store(self) -> None:
+        """Write the continuation reached into the workspace."""
+        self.continuation.advance(*self.fast_step.continuation(self.context))
+
+    def load(self) -> None:
+        """Continue from the workspace's continuation (after evaluations by the Python route)."""
+        start, curvature = self.continuation.start, self.continuation.curvature
+        start_q, start_f, start_tangent, held, start_p, scalars = self.context[-6:]
+        start_q[:], start_f[:], start_tangent[:], start_p[:] = start.q, start.f, start.tangent, start.p
+        held[:] = 0.0 if curvature is None else curvature
+        scalars[:] = (curvature is not None, start.det_sign, start.condition)
 
 
 def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDArray] | None:

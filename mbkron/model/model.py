@@ -563,6 +563,13 @@ class Model:
             )
         return qdd
 
+    def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
+        """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and
+        constant actuation ``tau``, continuing from ``workspace``, and a compiled TR-BDF2 step around it
+        (:class:`mbkron.model.forward.StateKernel`); None where the model has none (another backend, or
+        not a single compiled constraint group)."""
+        return None if self._forward is None else self._forward.state_kernel(self, workspace, tau)
+
     def joint_reactions(
         self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, loads: tuple | None = None, t: float = 0.0, *,
         workspace: Workspace | None = None,

@@ -1,0 +1,93 @@
+"""Small dense linear algebra for the compiled kernels: LU with partial pivoting, products by loops.
+
+numba turns ``@`` into a BLAS call, whose overhead dominates for the few-by-few matrices of a
+constraint group; :func:`matmul`, :func:`matvec` and :func:`dot` are plain loops.
+
+The factors use LAPACK ``getrf``'s layout (unit lower and upper triangle in one array, 0-based row
+interchanges as :func:`scipy.linalg.lu_factor` returns them), so a factorisation made here can be
+used by :func:`scipy.linalg.lapack.dgetrs` and the other way round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbkron.compiled.common import jit
+
+__all__ = ["dot", "lu_factor", "lu_solve", "matmul", "matvec"]
+
+
+@jit
+def lu_factor(A, LU, piv):  # pragma: no cover - compiled
+    """Partial-pivoting LU of the square ``A`` into ``LU``/``piv``; returns the determinant's sign (0: singular)."""
+    n = A.shape[0]
+    LU[:, :] = A
+    sign = 1
+    for k in range(n):
+        pivot = k
+        for r in range(k + 1, n):
+            if abs(LU[r, k]) > abs(LU[pivot, k]):
+                pivot = r
+        piv[k] = pivot
+        if LU[pivot, k] == 0.0:
+            return 0
+        if pivot != k:
+            sign = -sign
+            for c in range(n):
+                LU[k, c], LU[pivot, c] = LU[pivot, c], LU[k, c]
+        if LU[k, k] < 0.0:
+            sign = -sign
+        for r in range(k + 1, n):
+            LU[r, k] /= LU[k, k]
+            for c in range(k + 1, n):
+                LU[r, c] -= LU[r, k] * LU[k, c]
+    return sign
+
+
+@jit
+def lu_solve(LU, piv, b):  # pragma: no cover - compiled
+    """``A⁻¹ b`` in place for ``b`` of shape (n, k), from :func:`lu_factor`."""
+    n = LU.shape[0]
+    for k in range(n):
+        if piv[k] != k:
+            for c in range(b.shape[1]):
+                b[k, c], b[piv[k], c] = b[piv[k], c], b[k, c]
+    for c in range(b.shape[1]):
+        for r in range(n):
+            for j in range(r):
+                b[r, c] -= LU[r, j] * b[j, c]
+        for r in range(n - 1, -1, -1):
+            for j in range(r + 1, n):
+                b[r, c] -= LU[r, j] * b[j, c]
+            b[r, c] /= LU[r, r]
+
+
+@jit
+def matmul(A, B):  # pragma: no cover - compiled
+    """``A @ B`` of two matrices, by loops (a new array)."""
+    result = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            a = A[i, k]
+            for j in range(B.shape[1]):
+                result[i, j] += a * B[k, j]
+    return result
+
+
+@jit
+def matvec(A, x):  # pragma: no cover - compiled
+    """``A @ x`` of a matrix and a vector, by loops (a new array)."""
+    result = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            result[i] += A[i, k] * x[k]
+    return result
+
+
+@jit
+def dot(a, b):  # pragma: no cover - compiled
+    """``a @ b`` of two vectors, by a loop."""
+    total = 0.0
+    for i in range(a.size):
+        total += a[i] * b[i]
+    return total

@@ -1,0 +1,271 @@
+"""TR-BDF2's coefficients and control parameters, and one whole TR-BDF2 step as a compiled kernel.
+
+:class:`mbkron.integrate.trbdf2.TRBDF2` is the solver (a :class:`scipy.integrate.OdeSolver`, with the
+derivations in its docstring and docs/integrators.md). When the right-hand side is itself compiled —
+a model on the ``compiled`` backend whose forward dynamics is one generated kernel
+(:meth:`mbkron.jointvars.compiled.FastStep.state_context`) — a step spends most of its time in
+Python around a few microseconds of arithmetic: two stages of simplified Newton, each a right-hand
+side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_step`
+is that step, the same algorithm decision for decision, with the right-hand side called directly
+in machine code; the solver keeps its state (``t``, ``y``, the Jacobian, the LU factors, the step
+size, the Newton rate) in arrays it shares with the kernel, so the two can alternate step by step
+(a step the kernel cannot finish — the right-hand side declines a state — is redone by the Python
+solver, which reports the reason). The two are tested equal.
+
+The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout, so either side can use the
+other's factorisation. The functions that take the right-hand side as an argument are inlined into
+the generated module's ``trbdf2`` (:func:`mbkron.compiled.common.inline_jit`), which numba caches on disk.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbkron.compiled.common import inline_jit, jit
+from mbkron.compiled.linalg import lu_factor, lu_solve
+
+__all__ = [
+    "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
+    "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
+    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED",
+    "state_jacobian", "trbdf2_step",
+]
+
+# --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
+GAMMA = 2.0 - math.sqrt(2.0)
+"""Fraction of the step covered by the trapezoidal stage; makes TR-BDF2 L-stable."""
+D = GAMMA / 2.0
+"""Diagonal coefficient of both implicit stages: the matrix is ``I - D*h*J``."""
+W = math.sqrt(2.0) / 4.0
+"""Weight of the first two stage derivatives in the BDF2 stage, ``(1 - D)/2``."""
+ERROR_WEIGHTS = ((GAMMA - 1.0) / 3.0, 1.0 / 3.0, -GAMMA / 3.0)
+"""Third-order embedded minus second-order weights, applied to ``h*f`` of the stages."""
+STAGE3_PREDICTOR = (1.0 - 1.0 / GAMMA, 1.0 / GAMMA)
+"""Linear extrapolation of the slope through ``t`` and ``t + GAMMA*h`` to ``t + h``."""
+
+# --- TR-BDF2 control parameters (after ode23tb and scipy's Radau/BDF) -------
+NEWTON_MAXITER = 5
+"""Simplified Newton iterations allowed per stage (ode23tb)."""
+SAFETY = 0.7
+"""Safety factor of the step-size prediction (ode23tb's 1/1.43)."""
+MIN_REJECT_FACTOR = 0.1
+"""Largest reduction of ``h`` after an error-test failure (ode23tb)."""
+NEWTON_FAIL_FACTOR = 0.3
+"""Reduction of ``h`` after a Newton failure with a current Jacobian (ode23tb)."""
+MIN_FACTOR = 0.2
+"""Smallest change factor of ``h`` after an accepted step (ode23tb)."""
+MAX_FACTOR = 5.0
+"""Largest change factor of ``h`` after an accepted step (ode23tb)."""
+HOLD_BAND = 0.2
+"""``h`` is kept when the predicted factor is within ``1 +- HOLD_BAND`` (saves an LU)."""
+STRETCH = 1.1
+"""The step is stretched to ``t_bound`` when ``STRETCH*|h|`` reaches it (ode23tb)."""
+UNFILTERED_WEIGHT = 1.0 / 16.0
+"""Weight of the unfiltered estimate in ``max(|filtered|, |unfiltered|/16)`` (ode23tb)."""
+MAX_JAC_AGE = 50
+"""Accepted steps after which an out-of-date Jacobian is re-evaluated (CVODE's MSBJ)."""
+JAC_STEP_RATIO = 10.0
+"""An out-of-date Jacobian is re-evaluated when ``|h|`` differs from the step size it
+was evaluated for by more than this factor."""
+
+# --- the solver state shared with the kernel --------------------------------
+H_ABS, LU_H, NEWTON_RATE, CURRENT_JAC, JAC_AGE, JAC_STEP, LU_VALID = range(7)
+"""Slots of the ``memory`` array: the step size to try next, the signed step of the LU factors,
+the last Newton contraction rate (NaN: none with these factors), whether the Jacobian was evaluated
+at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
+factors are valid."""
+MEMORY_SIZE = 7
+STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
+"""Outcomes of :func:`trbdf2_step`: accepted; the step size fell below the spacing of floating-point
+numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
+
+
+@jit
+def _rms(x):  # pragma: no cover - compiled
+    """:func:`mbkron.integrate.common.rms_norm` with numpy's arithmetic (``sqrt(x·x)/sqrt(n)``)."""
+    return math.sqrt(np.dot(x, x)) / math.sqrt(x.size)
+
+
+@inline_jit
+def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
+    """``J = ∂y'/∂y`` of ``y' = (q̇, q̈(q, q̇))`` in place: ``[[0, I], [∂q̈/∂q, ∂q̈/∂q̇]]``, the lower block by
+    central differences with steps ``eps**(1/3) max(1, |y_j|)`` (as
+    :func:`mbkron.integrate.simulate` does in Python); False if a perturbed state is declined or the
+    differences are not finite. ``rhs(t, y, context, advance)`` is evaluated without advancing."""
+    n = y.size
+    step = np.cbrt(np.finfo(np.float64).eps)
+    for j in range(n):
+        h = step * max(1.0, abs(y[j]))
+        plus, minus = y.copy(), y.copy()
+        plus[j] += h
+        minus[j] -= h
+        up, ok_up = rhs(t, plus, context, False)
+        down, ok_down = rhs(t, minus, context, False)
+        if not (ok_up and ok_down):
+            return False
+        for i in range(nq):
+            value = (up[nq + i] - down[nq + i]) / (2.0 * h)
+            if not np.isfinite(value):
+                return False
+            J[nq + i, j] = value
+    for i in range(nq):
+        for j in range(n):
+            J[i, j] = 1.0 if j == nq + i else 0.0
+    return True
+
+
+@inline_jit
+def _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):  # pragma: no cover - compiled
+    counts[1] += 1
+    if not state_jacobian(rhs, context, t, y, nq, J):
+        return False
+    memory[CURRENT_JAC] = 1.0
+    memory[JAC_AGE] = 0.0
+    memory[JAC_STEP] = h_abs
+    memory[LU_VALID] = 0.0
+    return True
+
+
+@jit
+def _factorize(h, J, lu, piv, memory, counts):  # pragma: no cover - compiled
+    """Factorise ``I - D*h*J`` into ``lu``, ``piv``; False if it is singular."""
+    counts[2] += 1
+    matrix = np.eye(J.shape[0]) - (D * h) * J
+    if lu_factor(matrix, lu, piv) == 0:
+        memory[LU_VALID] = 0.0
+        return False
+    memory[LU_H] = h
+    memory[LU_VALID] = 1.0
+    memory[NEWTON_RATE] = np.nan
+    return True
+
+
+@jit
+def _solve(lu, piv, b):  # pragma: no cover - compiled
+    """``(I - D*h*J)⁻¹ b`` from the factors (a new array)."""
+    x = b.copy().reshape(b.size, 1)
+    lu_solve(lu, piv, x)
+    return x[:, 0]
+
+
+@inline_jit
+def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newton_tol, memory,
+                 counts):  # pragma: no cover - compiled
+    """``TRBDF2._solve_stage``: ``(outcome, y, z, iterations)``, outcome 1 converged, 0 not, -1 declined."""
+    y = y_pred.copy()
+    z = z_pred.copy()
+    rate = memory[NEWTON_RATE]
+    norm_old = np.nan
+    for k in range(NEWTON_MAXITER):
+        f, ok = rhs(t_stage, y, context, True)
+        counts[0] += 1
+        if not ok:
+            return -1, y, z, k + 1
+        if not np.all(np.isfinite(f)):
+            return 0, y, z, k + 1
+        dz = _solve(lu, piv, h * f - z)
+        dy_norm = _rms(D * dz / scale)
+        if not np.isnan(norm_old):
+            rate = dy_norm / norm_old
+        if not np.isnan(rate) and (
+                rate >= 1 or rate ** (NEWTON_MAXITER - k) / (1 - rate) * dy_norm > newton_tol):
+            return 0, y, z, k + 1
+        z += dz
+        y += D * dz
+        if dy_norm == 0 or (not np.isnan(rate) and rate / (1 - rate) * dy_norm < newton_tol):
+            if not np.isnan(norm_old):
+                memory[NEWTON_RATE] = rate
+            return 1, y, z, k + 1
+        norm_old = dy_norm
+    return 0, y, z, NEWTON_MAXITER
+
+
+@inline_jit
+def trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
+                memory, counts):  # pragma: no cover - compiled
+    """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
+    ``(t, y)`` with slope ``yp``, the right-hand side ``rhs(t, y, context, advance) -> (y', ok)`` compiled.
+
+    ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
+    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,).
+
+    Returns
+    -------
+    outcome : int
+        :data:`STEP_OK`, :data:`STEP_TOO_SMALL` or :data:`STEP_DECLINED`.
+    t_new : float
+    y_new, yp_new, y_mid, yp_mid : ndarray
+        The accepted step's end and middle, with their slopes (for the dense output).
+    """
+    spacing = abs(np.nextafter(t, direction * np.inf) - t)
+    smallest = 10.0 * spacing
+    h_abs = max(min(memory[H_ABS], max_step), smallest)
+    no_failures = True
+    empty = np.empty(0)
+    while True:
+        if h_abs < smallest:
+            return STEP_TOO_SMALL, t, empty, empty, empty, empty
+        remaining = abs(t_bound - t)
+        if STRETCH * h_abs >= remaining and remaining <= max_step:
+            t_new = t_bound
+        else:
+            t_new = t + direction * h_abs
+        h = t_new - t
+        h_abs = abs(h)
+        if memory[CURRENT_JAC] == 0.0:
+            ratio = max(h_abs / memory[JAC_STEP], memory[JAC_STEP] / h_abs)
+            if memory[JAC_AGE] >= MAX_JAC_AGE or ratio > JAC_STEP_RATIO:
+                if not _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):
+                    return STEP_DECLINED, t, empty, empty, empty, empty
+        if memory[LU_VALID] == 0.0 or abs(h - memory[LU_H]) > 1e-12 * h_abs:
+            if not _factorize(h, J, lu, piv, memory, counts):
+                return STEP_DECLINED, t, empty, empty, empty, empty
+
+        z1 = h * yp
+        scale = atol + rtol * np.abs(y)
+        outcome, y_mid, z2, n_iter_1 = _solve_stage(rhs, context, t + GAMMA * h, y + GAMMA * z1, z1, h, scale, lu,
+                                                     piv, newton_tol, memory, counts)
+        n_iter_2 = 0
+        y_new, z3 = y_mid, z2
+        if outcome == 1:
+            z3 = STAGE3_PREDICTOR[0] * z1 + STAGE3_PREDICTOR[1] * z2
+            scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_mid))
+            outcome, y_new, z3, n_iter_2 = _solve_stage(rhs, context, t_new, y + W * (z1 + z2) + D * z3, z3, h,
+                                                        scale, lu, piv, newton_tol, memory, counts)
+        if outcome == -1:
+            return STEP_DECLINED, t, empty, empty, empty, empty
+        if outcome == 0:
+            if memory[CURRENT_JAC] == 0.0:
+                if not _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):
+                    return STEP_DECLINED, t, empty, empty, empty, empty
+                continue
+            no_failures = False
+            h_abs *= NEWTON_FAIL_FACTOR
+            continue
+
+        scale = atol + rtol * np.maximum(np.maximum(np.abs(y), np.abs(y_mid)), np.abs(y_new))
+        estimate = ERROR_WEIGHTS[0] * z1 + ERROR_WEIGHTS[1] * z2 + ERROR_WEIGHTS[2] * z3
+        error_norm = max(_rms(_solve(lu, piv, estimate) / scale), UNFILTERED_WEIGHT * _rms(estimate / scale))
+        if error_norm > 1:
+            no_failures = False
+            h_abs *= max(MIN_REJECT_FACTOR, SAFETY * error_norm ** (-1 / 3))
+            continue
+        break
+
+    if no_failures:
+        predicted = SAFETY * error_norm ** (-1 / 3) if error_norm > 0 else np.inf
+        factor = min(MAX_FACTOR, max(MIN_FACTOR, min(max_step / h_abs, predicted)))
+        if abs(factor - 1) > HOLD_BAND:
+            h_abs *= factor
+    memory[H_ABS] = h_abs
+    memory[JAC_AGE] += 1.0
+    rate = memory[NEWTON_RATE]
+    if max(n_iter_1, n_iter_2) > 2 and (0.0 if np.isnan(rate) else rate) > 1e-3:  # slow convergence
+        if not _refresh(rhs, context, t_new, y_new, nq, h_abs, J, memory, counts):
+            memory[CURRENT_JAC] = 0.0  # declined there: the next step re-evaluates it (in Python if need be)
+            memory[JAC_AGE] = MAX_JAC_AGE
+    else:
+        memory[CURRENT_JAC] = 0.0
+    return STEP_OK, t_new, y_new, z3 / h, y_mid, z2 / h

@@ -1,0 +1,193 @@
+"""The compiled TR-BDF2 step (mbkron.compiled.trbdf2) against the Python solver it mirrors.
+
+:class:`mbkron.integrate.trbdf2.CompiledTRBDF2` takes each step as one compiled call; it must make the
+same decisions as :meth:`TRBDF2._step_impl` (step sizes, rejections, Newton failures, Jacobian and LU
+re-evaluations) with the same arithmetic. The reference is the Python solver, driven in lockstep on the
+same right-hand side and Jacobian: both runs must take the same steps with the same counters and states
+equal to round-off. Also checked: steps the kernel declines are redone by the Python solver without a
+trace in the results, and ``simulate`` uses the compiled steps for the README's main job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron.backends import available_backends
+from mbkron.compiled import trbdf2 as kernel
+from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
+from mbkron.model.model import Model
+
+MAIN_JOB = Path(__file__).resolve().parents[1] / "models" / "andrews_squeezer.toml"
+
+pytestmark = pytest.mark.skipif("compiled" not in available_backends(),
+                                reason="numba (the `fast` extra) is not installed")
+
+ROUND_OFF = 1e-10
+"""Relative agreement of one step taken by the two from the same state: the same arithmetic up to the
+summation order and reciprocals of the small LU and BLAS calls (a few ulp), amplified by the condition
+of ``I - d h J`` (up to ~1e5 for the stiff runs here)."""
+
+STATE = ("t", "h_abs", "lu_h", "newton_rate", "current_jac", "jac_age", "jac_step", "nfev", "njev", "nlu")
+
+
+def _lockstep(python: TRBDF2, compiled: CompiledTRBDF2, synchronise=lambda: None) -> int:
+    """Step both solvers to the end, each step from the Python solver's state (copied into the compiled
+    one, with ``synchronise()`` for a state held elsewhere), checking that they make the same decisions
+    (counters, step size) and reach the same ``y`` to :data:`ROUND_OFF`; the number of steps."""
+    steps = 0
+    while python.status == "running":
+        for name in STATE:
+            setattr(compiled, name, getattr(python, name))
+        compiled.y, compiled.yp, compiled.J = python.y.copy(), python.yp.copy(), np.array(python.J)
+        compiled.lu_data = None if python.lu_data is None else tuple(np.array(a) for a in python.lu_data)
+        compiled._to_memory()
+        synchronise()
+        python.step()
+        compiled.step()
+        steps += 1
+        assert compiled.status == python.status
+        assert (compiled.nfev, compiled.njev, compiled.nlu) == (python.nfev, python.njev, python.nlu)
+        np.testing.assert_allclose(compiled.t, python.t, rtol=ROUND_OFF, atol=0)
+        np.testing.assert_allclose(compiled.y, python.y, rtol=ROUND_OFF, atol=ROUND_OFF)
+    return steps
+
+
+class VanDerPolKernel:
+    """A stand-alone compiled right-hand side for :class:`CompiledTRBDF2`: Van der Pol's
+    ``q̈ = μ (1 - q²) q̇ - q`` in the state ``y = (q, q̇)``, the test set's stiff classic."""
+
+    def __init__(self, mu: float):
+        import numba
+
+        @numba.njit
+        def rhs(t, y, context, advance):
+            out = np.empty(2)
+            out[0] = y[1]
+            out[1] = context[0] * (1.0 - y[0] ** 2) * y[1] - y[0]
+            return out, True
+
+        @numba.njit
+        def step(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+                 context):
+            return kernel.trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
+                                      nq, J, lu, piv, memory, counts)
+
+        @numba.njit
+        def jacobian(t, y, context):
+            J = np.empty((2, 2))
+            return J, kernel.state_jacobian(rhs, context, t, y, 1, J)
+
+        self.context = (float(mu),)
+        self._step, self._jacobian = step, jacobian
+
+    def step(self, *arguments):
+        return self._step(*arguments, self.context)
+
+    def jacobian(self, t, y):
+        return self._jacobian(t, y, self.context)[0]
+
+    def store(self):
+        pass
+
+    def load(self):
+        pass
+
+
+@pytest.mark.parametrize("mu, rtol", [(1000.0, 1e-4), (1000.0, 1e-7)])
+def test_compiled_steps_equal_the_python_solver_on_van_der_pol(mu, rtol):
+    """Van der Pol over 0 ≤ t ≤ 3000 (μ = 1000: almost two periods of slow phases and fast jumps, with
+    rejected steps, Newton failures and Jacobian refreshes)."""
+    state_kernel = VanDerPolKernel(mu)
+
+    def fun(t, y):
+        return np.array([y[1], mu * (1.0 - y[0] ** 2) * y[1] - y[0]])
+
+    options = dict(rtol=rtol, atol=1e-8, jac=state_kernel.jacobian)
+    python = TRBDF2(fun, 0.0, [2.0, 0.0], 3000.0, **options)
+    compiled = CompiledTRBDF2(fun, 0.0, [2.0, 0.0], 3000.0, state_kernel, **options)
+    steps = _lockstep(python, compiled)
+    assert python.status == "finished" and steps > 100
+    assert python.njev > 1 and python.nlu > python.njev  # the control paths were exercised
+
+
+def _andrews_solver(cls, declined_every: int = 0):
+    """A TR-BDF2 solver of the README's main job (Andrews' squeezer as an ODE in β) on its own workspace,
+    and that workspace's continuation and the state kernel; with ``declined_every = k`` the kernel declines
+    every k-th step, which the Python solver then takes."""
+    model = mbkron.load_model(MAIN_JOB)
+    workspace = model.workspace()
+
+    def fun(t, y):
+        return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
+
+    y0 = np.array([model.default_q[0], 0.0])
+    fun(0.0, y0)
+    state_kernel = model.state_kernel(workspace)
+    assert state_kernel is not None
+    continuation = workspace.states_for(model.joint_variable_map)[0]
+    options = dict(rtol=1e-6, atol=1e-8, jac=state_kernel.jacobian)
+    if cls is TRBDF2:
+        return TRBDF2(fun, 0.0, y0, 0.03, **options), continuation, state_kernel
+    if declined_every:
+        compiled_step, calls = state_kernel.step, [0]
+
+        def step(*arguments):
+            calls[0] += 1
+            if calls[0] % declined_every == 0:
+                return kernel.STEP_DECLINED, arguments[0], *(np.empty(0),) * 4
+            return compiled_step(*arguments)
+
+        state_kernel = _Declining(state_kernel, step)
+    return CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, **options), continuation, state_kernel
+
+
+class _Declining:
+    """A state kernel whose ``step`` is replaced (to decline steps on purpose)."""
+
+    def __init__(self, inner, step):
+        self.inner, self.step = inner, step
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("declined_every", [0, 3])
+def test_compiled_steps_equal_the_python_solver_on_the_main_job(declined_every):
+    """Andrews' squeezer: the kernel's right-hand side is the generated one-call forward dynamics with the
+    loop closures' continuation in its own arrays; declined steps go through the workspace and back."""
+    python, python_continuation, _ = _andrews_solver(TRBDF2)
+    compiled, continuation, state_kernel = _andrews_solver(CompiledTRBDF2, declined_every)
+
+    def synchronise():  # the constraint group's continuation, from the Python run's workspace
+        continuation.advance(python_continuation.start, python_continuation.curvature)
+        state_kernel.load()
+
+    steps = _lockstep(python, compiled, synchronise)
+    assert python.status == "finished" and steps > 100
+
+
+def test_simulate_takes_compiled_steps_for_the_main_job(monkeypatch):
+    """``simulate`` with TRBDF2 on a compiled model takes the compiled steps; its rows (states and
+    accelerations at the output times, with the kernel's right-hand side) agree with the all-Python run
+    (whose finite-difference Jacobian comes by another route, so the two differ by Newton's stopping
+    test, not bitwise) far inside the requested tolerance."""
+    model = mbkron.load_model(MAIN_JOB)
+    t_eval = np.linspace(0.0, 0.03, 31)
+    options = dict(method="TRBDF2", rtol=1e-6, atol=1e-8, t_eval=t_eval)
+    built = []
+    original = CompiledTRBDF2.__init__
+    monkeypatch.setattr(CompiledTRBDF2, "__init__", lambda self, *a, **k: built.append(1) or original(self, *a, **k))
+    compiled = mbkron.simulate(model, (0.0, 0.03), model.default_q, [0.0], **options)
+    assert built == [1] and compiled.success
+    monkeypatch.setattr(Model, "state_kernel", lambda self, workspace, tau=None: None)
+    python = mbkron.simulate(model, (0.0, 0.03), model.default_q, [0.0], **options)
+    assert built == [1]
+    assert (compiled.n_steps, compiled.nfev, compiled.njev, compiled.nlu) == (
+        python.n_steps, python.nfev, python.njev, python.nlu)
+    y_compiled, y_python = (np.hstack([run.q, run.qd]) for run in (compiled, python))
+    assert np.all(np.abs(y_compiled - y_python) <= 0.1 * (1e-8 + 1e-6 * np.abs(y_python)))
+    np.testing.assert_allclose(compiled.joint_variables, python.joint_variables, rtol=1e-6, atol=1e-8)
