@@ -71,10 +71,10 @@ class VanDerPolKernel:
             return out, True
 
         @numba.njit
-        def step(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
-                 context):
-            return kernel.trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
-                                      nq, J, lu, piv, memory, counts)
+        def step(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
+                 counts, context):
+            return kernel.trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
+                                        newton_tol, nq, J, lu, piv, memory, counts)
 
         @numba.njit
         def jacobian(t, y, context):
@@ -85,7 +85,7 @@ class VanDerPolKernel:
         self._step, self._jacobian = step, jacobian
 
     def step(self, *arguments):
-        return self._step(*arguments, self.context)
+        return self._step(kernel.STEP, *arguments, self.context)
 
     def jacobian(self, t, y):
         return self._jacobian(t, y, self.context)[0]

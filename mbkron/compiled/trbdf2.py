@@ -5,7 +5,7 @@ derivations in its docstring and docs/integrators.md). When the right-hand side 
 a model on the ``compiled`` backend whose forward dynamics is one generated kernel
 (:meth:`mbkron.jointvars.compiled.FastStep.state_context`) — a step spends most of its time in
 Python around a few microseconds of arithmetic: two stages of simplified Newton, each a right-hand
-side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_step`
+side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_kernel`
 is that step, the same algorithm decision for decision, with the right-hand side called directly
 in machine code; the solver keeps its state (``t``, ``y``, the Jacobian, the LU factors, the step
 size, the Newton rate) in arrays it shares with the kernel, so the two can alternate step by step
@@ -29,8 +29,8 @@ from mbkron.compiled.linalg import lu_factor, lu_solve
 __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
-    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED",
-    "state_jacobian", "trbdf2_step",
+    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
+    "DERIVATIVE", "JACOBIAN", "state_jacobian", "trbdf2_kernel",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -77,8 +77,10 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
+STEP, DERIVATIVE, JACOBIAN = 0, 1, 2
+"""What :func:`trbdf2_kernel` does: a step, the right-hand side at ``(t, y)`` (advancing), the Jacobian."""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
-"""Outcomes of :func:`trbdf2_step`: accepted; the step size fell below the spacing of floating-point
+"""Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
 
 
@@ -96,35 +98,26 @@ def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
     differences are not finite. ``rhs(t, y, context, advance)`` is evaluated without advancing."""
     n = y.size
     step = np.cbrt(np.finfo(np.float64).eps)
-    for j in range(n):
+    up = np.empty(nq)
+    for k in range(2 * n):  # y + h_j e_j, then y - h_j e_j: one call of ``rhs`` in the code (it is inlined)
+        j = k // 2
         h = step * max(1.0, abs(y[j]))
-        plus, minus = y.copy(), y.copy()
-        plus[j] += h
-        minus[j] -= h
-        up, ok_up = rhs(t, plus, context, False)
-        down, ok_down = rhs(t, minus, context, False)
-        if not (ok_up and ok_down):
+        perturbed = y.copy()
+        perturbed[j] += h if k % 2 == 0 else -h
+        derivative, ok = rhs(t, perturbed, context, False)
+        if not ok:
             return False
+        if k % 2 == 0:
+            up[:] = derivative[nq:]
+            continue
         for i in range(nq):
-            value = (up[nq + i] - down[nq + i]) / (2.0 * h)
+            value = (up[i] - derivative[nq + i]) / (2.0 * h)
             if not np.isfinite(value):
                 return False
             J[nq + i, j] = value
     for i in range(nq):
         for j in range(n):
             J[i, j] = 1.0 if j == nq + i else 0.0
-    return True
-
-
-@inline_jit
-def _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):  # pragma: no cover - compiled
-    counts[1] += 1
-    if not state_jacobian(rhs, context, t, y, nq, J):
-        return False
-    memory[CURRENT_JAC] = 1.0
-    memory[JAC_AGE] = 0.0
-    memory[JAC_STEP] = h_abs
-    memory[LU_VALID] = 0.0
     return True
 
 
@@ -182,14 +175,26 @@ def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newto
     return 0, y, z, NEWTON_MAXITER
 
 
+NO_REFRESH, BEFORE_ATTEMPT, RETRY, AFTER_STEP, ONLY = range(5)
+"""Requests to the one place :func:`trbdf2_kernel` re-evaluates the Jacobian: none; before the attempt
+(the Jacobian is out of date), then go on with it; after a Newton failure with an out-of-date Jacobian,
+then a new attempt; at the end of an accepted step that converged slowly, then return; the Jacobian only."""
+
+
 @inline_jit
-def trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
-                memory, counts):  # pragma: no cover - compiled
+def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
+                  memory, counts):  # pragma: no cover - compiled
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
-    ``(t, y)`` with slope ``yp``, the right-hand side ``rhs(t, y, context, advance) -> (y', ok)`` compiled.
+    ``(t, y)`` with slope ``yp`` (``mode`` :data:`STEP`), with the right-hand side
+    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also the right-hand
+    side at ``(t, y)`` (:data:`DERIVATIVE`: returned in place of ``y_new``, the continuation advancing) or
+    the Jacobian into ``J`` (:data:`JACOBIAN`, :func:`state_jacobian`).
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
-    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,).
+    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in three
+    places only (the Jacobian, the Newton iteration, the derivative), each inlined with the generated
+    constraint functions behind it: the two stages share one Newton loop and every Jacobian evaluation
+    goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the compilation short.
 
     Returns
     -------
@@ -199,47 +204,78 @@ def trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol
     y_new, yp_new, y_mid, yp_mid : ndarray
         The accepted step's end and middle, with their slopes (for the dense output).
     """
-    spacing = abs(np.nextafter(t, direction * np.inf) - t)
-    smallest = 10.0 * spacing
-    h_abs = max(min(memory[H_ABS], max_step), smallest)
-    no_failures = True
     empty = np.empty(0)
+    if mode == DERIVATIVE:
+        derivative, ok = rhs(t, y, context, True)
+        return (STEP_OK if ok else STEP_DECLINED), t, derivative, empty, empty, empty
+    request = ONLY if mode == JACOBIAN else NO_REFRESH
+    t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated
+    smallest = 10.0 * abs(np.nextafter(t, direction * np.inf) - t)
+    h_abs = max(min(memory[H_ABS], max_step), smallest)
+    no_failures, new_attempt = True, True
+    t_new, h, error_norm, n_iter_1, n_iter_2 = t, 0.0, 0.0, 0, 0
+    y_new, y_mid, z1, z2, z3 = y, y, yp, yp, yp
     while True:
-        if h_abs < smallest:
-            return STEP_TOO_SMALL, t, empty, empty, empty, empty
-        remaining = abs(t_bound - t)
-        if STRETCH * h_abs >= remaining and remaining <= max_step:
-            t_new = t_bound
-        else:
-            t_new = t + direction * h_abs
-        h = t_new - t
-        h_abs = abs(h)
-        if memory[CURRENT_JAC] == 0.0:
-            ratio = max(h_abs / memory[JAC_STEP], memory[JAC_STEP] / h_abs)
-            if memory[JAC_AGE] >= MAX_JAC_AGE or ratio > JAC_STEP_RATIO:
-                if not _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):
-                    return STEP_DECLINED, t, empty, empty, empty, empty
+        if request != NO_REFRESH:
+            counts[1] += 1
+            ok = state_jacobian(rhs, context, t_at, y_at, nq, J)
+            if ok:
+                memory[CURRENT_JAC], memory[JAC_AGE], memory[JAC_STEP], memory[LU_VALID] = 1.0, 0.0, h_at, 0.0
+            if request == ONLY:
+                return (STEP_OK if ok else STEP_DECLINED), t, empty, empty, empty, empty
+            if request == AFTER_STEP:
+                if not ok:  # declined there: the next step re-evaluates it (in Python if need be)
+                    memory[CURRENT_JAC], memory[JAC_AGE] = 0.0, MAX_JAC_AGE
+                return STEP_OK, t_new, y_new, z3 / h, y_mid, z2 / h
+            if not ok:
+                return STEP_DECLINED, t, empty, empty, empty, empty
+            new_attempt = request == RETRY
+            request = NO_REFRESH
+        if new_attempt:
+            if h_abs < smallest:
+                return STEP_TOO_SMALL, t, empty, empty, empty, empty
+            remaining = abs(t_bound - t)
+            if STRETCH * h_abs >= remaining and remaining <= max_step:
+                t_new = t_bound
+            else:
+                t_new = t + direction * h_abs
+            h = t_new - t
+            h_abs = abs(h)
+            if memory[CURRENT_JAC] == 0.0:
+                ratio = max(h_abs / memory[JAC_STEP], memory[JAC_STEP] / h_abs)
+                if memory[JAC_AGE] >= MAX_JAC_AGE or ratio > JAC_STEP_RATIO:
+                    request, t_at, y_at, h_at = BEFORE_ATTEMPT, t, y, h_abs
+                    continue
+        new_attempt = True
         if memory[LU_VALID] == 0.0 or abs(h - memory[LU_H]) > 1e-12 * h_abs:
             if not _factorize(h, J, lu, piv, memory, counts):
                 return STEP_DECLINED, t, empty, empty, empty, empty
 
+        # the trapezoidal stage to t + GAMMA*h (predicted with a constant slope), then the BDF2 stage to
+        # t + h (the slope extrapolated linearly)
         z1 = h * yp
-        scale = atol + rtol * np.abs(y)
-        outcome, y_mid, z2, n_iter_1 = _solve_stage(rhs, context, t + GAMMA * h, y + GAMMA * z1, z1, h, scale, lu,
-                                                     piv, newton_tol, memory, counts)
-        n_iter_2 = 0
-        y_new, z3 = y_mid, z2
-        if outcome == 1:
-            z3 = STAGE3_PREDICTOR[0] * z1 + STAGE3_PREDICTOR[1] * z2
-            scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_mid))
-            outcome, y_new, z3, n_iter_2 = _solve_stage(rhs, context, t_new, y + W * (z1 + z2) + D * z3, z3, h,
-                                                        scale, lu, piv, newton_tol, memory, counts)
+        outcome = 1
+        for stage in range(2):
+            if stage == 0:
+                t_stage, z_pred, scale = t + GAMMA * h, z1, atol + rtol * np.abs(y)
+                y_pred = y + GAMMA * z1
+            else:
+                t_stage, z_pred = t_new, STAGE3_PREDICTOR[0] * z1 + STAGE3_PREDICTOR[1] * z2
+                scale = atol + rtol * np.maximum(np.abs(y), np.abs(y_mid))
+                y_pred = y + W * (z1 + z2) + D * z_pred
+            outcome, y_stage, z_stage, n_iter = _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv,
+                                                             newton_tol, memory, counts)
+            if stage == 0:
+                y_mid, z2, n_iter_1 = y_stage, z_stage, n_iter
+            else:
+                y_new, z3, n_iter_2 = y_stage, z_stage, n_iter
+            if outcome != 1:
+                break
         if outcome == -1:
             return STEP_DECLINED, t, empty, empty, empty, empty
         if outcome == 0:
             if memory[CURRENT_JAC] == 0.0:
-                if not _refresh(rhs, context, t, y, nq, h_abs, J, memory, counts):
-                    return STEP_DECLINED, t, empty, empty, empty, empty
+                request, t_at, y_at, h_at = RETRY, t, y, h_abs
                 continue
             no_failures = False
             h_abs *= NEWTON_FAIL_FACTOR
@@ -252,20 +288,17 @@ def trbdf2_step(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol
             no_failures = False
             h_abs *= max(MIN_REJECT_FACTOR, SAFETY * error_norm ** (-1 / 3))
             continue
-        break
 
-    if no_failures:
-        predicted = SAFETY * error_norm ** (-1 / 3) if error_norm > 0 else np.inf
-        factor = min(MAX_FACTOR, max(MIN_FACTOR, min(max_step / h_abs, predicted)))
-        if abs(factor - 1) > HOLD_BAND:
-            h_abs *= factor
-    memory[H_ABS] = h_abs
-    memory[JAC_AGE] += 1.0
-    rate = memory[NEWTON_RATE]
-    if max(n_iter_1, n_iter_2) > 2 and (0.0 if np.isnan(rate) else rate) > 1e-3:  # slow convergence
-        if not _refresh(rhs, context, t_new, y_new, nq, h_abs, J, memory, counts):
-            memory[CURRENT_JAC] = 0.0  # declined there: the next step re-evaluates it (in Python if need be)
-            memory[JAC_AGE] = MAX_JAC_AGE
-    else:
+        if no_failures:
+            predicted = SAFETY * error_norm ** (-1 / 3) if error_norm > 0 else np.inf
+            factor = min(MAX_FACTOR, max(MIN_FACTOR, min(max_step / h_abs, predicted)))
+            if abs(factor - 1) > HOLD_BAND:
+                h_abs *= factor
+        memory[H_ABS] = h_abs
+        memory[JAC_AGE] += 1.0
+        rate = memory[NEWTON_RATE]
+        if max(n_iter_1, n_iter_2) > 2 and (0.0 if np.isnan(rate) else rate) > 1e-3:  # slow convergence
+            request, t_at, y_at, h_at = AFTER_STEP, t_new, y_new, h_abs
+            continue
         memory[CURRENT_JAC] = 0.0
-    return STEP_OK, t_new, y_new, z3 / h, y_mid, z2 / h
+        return STEP_OK, t_new, y_new, z3 / h, y_mid, z2 / h

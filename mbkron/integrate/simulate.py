@@ -116,7 +116,10 @@ def simulate(
     method : str or OdeSolver subclass
         ``"TRBDF2"`` (default), ``"RKF45"``, or any :func:`scipy.integrate.solve_ivp` method name.
         Implicit solvers get the state Jacobian from batched central differences of the dynamics
-        (one vectorised call per Jacobian, not ``2n`` separate ones).
+        (one vectorised call per Jacobian, not ``2n`` separate ones) or, for a model with a compiled
+        right-hand side (:meth:`mbkron.Model.state_kernel`), from the same central differences in one
+        compiled call; TRBDF2 then also takes each step as one compiled call
+        (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`, the same decisions as the Python solver).
     rtol : float
         Relative tolerance on the state ``(q, q̇)``, at least ``100·eps`` ≈ 2.2e-14 (smaller values
         are refused rather than raised silently to that floor, as scipy does).
@@ -203,9 +206,10 @@ def simulate(
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:
         options["first_step"] = first_step
-    # TR-BDF2 with a compiled right-hand side takes its steps in compiled code (the same decisions)
+    # a compiled right-hand side gives implicit solvers their Jacobian, and TR-BDF2 its steps (the same decisions)
     kernel = model.state_kernel(workspace) if (
-        solver_class is TRBDF2 and actuation is None and muscle_forces is None and loads is None) else None
+        name in _IMPLICIT and actuation is None and muscle_forces is None and loads is None) else None
+    compiled_steps = kernel is not None and solver_class is TRBDF2
 
     def jacobian(t: float, y: NDArray) -> NDArray:
         J = None if kernel is None else kernel.jacobian(t, y)
@@ -217,11 +221,11 @@ def simulate(
                     t_span=(t0, t_end))
 
     def output_accelerations(t: float, y: NDArray) -> NDArray:
-        qdd = None if kernel is None else kernel.accelerations(y)
+        if not compiled_steps:
+            return accelerations(t, y)
+        qdd = kernel.accelerations(y)
         if qdd is not None and np.all(np.isfinite(qdd)):
             return qdd
-        if kernel is None:
-            return accelerations(t, y)
         kernel.store()  # declined by the kernel: the Python route, from the continuation reached
         try:
             return accelerations(t, y)
@@ -239,17 +243,17 @@ def simulate(
         if name in _IMPLICIT:
             rhs_batched(t0, y0[None])
         start = clock.perf_counter()
-        if kernel is None:
-            solver = solver_class(rhs, t0, y0, t_end, **options)
-        else:
+        if compiled_steps:
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
+        else:
+            solver = solver_class(rhs, t0, y0, t_end, **options)
         status, message = _run(solver, trajectory, last, progress, nq, domain)
     except KeyboardInterrupt:
         status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
     except RUN_FAILURES as failure:
         status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
     finally:
-        if kernel is not None:
+        if compiled_steps:
             kernel.store()  # the workspace continues from where the run's kernel got to
     if status == -1:
         message += _near_singular(model, workspace)

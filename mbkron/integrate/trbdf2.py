@@ -474,7 +474,7 @@ class CompiledTRBDF2(TRBDF2):
     """:class:`TRBDF2` whose steps run as one compiled call each, for a compiled right-hand side.
 
     ``state_kernel`` (:meth:`mbkron.Model.state_kernel`) evaluates ``y' = (q̇, q̈)`` and takes whole TR-BDF2
-    steps (:func:`mbkron.compiled.trbdf2.trbdf2_step`: the same decisions as :meth:`TRBDF2._step_impl`,
+    steps (:func:`mbkron.compiled.trbdf2.trbdf2_kernel`: the same decisions as :meth:`TRBDF2._step_impl`,
     with the Jacobian by the same central differences of the compiled right-hand side). The solver's
     state lives in arrays the kernel updates in place. A step the kernel declines (its right-hand side
     declines a state: a damped or subdivided constraint solve, a singular matrix) is redone by

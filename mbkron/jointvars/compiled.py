@@ -80,7 +80,7 @@ import numba
 import numpy
 
 from mbkron.compiled.forward import forward_solved
-from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_step
+from mbkron.compiled.trbdf2 import trbdf2_kernel
 from mbkron.jointvars.compiled import continued_forward, step_kernel
 
 
@@ -116,15 +116,10 @@ def state_rhs(t, y, context, advance):
 
 
 @numba.njit(cache={cache}, nogil=True)
-def jacobian(t, y, context):
-    J = numpy.empty((y.size, y.size))
-    return J, state_jacobian(state_rhs, context, t, y, y.size // 2, J)
-
-
-@numba.njit(cache={cache}, nogil=True)
-def trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts, context):
-    return trbdf2_step(state_rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu,
-                       piv, memory, counts)
+def trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+           context):
+    return trbdf2_kernel(state_rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
+                         J, lu, piv, memory, counts)
 '''
 
 

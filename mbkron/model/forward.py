@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import trbdf2 as compiled_trbdf2
 from mbkron.compiled.articulated import articulated_batch, articulated_forward
 from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
@@ -141,31 +142,39 @@ class ForwardDynamics:
 
 class StateKernel:
     """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
-    (:func:`mbkron.compiled.trbdf2.trbdf2_step`), with the constraint group's continuation in its own
+    (:func:`mbkron.compiled.trbdf2.trbdf2_kernel`), with the constraint group's continuation in its own
     arrays; :meth:`store` and :meth:`load` exchange it with the run's workspace, for the Python route."""
 
-    __slots__ = ("fast_step", "continuation", "context", "nq")
+    __slots__ = ("fast_step", "continuation", "context", "nq", "_unused")
 
     def __init__(self, fast_step, continuation, context: tuple):
         self.fast_step, self.continuation, self.context = fast_step, continuation, context
-        self.nq = context[-6].size
+        self.nq = nq = context[-6].size
+        # the arguments trbdf2_kernel does not read in the DERIVATIVE and JACOBIAN modes
+        self._unused = (np.zeros(2 * nq), 0.0, 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
 
     def step(self, *arguments):
-        """:func:`mbkron.compiled.trbdf2.trbdf2_step` with this right-hand side, from ``arguments`` (``t`` …
+        """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this right-hand side, from ``arguments`` (``t`` …
         ``counts``)."""
-        return self.fast_step.kernels.trbdf2(*arguments, self.context)
+        return self.fast_step.kernels.trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
+
+    def _call(self, mode: int, t: float, y: NDArray, J: NDArray):
+        yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq = self._unused
+        return self.fast_step.kernels.trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
+                                             J, J, _NO_PIVOTS, _NO_MEMORY, _NO_COUNTS, self.context)
 
     def accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
         """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
-        derivative, ok = self.fast_step.kernels.state_rhs(0.0, y, self.context, True)
-        return derivative[self.nq:] if ok else None
+        outcome, _, derivative, *_ = self._call(compiled_trbdf2.DERIVATIVE, 0.0, writable(y), _NO_MATRIX)
+        return derivative[self.nq:] if outcome == compiled_trbdf2.STEP_OK else None
 
     def jacobian(self, t: float, y: NDArray) -> NDArray[np.float64] | None:
         """``∂y'/∂y`` at ``(t, y)`` from the workspace's continuation, by the kernel's central differences
         (:func:`mbkron.compiled.trbdf2.state_jacobian`); None where the kernel declines a perturbed state."""
         self.load()
-        J, ok = self.fast_step.kernels.jacobian(t, y, self.context)
-        return J if ok else None
+        J = np.empty((2 * self.nq, 2 * self.nq))
+        outcome = self._call(compiled_trbdf2.JACOBIAN, t, writable(y), J)[0]
+        return J if outcome == compiled_trbdf2.STEP_OK else None
 
     def store(self) -> None:
         """Write the continuation reached into the workspace."""
@@ -178,6 +187,10 @@ class StateKernel:
         start_q[:], start_f[:], start_tangent[:], start_p[:] = start.q, start.f, start.tangent, start.p
         held[:] = 0.0 if curvature is None else curvature
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
+
+
+_NO_MATRIX, _NO_PIVOTS = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+_NO_MEMORY, _NO_COUNTS = np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64)
 
 
 def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDArray] | None:
