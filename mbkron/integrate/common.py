@@ -217,20 +217,20 @@ class HermiteDenseOutput(DenseOutput):
         y_nodes, yp_nodes = np.asarray(y_nodes), np.asarray(yp_nodes)
         super().__init__(t_nodes[0], t_nodes[-1])
         self.t_nodes = t_nodes
-        self.lengths = np.diff(t_nodes)  # signed, like the step
-        delta = np.diff(y_nodes, axis=0)
+        self.lengths = t_nodes[1:] - t_nodes[:-1]  # signed, like the step
+        delta = y_nodes[1:] - y_nodes[:-1]
         fa = self.lengths[:, None] * yp_nodes[:-1]
         fb = self.lengths[:, None] * yp_nodes[1:]
         # coefficients[k, j] multiplies s**j on piece k, s in [0, 1]
-        self.coefficients = np.stack(
-            [y_nodes[:-1], fa, 3 * delta - 2 * fa - fb, fa + fb - 2 * delta], axis=1
-        )
+        self.coefficients = np.empty((len(self.lengths), 4) + y_nodes.shape[1:], dtype=np.result_type(y_nodes, fa))
+        self.coefficients[:, 0], self.coefficients[:, 1] = y_nodes[:-1], fa
+        self.coefficients[:, 2], self.coefficients[:, 3] = 3 * delta - 2 * fa - fb, fa + fb - 2 * delta
 
     def _call_impl(self, t: NDArray[np.float64]) -> NDArray:
         # Piece index: the number of interior nodes passed in the integration direction.
         passed = (t[..., None] - self.t_nodes[1:-1]) * (self.t - self.t_old) >= 0
         piece = np.sum(passed, axis=-1)
-        s = (t - self.t_nodes[piece]) / self.lengths[piece]
-        powers = np.stack([np.ones_like(s), s, s * s, s * s * s], axis=-1)  # (..., 4)
-        values = np.einsum("...j,...jn->...n", powers, self.coefficients[piece])
+        s = ((t - self.t_nodes[piece]) / self.lengths[piece])[..., None]
+        c = self.coefficients[piece]  # (..., 4, n)
+        values = ((c[..., 3, :] * s + c[..., 2, :]) * s + c[..., 1, :]) * s + c[..., 0, :]  # Horner
         return values if t.ndim == 0 else values.T
