@@ -6,7 +6,9 @@ body), built identically in both libraries. The accelerations are checked equal 
 before timing. Timed, interleaved, medians of several rounds:
 
 - one state from Python: ``model.forward_dynamics(q, qd)`` against ``pinocchio.aba(model, data, q, v, τ)``;
-- a batch of 10 000 states in one call against ``pinocchio.abaInParallel`` with one thread.
+- a batch of 10 000 states in one call against ``pinocchio.abaInParallel`` with one thread;
+- inverse dynamics of the same batch, ``model.inverse_dynamics(Q, V, A)`` against
+  ``pinocchio.rneaInParallel`` with one thread (checked equal first).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
         pass
     print(f"# forward dynamics, random 3-D chain — {machine()}")
     print(f"{'n':>3} {'mbkron µs':>10} {'aba µs':>8} {'ratio':>6} | {'batch: mbkron ms':>17} {'abaInParallel ms':>17} "
-          f"{'ratio':>6}")
+          f"{'ratio':>6} | {'inverse: mbkron ms':>14} {'rneaInParallel ms':>18} {'ratio':>6}")
     for n in args.sizes:
         model, pin_model = random_chain(n)
         rng = np.random.default_rng(1)
@@ -104,15 +106,22 @@ def main(argv: list[str] | None = None) -> None:
         pool = pin.ModelPool(pin_model, 1)
         pin.abaInParallel(1, pool, Qf, Vf, taus, out)
         np.testing.assert_allclose(model.forward_dynamics(Q[:50], V[:50]), out[:, :50].T, rtol=1e-9, atol=1e-9)
-        one, one_pin, batch, batch_pin = [], [], [], []
+        A = rng.uniform(-2, 2, size=(args.batch, n))
+        Af = np.asfortranarray(A.T)
+        np.testing.assert_allclose(model.inverse_dynamics(Q[:50], V[:50], A[:50]),
+                                   pin.rneaInParallel(1, pool, Qf, Vf, Af)[:, :50].T, rtol=1e-9, atol=1e-9)
+        one, one_pin, batch, batch_pin, inverse, inverse_pin = [], [], [], [], [], []
         inner = 200
         for _ in range(args.rounds):  # interleaved rounds
             one.append(median_time(lambda: model.forward_dynamics(q, v), inner))
             one_pin.append(median_time(lambda: pin.aba(pin_model, data, q, v, zero), inner))
             batch.append(median_time(lambda: model.forward_dynamics(Q, V), 1))
             batch_pin.append(median_time(lambda: pin.abaInParallel(1, pool, Qf, Vf, taus, out), 1))
-        a, b, c, d = (float(np.median(x)) for x in (one, one_pin, batch, batch_pin))
-        print(f"{n:3d} {a * 1e6:10.1f} {b * 1e6:8.1f} {a / b:6.1f} | {c * 1e3:17.1f} {d * 1e3:17.1f} {c / d:6.2f}")
+            inverse.append(median_time(lambda: model.inverse_dynamics(Q, V, A), 1))
+            inverse_pin.append(median_time(lambda: pin.rneaInParallel(1, pool, Qf, Vf, Af), 1))
+        a, b, c, d, e, f = (float(np.median(x)) for x in (one, one_pin, batch, batch_pin, inverse, inverse_pin))
+        print(f"{n:3d} {a * 1e6:10.1f} {b * 1e6:8.1f} {a / b:6.1f} | {c * 1e3:17.1f} {d * 1e3:17.1f} {c / d:6.2f} | "
+              f"{e * 1e3:14.1f} {f * 1e3:18.1f} {e / f:6.2f}")
 
 
 if __name__ == "__main__":
