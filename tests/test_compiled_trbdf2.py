@@ -191,3 +191,18 @@ def test_simulate_takes_compiled_steps_for_the_main_job(monkeypatch):
     y_compiled, y_python = (np.hstack([run.q, run.qd]) for run in (compiled, python))
     assert np.all(np.abs(y_compiled - y_python) <= 0.1 * (1e-8 + 1e-6 * np.abs(y_python)))
     np.testing.assert_allclose(compiled.joint_variables, python.joint_variables, rtol=1e-6, atol=1e-8)
+
+
+def test_output_rows_are_the_dense_output_and_its_accelerations():
+    """``CompiledTRBDF2.output_rows``: the states equal the solver's dense output (the same Hermite
+    arithmetic) and the accelerations equal ``Model.forward_dynamics`` at those states (evaluated anew from
+    the assembly configuration, so equal to the constraint solver's tolerance)."""
+    compiled, _, _ = _andrews_solver(CompiledTRBDF2)
+    model = mbkron.load_model(MAIN_JOB)
+    for _ in range(40):
+        compiled.step()
+    times = np.linspace(compiled.t_old, compiled.t, 5)
+    states, accelerations = compiled.output_rows(times)
+    np.testing.assert_allclose(states, compiled.dense_output()(times).T, rtol=1e-15, atol=0)
+    expected = model.forward_dynamics(states[:, :1], states[:, 1:])
+    np.testing.assert_allclose(accelerations, expected, rtol=1e-9)

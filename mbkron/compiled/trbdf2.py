@@ -30,7 +30,7 @@ __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
     "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
-    "DERIVATIVE", "JACOBIAN", "state_jacobian", "trbdf2_kernel",
+    "DERIVATIVE", "JACOBIAN", "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -77,8 +77,9 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
-STEP, DERIVATIVE, JACOBIAN = 0, 1, 2
-"""What :func:`trbdf2_kernel` does: a step, the right-hand side at ``(t, y)`` (advancing), the Jacobian."""
+STEP, DERIVATIVE, JACOBIAN, OUTPUTS = 0, 1, 2, 3
+"""What :func:`trbdf2_kernel` does: a step; the right-hand side at ``(t, y)`` (advancing); the Jacobian;
+the states and right-hand sides at output times inside the last step (its Hermite interpolant)."""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
@@ -119,6 +120,23 @@ def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
         for j in range(n):
             J[i, j] = 1.0 if j == nq + i else 0.0
     return True
+
+
+@jit
+def hermite(nodes, t_old, t_new, time):  # pragma: no cover - compiled
+    """The step's C1 piecewise cubic Hermite interpolant at ``time``, as
+    :class:`mbkron.integrate.common.HermiteDenseOutput` evaluates it (the same arithmetic): ``nodes`` are
+    ``y_old, y_mid, y_new, yp_old, yp_mid, yp_new`` (rows) at ``t_old``, ``t_old + GAMMA (t_new - t_old)``,
+    ``t_new``."""
+    t_mid = t_old + GAMMA * (t_new - t_old)
+    piece = 1 if (time - t_mid) * (t_new - t_old) >= 0 else 0
+    start = t_old if piece == 0 else t_mid
+    length = (t_mid - t_old) if piece == 0 else (t_new - t_mid)
+    s = (time - start) / length
+    fa = length * nodes[3 + piece]
+    fb = length * nodes[4 + piece]
+    delta = nodes[piece + 1] - nodes[piece]
+    return (((fa + fb - 2 * delta) * s + (3 * delta - 2 * fa - fb)) * s + fa) * s + nodes[piece]
 
 
 @jit
@@ -187,8 +205,10 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
     ``(t, y)`` with slope ``yp`` (``mode`` :data:`STEP`), with the right-hand side
     ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also the right-hand
-    side at ``(t, y)`` (:data:`DERIVATIVE`: returned in place of ``y_new``, the continuation advancing) or
-    the Jacobian into ``J`` (:data:`JACOBIAN`, :func:`state_jacobian`).
+    side at ``(t, y)`` (:data:`DERIVATIVE`: returned in place of ``y_new``, the continuation advancing),
+    the Jacobian into ``J`` (:data:`JACOBIAN`, :func:`state_jacobian`), or the rows of the output times
+    ``y`` inside the step from ``t`` to ``t_bound`` whose nodes are ``J`` (:data:`OUTPUTS`,
+    :func:`hermite`): their right-hand sides and states, flattened, in place of ``y_new`` and ``yp_new``.
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
     solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in three
@@ -205,9 +225,16 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
         The accepted step's end and middle, with their slopes (for the dense output).
     """
     empty = np.empty(0)
-    if mode == DERIVATIVE:
-        derivative, ok = rhs(t, y, context, True)
-        return (STEP_OK if ok else STEP_DECLINED), t, derivative, empty, empty, empty
+    if mode == DERIVATIVE or mode == OUTPUTS:  # one call of ``rhs`` in the code for both
+        count, n = (1, y.size) if mode == DERIVATIVE else (y.size, J.shape[1])
+        states, derivatives = np.empty((count, n)), np.empty((count, n))
+        for i in range(count):
+            states[i] = y if mode == DERIVATIVE else hermite(J, t, t_bound, y[i])
+            derivative, ok = rhs(t, states[i], context, True)
+            if not ok:
+                return STEP_DECLINED, t, empty, empty, empty, empty
+            derivatives[i] = derivative
+        return STEP_OK, t, derivatives.ravel(), states.ravel(), empty, empty
     request = ONLY if mode == JACOBIAN else NO_REFRESH
     t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated
     smallest = 10.0 * abs(np.nextafter(t, direction * np.inf) - t)

@@ -93,9 +93,15 @@ class Trajectory:
         if end == self.next:
             return
         times = self.t_eval[self.next:end]
-        states = np.array(solver.dense_output()(times).T)  # one interpolation for the step's output times
-        for t_out, y_out in zip(times.tolist(), states):
-            self._add(t_out, y_out, self.evaluate(t_out, y_out))
+        rows = getattr(solver, "output_rows", None)  # a compiled solver's: interpolation and q̈ in one call
+        computed = None if rows is None else rows(times)
+        if computed is not None and np.all(np.isfinite(computed[1])):
+            for t_out, y_out, qdd in zip(times.tolist(), *computed):
+                self._add(t_out, y_out, qdd)
+        else:
+            states = np.array(solver.dense_output()(times).T)  # one interpolation for the step's output times
+            for t_out, y_out in zip(times.tolist(), states):
+                self._add(t_out, y_out, self.evaluate(t_out, y_out))
         self.next = end
 
     def stop(self, solver: OdeSolver, t_stop: float) -> NDArray:

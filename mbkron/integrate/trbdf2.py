@@ -522,6 +522,12 @@ class CompiledTRBDF2(TRBDF2):
         self.jac_step = float(memory[kernel.JAC_STEP])
         self.lu_data = (self._lu, self._piv) if memory[kernel.LU_VALID] else None
 
+    def output_rows(self, times: NDArray[np.float64]) -> tuple[NDArray, NDArray] | None:
+        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step, in one compiled call
+        (the dense output and the right-hand side); None where the kernel declines a state."""
+        nodes = np.array([self.y_old, self.y_mid, self.y, self.yp_old, self.yp_mid, self.yp])
+        return self.state_kernel.outputs(times, self.t_old, self.t, nodes)
+
     def _step_impl(self) -> tuple[bool, str | None]:
         rtol, atol = self._tolerances
         outcome, t_new, y_new, yp_new, y_mid, yp_mid = self.state_kernel.step(

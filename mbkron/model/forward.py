@@ -168,6 +168,18 @@ class StateKernel:
         outcome, _, derivative, *_ = self._call(compiled_trbdf2.DERIVATIVE, 0.0, writable(y), _NO_MATRIX)
         return derivative[self.nq:] if outcome == compiled_trbdf2.STEP_OK else None
 
+    def outputs(self, times: NDArray, t_old: float, t_new: float, nodes: NDArray):
+        """States and ``q̈`` at ``times`` inside a step from ``t_old`` to ``t_new`` whose Hermite nodes are
+        ``nodes`` (:func:`mbkron.compiled.trbdf2.hermite`), in one call; None where the kernel declines one."""
+        yp, _, direction, max_step, rtol, atol, newton_tol, nq = self._unused
+        outcome, _, derivatives, states, *_ = self.fast_step.kernels.trbdf2(
+            compiled_trbdf2.OUTPUTS, t_old, writable(times), yp, t_new, direction, max_step, rtol, atol, newton_tol, nq,
+            nodes, nodes, _NO_PIVOTS, _NO_MEMORY, _NO_COUNTS, self.context)
+        if outcome != compiled_trbdf2.STEP_OK:
+            return None
+        n = 2 * nq
+        return states.reshape(-1, n), derivatives.reshape(-1, n)[:, nq:]
+
     def jacobian(self, t: float, y: NDArray) -> NDArray[np.float64] | None:
         """``∂y'/∂y`` at ``(t, y)`` from the workspace's continuation, by the kernel's central differences
         (:func:`mbkron.compiled.trbdf2.state_jacobian`); None where the kernel declines a perturbed state."""
