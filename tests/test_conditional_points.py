@@ -315,7 +315,9 @@ def test_a_file_in_degrees_reads_the_range_in_the_coordinates_unit():
 
 def test_round_trip_and_differences():
     model = leg()
-    again = parse_model_file(dump_model(model)).model
+    text = dump_model(model)
+    assert f'active = {{ coordinate = "knee", range = [{A[0]!r}, {A[1]!r}] }}' in text   # inline, radians
+    again = parse_model_file(text).model
     assert model_differences(model, again) == []
     assert [point_conditions(p) for p in again.muscle_set.paths] == [point_conditions(p) for p in model.muscle_set.paths]
     # a range that no random state tells apart is still a difference

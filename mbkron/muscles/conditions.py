@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PathPointCondition", "ActivePoints", "condition_problems"]
+__all__ = ["PathPointCondition", "ActivePoints", "condition_problems", "OPENSIM_RANGE_TOLERANCE"]
 
 #: OpenSim's widening of a ``ConditionalPathPoint``'s range on each side (rad or m).
 OPENSIM_RANGE_TOLERANCE = 1e-5
