@@ -198,6 +198,23 @@ def test_articulated_body_route_equals_numpy_route(seed, batch):
 
 
 @needs_numba
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("batch", [(), (4,), (2, 3), (600,)])  # 600 states: over the threads
+def test_recursive_newton_euler_route_equals_the_equations_of_motion(seed, batch):
+    """Inverse dynamics of a simple tree (RNEA on the compiled backend) against ``M q̈ + N q̇ − G − Q`` of the
+    numpy backend, with the same tree's springs, joint torque and generalized force; and it inverts the
+    forward dynamics."""
+    model = _simple_tree(seed)
+    rng = np.random.default_rng(seed + 10)
+    q, qd, qdd = rng.uniform(-1.2, 1.2, size=(3,) + batch + (model.nq,))
+    tau = model.inverse_dynamics(q, qd, qdd)
+    _close(tau, model.with_backend("numpy").inverse_dynamics(q, qd, qdd), 1e-11)
+    _close(model.forward_dynamics(q, qd, tau), qdd, 1e-10)
+    # loads given explicitly take the general route, which agrees
+    _close(model.inverse_dynamics(q, qd, qdd, loads=model.loads), tau, 1e-11)
+
+
+@needs_numba
 def test_a_constraint_group_and_the_dynamics_in_one_call():
     """Andrews' squeezer: the group's compiled step and the dynamics in one call (with a workspace or from
     the assembly), and a jump the compiled step declines (the Python solver subdivides it): all equal to

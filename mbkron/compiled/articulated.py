@@ -1,4 +1,5 @@
-"""Forward dynamics in O(n): the articulated-body algorithm in ground coordinates, for simple trees.
+"""Forward and inverse dynamics in O(n) for simple trees: the articulated-body and recursive
+Newton–Euler algorithms in ground coordinates.
 
 :func:`mbkron.compiled.forward.forward_affine` forms ``M`` (O(n²), Eq. 145) and factors it (O(n³)).
 When every moving joint is driven by its own coordinate, ``f_i = w_i q_k(i) + c_i`` (one coordinate per
@@ -20,6 +21,10 @@ frames are needed:
 ``τ`` holds the actuation and the loads' generalized forces (spring-dampers, Eq. 46; joint torques
 ``∇fᵀ τ_joint``). ``D ≤ 0`` means ``M`` is not positive definite there (e.g. a massless tip): the
 state is declined, as by the Cholesky route. Results equal the ``M⁻¹`` route to round-off (tested).
+
+Inverse dynamics (:func:`articulated_inverse`) shares pass 1 and then runs the recursive Newton–Euler
+algorithm (Featherstone 2008, Sec. 5.3) on the same quantities; it equals ``M q̈ + N q̇ − G − Q`` of
+Eq. 198 to round-off (tested).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
 from mbkron.compiled.forward import PARALLEL_STATES, affine_values
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
-__all__ = ["articulated_forward", "articulated_batch"]
+__all__ = ["articulated_batch", "articulated_forward", "articulated_inverse"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2  # as mbkron.compiled.forward
 
@@ -66,9 +71,9 @@ def _workspace(nb, nq, nj):  # pragma: no cover - compiled
 
 
 @jit
-def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, qdd,
-           work):  # pragma: no cover - compiled
-    """``q̈`` of one state into ``qdd``; returns the status (see :func:`articulated_forward`)."""
+def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+             work):  # pragma: no cover - compiled
+    """The generalized forces of the loads plus ``force`` (into ``tau``) and pass 1 (into ``work``); the status."""
     f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
     nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
     affine_values(A, c, q, f)
@@ -108,6 +113,63 @@ def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force,
         wrench[i, 3] = w[1] * F[2] - w[2] * F[1]
         wrench[i, 4] = w[2] * F[0] - w[0] * F[2]
         wrench[i, 5] = w[0] * F[1] - w[1] * F[0]
+    return OK
+
+
+@jit
+def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+           out, work, inverse):  # pragma: no cover - compiled
+    """One state: ``q̈`` into ``out`` (forward), or with ``inverse`` the ``τ`` that gives the accelerations
+    ``given`` into ``out`` (:func:`_inverse`); returns the status (see :func:`articulated_forward`)."""
+    status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                      qd, work)
+    if status != OK:
+        return status
+    if inverse:
+        return _inverse(links, gravity, coordinate, given, out, work)
+    return _articulated(links, gravity, coordinate, out, work)
+
+
+@jit
+def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cover - compiled
+    """The recursive Newton–Euler algorithm on pass 1's quantities (Featherstone 2008, Sec. 5.3, in
+    absolute coordinates): outward ``a_i = a_p + c_i + S_i q̈_k`` from ``a_0 = (0, −g)``, the body wrench
+    ``F_i = I_i a_i + p_i``; inward, each joint's ``S_iᵀ F_i`` with its descendants' wrenches added. Minus the
+    loads' generalized forces, that is ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198)."""
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
+    nb, nq = links.shape[0], qdd.shape[0]
+    for i in range(nb):
+        parent, k = links[i, 0], coordinate[i]
+        rate = qdd[k] if k >= 0 else 0.0
+        for x in range(6):
+            base = accel[parent, x] if parent >= 0 else (0.0 if x < 3 else -gravity[x - 3])
+            accel[i, x] = base + bias_accel[i, x] + S[i, x] * rate
+        for r in range(6):
+            value = wrench[i, r]
+            for x in range(6):
+                value += inertia[i, r, x] * accel[i, x]
+            wrench[i, r] = value
+    for k in range(nq):
+        tau_out[k] = -tau[k]
+    for i in range(nb - 1, -1, -1):
+        parent, k = links[i, 0], coordinate[i]
+        if k >= 0:
+            for x in range(6):
+                tau_out[k] += S[i, x] * wrench[i, x]
+        if parent >= 0:
+            for x in range(6):
+                wrench[parent, x] += wrench[i, x]
+    for k in range(nq):
+        if not np.isfinite(tau_out[k]):
+            return NOT_POSITIVE_DEFINITE
+    return OK
+
+
+@jit
+def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - compiled
+    """Passes 2 and 3 of the articulated-body algorithm on pass 1's quantities: ``q̈`` into ``qdd``."""
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
+    nb, nq = links.shape[0], qdd.shape[0]
     for i in range(nb - 1, -1, -1):  # pass 2: articulated inertias and bias wrenches, to the parents
         parent, k = links[i, 0], coordinate[i]
         Ia, pa = inertia[i], wrench[i]
@@ -169,18 +231,32 @@ def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_t
     nb, nq = links.shape[0], q.shape[0]
     qdd = np.empty(nq)
     status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                    qd, qdd, _workspace(nb, nq, A.shape[0]))
+                    qd, qdd, qdd, _workspace(nb, nq, A.shape[0]), False)
     return qdd, status
 
 
 @jit
-def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, qdd,
-          start, stop):  # pragma: no cover - compiled
+def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
+                        weight, q, qd, qdd):  # pragma: no cover - compiled
+    """``τ = M q̈ + N q̇ − G − Q`` of one state of a simple tree by the recursive Newton–Euler algorithm, ``Q``
+    the generalized forces of the loads and ``force``; returns ``(τ, status)`` (arguments as
+    :func:`articulated_forward`)."""
+    nb, nq = links.shape[0], q.shape[0]
+    tau = np.empty(nq)
+    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                    qd, qdd, tau, _workspace(nb, nq, A.shape[0]), True)
+    return tau, status
+
+
+@jit
+def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+          out, start, stop, inverse):  # pragma: no cover - compiled
     """States ``start:stop`` of a batch; the first status other than OK ends them."""
     work = _workspace(links.shape[0], q.shape[1], A.shape[0])
     for s in range(start, stop):
         status = _state(geometry, links, body_inertia, gravity, springs, joint_torque,
-                        force[s if force.shape[0] > 1 else 0], A, c, coordinate, weight, q[s], qd[s], qdd[s], work)
+                        force[s if force.shape[0] > 1 else 0], A, c, coordinate, weight, q[s], qd[s], given[s], out[s],
+                        work, inverse)
         if status != OK:
             return status
     return OK
@@ -188,22 +264,23 @@ def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, 
 
 @jit
 def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                  qd):  # pragma: no cover - compiled
-    qdd = np.empty(q.shape)
+                  qd, given, inverse):  # pragma: no cover - compiled
+    out = np.empty(q.shape)
     status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
-                   qdd, 0, q.shape[0])
-    return qdd, status
+                   given, out, 0, q.shape[0], inverse)
+    return out, status
 
 
 def _batch_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                    qd, blocks):  # pragma: no cover - compiled
+                    qd, given, inverse, blocks):  # pragma: no cover - compiled
     states = q.shape[0]
-    qdd = np.empty(q.shape)
+    out = np.empty(q.shape)
     status = np.zeros(blocks, dtype=np.int64)
     for block in numba.prange(blocks):
         status[block] = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
-                              weight, q, qd, qdd, block * states // blocks, (block + 1) * states // blocks)
-    return qdd, status.max()
+                              weight, q, qd, given, out, block * states // blocks, (block + 1) * states // blocks,
+                              inverse)
+    return out, status.max()
 
 
 if AVAILABLE:
@@ -211,11 +288,14 @@ if AVAILABLE:
 
 
 def articulated_batch(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight,
-                      q, qd):
-    """:func:`articulated_forward` of states ``q``, ``qd`` (states, nq), ``force`` (states or 1, nq), over
-    the threads for batches of at least :data:`mbkron.compiled.forward.PARALLEL_STATES`; returns
-    ``(q̈, status)`` with the first status other than OK of a block."""
-    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd)
+                      q, qd, qdd=None):
+    """:func:`articulated_forward` of states ``q``, ``qd`` (states, nq), ``force`` (states or 1, nq) or, given
+    accelerations ``qdd`` (states, nq), :func:`articulated_inverse`; over the threads for batches of at least
+    :data:`mbkron.compiled.forward.PARALLEL_STATES`. Returns ``(q̈ or τ, status)`` with the first status
+    other than OK of a block."""
+    inverse = qdd is not None
+    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+              qdd if inverse else q, inverse)
     if AVAILABLE and q.shape[0] >= PARALLEL_STATES and numba.get_num_threads() > 1:
         return _batch_parallel(*arrays, numba.get_num_threads())
     return _batch_serial(*arrays)

@@ -1,4 +1,5 @@
-"""The compiled route of :meth:`mbkron.Model.forward_dynamics`: one kernel call per evaluation.
+"""The compiled routes of :meth:`mbkron.Model.forward_dynamics` (and of :meth:`~mbkron.Model.inverse_dynamics`
+for simple trees): one kernel call per evaluation.
 
 For a model on the ``compiled`` backend whose own loads are spring-dampers, joint torques and
 generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
@@ -19,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled import trbdf2 as compiled_trbdf2
-from mbkron.compiled.articulated import articulated_batch, articulated_forward
+from mbkron.compiled.articulated import articulated_batch, articulated_forward, articulated_inverse
 from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
 from mbkron.dynamics import loads as loads_module
@@ -85,16 +86,30 @@ class ForwardDynamics:
                 return qdd
         return self._given(model, q, qd, force, workspace)
 
-    def _articulated(self, q, qd, force, batch) -> NDArray[np.float64] | None:
-        """The articulated-body algorithm (every joint with its own coordinate), one state or a batch."""
+    def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
+        """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
+        accelerations ``qdd`` (shaped like ``q``) the recursive Newton–Euler algorithm's ``τ`` instead."""
         head, tail = self.arrays, (self.matrix, self.constant, *self.simple)
         if not batch:
-            qdd, status = articulated_forward(*head, writable(force), *tail, writable(q), writable(qd))
-            return qdd if status == OK else None
+            if qdd is None:
+                values, status = articulated_forward(*head, writable(force), *tail, writable(q), writable(qd))
+            else:
+                values, status = articulated_inverse(*head, writable(force), *tail, writable(q), writable(qd),
+                                                     writable(qdd))
+            return values if status == OK else None
         rows = batch_rows(np.broadcast_to(force, batch + (self.nq,)), batch, 1)
-        qdd, status = articulated_batch(*head, rows, *tail, writable(q).reshape(-1, self.nq),
-                                        writable(qd).reshape(-1, self.nq))
-        return qdd.reshape(batch + (self.nq,)) if status == OK else None
+        values, status = articulated_batch(*head, rows, *tail, writable(q).reshape(-1, self.nq),
+                                           writable(qd).reshape(-1, self.nq),
+                                           None if qdd is None else writable(qdd).reshape(-1, self.nq))
+        return values.reshape(batch + (self.nq,)) if status == OK else None
+
+    def inverse(self, q: NDArray, qd: NDArray, qdd: NDArray) -> NDArray[np.float64] | None:
+        """``τ = M q̈ + N q̇ − G − Q`` (Eq. 198, ``Q`` the model's own loads) at validated ``q``, ``qd``, ``qdd``
+        of shape (..., nq) by the recursive Newton–Euler algorithm (simple trees,
+        :mod:`mbkron.compiled.articulated`), or None when the general route must do it."""
+        if self.simple is None or not q.shape == qd.shape == qdd.shape:
+            return None
+        return self._articulated(q, qd, self.generalized, q.shape[:-1], qdd)
 
     def _with_group(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
         """One state of a model with one compiled constraint group: its step, continued from the

@@ -489,6 +489,10 @@ class Model:
     ) -> NDArray[np.float64]:
         """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads − R F_mt`` (Eq. 198).
 
+        With the ``compiled`` backend, a tree whose joints each have their own coordinate, called without
+        ``loads`` and ``muscle_forces``, is evaluated in O(n) by the recursive Newton–Euler algorithm
+        (:mod:`mbkron.compiled.articulated`), one call for a state or a batch.
+
         Parameters
         ----------
         q, qd, qdd : array_like, shape (..., nq)
@@ -505,6 +509,10 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
+        if self._forward is not None and loads is None and muscle_forces is None:  # compiled, simple trees: RNEA
+            tau = self._forward.inverse(self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd"))
+            if tau is not None:
+                return tau
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         return (M @ self._as_q(qdd, "qdd")[..., None])[..., 0] - rhs
 
