@@ -266,8 +266,8 @@ def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, 
 def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
                   qd, given, inverse):  # pragma: no cover - compiled
     out = np.empty(q.shape)
-    status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
-                   given, out, 0, q.shape[0], inverse)
+    status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                   qd, given, out, 0, q.shape[0], inverse)
     return out, status
 
 

@@ -32,6 +32,25 @@ from scipy.linalg.lapack import dgetrs
 from scipy.sparse import csc_matrix, eye, issparse
 from scipy.sparse.linalg import splu
 
+from mbkron.compiled import trbdf2 as kernel
+from mbkron.compiled.trbdf2 import (  # the coefficients and control parameters, shared with the kernel
+    D,
+    ERROR_WEIGHTS,
+    GAMMA,
+    HOLD_BAND,
+    JAC_STEP_RATIO,
+    MAX_FACTOR,
+    MAX_JAC_AGE,
+    MIN_FACTOR,
+    MIN_REJECT_FACTOR,
+    NEWTON_FAIL_FACTOR,
+    NEWTON_MAXITER,
+    SAFETY,
+    STAGE3_PREDICTOR,
+    STRETCH,
+    UNFILTERED_WEIGHT,
+    W,
+)
 from mbkron.integrate.common import (
     EPS,
     HermiteDenseOutput,
@@ -43,28 +62,10 @@ from mbkron.integrate.common import (
     validate_tolerances,
     warn_extraneous,
 )
-from mbkron.compiled import trbdf2 as kernel
-from mbkron.compiled.trbdf2 import (  # the coefficients and control parameters, shared with the kernel
-    D,
-    ERROR_WEIGHTS,
-    GAMMA,
-    HOLD_BAND,
-    MAX_FACTOR,
-    MAX_JAC_AGE,
-    MIN_FACTOR,
-    MIN_REJECT_FACTOR,
-    NEWTON_FAIL_FACTOR,
-    NEWTON_MAXITER,
-    SAFETY,
-    STAGE3_PREDICTOR,
-    STRETCH,
-    JAC_STEP_RATIO,
-    UNFILTERED_WEIGHT,
-    W,
-)
 from mbkron.integrate.jacobian import finite_difference_jacobian, group_columns
 
 __all__ = ["CompiledTRBDF2", "TRBDF2"]
+
 
 class TRBDF2(OdeSolver):
     r"""Implicit one-step TR-BDF2 method of order 2 with an order-3 error estimate.
@@ -489,7 +490,8 @@ class CompiledTRBDF2(TRBDF2):
         self.state_kernel = state_kernel
         self._J = np.array(self.J, dtype=float)
         self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
-        self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy() for v in (self.rtol, self.atol))
+        self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy()
+                                 for v in (self.rtol, self.atol))
         self._memory = np.zeros(kernel.MEMORY_SIZE)
         self._counts = np.zeros(3, dtype=np.int64)
         self._to_memory()
