@@ -84,7 +84,8 @@ def simulate_ensemble(
         Its loads must not depend on time through callables (all trajectories are evaluated in one
         call, each at its own time). A model that solves joint variables from constraints is
         evaluated trajectory by trajectory, each with its own workspace (its Newton continuation
-        follows that trajectory): correct, but without the batched speed.
+        follows that trajectory; one compiled call per evaluation where the model has a compiled
+        right-hand side, :meth:`mbkron.Model.state_kernel`): correct, but without the batched speed.
     t_span : (float, float)
         Start and end time, s; finite, ``t_end > t0``.
     q0 : array_like, shape (K, nq)
@@ -147,6 +148,7 @@ class _Integrator:
         self.nq = model.nq
         self.nfev = None
         self.workspaces = None  # one per trajectory when constraint groups continue along it
+        self.kernels = None  # and their compiled right-hand sides, where the model has them
 
     def rhs(self, rows: NDArray[np.intp], y: NDArray) -> NDArray:
         """``ẏ = (q̇, q̈)`` of the trajectories ``rows`` at states ``y`` (len(rows), 2 nq)."""
@@ -155,14 +157,28 @@ class _Integrator:
         tau = None if self.force is None else self.force[rows]
         with np.errstate(all="ignore"):
             if self.workspaces is not None:
-                qdd = np.array([self._one(y[k], None if tau is None else tau[k], self.workspaces[row])
-                                for k, row in enumerate(rows)])
+                qdd = np.array([self._continued(row, y[k], None if tau is None else tau[k]) for k, row in enumerate(rows)])
             else:
                 try:
                     qdd = self.model.forward_dynamics(y[:, :nq], y[:, nq:], tau)
                 except _FAILURES:  # one bad trajectory must not stop the others: state by state
                     qdd = np.array([self._one(y[k], None if tau is None else tau[k]) for k in range(len(rows))])
         return np.concatenate([y[:, nq:], qdd], axis=1)
+
+    def _continued(self, row: int, y: NDArray, tau) -> NDArray:
+        """``q̈`` of trajectory ``row`` at ``y``, continuing its constraint solution: by its compiled right-hand
+        side (:meth:`mbkron.Model.state_kernel`) where it has one, else (or where that declines the state) by
+        ``forward_dynamics`` with its workspace."""
+        kernel = self.kernels[row]
+        if kernel is not None:
+            qdd = kernel.accelerations(y)
+            if qdd is not None:
+                return qdd
+            kernel.store()
+        qdd = self._one(y, tau, self.workspaces[row])
+        if kernel is not None:
+            kernel.load()
+        return qdd
 
     def _one(self, y, tau, workspace=None):
         try:
@@ -176,6 +192,8 @@ class _Integrator:
         self.nfev = np.zeros(K, dtype=np.int64)
         if any(state is not None for state in self.model.joint_variable_map.new_states()):
             self.workspaces = [self.model.workspace() for _ in range(K)]
+            self.kernels = [self.model.state_kernel(workspace, None if self.force is None else self.force[k])
+                            for k, workspace in enumerate(self.workspaces)]
         every = np.arange(K)
         y, t = y0.copy(), np.full(K, t0)
         f = self.rhs(every, y)
