@@ -87,13 +87,13 @@ def test_the_announcement_is_an_info_record_of_the_mbkron_logger_for_mbkron_kern
     numba = pytest.importorskip("numba")
     from numba.core import event
 
-    from mbkron.compiled import common, paths
+    from mbkron.compiled import common, tabulated
 
     def not_mbkron(x):
         return x
 
     listener = common._FirstCompilation()  # a fresh one: this process may have compiled mbkron's kernels before
-    kernel = paths._stacked_cubics  # one of mbkron's kernels (the events are made here: nothing is compiled)
+    kernel = tabulated._stacked_cubics  # one of mbkron's kernels (the events are made here: nothing is compiled)
     with caplog.at_level(logging.INFO, logger="mbkron"):
         for dispatcher in (numba.njit(not_mbkron), kernel, kernel):
             listener.notify(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": dispatcher}))

@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.common import batch_rows, jit, writable
 
-__all__ = ["path_lengths_and_moment_arms", "stacked_cubics"]
+__all__ = ["path_lengths_and_moment_arms"]
 
 @jit
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
@@ -80,26 +80,6 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
     return lengths, R, -1
 
 
-@jit
-def _stacked_cubics(knots, table, first_piece, x):  # pragma: no cover - compiled
-    """Values and slopes of the stacked piecewise cubics at ``x`` (states, m); see StackedPiecewiseCubic."""
-    states, m = x.shape
-    values, slopes = np.empty((states, m)), np.empty((states, m))
-    n = knots.shape[1]
-    for s in range(states):
-        for t in range(m):
-            xt = x[s, t]
-            piece = 0
-            while piece < n and xt >= knots[t, piece]:
-                piece += 1
-            row = first_piece[t] + piece
-            dx = xt - table[row, 0]
-            b, c, d = table[row, 2], table[row, 3], table[row, 4]
-            values[s, t] = table[row, 1] + dx * (b + dx * (c + dx * d))
-            slopes[s, t] = b + dx * (2.0 * c + 3.0 * dx * d)
-    return values, slopes
-
-
 # ----------------------------------------------------------------------------- wrappers
 def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,
                                  moving_of_point: NDArray, local_points: NDArray, offsets: NDArray | None,
@@ -158,11 +138,3 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     if short >= 0:
         return lengths, None, short
     return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)
-
-
-def stacked_cubics(knots: NDArray, table: NDArray, first_piece: NDArray, x: NDArray) -> tuple[NDArray, NDArray]:
-    """Values and slopes of many piecewise cubics at once (see
-    :class:`mbkron.muscles.points.StackedPiecewiseCubic`), shapes of ``x`` (..., m)."""
-    rows = np.ascontiguousarray(x, dtype=float).reshape(-1, x.shape[-1])
-    values, slopes = _stacked_cubics(knots, table, first_piece, rows)
-    return values.reshape(x.shape), slopes.reshape(x.shape)

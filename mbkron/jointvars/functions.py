@@ -42,6 +42,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_banded
 
+from mbkron.compiled.common import AVAILABLE
+from mbkron.compiled.tabulated import stacked_cubics
 from mbkron.jointvars.explicit import JointVariableProvider
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "PiecewiseLinear",
     "FourierSeries",
     "tabulated_function",
+    "StackedPiecewiseCubic",
     "CoordinateFunction",
     "CoordinateFunctionVariables",
 ]
@@ -338,6 +341,56 @@ class FourierSeries(EmpiricalFunction):
         return f"Fourier series, {self.a.size} harmonics, period {self.period:.6g}"
 
 
+class StackedPiecewiseCubic:
+    """Many piecewise cubics (``CubicSpline``, ``PiecewiseLinear``) evaluated in one vectorised pass.
+
+    ``F_t(x_t)``, ``F_t'(x_t)`` and ``F_t''(x_t)`` for all ``t`` at once: the knots are padded with
+    ``+inf`` so that the piece is a count of comparisons, and the coefficients are gathered. The same
+    formulas and pieces as :meth:`_PiecewiseCubic.evaluate` (straight lines outside the knots; the last
+    knot belongs to the last cubic), in numpy or in one compiled call (:mod:`mbkron.compiled.tabulated`).
+
+    Parameters
+    ----------
+    functions : sequence of CubicSpline or PiecewiseLinear
+    """
+
+    def __init__(self, functions: Sequence[EmpiricalFunction]):
+        n = max(f.x.size for f in functions)
+        m = len(functions)
+        # pieces 0..n: below the first knot, the n − 1 cubics, above the last knot (padded pieces are
+        # never selected: their left knot is +inf)
+        self.knots = np.full((m, n), np.inf)
+        self.count = np.array([f.x.size for f in functions], dtype=np.int64)
+        # per piece: anchor x, value, b, c, d
+        self.table = np.zeros((m, n + 1, 5))
+        for t, f in enumerate(functions):
+            k = f.x.size
+            self.knots[t, :k] = f.x
+            self.table[t, : k + 1, 0] = np.concatenate([f.x[:1], f.x])
+            self.table[t, : k + 1, 1] = np.concatenate([f.y[:1], f.y])
+            self.table[t, : k + 1, 2] = np.concatenate([f._b[:1], f._b])
+            self.table[t, 1:k, 3], self.table[t, 1:k, 4] = f._c, f._d
+        self.table = self.table.reshape(m * (n + 1), 5)
+        self.first_piece = np.arange(m) * (n + 1)
+        for array in (self.knots, self.count, self.table, self.first_piece):
+            array.setflags(write=False)
+
+    def evaluate(self, x: NDArray, order: int = 2, compiled: bool = False) -> Evaluation:
+        """Values and, up to ``order``, first and second derivatives, each of the shape of ``x`` (..., m);
+        ``compiled``: by the compiled kernel (the ``compiled`` backend)."""
+        if compiled:
+            values, firsts, seconds = stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
+            return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
+        piece = (x[..., None] >= self.knots).sum(axis=-1)
+        last = self.knots[np.arange(self.count.size), self.count - 1]
+        piece = piece - ((piece == self.count) & (x == last))  # the last knot: the end of the last cubic
+        anchor, value, b, c, d = np.moveaxis(self.table[piece + self.first_piece], -1, 0)
+        dx = x - anchor
+        firsts = b + dx * (2.0 * c + 3.0 * dx * d) if order >= 1 else None
+        seconds = 2.0 * c + 6.0 * dx * d if order >= 2 else None
+        return value + dx * (b + dx * (c + dx * d)), firsts, seconds
+
+
 @dataclass(frozen=True)
 class CoordinateFunction:
     """A joint variable that is an empirical function of one coordinate: ``f(q) = F(q[coordinate])``.
@@ -383,7 +436,8 @@ class CoordinateFunctionVariables(JointVariableProvider):
         Number of generalized coordinates.
     """
 
-    def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int):
+    def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int,
+                 compiled: bool = False):
         if len(functions) != len(coordinates):
             raise ValueError(f"got {len(functions)} functions but {len(coordinates)} coordinate indices")
         self.functions = tuple(functions)
@@ -392,6 +446,15 @@ class CoordinateFunctionVariables(JointVariableProvider):
             raise ValueError(f"coordinate indices must lie in 0..{nq - 1}, got {self.coordinates.tolist()}")
         self.coordinates.setflags(write=False)
         self.nq = nq
+        self.compiled = compiled and AVAILABLE
+        # the piecewise cubics in one pass; the other functions one by one
+        cubic = [i for i, f in enumerate(self.functions) if isinstance(f, _PiecewiseCubic)]
+        self._stacked = (np.array(cubic), StackedPiecewiseCubic([self.functions[i] for i in cubic])) if cubic else None
+        self._others = tuple(i for i in range(len(self.functions)) if i not in cubic)
+
+    def with_backend(self, backend: str) -> CoordinateFunctionVariables:
+        """The same functions, the piecewise cubics evaluated in one compiled call for ``"compiled"``."""
+        return CoordinateFunctionVariables(self.functions, self.coordinates, self.nq, compiled=backend == "compiled")
 
     @classmethod
     def from_descriptions(
@@ -411,8 +474,16 @@ class CoordinateFunctionVariables(JointVariableProvider):
         values = np.empty(batch + (k,))
         firsts = np.empty(batch + (k,))
         seconds = np.empty(batch + (k,))
-        for i, (function, column) in enumerate(zip(self.functions, self.coordinates)):
-            value, first, second = function.evaluate(q[..., column], order)
+        if self._stacked is not None:
+            rows, stacked = self._stacked
+            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order, self.compiled)
+            values[..., rows] = value
+            if order >= 1:
+                firsts[..., rows] = first
+            if order >= 2:
+                seconds[..., rows] = second
+        for i in self._others:
+            value, first, second = self.functions[i].evaluate(q[..., self.coordinates[i]], order)
             values[..., i] = value
             if order >= 1:
                 firsts[..., i] = first

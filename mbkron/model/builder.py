@@ -302,7 +302,7 @@ class ModelBuilder:
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
             raise ModelError(problems)
-        model = self._assemble(gravity, coordinates, ordered, joint_variable_map, backend)
+        model = self._assemble(gravity, coordinates, ordered, joint_variable_map.with_backend(backend), backend)
         model = constraint_groups.attach(model, self._constraint_groups)
         if self._constraint_groups:
             model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))

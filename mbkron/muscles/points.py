@@ -30,19 +30,18 @@ import numpy as np
 import sympy
 from numpy.typing import NDArray
 
-from mbkron.compiled.paths import stacked_cubics
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.functions import (
     CoordinateFunction,
     CoordinateFunctionVariables,
     CubicSpline,
-    EmpiricalFunction,
     PiecewiseLinear,
+    StackedPiecewiseCubic,
 )
 from mbkron.jointvars.explicit import SymbolicJointVariables
 from mbkron.muscles.conditions import PathPointCondition
 
-__all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "StackedPiecewiseCubic", "point_condition"]
+__all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "point_condition"]
 
 def _terms(component: object) -> tuple:
     """The terms of one coordinate of a moving point (a scalar term or a sequence of them)."""
@@ -130,47 +129,6 @@ def point_condition(point: object) -> PathPointCondition | None:
     return point[2] if len(point) == 3 else None
 
 
-class StackedPiecewiseCubic:
-    """Many piecewise cubics (``CubicSpline``, ``PiecewiseLinear``) evaluated in one vectorised pass.
-
-    ``F_t(x_t)`` and ``F_t'(x_t)`` for all ``t`` at once: the knots are padded with ``+inf`` so that
-    the interval index is a count of comparisons, and the coefficients are gathered. Same formulas as
-    :class:`mbkron.jointvars.functions.CubicSpline` (straight lines outside the knots).
-
-    Parameters
-    ----------
-    functions : sequence of CubicSpline or PiecewiseLinear
-    """
-
-    def __init__(self, functions: Sequence[EmpiricalFunction]):
-        n = max(f.x.size for f in functions)
-        m = len(functions)
-        # pieces 0..n: below the first knot, the n − 1 cubics, above the last knot (padded pieces are
-        # never selected: their left knot is +inf)
-        self.knots = np.full((m, n), np.inf)
-        # per piece: anchor x, value, b, c, d
-        self.table = np.zeros((m, n + 1, 5))
-        for t, f in enumerate(functions):
-            k = f.x.size
-            self.knots[t, :k] = f.x
-            self.table[t, : k + 1, 0] = np.concatenate([f.x[:1], f.x])
-            self.table[t, : k + 1, 1] = np.concatenate([f.y[:1], f.y])
-            self.table[t, : k + 1, 2] = np.concatenate([f._b[:1], f._b])
-            self.table[t, 1:k, 3], self.table[t, 1:k, 4] = f._c, f._d
-        self.table = self.table.reshape(m * (n + 1), 5)
-        self.first_piece = np.arange(m) * (n + 1)
-
-    def evaluate(self, x: NDArray, compiled: bool = False) -> tuple[NDArray, NDArray]:
-        """Values and first derivatives, each of the shape of ``x`` (..., m); ``compiled``: by the
-        compiled kernel (the ``compiled`` backend)."""
-        if compiled:
-            return stacked_cubics(self.knots, self.table, self.first_piece, x)
-        piece = (x[..., None] >= self.knots).sum(axis=-1) + self.first_piece
-        anchor, value, b, c, d = np.moveaxis(self.table[piece], -1, 0)
-        dx = x - anchor
-        return value + dx * (b + dx * (c + dx * d)), b + dx * (2.0 * c + 3.0 * dx * d)
-
-
 class MovingPointTerms:
     """The varying terms of all moving points of a muscle set, evaluated together.
 
@@ -245,7 +203,7 @@ class MovingPointTerms:
         grads = np.zeros(batch + (self.n_terms, self.nq))
         for rows, kind, evaluator, columns in self.groups:
             if kind == "tabulated":
-                value, slope = evaluator.evaluate(q[..., columns], compiled)
+                value, slope, _ = evaluator.evaluate(q[..., columns], 1, compiled)
                 values[..., rows] = value
                 grads[..., rows, columns] = slope
             else:
