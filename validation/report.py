@@ -56,6 +56,7 @@ from scipy.spatial.transform import Rotation
 import mbkron
 from mbkron import examples as models
 from mbkron.backends import default_backend
+from mbkron.cli.common import result_set_lock
 from mbkron.io import write_atomically
 from mbkron.dynamics.loads import LineForce
 from mbkron.examples import linkages as linkage_models
@@ -644,11 +645,13 @@ def _as_json(report: Report) -> dict:
 
 
 def write(report: Report, out: Path = DEFAULT_OUT) -> tuple[Path, Path]:
-    """Write ``out/REPORT.md`` and ``out/REPORT.json`` atomically; returns their paths."""
+    """Write ``out/REPORT.md`` and ``out/REPORT.json`` atomically, as a set (the lock of
+    :func:`mbkron.cli.common.result_set_lock`); returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
     text_path, json_path = out / "REPORT.md", out / "REPORT.json"
-    write_atomically(text_path, markdown(report, out).encode())
-    write_atomically(json_path, (json.dumps(_as_json(report), indent=2, allow_nan=False) + "\n").encode())
+    with result_set_lock(text_path):  # two runs into one directory: each writes both files in turn
+        write_atomically(text_path, markdown(report, out).encode())
+        write_atomically(json_path, (json.dumps(_as_json(report), indent=2, allow_nan=False) + "\n").encode())
     return text_path, json_path
 
 
