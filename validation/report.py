@@ -42,6 +42,7 @@ import os
 import platform
 import subprocess
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -432,6 +433,16 @@ def sympy_mechanics_tree(quick: bool, backend: str) -> tuple[list[Check], list[s
         f"variables; {len(q)} random states; Kane's derivation took {derivation:.1f} s."]
 
 
+def _load_noting_warnings(path: Path, backend: str) -> tuple[mbkron.Model, list[str]]:
+    """A shipped model and, as report notes, its :class:`mbkron.ModelWarning` messages (bodies whose
+    OpenSim source gives an unphysical inertia: the comparison uses the source's numbers)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", mbkron.ModelWarning)
+        model = mbkron.load_model(path, backend=backend)
+    return model, [f"Model warning, kept as the OpenSim source has it: {w.message}.".replace(f"{ROOT}{os.sep}", "")
+                   for w in caught if issubclass(w.category, mbkron.ModelWarning)]
+
+
 def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
     """``models/shoulder_rhythm.toml`` against the same shoulder built in OpenSim 4.x."""
     try:
@@ -446,7 +457,7 @@ def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]
         raise Skipped(f"the OpenSim comparison code is not available ({exc})") from None
     if not DATA.exists():
         raise Skipped(f"the shoulder reference data {DATA} is not available (set MBKRON_SHOULDER_JSON)")
-    model = mbkron.load_model(compare_shoulder.MODEL, backend=backend)
+    model, warned = _load_noting_warnings(compare_shoulder.MODEL, backend)
     reference = compare_shoulder.Reference(OpenSimShoulder(), compare_shoulder.knots_by_coordinate(load_shoulder("A")))
     low, high = np.array([c.range for c in model.coordinate_records]).T
     poses = np.random.default_rng(0).uniform(low, high, (10 if quick else 200, model.nq))
@@ -464,7 +475,7 @@ def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]
               *_errors(ours[..., moving], theirs[..., moving]), 1e-9, "m"),
     ], [f"{len(poses)} poses ({'random' if quick else 'the seed sweeps of Figs. 14–15 and random'}); "
         f"{len(model.muscles)} muscles. The seed reports 8 significant figures. Details: "
-        "`validation/results/opensim_shoulder.md`."]
+        "`validation/results/opensim_shoulder.md`.", *warned]
 
 
 def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
@@ -478,7 +489,7 @@ def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
         raise Skipped(f"the OpenSim model {OSIM} is not available (set MBKRON_LEG6DOF9MUSC_OSIM)")
     from validation.opensim import compare_leg6dof9musc as compare_leg
 
-    model = mbkron.load_model(compare_leg.MODEL, backend=backend)
+    model, warned = _load_noting_warnings(compare_leg.MODEL, backend)
     leg = compare_leg.OpenSimLeg()
     poses = compare_leg.random_poses(10 if quick else 200)
     if not quick:
@@ -490,7 +501,7 @@ def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
         Check("moment arms (computeMomentArm = −dL/dq here)", *_errors(*c.arms), 1e-13, "m"),
     ], [f"{len(poses)} poses ({'random' if quick else '1° sweeps of hip, knee, ankle and random'}) within the ranges "
         "where the model file's choice of conditional path points holds (hip flexion [−90°, 45°], knee [−45°, 10°]); "
-        f"{len(model.muscles)} muscles; pelvis fixed. Details: `validation/results/opensim_leg6dof9musc.md`."]
+        f"{len(model.muscles)} muscles; pelvis fixed. Details: `validation/results/opensim_leg6dof9musc.md`.", *warned]
 
 
 #: The cases in report order: (name, reference, function(quick, backend) -> (checks, notes)).
