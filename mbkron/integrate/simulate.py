@@ -150,9 +150,11 @@ def simulate(
     SimulationResult
         Never raises for failures during the run: ``status = -1`` and ``message`` say when, where
         and why, and the trajectory up to the last accepted step is kept. Failures include
-        arithmetic errors and a stall (:data:`STALL_STEPS` consecutive steps shorter than
+        arithmetic errors, a stall (:data:`STALL_STEPS` consecutive steps shorter than
         :data:`STALL_RATIO` times the remaining interval that do not grow: a run that would never
-        finish). Every row is recorded with its accelerations when its step is accepted; without
+        finish) and a singular configuration of a constraint group (``σ_min(∂g/∂f)`` below
+        :data:`NEAR_SINGULAR` times ``σ_max`` after a step that :data:`SINGULARITY_SCREEN` selects:
+        a fold or dead point; the message names the coordinates driving the group, t, q and ``σ_min``). Every row is recorded with its accelerations when its step is accepted; without
         ``t_eval``, accelerations the solver evaluated at exactly a step's end (the FSAL slope of
         RKF45, RK23, RK45, DOP853; TR-BDF2's last stage evaluation is at the iterate before the last
         Newton correction, not at the step's end) are reused, not recomputed.
