@@ -53,9 +53,11 @@ def test_two_concurrent_runs_leave_one_whole_result_set(tmp_path):
     with result_set_lock(out / "two_link_arm_simulation.csv"):
         processes = [_simulate(out, q0, samples) for q0, samples in RUNS.values()]
         pids = {process.pid for process in processes}
+        give_up = time.monotonic() + 300  # a guard against hanging, not a timing assertion
         while _blocked_on_a_lock(pids) != pids:  # both have simulated and wait to write
             finished = [p for p in processes if p.poll() is not None]
             assert not finished, [p.communicate()[1] for p in finished]  # a run may not write past the lock
+            assert time.monotonic() < give_up, f"not both blocked on the lock: {LOCKS.read_text()}"
             time.sleep(0.05)
         assert list(out.iterdir()) == []
     for process in processes:
