@@ -251,6 +251,16 @@ def test_a_fold_of_the_constraints_ends_the_run_early_by_name(method):
     assert -2.5981 < run.q[-1, 0] < -2.59 and run.qd[-1, 0] < 0 and 0.9 < run.t[-1] < 1.0
 
 
+def test_another_failure_near_a_fold_is_diagnosed_as_such(monkeypatch):
+    """Without the step screen (set to 0: no step is short enough), the fast four-bar meets its dead point in
+    the constraint solver, whose failure gets the same diagnosis appended, once."""
+    monkeypatch.setattr(simulate_module, "SINGULARITY_SCREEN", 0.0)
+    model = load_model(MODELS + "four_bar.toml")
+    run = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45", ranges="ignore")
+    assert run.status == -1 and "cannot continue the solution of (crank, coupler, rocker)" in run.message
+    assert run.message.count("; it ran into a singular configuration of the constraints, driven by coordinate `q`") == 1
+
+
 @pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "DOP853"])
 def test_a_regular_run_with_shrinking_steps_is_checked_and_goes_on(method, monkeypatch):
     """A torque switched on at t = 0.1 s makes the solvers shrink their steps to locate the jump: the

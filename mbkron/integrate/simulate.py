@@ -154,7 +154,9 @@ def simulate(
         :data:`STALL_RATIO` times the remaining interval that do not grow: a run that would never
         finish) and a singular configuration of a constraint group (``σ_min(∂g/∂f)`` below
         :data:`NEAR_SINGULAR` times ``σ_max`` after a step that :data:`SINGULARITY_SCREEN` selects:
-        a fold or dead point; the message names the coordinates driving the group, t, q and ``σ_min``). Every row is recorded with its accelerations when its step is accepted; without
+        a fold or dead point; the message names the coordinates driving the group, t, q and
+        ``σ_min``; a run that fails otherwise near one says so too). Every row is recorded with its
+        accelerations when its step is accepted; without
         ``t_eval``, accelerations the solver evaluated at exactly a step's end (the FSAL slope of
         RKF45, RK23, RK45, DOP853; TR-BDF2's last stage evaluation is at the iterate before the last
         Newton correction, not at the step's end) are reused, not recomputed.
@@ -228,6 +230,7 @@ def simulate(
         status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
     except RUN_FAILURES as failure:
         status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
+    if status == -1 and not singularity.stopped:  # another failure (an underflow, a stall) near a fold
         near = singularity.check()
         if near:
             message += f"; {near}"
@@ -269,6 +272,7 @@ class _Singularity:
                        zip(model.joint_variable_map.providers, workspace.states_for(model.joint_variable_map))
                        if hasattr(state, "start")]
         self.longest = 0.0
+        self.stopped = False  # whether after_step found a singular configuration (and the run ends there)
 
     def check(self) -> str:
         """A description of the first group whose ``∂g/∂f``, at the configuration it was last solved
@@ -296,7 +300,9 @@ class _Singularity:
         """:meth:`check` after an accepted step of size ``h`` when it is shorter than
         :data:`SINGULARITY_SCREEN` times the longest accepted step so far; "" otherwise."""
         self.longest = max(self.longest, abs(h))
-        return self.check() if self.groups and abs(h) < SINGULARITY_SCREEN * self.longest else ""
+        found = self.check() if self.groups and abs(h) < SINGULARITY_SCREEN * self.longest else ""
+        self.stopped = bool(found)
+        return found
 
 
 def _where(trajectory: Trajectory, nq: int) -> str:
