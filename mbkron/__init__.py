@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron import examples
-    from mbkron.core.errors import ConfigurationError, ModelError
+    from mbkron.core.errors import ConfigurationError, ModelError, ModelWarning
     from mbkron.dynamics import loads
     from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
     from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
@@ -38,6 +38,7 @@ __all__ = [
     "Model",
     "ModelBuilder",
     "ModelError",
+    "ModelWarning",
     "SimulationInterrupted",
     "SimulationResult",
     "dump_model",
@@ -58,6 +59,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Model": ("mbkron.model.model", "Model"),
     "ModelBuilder": ("mbkron.model.builder", "ModelBuilder"),
     "ModelError": ("mbkron.core.errors", "ModelError"),
+    "ModelWarning": ("mbkron.core.errors", "ModelWarning"),
     "SimulationInterrupted": ("mbkron.integrate.simulate", "SimulationInterrupted"),
     "SimulationResult": ("mbkron.integrate.simulate", "SimulationResult"),
     "dump_model": ("mbkron.io", "dump_model"),

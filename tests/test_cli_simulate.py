@@ -14,6 +14,8 @@ from mbkron.cli import main
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.integrate.simulate import simulate
 
+ROOT = Path(__file__).resolve().parents[1]
+
 MODELS = Path(__file__).resolve().parents[1] / "models"
 
 
@@ -73,6 +75,21 @@ mass = 1.0
     assert "stopped early" in err and "q = [" in err
     _, table = read_csv(tmp_path / "slider_simulation.csv")
     assert 3 < len(table) < 501 and np.all(table[:, 1] > 0)
+
+
+def test_the_four_bar_outside_its_range_ends_at_its_fold_with_one_line(tmp_path, capsys):
+    """#14 acceptance: `mbkron simulate models/four_bar.toml --t-end 1 --allow-outside-range` ends in seconds
+    with a message naming the coordinate, t, q and the smallest singular value (it took ~114 000
+    evaluations to a step-size underflow)."""
+    status = main(["simulate", str(ROOT / "models" / "four_bar.toml"), "--t-end", "1", "--allow-outside-range",
+                   "--out", str(tmp_path), "--no-progress"])
+    assert status == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("mbkron: error: the simulation stopped early: stopped after t = ")
+    assert "driven by coordinate `q`" in err and "σ_min = " in err and "(crank, coupler, rocker)" in err
+    settings = json.loads((tmp_path / "four_bar_simulation.json").read_text())["settings"]
+    assert settings["outcome"] == "failed" and settings["nfev"] < 5000 and settings["steps"] < 1000
+    assert -2.5981 < settings["last_row"]["q"][0] < -2.59 and 0.9 < settings["last_row"]["t"] < 1.0
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -3,6 +3,8 @@ accelerations the solver computed are reused (issues #18.7-8, #13, #14.2)."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import sympy
@@ -14,6 +16,7 @@ from mbkron.integrate.common import min_step, select_initial_step
 from mbkron.integrate.simulate import SimulationInterrupted, simulate
 
 MODELS = "models/"
+simulate_module = importlib.import_module("mbkron.integrate.simulate")  # (the package's `simulate` is the function)
 
 
 @pytest.fixture(scope="module")
@@ -207,3 +210,65 @@ def test_first_step_from_rest():
     batch = select_initial_step(lambda t, y: np.zeros_like(y), 0.0, np.zeros((3, 2)), np.zeros((3, 2)), 1.0, 2, 1e-6,
                                 1e-8, 1.0, np.inf)
     assert batch.shape == (3,) and np.allclose(batch, 1e-6)
+
+
+def _four_bar_constraint_jacobian(f: np.ndarray) -> np.ndarray:
+    """∂g/∂f of models/four_bar.toml's loop equations (Eq. 121) at the joint angles f = (crank, coupler,
+    rocker) in radians, differentiated by hand (l1 = 3, l2 = 2, l3 = 3, lcm2 = 1; q enters g linearly)."""
+    a, b, c = np.cumsum(f)  # absolute angles of crank, coupler, rocker
+    l1, l2, l3, lcm2 = 3.0, 2.0, 3.0, 1.0
+    return np.array([
+        [l1 * np.cos(a) + lcm2 * np.cos(b), lcm2 * np.cos(b), 0.0],
+        [(l2 - lcm2) * np.cos(b) + l3 * np.cos(c), (l2 - lcm2) * np.cos(b) + l3 * np.cos(c), l3 * np.cos(c)],
+        [-l1 * np.sin(a) - l2 * np.sin(b) - l3 * np.sin(c), -l2 * np.sin(b) - l3 * np.sin(c), -l3 * np.sin(c)],
+    ])
+
+
+@pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "DOP853"])
+def test_a_fold_of_the_constraints_ends_the_run_early_by_name(method):
+    """#14: the four-bar falling from rest reaches the fold of its assembly branch (q ≈ −2.598 m, where
+    ∂g/∂f is singular); with ranges ignored, TR-BDF2 used to grind through 22 976 steps of ~1e-8 s
+    (114 668 evaluations) to a step-size underflow. It now stops as the steps shrink near the fold,
+    naming the coordinate, t, q and the smallest singular value."""
+    model = load_model(MODELS + "four_bar.toml")
+    run = simulate(model, (0.0, 1.0), [0.0], method=method, ranges="ignore")
+    assert run.status == -1 and not run.success
+    assert run.nfev < 5000 and run.n_steps < 1000
+    message = run.message
+    assert message.startswith(f"stopped after t = {run.t[-1]:.9g} (q = {run.q[-1].tolist()})")
+    assert "singular configuration of the constraints, driven by coordinate `q`" in message
+    assert "(crank, coupler, rocker)" in message and "Required step size" not in message
+    # the reported smallest singular value is that of ∂g/∂f at the reported configuration
+    near = float(message.split("near q = [")[1].split("]")[0])
+    sigma_min = float(message.split("σ_min = ")[1].split(" ")[0])
+    sigma_max = float(message.split("(largest ")[1].split(";")[0])
+    f, _, _ = model.joint_variables(np.array([near]))
+    rows = [model.joints.index(name) for name in ("crank", "coupler", "rocker")]
+    singular_values = np.linalg.svd(_four_bar_constraint_jacobian(f[rows]), compute_uv=False)
+    assert [sigma_min, sigma_max] == pytest.approx([singular_values.min(), singular_values.max()], rel=2e-3)
+    assert sigma_min < 1e-2 * sigma_max
+    # it stopped just before the fold, still moving towards it
+    assert -2.5981 < run.q[-1, 0] < -2.59 and run.qd[-1, 0] < 0 and 0.9 < run.t[-1] < 1.0
+
+
+def test_another_failure_near_a_fold_is_diagnosed_as_such(monkeypatch):
+    """Without the step screen (set to 0: no step is short enough), the fast four-bar meets its dead point in
+    the constraint solver, whose failure gets the same diagnosis appended, once."""
+    monkeypatch.setattr(simulate_module, "SINGULARITY_SCREEN", 0.0)
+    model = load_model(MODELS + "four_bar.toml")
+    run = simulate(model, (0, 2), [0.0], [-50.0], method="RKF45", ranges="ignore")
+    assert run.status == -1 and "cannot continue the solution of (crank, coupler, rocker)" in run.message
+    assert run.message.count("; it ran into a singular configuration of the constraints, driven by coordinate `q`") == 1
+
+
+@pytest.mark.parametrize("method", ["TRBDF2", "RKF45", "DOP853"])
+def test_a_regular_run_with_shrinking_steps_is_checked_and_goes_on(method, monkeypatch):
+    """A torque switched on at t = 0.1 s makes the solvers shrink their steps to locate the jump: the
+    singular values are checked there (steps under 1/100 of the longest) and the run, far from the fold,
+    goes on to the end."""
+    checks = []
+    check = simulate_module._Singularity.check
+    monkeypatch.setattr(simulate_module._Singularity, "check", lambda self: checks.append(1) or check(self))
+    model = load_model(MODELS + "four_bar.toml")
+    run = simulate(model, (0.0, 0.3), [0.0], method=method, tau=lambda t, q, qd: [40.0 if t > 0.1 else 0.0])
+    assert run.status == 0 and run.t[-1] == 0.3 and len(checks) >= 3

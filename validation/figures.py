@@ -85,7 +85,7 @@ def _four_bar_joint_variables(plt) -> object:
             ax.plot(data["q"], data[prefix.format(k)], label=f"θ{k}")
         ax.set(xlabel="q", ylabel=label)
     axes[0].legend()
-    figure.suptitle("Four-bar: joint variables by cubic-spline pre-modelling (step 0.01 on [−2, 2])")
+    figure.suptitle("Four-bar: joint variables by quintic Hermite pre-modelling (step 0.01 on [−2, 2])")
     return figure
 
 

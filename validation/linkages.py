@@ -201,7 +201,8 @@ def main() -> None:
               "(step 0.02), the region the trajectory covers.", ""]
 
     # --- pre-modelling accuracy against the sweep step (four-bar)
-    lines += ["## Pre-modelling accuracy against the sweep step (four-bar, natural cubic spline)", "",
+    lines += ["## Pre-modelling accuracy against the sweep step (four-bar, quintic Hermite fit)", "",
+              "mbkron fits f with its exact ∇f and H at every sweep point (piecewise quintic Hermite, C²).",
               "Fit error: max over the midpoints of the sweep grid against the exact LU solution (value,",
               "gradient, Hessian); the same errors at the 401 trajectory samples (q within [−1.8, 1.82]); point p",
               "along the trajectory against the DAE.", "",
@@ -217,11 +218,11 @@ def main() -> None:
         lines.append(f"| {step} | {fit_value:.2e} | {fit_gradient:.2e} | {fit_hessian:.2e} | "
                      f"{np.abs(grad - grad_exact).max():.2e} | {np.abs(hess - hess_exact).max():.2e} | "
                      f"{significant_figures(v, four_ref[0]):.1f} | {significant_figures(a, four_ref[1]):.1f} |")
-    lines += ["", "The whole-range Hessian error does not fall with the step: it sits at the ends of the range, "
-              "where the natural end conditions force f'' = 0 although the true curvature is not zero there "
-              "(the same end effect makes the whole-range f and ∇f errors fall only as h² and h). Inside the "
-              "range (the trajectory's samples) ∇f converges as h³ and H as h², as for a cubic spline with "
-              "exact end conditions.", ""]
+    lines += ["", "The errors fall as h⁶ (f), h⁵ (∇f) and h⁴ (H) down to the round-off of the exact solves "
+              "(Newton tolerance 1e-9, converged quadratically), with no end effect: the fit matches f, ∇f and H "
+              "at both ends. A natural cubic spline through the values alone (the dissertation's fit) has H errors "
+              "of O(h²) inside the range and O(1) at its ends (f'' = 0 forced there): 5.6 significant figures for "
+              "the acceleration of p at step 0.01, where the seed reports 7.", ""]
 
     # --- finite differences against the step (five-bar)
     sample = five_traj(times[::20])

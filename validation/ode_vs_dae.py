@@ -137,7 +137,10 @@ def compare(case: Case, t_end: float, samples: int = 1000, rtol: float = 1e-12, 
     model = case.model
     model.forward_dynamics(case.q0, case.qd0)
     start = time.perf_counter()
-    ode = simulate(model, (0.0, t_end), case.q0, case.qd0, method="DOP853", rtol=rtol, atol=atol, t_eval=times)
+    # ranges="ignore": the four-bar falls past its file range [−2, 2] (the domain of a pre-model's data)
+    # towards its fold; the exact solvers compared here hold on the whole assembly branch
+    ode = simulate(model, (0.0, t_end), case.q0, case.qd0, method="DOP853", rtol=rtol, atol=atol, t_eval=times,
+                   ranges="ignore")
     ode_seconds = time.perf_counter() - start
     if not ode.success:
         raise RuntimeError(f"{case.name}: mbkron run failed: {ode.message}")

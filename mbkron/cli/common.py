@@ -50,6 +50,7 @@ __all__ = [
     "progress",
     "require_matplotlib",
     "result_metadata",
+    "result_set_lock",
     "save",
     "value",
     "write_metadata",
@@ -191,6 +192,40 @@ def save(write: Callable[..., None], path: Path, *args) -> None:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+@contextmanager
+def result_set_lock(output: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the directory of ``output`` while a result set (CSV, PNG,
+    JSON) is written into it.
+
+    Every file is written atomically (a temporary file, then a rename); the lock makes the *set*
+    atomic for concurrent runs into one ``--out``: they write one after another, each its whole set,
+    so the CSV, the PNG and the JSON that describes them are always one run's. The lock is
+    ``flock`` on the directory itself (POSIX; nothing is created, so nothing is left behind),
+    released when the block ends or the process dies; a second writer waits for it (writing takes
+    a moment). Without ``fcntl`` (Windows) nothing is locked.
+
+    Raises
+    ------
+    CommandError
+        The directory cannot be opened.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    directory = output.parent
+    try:
+        descriptor = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise CommandError(f"cannot open the output directory {directory}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
 def write_table_and_figure(output: Path, columns: Sequence[str], table: np.ndarray,
                            figure: Callable[[], bytes] | None) -> Path | None:
     """Write the CSV ``output`` and, when ``figure`` is given, the PNG it draws beside it (``output``
@@ -209,13 +244,23 @@ def write_table_and_figure(output: Path, columns: Sequence[str], table: np.ndarr
 
 def write_metadata(command: str, argv: Sequence[str], model_file: ModelFile, settings: dict, columns: Sequence[str],
                    units: Sequence[str], timings: dict[str, float], output: Path, figure: Path | None) -> Path:
-    """Write the result's JSON metadata (:func:`result_metadata`) beside ``output``; returns its path."""
+    """Write the result's JSON metadata (:func:`result_metadata`) beside ``output``; returns its path.
+
+    The outputs it records include the CSV's number of data rows and SHA-256 as written (call this
+    inside :func:`result_set_lock` with the CSV's writing, so that they describe that file)."""
+    import hashlib
+
     from mbkron.io import write_json
 
     path = output.with_suffix(".json")
+    try:
+        data = output.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"cannot read back {output}: {exc.strerror or exc}") from None
     metadata = result_metadata(command, argv, model_file, settings,
                                [{"name": c, "unit": u} for c, u in zip(columns, units)], timings,
-                               {"csv": str(output), "png": str(figure) if figure else None})
+                               {"csv": str(output), "csv_rows": data.count(b"\n") - 1,
+                                "csv_sha256": hashlib.sha256(data).hexdigest(), "png": str(figure) if figure else None})
     save(write_json, path, metadata)
     return path
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (CommandError, add_command, assignments, check_ranges, chunks, figure_and_progress_options,
-                               png_bytes, progress, range_option, require_matplotlib, value, write_metadata,
-                               write_table_and_figure)
+                               png_bytes, progress, range_option, require_matplotlib, result_set_lock, value,
+                               write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -180,11 +180,12 @@ def run(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_kinematics.csv")
-    figure = write_table_and_figure(output, columns, table, (
-        lambda: _plot_kinematics(model_file, points, columns, table, t is not None)) if args.plot else None)
-    written = time.perf_counter()
-    timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
-    metadata_path = write_metadata("kinematics", argv, model_file, settings, columns, units, timings, output, figure)
+    with result_set_lock(output):  # concurrent runs into one directory write whole sets in turn
+        figure = write_table_and_figure(output, columns, table, (
+            lambda: _plot_kinematics(model_file, points, columns, table, t is not None)) if args.plot else None)
+        written = time.perf_counter()
+        timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
+        metadata_path = write_metadata("kinematics", argv, model_file, settings, columns, units, timings, output, figure)
     if table.shape[0] == 1:
         _print_configuration(model, points, columns, table[0])
     print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "

@@ -23,6 +23,7 @@ import os
 import signal
 import threading
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -100,8 +101,12 @@ def _termination_as_interrupt() -> Iterator[None]:
 @contextmanager
 def _notices_on_stderr() -> Iterator[None]:
     """While a command runs, the ``mbkron`` logger's INFO records (the first compilation of the numba
-    kernels) go to stderr as ``mbkron: <message>``; afterwards the logger is as it was (``main`` may be
-    called again in one process)."""
+    kernels) go to stderr as ``mbkron: <message>`` and a :class:`mbkron.ModelWarning` (e.g. an
+    unphysical inertia in the model file) as ``mbkron: warning: <message>``, one line each;
+    afterwards the logger and the warnings' display are as they were (``main`` may be called again in
+    one process)."""
+    from mbkron.core.errors import ModelWarning
+
     logger = logging.getLogger("mbkron")
     level = logger.level
     handler = logging.StreamHandler(sys.stderr)
@@ -109,8 +114,18 @@ def _notices_on_stderr() -> Iterator[None]:
     logger.addHandler(handler)
     if logger.getEffectiveLevel() > logging.INFO:
         logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def show_model_warning(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, ModelWarning):
+                print(f"mbkron: warning: {message}", file=sys.stderr)
+            else:
+                show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show_model_warning
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)

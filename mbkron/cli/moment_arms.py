@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (CommandError, add_command, assignments, check_ranges, chunks, coordinate_unit,
                                figure_and_progress_options, png_bytes, progress, range_option, require_matplotlib,
-                               value, write_metadata, write_table_and_figure)
+                               result_set_lock, value, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -119,14 +119,15 @@ def run(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     output = Path(args.output or f"{Path(args.model).stem}_moment_arms.csv")
-    figure = write_table_and_figure(output, columns, table, (
-        lambda: _plot_moment_arms(model_file, args.sweep, table)) if args.plot else None)
-    written = time.perf_counter()
     settings = {"q": args.q or "", "sweep": None if sweep is None else {
         "coordinate": args.sweep, "from": float(sweep[0]), "to": float(sweep[-1]), "count": int(sweep.size),
         "unit": coordinate_unit(model_file, args.sweep)}, "sign_convention": "R = -dL/dq (OpenSim)"}
-    timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
-    metadata_path = write_metadata("moment-arms", argv, model_file, settings, columns, units, timings, output, figure)
+    with result_set_lock(output):  # concurrent runs into one directory write whole sets in turn
+        figure = write_table_and_figure(output, columns, table, (
+            lambda: _plot_moment_arms(model_file, args.sweep, table)) if args.plot else None)
+        written = time.perf_counter()
+        timings = {"load": loaded - started, "compute": computed - loaded, "write": written - computed}
+        metadata_path = write_metadata("moment-arms", argv, model_file, settings, columns, units, timings, output, figure)
     if sweep is None:
         _print_moment_arms(model, table[0, model.nq:])
     print(f"wrote {output} ({table.shape[0]} row{'s' if table.shape[0] != 1 else ''}, {len(columns)} columns), "

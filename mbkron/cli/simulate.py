@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from mbkron.cli.common import (EXIT_INTERRUPTED, CommandError, add_command, assignments, check_ranges,
                                coordinate_unit, figure_and_progress_options, integer_at_least, interruption,
                                one_of_any_case, output_directory, png_bytes, positive_number, range_option,
-                               require_matplotlib, write_metadata, write_table_and_figure)
+                               require_matplotlib, result_set_lock, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -108,16 +108,17 @@ def run(args: argparse.Namespace) -> int:
         "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
     table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
                              result.joint_variables])
-    figure = write_table_and_figure(output, columns, table, (
-        lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
-    written = time.perf_counter()
     outcome = {0: "completed", 1: "range_end", INTERRUPTED: "interrupted"}.get(result.status, "failed")
     last = {"t": float(result.t[-1]), "q": (result.q[-1] / scales).tolist()} if len(result.t) else None
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,
                     outcome=outcome, last_row=last, message=result.message, nfev=result.nfev, njev=result.njev,
                     nlu=result.nlu, steps=result.n_steps)
-    timings = {"load": loaded - started, "simulate": computed - loaded, "write": written - computed}
-    metadata_path = write_metadata("simulate", argv, model_file, settings, columns, units, timings, output, figure)
+    with result_set_lock(output):  # concurrent runs into one directory write whole sets in turn
+        figure = write_table_and_figure(output, columns, table, (
+            lambda: _plot_simulation(model_file, result, scales)) if args.plot and len(result.t) else None)
+        written = time.perf_counter()
+        timings = {"load": loaded - started, "simulate": computed - loaded, "write": written - computed}
+        metadata_path = write_metadata("simulate", argv, model_file, settings, columns, units, timings, output, figure)
     print(f"{model.name}: {result.message}; {result.n_steps} steps, {result.nfev} evaluations, "
           f"{computed - loaded:.2f} s")
     print(f"wrote {output} ({len(result.t)} rows), {metadata_path}" + (f", {figure}" if figure else ""))

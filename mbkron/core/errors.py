@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["ModelError", "ConfigurationError"]
+__all__ = ["ModelError", "ModelWarning", "ConfigurationError"]
 
 
 class ModelError(ValueError):
@@ -29,6 +29,12 @@ class ModelError(ValueError):
             lines = "\n".join(f"  - {p}" for p in self.problems)
             message = f"invalid model{where}: {len(self.problems)} problems\n{lines}"
         super().__init__(message)
+
+
+class ModelWarning(UserWarning):
+    """A valid model description with a value no physical body has (e.g. principal moments of inertia
+    violating the triangle inequality): the model is built and its dynamics is well defined, but the
+    body it describes is not physical. The message names the file or model, the body and the values."""
 
 
 class ConfigurationError(ValueError):

@@ -153,9 +153,13 @@ def simulate(
     SimulationResult
         Never raises for failures during the run: ``status = -1`` and ``message`` say when, where
         and why, and the trajectory up to the last accepted step is kept. Failures include
-        arithmetic errors and a stall (:data:`STALL_STEPS` consecutive steps shorter than
+        arithmetic errors, a stall (:data:`STALL_STEPS` consecutive steps shorter than
         :data:`STALL_RATIO` times the remaining interval that do not grow: a run that would never
-        finish). Every row is recorded with its accelerations when its step is accepted; without
+        finish) and a singular configuration of a constraint group (``σ_min(∂g/∂f)`` below
+        :data:`NEAR_SINGULAR` times ``σ_max`` after a step that :data:`SINGULARITY_SCREEN` selects:
+        a fold or dead point; the message names the coordinates driving the group, t, q and
+        ``σ_min``; a run that fails otherwise near one says so too). Every row is recorded with its
+        accelerations when its step is accepted; without
         ``t_eval``, accelerations the solver evaluated at exactly a step's end (the FSAL slope of
         RKF45, RK23, RK45, DOP853; TR-BDF2's last stage evaluation is at the iterate before the last
         Newton correction, not at the step's end) are reused, not recomputed.
@@ -181,6 +185,7 @@ def simulate(
     domain = Ranges(model, ranges)
     domain.check_initial(q0)
     workspace = model.workspace()  # constraint solvers continue along the run
+    singularity = _Singularity(model, workspace)
     last = LastEvaluation()
 
     def accelerations(t: float, y: NDArray) -> NDArray:
@@ -210,6 +215,8 @@ def simulate(
     kernel = model.state_kernel(workspace) if (
         name in _IMPLICIT and actuation is None and muscle_forces is None and loads is None) else None
     compiled_steps = kernel is not None and solver_class is TRBDF2
+    if compiled_steps:
+        singularity.synchronise = kernel.store  # the kernel holds the constraint groups' continuation
 
     def jacobian(t: float, y: NDArray) -> NDArray:
         J = None if kernel is None else kernel.jacobian(t, y)
@@ -247,7 +254,7 @@ def simulate(
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
         else:
             solver = solver_class(rhs, t0, y0, t_end, **options)
-        status, message = _run(solver, trajectory, last, progress, nq, domain)
+        status, message = _run(solver, trajectory, last, progress, nq, domain, singularity)
     except KeyboardInterrupt:
         status, message = -2, f"interrupted after t = {_where(trajectory, nq)}"
     except RUN_FAILURES as failure:
@@ -255,8 +262,10 @@ def simulate(
     finally:
         if compiled_steps:
             kernel.store()  # the workspace continues from where the run's kernel got to
-    if status == -1:
-        message += _near_singular(model, workspace)
+    if status == -1 and not singularity.stopped:  # another failure (an underflow, a stall) near a fold
+        near = singularity.check()
+        if near:
+            message += f"; {near}"
     wall = clock.perf_counter() - start
 
     t_out, y_out, qdd = trajectory.arrays(2 * nq, nq)
@@ -273,30 +282,62 @@ def simulate(
 
 
 NEAR_SINGULAR = 1e-2
-"""Smallest over largest singular value of a constraint group's ``∂g/∂f`` below which a failed run is
-reported as having run into a singular configuration of the constraints (a dead point or fold of a
-linkage, where ``∇f`` grows without bound and the solver's steps shrink to nothing)."""
+"""Smallest over largest singular value of a constraint group's ``∂g/∂f`` below which a run ends (status
+-1) as having run into a singular configuration of the constraints: a dead point or fold of a linkage,
+where ``∇f`` grows without bound, the coordinates cannot move on along the assembly branch and an
+adaptive solver's steps would shrink to nothing (thousands of steps of 1e-8 s before a step-size
+underflow). Checked after accepted steps that :data:`SINGULARITY_SCREEN` selects, and after a failure."""
+SINGULARITY_SCREEN = 1e-2
+"""A constraint group's singular values are checked (an SVD of ``∂g/∂f``, tens of µs) after an accepted
+step shorter than this fraction of the longest accepted step so far: approaching a singular
+configuration shrinks the steps (``∇f`` grows as ``1/σ_min``, ``H`` as ``1/σ_min³``), while a regular
+run, whose steps stay within a factor 100 of its longest, pays nothing for the check."""
 
 
-def _near_singular(model: Model, workspace) -> str:
-    """Why a run failed, when it stopped near a singular configuration of a constraint group: the
-    group's joint variables, the smallest singular value of ``∂g/∂f`` and ``max |∇f|`` at the last
-    solved state; "" otherwise."""
-    providers = model.joint_variable_map.providers
-    for (_, provider), state in zip(providers, workspace.states_for(model.joint_variable_map)):
-        solution = getattr(state, "start", None)
-        if solution is None:
-            continue
-        g_u = provider.solver.system.first(solution.f, solution.p)[1]
-        singular_values = np.linalg.svd(g_u, compute_uv=False)
-        if not singular_values.min() < NEAR_SINGULAR * singular_values.max():
-            continue
-        return (f"; it ran into a singular configuration of the constraints near q = {solution.q.tolist()}: "
-                f"∂g/∂f of ({', '.join(provider.solver.names)}) has smallest singular value "
-                f"{singular_values.min():.3g} (largest {singular_values.max():.3g}) and |∇f| reaches "
-                f"{np.abs(solution.tangent).max():.3g} (a dead point or fold: the coordinates cannot move "
-                "beyond it on this assembly branch)")
-    return ""
+class _Singularity:
+    """The constraint groups of a model solved along one run (in ``workspace``), checked for a
+    singular ``∂g/∂f`` (Eq. 101: ``∇f = −(∂g/∂f)⁻¹ ∂g/∂q`` exists only where it is regular)."""
+
+    def __init__(self, model: Model, workspace):
+        self.coordinates = model.coordinates
+        self.groups = [(provider.solver, state) for (_, provider), state in
+                       zip(model.joint_variable_map.providers, workspace.states_for(model.joint_variable_map))
+                       if hasattr(state, "start")]
+        self.longest = 0.0
+        self.stopped = False  # whether after_step found a singular configuration (and the run ends there)
+        self.synchronise: Callable[[], None] | None = None  # brings the workspace up to date before a check
+
+    def check(self) -> str:
+        """A description of the first group whose ``∂g/∂f``, at the configuration it was last solved
+        at, has ``σ_min < NEAR_SINGULAR · σ_max``: the coordinates that drive it, ``q``, ``σ_min``,
+        ``σ_max`` and ``max |∇f|``; "" when every group is regular."""
+        if self.synchronise is not None:
+            self.synchronise()
+        for solver, state in self.groups:
+            solution = state.start
+            if solution is None:
+                continue
+            _, g_u, g_p = solver.system.first(solution.f, solution.p)
+            singular_values = np.linalg.svd(g_u, compute_uv=False)
+            if not singular_values.min() < NEAR_SINGULAR * singular_values.max():
+                continue
+            driving = np.flatnonzero(np.any(g_p @ solution.P != 0.0, axis=0))
+            names = ", ".join(f"`{self.coordinates[k]}`" for k in driving)
+            return (f"it ran into a singular configuration of the constraints, driven by coordinate"
+                    f"{'s' if len(driving) > 1 else ''} {names}, near q = {solution.q.tolist()}: ∂g/∂f of "
+                    f"({', '.join(solver.names)}) has smallest singular value σ_min = {singular_values.min():.3g} "
+                    f"(largest {singular_values.max():.3g}; the run stops below {NEAR_SINGULAR:g} of it) and |∇f| "
+                    f"reaches {np.abs(solution.tangent).max():.3g} (a dead point or fold: the coordinates cannot move "
+                    "beyond it on this assembly branch)")
+        return ""
+
+    def after_step(self, h: float) -> str:
+        """:meth:`check` after an accepted step of size ``h`` when it is shorter than
+        :data:`SINGULARITY_SCREEN` times the longest accepted step so far; "" otherwise."""
+        self.longest = max(self.longest, abs(h))
+        found = self.check() if self.groups and abs(h) < SINGULARITY_SCREEN * self.longest else ""
+        self.stopped = bool(found)
+        return found
 
 
 def _where(trajectory: Trajectory, nq: int) -> str:
@@ -305,11 +346,12 @@ def _where(trajectory: Trajectory, nq: int) -> str:
 
 
 def _run(solver: OdeSolver, trajectory: Trajectory, last: LastEvaluation, progress: Callable | None,
-         nq: int, domain: Ranges) -> tuple[int, str]:
+         nq: int, domain: Ranges, singularity: _Singularity) -> tuple[int, str]:
     """Step ``solver`` to its bound, recording every accepted step; ``(status, message)`` at the end.
 
     Ends with status 1 where a coordinate leaves its range (``domain``), -1 when the solver fails (a
-    step-size underflow) or stalls (see :data:`STALL_STEPS`); exceptions are left to the caller.
+    step-size underflow), stalls (see :data:`STALL_STEPS`) or an accepted step ends near a singular
+    configuration of a constraint group (:data:`NEAR_SINGULAR`); exceptions are left to the caller.
     """
     short_steps, first_short = 0, 0.0  # the current run of short steps, and the size of its first
     while solver.status == "running":
@@ -324,6 +366,9 @@ def _run(solver: OdeSolver, trajectory: Trajectory, last: LastEvaluation, progre
         trajectory.accept(solver, last)
         if progress is not None:
             progress(solver.t)
+        singular = singularity.after_step(solver.step_size)
+        if singular:
+            return -1, f"stopped after t = {_where(trajectory, nq)}: {singular}"
         h = solver.step_size
         if h >= STALL_RATIO * abs(solver.t_bound - solver.t):
             short_steps = 0

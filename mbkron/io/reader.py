@@ -233,7 +233,7 @@ class _ModelReader(BodyReader, ConstraintReader, LoadReader):
             self.read_muscle(muscle, table, builder)
         model = None
         try:
-            model = builder.build(backend)
+            model = builder.build(backend, source=self.source)
         except ModelError as exc:
             self.problems.extend(exc.problems)
         except RecursionError:

@@ -41,6 +41,7 @@ from mbkron.dynamics.loads import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.model.checks import (
     as_linear, check_inertia, check_number, check_offset, check_unit, check_variable, check_vector,
+    warn_unphysical_inertias,
 )
 from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
@@ -266,7 +267,7 @@ class ModelBuilder:
         return self
 
     # ------------------------------------------------------------------ validation
-    def build(self, backend: str | None = None) -> Model:
+    def build(self, backend: str | None = None, *, source: str | None = None) -> Model:
         """Validate everything and return the immutable :class:`Model`.
 
         Parameters
@@ -274,6 +275,9 @@ class ModelBuilder:
         backend : {"kronecker", "numpy", "compiled"}, optional
             How the model is evaluated (:mod:`mbkron.backends`); by default ``"compiled"`` when
             numba is installed, else ``"numpy"``.
+        source : str, optional
+            Where the description comes from (a model file), named in warnings; by default the
+            model's name.
 
         Raises
         ------
@@ -281,6 +285,12 @@ class ModelBuilder:
             Listing every problem found.
         ValueError
             An unknown ``backend``, or ``"compiled"`` without numba.
+
+        Warns
+        -----
+        ModelWarning
+            Once per body whose principal moments of inertia violate the triangle inequality
+            (:func:`mbkron.model.checks.warn_unphysical_inertias`).
         """
         backend = get_backend(backend).name
         problems: list[str] = []
@@ -309,6 +319,7 @@ class ModelBuilder:
         if self._muscles:
             muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
             model = dataclasses.replace(model, muscle_set=muscle_set)
+        warn_unphysical_inertias(ordered, source or f"model `{self.name}`")
         return model
 
     @staticmethod

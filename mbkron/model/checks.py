@@ -5,22 +5,28 @@ report every problem at once."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+import warnings
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
+from mbkron.core.errors import ModelWarning
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import CoordinateFunction
 
 __all__ = ["ORTHONORMAL_TOLERANCE", "INERTIA_TOLERANCE", "rigid_transform", "check_number", "check_array",
-           "check_vector", "check_unit", "check_offset", "check_inertia", "check_variable", "as_linear"]
+           "check_vector", "check_unit", "check_offset", "check_inertia", "check_variable", "as_linear",
+           "TRIANGLE_TOLERANCE", "triangle_violation", "warn_unphysical_inertias"]
 
 ORTHONORMAL_TOLERANCE = 1e-9
 """Largest ``|RᵀR − I|`` accepted for the rotation of an offset."""
 INERTIA_TOLERANCE = 1e-12
 """Largest relative asymmetry accepted for an inertia tensor."""
+TRIANGLE_TOLERANCE = 1e-9
+"""Largest ``I₃ − (I₁ + I₂)``, relative to ``I₃``, taken as round-off rather than a violation of the
+triangle inequality (a thin rod or a flat plate lies on the boundary, ``I₁ + I₂ = I₃``)."""
 
 
 def rigid_transform(rotation: ArrayLike | None = None, translation: ArrayLike | None = None) -> np.ndarray:
@@ -127,6 +133,34 @@ def check_inertia(value, where: str, problems: list[str]) -> np.ndarray:
             f"({', '.join(f'{e:.6g}' for e in eigenvalues)})"
         )
     return matrix
+
+
+def triangle_violation(inertia: np.ndarray) -> tuple[np.ndarray, float]:
+    """The principal moments ``I₁ ≤ I₂ ≤ I₃`` of a symmetric inertia tensor and by how much they violate
+    the triangle inequality: ``I₃ − (I₁ + I₂)`` when that exceeds :data:`TRIANGLE_TOLERANCE` ``· I₃``,
+    else 0.
+
+    The principal moments of a rigid body satisfy ``I₁ + I₂ ≥ I₃`` (``I₁ + I₂ − I₃ = 2 ∫ z² dm``
+    along the third principal axis), so a violation means that no mass distribution has this tensor.
+    """
+    moments = np.linalg.eigvalsh(inertia)
+    excess = float(moments[2] - moments[0] - moments[1])
+    return moments, (excess if excess > TRIANGLE_TOLERANCE * abs(moments[2]) else 0.0)
+
+
+def warn_unphysical_inertias(bodies: Iterable, where: str) -> None:
+    """A :class:`~mbkron.core.errors.ModelWarning` for each body (``name``, ``inertia``) whose principal
+    moments violate the triangle inequality (:func:`triangle_violation`); ``where`` names the file or
+    the model. The model stays usable: ``M(q)`` is still symmetric positive semi-definite (each body's
+    term is ``Jᵀ diag(I, m) J`` with ``I`` positive semi-definite), only the body is not physical."""
+    for body in bodies:
+        moments, excess = triangle_violation(body.inertia)
+        if excess:
+            warnings.warn(ModelWarning(
+                f"{where}: body `{body.name}`: the principal moments of `inertia` "
+                f"({', '.join(f'{m:.6g}' for m in moments)}) kg·m² violate the triangle inequality "
+                f"I₁ + I₂ ≥ I₃ by {excess:.3g} kg·m² (I₃ − I₁ − I₂): no rigid body has them; the dynamics "
+                f"stays well defined (M positive semi-definite), but the body is not physical"), stacklevel=3)
 
 
 def check_variable(variable, coordinate_names: set[str], where: str, problems: list[str]) -> None:
