@@ -1,0 +1,297 @@
+"""mbkron's OpenSim importer against OpenSim 4.6: dynamics and muscle paths of imported models.
+
+For each model of :data:`MODELS` (arm26 with its wrap objects removed on both sides), at
+:data:`STATES` states -- the default pose, then seeded random poses uniform in the coordinates'
+ranges, with normal random speeds and accelerations -- OpenSim computes:
+
+- ``mass_matrix``: ``Cᵀ M C`` with ``M`` from ``SimbodyMatterSubsystem.calcM``;
+- ``gravity``: ``−Cᵀ τ(q, 0, 0)`` and ``bias``: ``Cᵀ (τ(q, u, Ċq̇) − τ(q, 0, 0))``, where
+  ``τ(q, u, u̇)`` is ``InverseDynamicsSolver.solve`` (constraints ignored, every force disabled, so
+  ``τ = M u̇ + c(q, u) − g(q)``); these are mbkron's ``gravity_forces`` and ``velocity_forces``;
+- ``inverse_dynamics``: ``Cᵀ τ(q, C q̇, C q̈ + Ċ q̇)``, mbkron's ``inverse_dynamics`` without loads;
+- ``lengths``: ``Muscle.getLength`` and ``moment_arms`` (coordinates × muscles): OpenSim's
+  ``GeometryPath.computeMomentArm`` for paths without moving points (exact there), else
+  ``−dL/dq`` of OpenSim's own lengths by Richardson-extrapolated central differences
+  (:func:`length_gradient`, step :data:`STEP`; truncation ``O(h⁴)``, round-off ≈ 1e-12 m).
+
+The full OpenSim state is set from the model's (independent) coordinates ``q``: an independent
+coordinate takes its value; a locked one its ``default_value`` with speed and acceleration 0; the
+dependent coordinate ``d`` of a ``CoordinateCouplerConstraint`` (``d = s·f(q_i)``, ``s`` the
+``scale_factor``) takes ``s·f(q_i)``, speed ``s·f'(q_i) q̇_i`` and acceleration
+``s·(f'(q_i) q̈_i + f''(q_i) q̇_i²)``, with ``f``, ``f'``, ``f''`` from the coupler's own
+``Function.calcValue`` and ``calcDerivative`` ([0] and [0, 0]). So ``u = C q̇`` and
+``u̇ = C q̈ + Ċ q̇`` with ``C = ∂q_full/∂q`` (column ``i``: 1 at ``q_i``, ``s·f'(q_i)`` at its
+dependents) and ``Ċ q̇`` the ``s·f''(q_i) q̇_i²`` terms; OpenSim's generalized speeds of these
+joints (CustomJoint, Weld) are the coordinates' rates, located by :func:`speed_indices`.
+
+Run ``python -m validation.opensim.compare_osim`` from the repository root: it writes
+``tests/data/osim/<model>.json`` (the OpenSim side, read by ``tests/test_osim_agreement.py``) and
+prints mbkron's largest deviations. Imports OpenSim and mbkron's public API only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import mbkron
+
+ROOT = Path(__file__).resolve().parents[2]
+OSIM_DIRECTORY = Path(os.environ.get("MBKRON_OSIM_MODELS", "/work/shared/references/opensim-models"))
+DATA = ROOT / "tests" / "data" / "osim"
+#: The models compared, and whether their wrap objects are removed (on both sides).
+MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen2003muscle": False}
+#: States per model: the default pose and random ones.
+STATES = 5
+#: Step of the difference quotients (rad or m).
+STEP = 1e-4
+#: Random poses keep this margin (rad or m) from conditional path points' range ends, so that no
+#: difference stencil crosses one (the length jumps there).
+MARGIN = 10 * STEP
+SIGNIFICANT = 15
+
+
+def _round(values) -> object:
+    array = np.asarray(values, dtype=float)
+    return [float(f"{v:.{SIGNIFICANT}g}") for v in array.ravel()] if array.ndim else float(f"{array:.{SIGNIFICANT}g}")
+
+
+def load_mbkron(name: str):
+    """The mbkron model imported from ``name``.osim (wrapping ignored where :data:`MODELS` says so)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mbkron.load_model(OSIM_DIRECTORY / f"{name}.osim", wrapping="ignore" if MODELS[name] else "error")
+
+
+class OpenSimModel:
+    """An ``.osim`` model in OpenSim, driven by the independent coordinates ``names``."""
+
+    def __init__(self, path: Path, names: list[str], remove_wrapping: bool):
+        import opensim as osim
+
+        self.osim = osim
+        self.model = osim.Model(str(path))
+        forces = self.model.getForceSet()
+        for k in range(forces.getSize()):
+            forces.get(k).set_appliesForce(False)
+        muscles = self.model.getMuscles()
+        self.muscles = [muscles.get(k) for k in range(muscles.getSize())]
+        if remove_wrapping:
+            for muscle in self.muscles:
+                muscle.updGeometryPath().updWrapSet().clearAndDestroy()
+        self.state = self.model.initSystem()
+        self.names = list(names)
+        coordinates = self.model.getCoordinateSet()
+        self.coordinates = {coordinates.get(k).getName(): coordinates.get(k) for k in range(coordinates.getSize())}
+        self.couplers = {}
+        constraints = self.model.getConstraintSet()
+        for k in range(constraints.getSize()):
+            coupler = osim.CoordinateCouplerConstraint.safeDownCast(constraints.get(k))
+            independent = coupler.getIndependentCoordinateNames()
+            self.couplers[coupler.getDependentCoordinateName()] = (
+                coupler.getFunction(), independent.get(0), coupler.getScaleFactor())
+        self.order = speed_indices(self)
+        self.moving = [any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
+                           for k in range(path_points.getSize()))
+                       for path_points in (m.getGeometryPath().getPathPointSet() for m in self.muscles)]
+
+    def coupler_values(self, name: str, x: float) -> tuple[float, float, float]:
+        function, _, scale = self.couplers[name]
+        argument = self.osim.Vector(1, x)
+        first, second = self.osim.StdVectorInt(), self.osim.StdVectorInt()
+        first.append(0)
+        second.append(0)
+        second.append(0)
+        return (scale * function.calcValue(argument), scale * function.calcDerivative(first, argument),
+                scale * function.calcDerivative(second, argument))
+
+    def full_state(self, q, qd, qdd) -> tuple[dict, dict, dict, dict]:
+        """Value, speed, acceleration of every OpenSim coordinate; and its column of C (dict by name)."""
+        given = dict(zip(self.names, zip(q, qd, qdd)))
+        values, speeds, accelerations, columns = {}, {}, {}, {}
+        for name, coordinate in self.coordinates.items():
+            column = np.zeros(len(self.names))
+            if name in given:
+                values[name], speeds[name], accelerations[name] = given[name]
+                column[self.names.index(name)] = 1.0
+            elif name in self.couplers:
+                independent = self.couplers[name][1]
+                x, xd, xdd = given[independent]
+                f, df, ddf = self.coupler_values(name, x)
+                values[name], speeds[name], accelerations[name] = f, df * xd, df * xdd + ddf * xd * xd
+                column[self.names.index(independent)] = df
+            else:  # locked
+                values[name], speeds[name], accelerations[name] = coordinate.getDefaultValue(), 0.0, 0.0
+            columns[name] = column
+        return values, speeds, accelerations, columns
+
+    def set(self, values: dict, speeds: dict | None = None) -> None:
+        for name, value in values.items():
+            self.coordinates[name].setValue(self.state, float(value), False)
+        for name in values:
+            self.coordinates[name].setSpeedValue(self.state, float(speeds[name]) if speeds else 0.0)
+        self.model.realizeVelocity(self.state)
+
+    def residual(self, values, speeds, udot: np.ndarray) -> np.ndarray:
+        self.set(values, speeds)
+        self.model.realizeDynamics(self.state)
+        solver = self.osim.InverseDynamicsSolver(self.model)
+        vector = self.osim.Vector(len(udot), 0.0)
+        for k, v in enumerate(udot):
+            vector.set(k, float(v))
+        tau = solver.solve(self.state, vector)
+        return np.array([tau.get(k) for k in range(tau.size())])
+
+    def lengths(self, q) -> np.ndarray:
+        values = self.full_state(q, np.zeros(len(q)), np.zeros(len(q)))[0]
+        self.set(values)
+        return np.array([m.getLength(self.state) for m in self.muscles])
+
+    def evaluate(self, q, qd, qdd) -> dict:
+        values, speeds, accelerations, columns = self.full_state(q, qd, qdd)
+        nu = self.state.getNU()
+        C = np.zeros((nu, len(self.names)))
+        udot, cdot = np.zeros(nu), np.zeros(nu)
+        for name, index in self.order.items():
+            C[index] = columns[name]
+            udot[index] = accelerations[name]
+            cdot[index] = accelerations[name] - columns[name] @ qdd
+        self.set(values, speeds)
+        matter = self.model.getMatterSubsystem()
+        M = self.osim.Matrix()
+        matter.calcM(self.state, M)
+        M = np.array([[M.get(i, j) for j in range(nu)] for i in range(nu)])
+        static = {name: 0.0 for name in values}
+        rest = self.residual(values, static, np.zeros(nu))
+        moving = self.residual(values, speeds, cdot)
+        full = self.residual(values, speeds, udot)
+        self.set(values, speeds)
+        lengths = np.array([m.getLength(self.state) for m in self.muscles])
+        arms = np.array([[m.getGeometryPath().computeMomentArm(self.state, self.coordinates[c]) for m in self.muscles]
+                         for c in self.names])
+        gradient = length_gradient(self, np.asarray(q, dtype=float))
+        arms[:, self.moving] = gradient[:, self.moving]
+        return {"mass_matrix": C.T @ M @ C, "gravity": -C.T @ rest, "bias": C.T @ (moving - rest),
+                "inverse_dynamics": C.T @ full, "lengths": lengths, "moment_arms": arms,
+                "computeMomentArm_vs_gradient": float(np.abs(arms - gradient).max()) if arms.size else 0.0}
+
+
+def speed_indices(model: OpenSimModel) -> dict[str, int]:
+    """Index of each coordinate's speed in OpenSim's ``u`` (set that speed alone to 1, read ``u``)."""
+    out = {}
+    for name, coordinate in model.coordinates.items():
+        for other in model.coordinates.values():
+            other.setSpeedValue(model.state, 0.0)
+        coordinate.setSpeedValue(model.state, 1.0)
+        u = model.state.getU()
+        out[name] = int(np.argmax([abs(u.get(k)) for k in range(u.size())]))
+    return out
+
+
+def length_gradient(model: OpenSimModel, q: np.ndarray, h: float = STEP) -> np.ndarray:
+    """``−dL/dq`` (coordinates × muscles) of OpenSim's lengths: central differences at steps ``h`` and
+    ``2h`` (fourth order) combined by Richardson extrapolation (sixth order)."""
+    out = []
+    for k in range(len(q)):
+        def central(step):
+            shifted_up, shifted_down = q.copy(), q.copy()
+            shifted_up[k] += step
+            shifted_down[k] -= step
+            return (model.lengths(shifted_up) - model.lengths(shifted_down)) / (2 * step)
+        d1, d2, d4 = central(h), central(2 * h), central(4 * h)
+        fourth_h = (4 * d1 - d2) / 3
+        fourth_2h = (4 * d2 - d4) / 3
+        out.append(-(16 * fourth_h - fourth_2h) / 15)
+    return np.array(out)
+
+
+def conditional_ranges(path: Path) -> dict[str, list[tuple[float, float]]]:
+    """Per coordinate, the ranges of the ConditionalPathPoints on it (from OpenSim)."""
+    import opensim as osim
+
+    model = osim.Model(str(path))
+    out: dict[str, list] = {}
+    muscles = model.getMuscles()
+    for m in range(muscles.getSize()):
+        points = muscles.get(m).getGeometryPath().getPathPointSet()
+        for k in range(points.getSize()):
+            point = osim.ConditionalPathPoint.safeDownCast(points.get(k))
+            if point is not None:
+                out.setdefault(point.getCoordinate().getName(), []).append((point.get_range(0), point.get_range(1)))
+    return out
+
+
+def states(model, path: Path, count: int = STATES, seed: int = 2026) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default pose and seeded random poses inside the ranges (infinite ranges read as ±1), away
+    from conditional points' range ends; normal random speeds and accelerations (first state: zero speeds)."""
+    rng = np.random.default_rng(seed)
+    names = model.coordinates
+    low = np.array([max(model.coordinate(n).range[0], -1.0) for n in names])
+    high = np.array([min(model.coordinate(n).range[1], 1.0) for n in names])
+    ends = conditional_ranges(path)
+    rows = [model.default_q]
+    while len(rows) < count:
+        q = rng.uniform(low, high)
+        if all(abs(q[names.index(c)] - e) > MARGIN for c, ranges in ends.items() if c in names for r in ranges for e in r):
+            rows.append(q)
+    q = np.array(rows)
+    qd = rng.normal(size=q.shape)
+    qd[0] = 0.0
+    return q, qd, rng.normal(size=q.shape)
+
+
+def reference(name: str) -> dict:
+    """The OpenSim side for model ``name`` at :func:`states`."""
+    path = OSIM_DIRECTORY / f"{name}.osim"
+    model = load_mbkron(name)
+    q, qd, qdd = states(model, path)
+    opensim_model = OpenSimModel(path, list(model.coordinates), MODELS[name])
+    results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
+    keys = ("mass_matrix", "gravity", "bias", "inverse_dynamics", "lengths", "moment_arms")
+    return {"model": name, "opensim": opensim_model.osim.__version__, "wrapping_removed": MODELS[name],
+            "coordinates": list(model.coordinates), "muscles": [m.getName() for m in opensim_model.muscles],
+            "moment_arm_reference": ["gradient" if moving else "computeMomentArm" for moving in opensim_model.moving],
+            "q": _round(q), "qd": _round(qd), "qdd": _round(qdd),
+            **{key: _round([r[key] for r in results]) for key in keys},
+            "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
+
+
+def deviations(data: dict) -> dict[str, float]:
+    """mbkron's largest deviations from the stored OpenSim data: relative (to the largest entry) for
+    the dynamics, metres for lengths and moment arms."""
+    model = load_mbkron(data["model"])
+    n, nq = STATES, len(data["coordinates"])
+    q, qd, qdd = (np.reshape(data[k], (n, nq)) for k in ("q", "qd", "qdd"))
+    ours = {"mass_matrix": model.mass_matrix(q), "gravity": model.gravity_forces(q),
+            "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=()),
+            "lengths": model.muscle_lengths(q), "moment_arms": model.moment_arms(q)}
+    out = {}
+    for key, value in ours.items():
+        theirs = np.reshape(data[key], value.shape)
+        error = float(np.abs(value - theirs).max()) if value.size else 0.0
+        out[key] = error if key in ("lengths", "moment_arms") else error / max(float(np.abs(theirs).max()), 1e-300)
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("--no-write", action="store_true", help="compare only; do not rewrite tests/data/osim")
+    args = parser.parse_args(argv)
+    for name in args.models:
+        data = reference(name)
+        if not args.no_write:
+            DATA.mkdir(parents=True, exist_ok=True)
+            (DATA / f"{name}.json").write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        found = deviations(data)
+        print(f"{name}: " + ", ".join(f"{k} {v:.1e}" for k, v in found.items())
+              + f"; |computeMomentArm − gradient| {data['computeMomentArm_vs_gradient']:.1e} m")
+
+
+if __name__ == "__main__":
+    main()
