@@ -94,7 +94,8 @@ class OpenSimModel:
             coupler = osim.CoordinateCouplerConstraint.safeDownCast(constraints.get(k))
             independent = coupler.getIndependentCoordinateNames()
             self.couplers[coupler.getDependentCoordinateName()] = (
-                coupler.getFunction(), independent.get(0), coupler.getScaleFactor())
+                coupler.getFunction(), independent.get(0),
+                osim.PropertyHelper.getValueDouble(coupler.getPropertyByName("scale_factor")))
         self.order = speed_indices(self)
         self.moving = [any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
                            for k in range(path_points.getSize()))
