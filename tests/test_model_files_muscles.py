@@ -177,7 +177,7 @@ def test_without_extrapolate_a_moving_point_stops_at_its_knots():
 
 
 def test_every_problem_is_reported_with_its_table_path():
-    text = ARM.replace('point = [0.0, 0.05, 0.0]', 'point = [0.0, 0.05]\nactive = { coordinate = "elbow", range = [0, 90] }')
+    text = ARM.replace('point = [0.0, 0.05, 0.0]', 'point = [0.0, 0.05]\nactive = { coordinate = "elbw", range = [0, 90] }')
     text = text.replace('"0.2 + 0.01*cos(elbow*deg)"', '"0.2 + elbw"')
     text = text.replace('kind = "fmm", x = [0, 90, 150]', 'kind = "cubic", x = [0, 90, 150]')
     text = text.replace("tendon_slack_length = 0.272\n", "tendon_slack_lenght = 0.272\n")
@@ -190,7 +190,7 @@ def test_every_problem_is_reported_with_its_table_path():
         "muscles.flexor: `tendon_slack_length` is required",
         "muscles.flexor.tendon_slack_lenght: unknown key",
         "did you mean `tendon_slack_length`",
-        "muscles.flexor.path[0].active: conditional path points are not supported",
+        "muscles.flexor.path[0].active.coordinate: expected the name of a coordinate",
         "muscles.flexor.path[0].point: expected an array of 3 components",
         "muscles.flexor.path[1].point[0]: invalid expression: `0.2 + elbw`",
         "did you mean `elbow`",

@@ -11,7 +11,7 @@ __all__ = ["path_lengths_and_moment_arms", "stacked_cubics"]
 
 @jit
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
-                 offset_gradients, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
+                 offset_gradients, active, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
     """Batched path lengths and moment arms; see :func:`path_lengths_and_moment_arms`."""
     states, nb = T.shape[0], T.shape[1]
     nq = twists.shape[2]
@@ -21,6 +21,7 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
     points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
     for s in range(states):
         moving_state = s if offsets.shape[0] > 1 else 0
+        active_state = s if active.shape[0] > 1 else 0
         for j in range(P):  # ground positions (Eq. 41) of body-fixed and moving points
             x0, x1, x2 = local_points[j, 0], local_points[j, 1], local_points[j, 2]
             row = moving_of_point[j]
@@ -35,11 +36,16 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
                 for r in range(3):
                     points[j, r] = T[s, b, r, 0] * x0 + T[s, b, r, 1] * x1 + T[s, b, r, 2] * x2 + T[s, b, r, 3]
             forces[j, 0] = forces[j, 1] = forces[j, 2] = 0.0
-        for g in range(n_segments):  # L_m = Σ |p_{j+1} − p_j|; f_j = u_j − u_{j−1}
+        for g in range(n_segments):  # L_m = Σ |p_e − p_j| over the active polyline; f_j = u_j − u_{j−1}
             j = segment_start[g]
-            d0 = points[j + 1, 0] - points[j, 0]
-            d1 = points[j + 1, 1] - points[j, 1]
-            d2 = points[j + 1, 2] - points[j, 2]
+            if not active[active_state, j]:
+                continue
+            e = j + 1  # the next active point (the insertion is always active)
+            while not active[active_state, e]:
+                e += 1
+            d0 = points[e, 0] - points[j, 0]
+            d1 = points[e, 1] - points[j, 1]
+            d2 = points[e, 2] - points[j, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             if length < zero_length:
                 return lengths, R, s * n_segments + g
@@ -47,9 +53,9 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
             forces[j, 0] += d0 / length
             forces[j, 1] += d1 / length
             forces[j, 2] += d2 / length
-            forces[j + 1, 0] -= d0 / length
-            forces[j + 1, 1] -= d1 / length
-            forces[j + 1, 2] -= d2 / length
+            forces[e, 0] -= d0 / length
+            forces[e, 1] -= d1 / length
+            forces[e, 2] -= d2 / length
         if order < 1:
             continue
         for j in range(P):  # R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
@@ -98,11 +104,13 @@ def _stacked_cubics(knots, table, first_piece, x):  # pragma: no cover - compile
 def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,
                                  moving_of_point: NDArray, local_points: NDArray, offsets: NDArray | None,
                                  offset_gradients: NDArray | None, segment_start: NDArray, n_muscles: int,
-                                 zero_length: float) -> tuple[NDArray, NDArray | None, int]:
+                                 zero_length: float, active: NDArray | None = None) -> tuple[NDArray, NDArray | None, int]:
     """Lengths ``L`` and moment arms ``R = −∂L/∂q`` of straight-line paths (Eq. 195, ground frame).
 
     The same sums as :meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, point by point:
-    ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k``.
+    ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k``, over the active points
+    (:mod:`mbkron.muscles.conditions`): segment ``s`` runs from ``segment_start[s]``, if it is active,
+    to the next active point.
 
     Parameters
     ----------
@@ -114,10 +122,13 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
         (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.common.writable`.)
     offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
     segment_start : ndarray of int64, shape (n_segments,)
-        First point of each segment (the second is the next point).
+        First point of each segment (every point but the muscles' last ones).
     n_muscles : int
     zero_length : float
         Shorter segments stop the evaluation.
+    active : ndarray of bool, shape (..., P) or (1, P), optional
+        Which points are active (``(1, P)``: the same at every state; pass a constant read-only
+        row); every muscle's last point must be active. Default: all.
 
     Returns
     -------
@@ -137,8 +148,14 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
         offsets, offset_gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
     else:
         offsets, offset_gradients = batch_rows(offsets, batch, 2), batch_rows(offset_gradients, batch, 3)
+    if active is None:
+        active = np.ones((1, point_body.shape[0]), dtype=bool)
+    active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1]))
+    if active.flags.writeable:  # read-only like a constant all-active row: one compilation of the kernel
+        active = active.view()
+        active.setflags(write=False)
     lengths, R, short = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point, local_points,
-                                     offsets, offset_gradients, segment_start, n_muscles, zero_length, order)
+                                     offsets, offset_gradients, active, segment_start, n_muscles, zero_length, order)
     if short >= 0:
         return lengths, None, short
     return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)

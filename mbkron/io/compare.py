@@ -16,6 +16,7 @@ from mbkron.dynamics.loads import evaluate_value
 from mbkron.io.schema import FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, SCALAR, VECTOR
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
+from mbkron.muscles.points import point_condition
 
 __all__ = ["model_differences", "models_equal"]
 
@@ -48,7 +49,7 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
     joint type and axis, the constant parts of the joint transform, inertial parameters), the joint
     variables ``f``, ``∇f`` and ``H`` at random coordinates (within the ranges), the loads
     (types, bodies, points, and values at random ``t, q, q̇``) and the muscles (names, Hill
-    parameters, path lengths and moment arms at the random coordinates). Joint variables given in different
+    parameters, conditional points, path lengths and moment arms at the random coordinates). Joint variables given in different
     forms (a coordinate name, a ``Linear`` map, a sympy expression) are equal if their values are.
 
     Parameters
@@ -164,6 +165,7 @@ def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: fl
                 or not _close([getattr(pa.hill, k) for k, _ in HILL_FIELDS], [getattr(pb.hill, k) for k, _ in HILL_FIELDS],
                               rtol, atol))):
             out.append(f"muscle `{pa.name}`: Hill parameters {pa.hill} vs {pb.hill}")
+        out.extend(_condition_differences(pa, pb, rtol, atol))
     evaluated = []
     for model in (a, b):
         try:
@@ -178,6 +180,17 @@ def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: fl
         if not _close(va, vb, rtol, atol):
             out.append(f"muscle paths: {label} differ at random q")
     return out
+
+
+def _condition_differences(pa, pb, rtol: float, atol: float) -> list[str]:
+    """The conditional points of two paths (their positions in the path, coordinates and ranges):
+    compared directly, since random states may miss a difference in a range."""
+    conditions = [[(n, c) for n, c in enumerate(map(point_condition, p.points)) if c is not None] for p in (pa, pb)]
+    if [(n, c.coordinate) for n, c in conditions[0]] != [(n, c.coordinate) for n, c in conditions[1]] or not _close(
+            [(c.lo, c.hi) for _, c in conditions[0]], [(c.lo, c.hi) for _, c in conditions[1]], rtol, atol):
+        shown = ["; ".join(f"point {n}: {c}" for n, c in listed) or "none" for listed in conditions]
+        return [f"muscle `{pa.name}`: conditional points {shown[0]} vs {shown[1]}"[:500]]
+    return []
 
 
 def models_equal(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 1e-12) -> bool:

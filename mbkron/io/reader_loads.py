@@ -2,7 +2,7 @@
 
 :class:`LoadReader` reads each applied load (constant values, or formulas of ``t``, the coordinates
 and their rates that become :class:`~mbkron.io.schema.ExpressionValue` callables) and each muscle
-(Hill parameters and the path points, fixed or moving) into the
+(Hill parameters and the path points, fixed or moving, possibly conditional) into the
 :class:`~mbkron.model.builder.ModelBuilder`.
 """
 
@@ -12,12 +12,13 @@ import sympy
 
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
-from mbkron.io.reader_values import ValueReader, join, show
+from mbkron.io.reader_values import ValueReader, join, show, suggest
 from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME, NUMBER, POINT,
                               SCALAR, TIME, VECTOR, VELOCITY_SUFFIX, ExpressionValue)
 from mbkron.jointvars.functions import CoordinateFunction
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.hill import HillParameters
+from mbkron.muscles.conditions import PathPointCondition
 from mbkron.muscles.points import MovingPoint
 
 __all__ = ["LoadReader"]
@@ -111,12 +112,12 @@ class LoadReader(ValueReader):
             builder.add_muscle(name, read, hill=hill)
 
     def path_point(self, table: dict, path: str) -> object:
-        """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies."""
-        self.keys(table, path, ["body", "point"], ["extrapolate"], {
-            "active": "conditional path points are not supported (the path would change its points with q); "
-                      "keep the point or remove it, see docs/model-format.md"})
+        """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies;
+        ``(body, (x, y, z), condition)`` or a moving point with ``active`` if it has ``active``."""
+        self.keys(table, path, ["body", "point"], ["extrapolate", "active"])
         body = self.string(table.get("body"), join(path, "body")) if "body" in table else None
         extrapolate = self.boolean(table.get("extrapolate", False), join(path, "extrapolate"))
+        condition = self.point_condition(table["active"], join(path, "active")) if "active" in table else None
         value = table.get("point")
         if not isinstance(value, list) or len(value) != 3:
             if "point" in table:
@@ -124,13 +125,36 @@ class LoadReader(ValueReader):
                                                    f"coordinates, function tables, or arrays of these), got {show(value)}")
             return None
         components = [self.point_component(c, join(join(path, "point"), k)) for k, c in enumerate(value)]
-        if body is None or extrapolate is None or None in components:
+        if body is None or extrapolate is None or None in components or ("active" in table and condition is None):
             return None
         if all(isinstance(c, float) for c in components):
             if extrapolate:
                 self.problem(join(path, "extrapolate"), "only a moving point (one with a varying component) extrapolates")
-            return body, tuple(components)
-        return MovingPoint(body, components, extrapolate=extrapolate)
+            return (body, tuple(components)) if condition is None else (body, tuple(components), condition)
+        return MovingPoint(body, components, extrapolate=extrapolate, active=condition)
+
+    def point_condition(self, value: object, path: str) -> PathPointCondition | None:
+        """``active = { coordinate, range = [lo, hi] }`` (the range in the coordinate's file unit, closed)."""
+        table = self.table(value, path)
+        if table is None:
+            return None
+        self.keys(table, path, ["coordinate", "range"], [])
+        coordinate = table.get("coordinate")
+        if "coordinate" in table and (not isinstance(coordinate, str) or coordinate not in self.coordinate_units):
+            known = ", ".join(self.coordinate_units) or "(none)"
+            hint = suggest(coordinate, self.coordinate_units) if isinstance(coordinate, str) else ""
+            self.problem(join(path, "coordinate"), f"expected the name of a coordinate ({known}), got {show(coordinate)}{hint}")
+            return None
+        bounds = table.get("range")
+        if "range" in table and (not isinstance(bounds, list) or len(bounds) != 2):
+            self.problem(join(path, "range"), f"expected an array of 2 numbers [lo, hi] in the coordinate's unit, "
+                                              f"got {show(bounds)}")
+            return None
+        if "coordinate" not in table or "range" not in table:
+            return None
+        scale = self.angle_scale if self.coordinate_units[coordinate] == "angle" else 1.0
+        bounds = self.number_array(bounds, join(path, "range"), scale=scale)
+        return None if bounds is None else PathPointCondition(coordinate, *bounds)
 
     def point_component(self, value: object, path: str, *, nested: bool = False) -> object:
         """A path point's coordinate (m): a number, a formula of coordinates and parameters, a

@@ -22,7 +22,7 @@ from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierS
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.hill import ThelenCurves
-from mbkron.muscles.points import MovingPoint
+from mbkron.muscles.points import MovingPoint, point_condition
 
 __all__ = ["dump_model", "format_toml"]
 
@@ -194,10 +194,14 @@ def _muscle_table(path) -> dict:
     for n, point in enumerate(path.points):
         if isinstance(point, MovingPoint):
             components = [[_point_term_text(t, f"{where}, point {n}") for t in terms] for terms in point.location]
-            points.append({"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
-                           "extrapolate": point.extrapolate})
+            table = {"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
+                     "extrapolate": point.extrapolate}
         else:
-            points.append({"body": point[0], "point": np.asarray(point[1], dtype=float).tolist()})
+            table = {"body": point[0], "point": np.asarray(point[1], dtype=float).tolist()}
+        condition = point_condition(point)
+        if condition is not None:  # the range in SI units, as the file's coordinates (radians)
+            table["active"] = {"coordinate": condition.coordinate, "range": [float(condition.lo), float(condition.hi)]}
+        points.append(table)
     entry["path"] = points
     return entry
 

@@ -186,12 +186,17 @@ class ModelBuilder:
             An identifier (``"DELT1"``).
         path : sequence
             From origin to insertion, each ``(body, (x, y, z))`` (body coordinates, m; ``"ground"``
-            allowed) or a :class:`mbkron.muscles.MovingPoint`. Wrapping surfaces are not modelled.
+            allowed) or a :class:`mbkron.muscles.MovingPoint`. A conditional point (OpenSim's
+            ``ConditionalPathPoint``), part of the path only while a coordinate is in a closed range,
+            is ``(body, (x, y, z), PathPointCondition(coordinate, lo, hi))`` or a moving point with
+            ``active=PathPointCondition(...)`` (:mod:`mbkron.muscles.conditions`; ``lo``, ``hi`` in the
+            coordinate's SI unit); the origin and the insertion must be unconditional. Wrapping
+            surfaces are not modelled.
         hill : HillParameters, optional
             Musculotendon parameters (:mod:`mbkron.muscles.hill`).
 
         Returns the builder, for chaining. Problems (unknown bodies or coordinates, coincident
-        consecutive points, bad parameters) are reported by :meth:`build`; segments that become
+        consecutive points, bad parameters or conditions) are reported by :meth:`build`; segments that become
         zero-length during motion raise :class:`~mbkron.core.errors.ConfigurationError` at evaluation.
 
         Examples

@@ -4,7 +4,8 @@ Reference implementations, one state at a time with loops over bodies and muscle
 follow the dissertation symbol by symbol (body frames, seed indices); the fast path is
 :meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, and the tests prove them equal. Ground is
 ``-1`` here (the seed's body ``0``). Paths must consist of body-fixed points: moving via points
-enter, as in the seed, as zero-inertia bodies (:func:`mbkron.muscles.points.add_moving_point_bodies`).
+enter, as in the seed, as zero-inertia bodies (:func:`mbkron.muscles.points.add_moving_point_bodies`);
+conditional points, through the path at one state (:meth:`mbkron.muscles.paths.MuscleSet.located_paths`).
 
 Notation (see docs/seed-notes/muscles.md for the typos corrected here):
 
@@ -31,7 +32,7 @@ from numpy.typing import NDArray
 from mbkron.core import kron
 from mbkron.kinematics.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
 from mbkron.muscles.paths import GROUND, MusclePath
-from mbkron.muscles.points import MovingPoint
+from mbkron.muscles.points import MovingPoint, point_condition
 
 __all__ = [
     "Run",
@@ -75,6 +76,9 @@ def attachment_sequence(model, path: MusclePath) -> list[Run]:
         if isinstance(point, MovingPoint):
             raise TypeError(f"muscle `{path.name}`: the seed's forms need moving points as zero-inertia bodies "
                             "(mbkron.muscles.points.add_moving_point_bodies)")
+        if point_condition(point) is not None:
+            raise TypeError(f"muscle `{path.name}`: the seed's forms need the path at one state, its active points "
+                            "only (MuscleSet.located_paths)")
         body = -1 if point[0] == GROUND else model.body_index(point[0])
         location = np.asarray(point[1], dtype=float)
         if runs and runs[-1].body == body:

@@ -1,8 +1,9 @@
 """Musculotendon paths: straight segments through body-fixed and moving points; length and moment arms.
 
 A path is a sequence of points, each fixed in a body (or the ground) or moving in it
-(:class:`~mbkron.muscles.points.MovingPoint`); the musculotendon unit is the polyline through them
-(no wrapping surfaces). For tension ``F`` (> 0 pulls the ends together) the unit applies at point
+(:class:`~mbkron.muscles.points.MovingPoint`), and possibly part of the path only while a coordinate is
+in a range (a conditional point, :mod:`mbkron.muscles.conditions`); the musculotendon unit is the
+polyline through the active points (no wrapping surfaces). For tension ``F`` (> 0 pulls the ends together) the unit applies at point
 ``j`` the force ``F f_j`` with ``f_j = u_j − u_{j−1}`` (``u_s`` the unit vector of segment ``s``
 from its first to its second point; the missing ``u`` at the ends is zero).
 
@@ -24,7 +25,8 @@ against finite differences and the chain rule, and against the literal Eq. 193 /
 
 Everything is vectorised over the leading axes of ``q`` and over all muscles at once: the index
 bookkeeping (which point is on which body, which segment belongs to which muscle) is done once,
-into constant 0/1 matrices.
+into constant 0/1 matrices. Conditional points add, per state, the active set and the segment ends
+(:class:`~mbkron.muscles.conditions.ActivePoints`); a set without them never computes these.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from numpy.typing import NDArray
 from mbkron.compiled.paths import path_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
-from mbkron.muscles.points import MovingPoint, MovingPointTerms
+from mbkron.muscles.conditions import ActivePoints, condition_problems
+from mbkron.muscles.points import MovingPoint, MovingPointTerms, point_condition
 
 __all__ = ["MusclePath", "MuscleSet", "PathGeometry", "check_path", "ZERO_LENGTH"]
 
@@ -54,8 +57,11 @@ class MusclePath:
     ----------
     name : str
     points : tuple
-        Each ``(body, (x, y, z))`` (body coordinates, m; ``body`` may be ``"ground"``) or a
-        :class:`~mbkron.muscles.points.MovingPoint`, from origin to insertion.
+        Each ``(body, (x, y, z))`` (body coordinates, m; ``body`` may be ``"ground"``),
+        ``(body, (x, y, z), condition)`` (a conditional point,
+        :class:`~mbkron.muscles.conditions.PathPointCondition`) or a
+        :class:`~mbkron.muscles.points.MovingPoint` (conditional if its ``active`` is set), from origin
+        to insertion; the origin and the insertion are unconditional.
     hill : HillParameters or None
         Musculotendon parameters (:mod:`mbkron.muscles.hill`); None for a path without a force model.
     """
@@ -84,10 +90,11 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
             current = None
         else:
             try:
-                body, location = point
+                body, location = point[:2] if len(point) == 3 else point
                 location = np.asarray(location, dtype=float)
             except (TypeError, ValueError):
-                problems.append(f"{label} must be (body, (x, y, z)) or a MovingPoint, got {point!r}")
+                problems.append(f"{label} must be (body, (x, y, z)), (body, (x, y, z), PathPointCondition) "
+                                f"or a MovingPoint, got {point!r}")
                 previous = None
                 continue
             if location.shape != (3,) or not np.all(np.isfinite(location)):
@@ -95,6 +102,12 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
             current = (body, tuple(location.ravel()))
         if body not in allowed:
             problems.append(f"{label} names unknown body {body!r}; expected one of: {', '.join(sorted(allowed))}")
+        condition = point_condition(point)
+        if condition is not None:
+            if n in (0, len(path.points) - 1):
+                problems.append(f"{label} is the {'origin' if n == 0 else 'insertion'} and must be unconditional "
+                                "(a path always has its two ends); make it a fixed or moving point without a condition")
+            problems.extend(condition_problems(condition, coordinates, label))
         if current is not None and current == previous:
             problems.append(f"{label} coincides with point {n - 1} (same body, same location): "
                             "a zero-length segment has no direction")
@@ -121,6 +134,9 @@ class PathGeometry:
         ``∂δ_j/∂q`` of the moving points, body frame.
     moving_rotations : ndarray, shape (..., P_moving, 3, 3) or None
         Rotation matrices of the moving points' bodies.
+    active : ndarray of bool, shape (..., P), or None
+        Which points are active (None: a set without conditional points, all are); segments whose
+        start is inactive have zero length and unit vector.
     """
 
     points: NDArray[np.float64]
@@ -129,6 +145,7 @@ class PathGeometry:
     lengths: NDArray[np.float64]
     offset_gradients: NDArray[np.float64] | None
     moving_rotations: NDArray[np.float64] | None
+    active: NDArray[np.bool_] | None = None
 
 
 class MuscleSet:
@@ -148,11 +165,13 @@ class MuscleSet:
         self.nb, self.nq = len(body_index), len(coordinate_names)
         ground = self.nb
         bodies, local, muscle_of_point, moving_rows, slots, labels, extrapolate = [], [], [], [], [], [], []
-        starts, segment_muscle = [], []
+        starts, segment_muscle, conditions = [], [], []
         for m, path in enumerate(self.paths):
             first = len(bodies)
             for n, point in enumerate(path.points):
                 row = len(bodies)
+                if point_condition(point) is not None:
+                    conditions.append((row, point_condition(point)))
                 if isinstance(point, MovingPoint):
                     body, location = point.body, point.constant_part
                     slots += [(len(moving_rows), axis, term) for axis, term in point.varying_terms()]
@@ -160,7 +179,7 @@ class MuscleSet:
                     labels.append(f"{n} of muscle `{path.name}`")
                     extrapolate.append(point.extrapolate)
                 else:
-                    body, location = point
+                    body, location = point[:2]
                 bodies.append(ground if body == GROUND else body_index[body])
                 local.append(np.asarray(location, dtype=float))
                 muscle_of_point.append(m)
@@ -194,8 +213,12 @@ class MuscleSet:
         self.moving_of_point[self.moving_rows] = np.arange(len(moving_rows))
         self.moving_terms = (MovingPointTerms(slots, len(moving_rows), coordinate_names, labels, extrapolate)
                              if moving_rows else None)
+        # the code path is chosen here: a set without conditional points never computes an active set
+        self.active_points = ActivePoints(conditions, coordinate_names, self.segment_start, P) if conditions else None
+        self._segments = self._fixed_segments if self.active_points is None else self._conditional_segments
+        self.all_active = np.ones((1, P), dtype=bool)
         for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
-                      self.point_muscle, self.moving_of_point,
+                      self.point_muscle, self.moving_of_point, self.all_active,
                       self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
                       self.moving_to_muscle, self.moving_selection, self.on_ground, self.gather_body):
             array.setflags(write=False)
@@ -218,9 +241,10 @@ class MuscleSet:
         offsets = gradients = None
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q, compiled=True)
+        active = self.all_active if self.active_points is None else self.active_points.active(kin.q)
         lengths, R, short = path_lengths_and_moment_arms(
             kin.T, kin.twists if order else None, self.point_body, self.point_muscle, self.moving_of_point,
-            self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH)
+            self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH, active)
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
         return lengths, R
@@ -249,24 +273,49 @@ class MuscleSet:
         if self.moving_terms is not None:
             rotations = T[..., self.moving_rows, :3, :3]
             moving_rotations = np.where(self.on_ground[self.moving_rows, :, None], np.eye(3), rotations)
+        active, segment_lengths, units = self._segments(q, points)
+        lengths = segment_lengths @ self.segment_to_muscle.T
+        return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations, active)
+
+    def _fixed_segments(self, q: NDArray, points: NDArray) -> tuple[None, NDArray, NDArray]:
+        """Active set (None: all points), segment lengths and unit vectors of paths without conditions."""
         delta = points[..., self.segment_end, :] - points[..., self.segment_start, :]
         segment_lengths = np.linalg.norm(delta, axis=-1)
-        short = segment_lengths < ZERO_LENGTH
-        if short.any():
-            where = np.argwhere(short)[0]
-            s = int(where[-1])
-            muscle = self.paths[self.segment_muscle[s]].name
-            n = int(self.segment_start[s] - self.segment_start[np.flatnonzero(self.segment_muscle == self.segment_muscle[s])[0]])
-            raise ConfigurationError(
-                f"muscle `{muscle}`: points {n} and {n + 1} of its path coincide at q = {q[tuple(where[:-1])].tolist()} "
-                f"(segment length {segment_lengths[tuple(where)]:.3g} m): the line of action is undefined"
-            )
-        units = delta / segment_lengths[..., None]
-        lengths = segment_lengths @ self.segment_to_muscle.T
-        return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations)
+        self._check_lengths(q, segment_lengths < ZERO_LENGTH, segment_lengths, self.segment_end)
+        return None, segment_lengths, delta / segment_lengths[..., None]
+
+    def _conditional_segments(self, q: NDArray, points: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        """Active set, segment lengths and unit vectors of the active polylines (zero for the
+        segments whose start is inactive)."""
+        active = self.active_points.active(q)
+        ends = self.active_points.segment_ends(active)
+        delta = np.take_along_axis(points, ends[..., None], axis=-2) - points[..., self.segment_start, :]
+        used = active[..., self.segment_start]
+        segment_lengths = np.where(used, np.linalg.norm(delta, axis=-1), 0.0)
+        self._check_lengths(q, used & (segment_lengths < ZERO_LENGTH), segment_lengths, ends)
+        units = np.divide(delta, segment_lengths[..., None], out=np.zeros_like(delta), where=used[..., None])
+        return active, segment_lengths, units
+
+    def _check_lengths(self, q: NDArray, short: NDArray, segment_lengths: NDArray, ends: NDArray) -> None:
+        """Raise the ConfigurationError for the first segment flagged ``short`` (zero length); ``ends``:
+        the segments' end points, (S,) or of the shape of ``short``."""
+        if not short.any():
+            return
+        where = tuple(np.argwhere(short)[0])
+        s = int(where[-1])
+        end = int(np.broadcast_to(ends, short.shape)[where])
+        first = int(np.flatnonzero(self.point_muscle == self.segment_muscle[s])[0])
+        raise ConfigurationError(
+            f"muscle `{self.paths[self.segment_muscle[s]].name}`: points {self.segment_start[s] - first} and "
+            f"{end - first} of its path coincide at q = {q[where[:-1]].tolist()} "
+            f"(segment length {segment_lengths[where]:.3g} m): the line of action is undefined"
+        )
 
     def point_forces(self, geometry: PathGeometry) -> NDArray[np.float64]:
-        """Force at every path point per unit tension, ``f_j = u_j − u_{j−1}``, shape (..., P, 3)."""
+        """Force at every path point per unit tension, ``f_j = u_j − u_{j−1}`` (the segments of the
+        active polyline; zero at inactive points), shape (..., P, 3)."""
+        if geometry.active is not None:
+            return self.active_points.point_forces(geometry.active, geometry.units)
         return np.swapaxes(np.swapaxes(geometry.units, -1, -2) @ self.segment_to_point.T, -1, -2)
 
     def moment_arms(self, kin, geometry: PathGeometry | None = None) -> NDArray[np.float64]:
@@ -319,17 +368,20 @@ class MuscleSet:
         return sliding @ self.moving_to_muscle.T
 
     def located_paths(self, q: NDArray[np.float64]) -> tuple[MusclePath, ...]:
-        """The paths at one state ``q`` (nq,) with every moving point fixed where it is at ``q``."""
-        if self.moving_terms is None:
+        """The paths at one state ``q`` (nq,): the active points only, every moving point fixed where
+        it is at ``q`` (body-fixed points, what the seed's forms of :mod:`mbkron.muscles.moment_arms` need)."""
+        if self.moving_terms is None and self.active_points is None:
             return self.paths
-        offsets = self.moving_terms.evaluate(q)[0]
-        local = self.local_points + self.moving_selection @ offsets
+        local = self.local_points
+        if self.moving_terms is not None:
+            local = local + self.moving_selection @ self.moving_terms.evaluate(q)[0]
+        active = self.all_active[0] if self.active_points is None else self.active_points.active(q)
         located, row = [], 0
         for path in self.paths:
             points = []
             for point in path.points:
-                body = point.body if isinstance(point, MovingPoint) else point[0]
-                points.append((body, local[row]))
+                if active[row]:
+                    points.append((point.body if isinstance(point, MovingPoint) else point[0], local[row]))
                 row += 1
             located.append(MusclePath(path.name, tuple(points), path.hill))
         return tuple(located)

@@ -40,8 +40,9 @@ from mbkron.jointvars.functions import (
     PiecewiseLinear,
 )
 from mbkron.jointvars.explicit import SymbolicJointVariables
+from mbkron.muscles.conditions import PathPointCondition
 
-__all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "StackedPiecewiseCubic"]
+__all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "StackedPiecewiseCubic", "point_condition"]
 
 def _terms(component: object) -> tuple:
     """The terms of one coordinate of a moving point (a scalar term or a sequence of them)."""
@@ -77,6 +78,9 @@ class MovingPoint:
         Whether tabulated functions may be evaluated outside their knots (as straight lines with the
         end slope, OpenSim's behaviour). If False (default), evaluation outside the knots raises
         :class:`~mbkron.core.errors.ConfigurationError` naming the point and q.
+    active : PathPointCondition, optional
+        The point is part of its path only while this condition holds (a conditional path point,
+        :mod:`mbkron.muscles.conditions`); None (default): always.
 
     Examples
     --------
@@ -90,13 +94,16 @@ class MovingPoint:
     body: str
     location: tuple[tuple, tuple, tuple]
     extrapolate: bool
+    active: PathPointCondition | None
 
-    def __init__(self, body: str, location: Sequence, extrapolate: bool = False):
+    def __init__(self, body: str, location: Sequence, extrapolate: bool = False,
+                 active: PathPointCondition | None = None):
         if len(location) != 3:
             raise ValueError(f"a moving point needs 3 coordinates (x, y, z), got {len(location)}")
         object.__setattr__(self, "body", body)
         object.__setattr__(self, "location", tuple(_terms(c) for c in location))
         object.__setattr__(self, "extrapolate", bool(extrapolate))
+        object.__setattr__(self, "active", active)
 
     @property
     def constant_part(self) -> NDArray[np.float64]:
@@ -113,6 +120,14 @@ class MovingPoint:
         for _, term in self.varying_terms():
             names |= {term.coordinate} if isinstance(term, CoordinateFunction) else {s.name for s in term.free_symbols}
         return names
+
+
+def point_condition(point: object) -> PathPointCondition | None:
+    """The activity condition of a path point: ``(body, (x, y, z), condition)`` or a
+    :class:`MovingPoint` with ``active``; None for an unconditional point."""
+    if isinstance(point, MovingPoint):
+        return point.active
+    return point[2] if len(point) == 3 else None
 
 
 class StackedPiecewiseCubic:
@@ -258,8 +273,9 @@ def add_moving_point_bodies(builder, prefix: str, point: MovingPoint) -> tuple[s
 
     Returns
     -------
-    (str, (0, 0, 0))
-        The path point ``(body, location)`` to use in place of ``point``.
+    (str, (0, 0, 0)) or (str, (0, 0, 0), PathPointCondition)
+        The path point ``(body, location)`` to use in place of ``point`` (with the point's
+        condition if it has one).
     """
     parent, offset = point.body, point.constant_part
     for n, (axis, term) in enumerate(point.varying_terms()):
@@ -268,4 +284,4 @@ def add_moving_point_bodies(builder, prefix: str, point: MovingPoint) -> tuple[s
         parent, offset = name, np.zeros(3)
     if parent == point.body:
         raise ValueError(f"moving point on `{point.body}` has no varying term; use a fixed point")
-    return parent, (0.0, 0.0, 0.0)
+    return (parent, (0.0, 0.0, 0.0)) if point.active is None else (parent, (0.0, 0.0, 0.0), point.active)
