@@ -49,16 +49,20 @@ MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).
-STEP = 1e-4
+STEP = 1e-5
 #: Random poses keep this margin (rad or m) from conditional path points' range ends, so that no
 #: difference stencil crosses one (the length jumps there).
 MARGIN = 10 * STEP
-SIGNIFICANT = 15
+#: Significant digits stored (the states are rounded before OpenSim evaluates them, so they are exact).
+SIGNIFICANT = 12
+#: Moment arms below this (m) are stored as 0: the difference quotients' round-off where a muscle
+#: does not span a coordinate (OpenSim's and mbkron's values there are 0 or below 1e-16 m).
+NEGLIGIBLE_ARM = 1e-13
 
 
-def _round(values) -> object:
-    array = np.asarray(values, dtype=float)
-    return [float(f"{v:.{SIGNIFICANT}g}") for v in array.ravel()] if array.ndim else float(f"{array:.{SIGNIFICANT}g}")
+def _round(values) -> list[float]:
+    """``values`` flattened, rounded to :data:`SIGNIFICANT` digits (the JSON stays a few kB per model)."""
+    return [float(f"{v:.{SIGNIFICANT}g}") for v in np.ravel(np.asarray(values, dtype=float))]
 
 
 def load_mbkron(name: str):
@@ -96,6 +100,8 @@ class OpenSimModel:
             self.couplers[coupler.getDependentCoordinateName()] = (
                 coupler.getFunction(), independent.get(0),
                 osim.PropertyHelper.getValueDouble(coupler.getPropertyByName("scale_factor")))
+        #: OpenSim's independent, unlocked coordinates in CoordinateSet order: must be mbkron's coordinates.
+        self.independent = [name for name, c in self.coordinates.items() if name not in self.couplers and not c.getDefaultLocked()]
         self.order = speed_indices(self)
         self.moving = [any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
                            for k in range(path_points.getSize()))
@@ -250,8 +256,11 @@ def reference(name: str) -> dict:
     """The OpenSim side for model ``name`` at :func:`states`."""
     path = OSIM_DIRECTORY / f"{name}.osim"
     model = load_mbkron(name)
-    q, qd, qdd = states(model, path)
+    q, qd, qdd = (np.reshape(_round(a), a.shape) for a in states(model, path))
     opensim_model = OpenSimModel(path, list(model.coordinates), MODELS[name])
+    if opensim_model.independent != list(model.coordinates):
+        raise AssertionError(f"{name}: mbkron's coordinates {list(model.coordinates)} are not OpenSim's independent, "
+                             f"unlocked coordinates in CoordinateSet order {opensim_model.independent}")
     results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
     keys = ("mass_matrix", "gravity", "bias", "inverse_dynamics", "lengths", "moment_arms")
     return {"model": name, "opensim": opensim_model.osim.__version__, "wrapping_removed": MODELS[name],
@@ -259,6 +268,7 @@ def reference(name: str) -> dict:
             "moment_arm_reference": ["gradient" if moving else "computeMomentArm" for moving in opensim_model.moving],
             "q": _round(q), "qd": _round(qd), "qdd": _round(qdd),
             **{key: _round([r[key] for r in results]) for key in keys},
+            "moment_arms": _round([np.where(np.abs(r["moment_arms"]) < NEGLIGIBLE_ARM, 0.0, r["moment_arms"]) for r in results]),
             "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
 
 
