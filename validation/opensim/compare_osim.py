@@ -32,6 +32,8 @@ prints mbkron's largest deviations. Imports OpenSim and mbkron's public API only
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import os
 import warnings
@@ -65,20 +67,27 @@ def _round(values) -> list[float]:
     return [float(f"{v:.{SIGNIFICANT}g}") for v in np.ravel(np.asarray(values, dtype=float))]
 
 
-def load_mbkron(name: str):
-    """The mbkron model imported from ``name``.osim (wrapping ignored where :data:`MODELS` says so)."""
+def load_mbkron(path: Path, remove_wrapping: bool = False):
+    """The mbkron model imported from ``path`` (wrap objects ignored with ``remove_wrapping``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return mbkron.load_model(OSIM_DIRECTORY / f"{name}.osim", wrapping="ignore" if MODELS[name] else "error")
+        return mbkron.load_model(path, wrapping="ignore" if remove_wrapping else "error")
+
+
+def opensim():
+    """The ``opensim`` module, logging errors only and to no file (no ``opensim.log`` in the cwd)."""
+    import opensim as osim
+
+    osim.Logger.removeFileSink()
+    osim.Logger.setLevelString("error")
+    return osim
 
 
 class OpenSimModel:
     """An ``.osim`` model in OpenSim, driven by the independent coordinates ``names``."""
 
     def __init__(self, path: Path, names: list[str], remove_wrapping: bool):
-        import opensim as osim
-
-        self.osim = osim
+        osim = self.osim = opensim()
         self.model = osim.Model(str(path))
         forces = self.model.getForceSet()
         for k in range(forces.getSize()):
@@ -219,8 +228,7 @@ def length_gradient(model: OpenSimModel, q: np.ndarray, h: float = STEP) -> np.n
 
 def conditional_ranges(path: Path) -> dict[str, list[tuple[float, float]]]:
     """Per coordinate, the ranges of the ConditionalPathPoints on it (from OpenSim)."""
-    import opensim as osim
-
+    osim = opensim()
     model = osim.Model(str(path))
     out: dict[str, list] = {}
     muscles = model.getMuscles()
@@ -252,18 +260,21 @@ def states(model, path: Path, count: int = STATES, seed: int = 2026) -> tuple[np
     return q, qd, rng.normal(size=q.shape)
 
 
-def reference(name: str) -> dict:
-    """The OpenSim side for model ``name`` at :func:`states`."""
-    path = OSIM_DIRECTORY / f"{name}.osim"
-    model = load_mbkron(name)
+def reference(name: str, path: Path | None = None, remove_wrapping: bool | None = None) -> dict:
+    """The OpenSim side for model ``name`` (``path``: ``name``.osim in :data:`OSIM_DIRECTORY`;
+    ``remove_wrapping``: as :data:`MODELS` says) at :func:`states`."""
+    path = OSIM_DIRECTORY / f"{name}.osim" if path is None else Path(path)
+    remove_wrapping = MODELS.get(name, False) if remove_wrapping is None else remove_wrapping
+    model = load_mbkron(path, remove_wrapping)
     q, qd, qdd = (np.reshape(_round(a), a.shape) for a in states(model, path))
-    opensim_model = OpenSimModel(path, list(model.coordinates), MODELS[name])
+    opensim_model = OpenSimModel(path, list(model.coordinates), remove_wrapping)
     if opensim_model.independent != list(model.coordinates):
         raise AssertionError(f"{name}: mbkron's coordinates {list(model.coordinates)} are not OpenSim's independent, "
                              f"unlocked coordinates in CoordinateSet order {opensim_model.independent}")
     results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
     keys = ("mass_matrix", "gravity", "bias", "inverse_dynamics", "lengths", "moment_arms")
-    return {"model": name, "opensim": opensim_model.osim.__version__, "wrapping_removed": MODELS[name],
+    return {"model": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "opensim": opensim_model.osim.__version__, "wrapping_removed": remove_wrapping,
             "coordinates": list(model.coordinates), "muscles": [m.getName() for m in opensim_model.muscles],
             "moment_arm_reference": ["gradient" if moving else "computeMomentArm" for moving in opensim_model.moving],
             "q": _round(q), "qd": _round(qd), "qdd": _round(qdd),
@@ -272,15 +283,16 @@ def reference(name: str) -> dict:
             "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
 
 
-def deviations(data: dict) -> dict[str, float]:
-    """mbkron's largest deviations from the stored OpenSim data: relative (to the largest entry) for
-    the dynamics, metres for lengths and moment arms."""
-    model = load_mbkron(data["model"])
-    n, nq = STATES, len(data["coordinates"])
+def deviations(data: dict, path: Path | None = None) -> dict[str, float]:
+    """mbkron's largest deviations from the OpenSim data of :func:`reference`: relative (to the largest
+    entry) for the dynamics, metres for lengths and moment arms (``path``: as for :func:`reference`)."""
+    model = load_mbkron(OSIM_DIRECTORY / f"{data['model']}.osim" if path is None else path, data["wrapping_removed"])
+    n, nq = len(data["q"]) // len(data["coordinates"]), len(data["coordinates"])
     q, qd, qdd = (np.reshape(data[k], (n, nq)) for k in ("q", "qd", "qdd"))
     ours = {"mass_matrix": model.mass_matrix(q), "gravity": model.gravity_forces(q),
-            "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=()),
-            "lengths": model.muscle_lengths(q), "moment_arms": model.moment_arms(q)}
+            "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=())}
+    if model.muscles:
+        ours.update(lengths=model.muscle_lengths(q), moment_arms=model.moment_arms(q))
     out = {}
     for key, value in ours.items():
         theirs = np.reshape(data[key], value.shape)
@@ -289,17 +301,50 @@ def deviations(data: dict) -> dict[str, float]:
     return out
 
 
+#: A model written by OpenSim itself with one joint of each kind with fixed axes (the four models
+#: use only CustomJoint and WeldJoint), random offset frames, masses and inertias.
+JOINT_MODEL = "joints"
+_JOINT_TYPES = ("PinJoint", "SliderJoint", "UniversalJoint", "GimbalJoint", "PlanarJoint")
+
+
+def write_joint_model(path: Path, seed: int = 1) -> None:
+    """Write :data:`JOINT_MODEL`: a chain ground → b0 → … of the joints :data:`_JOINT_TYPES`."""
+    osim = opensim()
+
+    rng = np.random.default_rng(seed)
+    model = osim.Model()
+    model.setName(JOINT_MODEL)
+    parent = model.getGround()
+    for k, kind in enumerate(_JOINT_TYPES):
+        body = osim.Body(f"b{k}", 1.0 + k, osim.Vec3(*(0.1 * rng.normal(size=3))),
+                         osim.Inertia(0.1, 0.2, 0.3, 0.01, 0.02, 0.03))
+        model.addBody(body)
+        frames = [osim.Vec3(*(scale * rng.normal(size=3))) for scale in (0.2, 1.0, 0.2, 1.0)]
+        model.addJoint(getattr(osim, kind)(f"j{k}", parent, frames[0], frames[1], body, frames[2], frames[3]))
+        parent = body
+    model.finalizeConnections()
+    model.printToXML(str(path))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("models", nargs="*", default=[*MODELS, JOINT_MODEL])
     parser.add_argument("--no-write", action="store_true", help="compare only; do not rewrite tests/data/osim")
     args = parser.parse_args(argv)
     for name in args.models:
-        data = reference(name)
+        path = None
+        if name == JOINT_MODEL:  # written by OpenSim, stored beside the data (gzip)
+            path = DATA / f"{JOINT_MODEL}.osim"
+            write_joint_model(path)
+        data = reference(name, path)
+        found = deviations(data, path)
+        if path is not None:
+            if not args.no_write:
+                (DATA / f"{JOINT_MODEL}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+            path.unlink()
         if not args.no_write:
             DATA.mkdir(parents=True, exist_ok=True)
             (DATA / f"{name}.json").write_text(json.dumps(data, separators=(",", ":")) + "\n")
-        found = deviations(data)
         print(f"{name}: " + ", ".join(f"{k} {v:.1e}" for k, v in found.items())
               + f"; |computeMomentArm − gradient| {data['computeMomentArm_vs_gradient']:.1e} m")
 

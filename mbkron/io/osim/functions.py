@@ -4,9 +4,12 @@ An OpenSim ``Function`` element becomes one of three exact forms of a function `
 
 - :class:`Affine` ``a x + b``: ``Constant`` (``a = 0``), ``LinearFunction`` (``coefficients = a b``),
   and a ``MultiplierFunction`` (``scale · inner``) of an affine function;
-- :class:`Table`: ``SimmSpline`` (kind ``"fmm"``), ``NaturalCubicSpline`` (``"natural"``) and
-  ``PiecewiseLinearFunction`` (``"linear"``), knots ``x``, values ``y``; all continue as straight lines
-  with the end slope outside the knots, as in OpenSim (docs/opensim.md gives the measured agreement);
+- :class:`Table`: ``SimmSpline`` (kind ``"fmm"``) and ``PiecewiseLinearFunction`` (``"linear"``),
+  knots ``x``, values ``y``; both continue as straight lines with the end slope outside the knots, as
+  in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
+  OpenSim 4.6's ``NaturalCubicSpline`` is not a natural cubic spline (between knots it differs from
+  one by as much as the data's range), so it is reported as unsupported, as are ``GCVSpline`` and
+  ``PiecewiseConstantFunction``;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
   and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives.
 
@@ -39,12 +42,11 @@ FUNCTIONS = {
     "LinearFunction": "a x + b",
     "MultiplierFunction": "scale times its function",
     "SimmSpline": "tabulated, kind fmm",
-    "NaturalCubicSpline": "tabulated, kind natural",
     "PiecewiseLinearFunction": "tabulated, kind linear",
     "PolynomialFunction": "a formula",
     "Sine": "a formula",
 }
-_TABLE_KINDS = {"SimmSpline": "fmm", "NaturalCubicSpline": "natural", "PiecewiseLinearFunction": "linear"}
+_TABLE_KINDS = {"SimmSpline": "fmm", "PiecewiseLinearFunction": "linear"}
 _X = "§"  # the argument's placeholder in formula templates
 
 
@@ -58,7 +60,7 @@ class Affine:
 
 @dataclass(frozen=True)
 class Table:
-    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"``, ``"natural"``, ``"linear"``)."""
+    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"`` or ``"linear"``)."""
 
     kind: str
     x: tuple[float, ...]
