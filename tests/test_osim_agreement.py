@@ -1,0 +1,102 @@
+"""Imported OpenSim models against OpenSim 4.6 (issue #15 acceptance).
+
+The OpenSim side is stored in ``tests/data/osim/<model>.json`` by
+``python -m validation.opensim.compare_osim`` (the states, and OpenSim's reduced mass matrix, gravity
+and bias forces, inverse dynamics, musculotendon lengths and moment arms there; see its docstring for
+how the dependent coordinates are set). mbkron must agree to 1e-9: relative to the largest entry for
+the dynamics, in metres for lengths and moment arms. When OpenSim is installed, the reference is
+also recomputed live and must equal the stored one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+
+DATA = Path(__file__).parent / "data" / "osim"
+MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints")
+TOLERANCE = 1e-9
+DYNAMICS = ("mass_matrix", "gravity", "bias", "inverse_dynamics")
+
+
+def stored(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def osim_files(tmp_path_factory) -> Path:
+    """The stored ``.osim`` files, decompressed (each checked against the SHA-256 its data records)."""
+    directory = tmp_path_factory.mktemp("osim")
+    for name in MODELS:
+        data = gzip.decompress((DATA / f"{name}.osim.gz").read_bytes())
+        if "sha256" in stored(name):
+            assert hashlib.sha256(data).hexdigest() == stored(name)["sha256"]
+        (directory / f"{name}.osim").write_bytes(data)
+    return directory
+
+
+def load(path: Path, remove_wrapping: bool):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mbkron.load_model(path, wrapping="ignore" if remove_wrapping else "error")
+
+
+def worst_deviations(model, data: dict) -> dict[str, float]:
+    nq = len(data["coordinates"])
+    q, qd, qdd = (np.reshape(data[k], (-1, nq)) for k in ("q", "qd", "qdd"))
+    assert len(q) >= 5
+    ours = {"mass_matrix": model.mass_matrix(q), "gravity": model.gravity_forces(q),
+            "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=())}
+    if data["muscles"]:
+        ours.update(lengths=model.muscle_lengths(q), moment_arms=model.moment_arms(q))
+    out = {}
+    for key, value in ours.items():
+        theirs = np.reshape(data[key], value.shape)
+        error = float(np.abs(value - theirs).max())
+        out[key] = error / float(np.abs(theirs).max()) if key in DYNAMICS else error
+    return out
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_agrees_with_stored_opensim_data(name, osim_files):
+    data = stored(name)
+    model = load(osim_files / f"{name}.osim", data["wrapping_removed"])
+    assert list(model.coordinates) == data["coordinates"]
+    assert list(model.muscles) == data["muscles"]
+    found = worst_deviations(model, data)
+    assert set(found) == {*DYNAMICS, *(("lengths", "moment_arms") if data["muscles"] else ())}
+    assert all(value <= TOLERANCE for value in found.values()), found
+
+
+def test_stored_data_covers_the_acceptance():
+    """Couplers, locked coordinates, moving and conditional points and wrapping are all exercised."""
+    leg39 = stored("leg39")
+    assert len(leg39["coordinates"]) == 6  # 14 coordinates: 5 coupled, 3 locked
+    assert "gradient" in leg39["moment_arm_reference"] and "computeMomentArm" in leg39["moment_arm_reference"]
+    assert stored("arm26")["wrapping_removed"]
+    assert len(stored("gait2392_thelen2003muscle")["coordinates"]) == 23
+    assert len(stored("gait2392_thelen2003muscle")["muscles"]) == 92
+
+
+@pytest.mark.parametrize("name", ["arm26", "leg39", "joints"])
+def test_live_opensim_reproduces_the_stored_data(name, osim_files):
+    pytest.importorskip("opensim")
+    from validation.opensim import compare_osim
+
+    data = stored(name)
+    live = compare_osim.reference(name, osim_files / f"{name}.osim", data["wrapping_removed"])
+    assert live["coordinates"] == data["coordinates"] and live["q"] == data["q"]
+    for key in (*DYNAMICS, "lengths", "moment_arms"):
+        ours, theirs = np.array(live[key]), np.array(data[key])
+        scale = max(float(np.abs(theirs).max()), 1.0) if theirs.size else 1.0
+        assert np.abs(ours - theirs).max(initial=0.0) <= TOLERANCE * scale, key
+    found = worst_deviations(load(osim_files / f"{name}.osim", data["wrapping_removed"]), live)
+    assert all(value <= TOLERANCE for value in found.values()), found
