@@ -197,6 +197,7 @@ def test_unsupported_elements_are_listed_together_with_their_xml_paths(tmp_path)
     end = text.index("</CustomJoint>", start)
     text = text[:end] + "</BallJoint>" + text[end + len("</CustomJoint>"):]
     text = text.replace("<SimmSpline>", "<GCVSpline>", 1).replace("</SimmSpline>", "</GCVSpline>", 1)
+    text = text.replace("<mass_center>", "<mass_centre>1 2 3</mass_centre><mass_center>", 1)  # a misspelt extra child
     with pytest.raises(ModelError) as raised:
         mbkron.load_model(write(tmp_path, "leg39", text))
     problems = raised.value.problems
@@ -204,6 +205,9 @@ def test_unsupported_elements_are_listed_together_with_their_xml_paths(tmp_path)
     gcv = [p for p in problems if "<GCVSpline> is not supported" in p]
     assert ball and ball[0].startswith("/OpenSimDocument/Model[@name='leg39']/JointSet[@name='jointset']/objects/BallJoint[@name='ankle_r']")
     assert "supported: the joints CustomJoint" in ball[0]
+    assert any(p.startswith("/OpenSimDocument/Model[@name='leg39']/BodySet[@name='bodyset']/objects/Body[@name='pelvis']/"
+                            "mass_centre: <mass_centre> is not supported; supported: inside <Body>: mass, mass_center, inertia")
+               for p in problems)
     assert gcv and gcv[0].startswith("/OpenSimDocument/Model[@name='leg39']/ConstraintSet[@name='constraintset']/objects/"
                                      "CoordinateCouplerConstraint[@name='knee_tx_r']/coupled_coordinates_function/GCVSpline: ")
 

@@ -72,6 +72,8 @@ class Coordinates:
         name = reader.name(element)
         if name is None:
             return
+        reader.known_children(element, ("default_value", "default_speed_value", "range", "clamped", "locked",
+                                        "prescribed", "prescribed_function", "is_free_to_satisfy_constraints"))
         if name in self.info:
             reader.problem(element, f"the coordinate name `{name}` is used twice; names must be unique")
             return
@@ -90,6 +92,8 @@ class Coordinates:
 
     def _read_coupler(self, constraint: ET.Element) -> None:
         reader = self.reader
+        reader.known_children(constraint, ("isEnforced", "coupled_coordinates_function", "independent_coordinate_names",
+                                           "dependent_coordinate_name", "scale_factor"))
         if not reader.boolean(constraint, "isEnforced", True):
             reader.unsupported_element(constraint, "enforced couplers (isEnforced = true); remove the disabled constraint")
             return

@@ -48,6 +48,9 @@ FUNCTIONS = {
 }
 _TABLE_KINDS = {"SimmSpline": "fmm", "PiecewiseLinearFunction": "linear"}
 _X = "§"  # the argument's placeholder in formula templates
+_CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
+             "SimmSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"), "PolynomialFunction": ("coefficients",),
+             "Sine": ("amplitude", "omega", "phase", "offset")}
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,8 @@ def _polynomial(coefficients: list[float]) -> Formula:
 def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
     """The function of an OpenSim function element; None after recording a problem or unsupported element."""
     tag = element.tag
+    if tag in _CHILDREN:
+        reader.known_children(element, _CHILDREN[tag])
     if tag == "Constant":
         value = reader.number(element, "value")
         return None if value is None else Affine(0.0, value)

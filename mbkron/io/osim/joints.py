@@ -85,6 +85,7 @@ class Offset:
 
 def frame_offset(reader: XmlReader, frame: ET.Element) -> Offset | None:
     """The transform of a ``PhysicalOffsetFrame`` in its parent (body-fixed X-Y-Z orientation)."""
+    reader.known_children(frame, ("socket_parent", "translation", "orientation"))
     translation = reader.numbers(frame, "translation", 3, default=[0.0, 0.0, 0.0])
     orientation = reader.numbers(frame, "orientation", 3, default=[0.0, 0.0, 0.0])
     if translation is None or orientation is None:
@@ -94,6 +95,7 @@ def frame_offset(reader: XmlReader, frame: ET.Element) -> Offset | None:
 
 def body_table(reader: XmlReader, body: ET.Element) -> dict:
     """Mass, mass centre and inertia of a ``Body`` (inertia ``Ixx Iyy Izz Ixy Ixz Iyz`` → matrix)."""
+    reader.known_children(body, ("mass", "mass_center", "inertia"))
     mass = reader.number(body, "mass", 0.0)
     com = reader.numbers(body, "mass_center", 3, default=[0.0, 0.0, 0.0])
     inertia = reader.numbers(body, "inertia", 6, default=[0.0] * 6)
@@ -183,8 +185,15 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     if joint.tag not in JOINTS:
         reader.unsupported_element(joint, "the joints " + ", ".join(JOINTS))
         return
+    reader.known_children(joint, ("socket_parent_frame", "socket_child_frame", "coordinates", "frames")
+                          + (("SpatialTransform",) if joint.tag == "CustomJoint" else ()))
     holder = joint.find("frames")
-    frames = {f.get("name"): f for f in (holder if holder is not None else []) if f.tag == "PhysicalOffsetFrame"}
+    frames = {}
+    for frame in holder if holder is not None else []:
+        if frame.tag == "PhysicalOffsetFrame":
+            frames[frame.get("name")] = frame
+        else:
+            reader.unsupported_element(frame, "PhysicalOffsetFrame")
     parent = _resolve(reader, joint, "socket_parent_frame", frames, bodies)
     child = _resolve(reader, joint, "socket_child_frame", frames, bodies)
     axes = _axes(reader, joint, coordinates)

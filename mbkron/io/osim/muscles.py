@@ -38,7 +38,10 @@ HILL_MUSCLES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFre
 _HILL_KEYS = (("max_isometric_force", "max_isometric_force", None), ("optimal_fiber_length", "optimal_fiber_length", None),
               ("tendon_slack_length", "tendon_slack_length", None), ("pennation_angle", "pennation_angle_at_optimal", 0.0),
               ("max_contraction_velocity", "max_contraction_velocity", 10.0))
-_POINTS = ("PathPoint", "MovingPathPoint", "ConditionalPathPoint")
+_POINTS = {"PathPoint": ("socket_parent_frame", "location"),
+           "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
+           "MovingPathPoint": ("socket_parent_frame", "x_location", "y_location", "z_location", "socket_x_coordinate",
+                               "socket_y_coordinate", "socket_z_coordinate")}
 
 
 def _body(reader: XmlReader, point: ET.Element, bodies: dict) -> str | None:
@@ -103,6 +106,7 @@ def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordi
         if point.tag not in _POINTS:
             reader.unsupported_element(point, "the path points " + ", ".join(_POINTS))
             continue
+        reader.known_children(point, _POINTS[point.tag])
         body = _body(reader, point, bodies)
         if point.tag == "MovingPathPoint":
             terms = _moving(reader, point, coordinates)
@@ -145,6 +149,7 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
         path = reader.child(force, "GeometryPath")
         if path is None:
             continue
+        reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
         wraps = path.find("PathWrapSet/objects")
         if wraps is not None and len(wraps):
             wrapped.append(name)

@@ -21,12 +21,15 @@ from defusedxml import DefusedXmlException
 
 from mbkron.core.errors import ModelError
 
-__all__ = ["MAX_DEPTH", "MAX_OSIM_BYTES", "XmlReader", "parse_osim_bytes", "read_osim_bytes"]
+__all__ = ["MAX_DEPTH", "MAX_OSIM_BYTES", "VISUAL", "XmlReader", "parse_osim_bytes", "read_osim_bytes"]
 
 #: Largest ``.osim`` file read, bytes (64 MiB; gait2392 with 92 muscles has 0.6 MB).
 MAX_OSIM_BYTES = 64 * 1024 * 1024
 #: Deepest element nesting accepted (OpenSim 4 files nest about 12 levels).
 MAX_DEPTH = 64
+#: Children without effect on the mechanics (geometry, appearance, wrap objects of bodies: the paths
+#: that use wrap objects are handled by the muscles); skipped wherever they appear.
+VISUAL = ("FrameGeometry", "attached_geometry", "Appearance", "WrapObjectSet", "frame_geometry")
 
 
 def read_osim_bytes(path, source: str) -> bytes:
@@ -110,6 +113,13 @@ class XmlReader:
         """Raise one ModelError with every unsupported element and problem found so far, if any."""
         if self.unsupported or self.problems:
             raise ModelError(self.unsupported + self.problems, self.source)
+
+    def known_children(self, element: ET.Element, read: tuple[str, ...]) -> None:
+        """Record every child of ``element`` that is neither ``read`` nor :data:`VISUAL` (nor an empty
+        ``<components/>``) as unsupported: nothing in a file is dropped silently."""
+        for child in element:
+            if child.tag not in read and child.tag not in VISUAL and not (child.tag == "components" and not len(child)):
+                self.unsupported_element(child, f"inside <{element.tag}>: " + ", ".join(read) + " (and geometry)")
 
     # ------------------------------------------------------------------ values
     def child(self, element: ET.Element, tag: str, *, required: bool = True) -> ET.Element | None:
