@@ -9,7 +9,8 @@ ranges, with normal random speeds and accelerations -- OpenSim computes:
   ``τ(q, u, u̇)`` is ``InverseDynamicsSolver.solve`` (constraints ignored, every force disabled, so
   ``τ = M u̇ + c(q, u) − g(q)``); these are mbkron's ``gravity_forces`` and ``velocity_forces``;
 - ``inverse_dynamics``: ``Cᵀ τ(q, C q̇, C q̈ + Ċ q̇)``, mbkron's ``inverse_dynamics`` without loads;
-- ``lengths``: ``Muscle.getLength`` and ``moment_arms`` (coordinates × muscles): OpenSim's
+- ``lengths``: ``Muscle.getLength`` (also, for the paths with conditional points, at
+  :func:`edge_states`, where a conditional point's coordinate is just beyond its range's end) and ``moment_arms`` (coordinates × muscles): OpenSim's
   ``GeometryPath.computeMomentArm`` for paths without moving points (exact there), else
   ``−dL/dq`` of OpenSim's own lengths by Richardson-extrapolated central differences
   (:func:`length_gradient`, step :data:`STEP`; truncation ``O(h⁴)``, round-off ≈ 1e-12 m).
@@ -260,6 +261,29 @@ def states(model, path: Path, count: int = STATES, seed: int = 2026) -> tuple[np
     return q, qd, rng.normal(size=q.shape)
 
 
+#: Edge states put a conditional point's coordinate this far (rad or m) beyond its range's ends, inside
+#: and outside OpenSim's widening of the range by 1e-5.
+EDGE_OFFSETS = (0.5e-5, 1.5e-5)
+
+
+def edge_states(model, path: Path) -> np.ndarray:
+    """The default pose with one coordinate just outside a conditional point's range end: ``lo − δ``
+    and ``hi + δ`` for δ in :data:`EDGE_OFFSETS` (each end once; within the coordinate's range)."""
+    rows = []
+    names = list(model.coordinates)
+    ends = {(c, e, sign) for c, ranges in conditional_ranges(path).items() if c in names
+            for lo, hi in ranges for e, sign in ((lo, -1.0), (hi, 1.0))}
+    for coordinate, end, sign in sorted(ends):
+        low, high = model.coordinate(coordinate).range
+        for offset in EDGE_OFFSETS:
+            value = end + sign * offset
+            if low <= value <= high:
+                q = np.array(model.default_q, dtype=float)
+                q[names.index(coordinate)] = value
+                rows.append(q)
+    return np.reshape(rows, (len(rows), len(names)))
+
+
 def reference(name: str, path: Path | None = None, remove_wrapping: bool | None = None) -> dict:
     """The OpenSim side for model ``name`` (``path``: ``name``.osim in :data:`OSIM_DIRECTORY`;
     ``remove_wrapping``: as :data:`MODELS` says) at :func:`states`."""
@@ -272,6 +296,11 @@ def reference(name: str, path: Path | None = None, remove_wrapping: bool | None 
         raise AssertionError(f"{name}: mbkron's coordinates {list(model.coordinates)} are not OpenSim's independent, "
                              f"unlocked coordinates in CoordinateSet order {opensim_model.independent}")
     results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
+    edges = np.reshape(_round(edge_states(model, path)), (-1, len(model.coordinates)))
+    conditional = [k for k, m in enumerate(opensim_model.muscles) if any(
+        m.getGeometryPath().getPathPointSet().get(j).getConcreteClassName() == "ConditionalPathPoint"
+        for j in range(m.getGeometryPath().getPathPointSet().getSize()))]
+    edge_lengths = [opensim_model.lengths(row)[conditional] for row in edges]
     keys = ("mass_matrix", "gravity", "bias", "inverse_dynamics", "lengths", "moment_arms")
     return {"model": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "opensim": opensim_model.osim.__version__, "wrapping_removed": remove_wrapping,
@@ -280,6 +309,7 @@ def reference(name: str, path: Path | None = None, remove_wrapping: bool | None 
             "q": _round(q), "qd": _round(qd), "qdd": _round(qdd),
             **{key: _round([r[key] for r in results]) for key in keys},
             "moment_arms": _round([np.where(np.abs(r["moment_arms"]) < NEGLIGIBLE_ARM, 0.0, r["moment_arms"]) for r in results]),
+            "edge_q": _round(edges), "edge_muscles": conditional, "edge_lengths": _round(edge_lengths),
             "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
 
 
@@ -293,11 +323,13 @@ def deviations(data: dict, path: Path | None = None) -> dict[str, float]:
             "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=())}
     if model.muscles:
         ours.update(lengths=model.muscle_lengths(q), moment_arms=model.moment_arms(q))
+    if data["edge_q"]:
+        ours["edge_lengths"] = model.muscle_lengths(np.reshape(data["edge_q"], (-1, nq)))[:, data["edge_muscles"]]
     out = {}
     for key, value in ours.items():
         theirs = np.reshape(data[key], value.shape)
         error = float(np.abs(value - theirs).max()) if value.size else 0.0
-        out[key] = error if key in ("lengths", "moment_arms") else error / max(float(np.abs(theirs).max()), 1e-300)
+        out[key] = error if key in ("lengths", "moment_arms", "edge_lengths") else error / max(float(np.abs(theirs).max()), 1e-300)
     return out
 
 

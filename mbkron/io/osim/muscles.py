@@ -14,8 +14,11 @@ Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body c
   ``socket_x/y/z_coordinate`` (each a term of the model's coordinates, see
   :mod:`mbkron.io.osim.coordinates`), extrapolated linearly outside their knots as in OpenSim;
 - ``ConditionalPathPoint``: ``location``, active while ``socket_coordinate`` lies in ``range``
-  (``active = {coordinate, range}``); on a locked coordinate the point is kept or dropped once, by
-  its default value; on a coupled coordinate, only through an affine coupler (its range mapped).
+  widened by OpenSim's tolerance (``ConditionalPathPoint::isActive`` tests
+  ``lo − 1e-5 ≤ q ≤ hi + 1e-5``, :data:`~mbkron.muscles.conditions.OPENSIM_RANGE_TOLERANCE`), written
+  as ``active = {coordinate, range = [lo − 1e-5, hi + 1e-5]}``; on a locked coordinate the point is
+  kept or dropped once, by its default value; on a coupled coordinate, only through an affine
+  coupler (the widened range mapped to the independent coordinate).
 
 A path with wrap objects (``PathWrapSet``) is refused, or imported without them with
 ``wrapping="ignore"`` (:func:`read_muscles` returns the names of those paths).
@@ -29,6 +32,7 @@ from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Affine, Table, emit, read_function
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.xml import XmlReader
+from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 
 __all__ = ["HILL_MUSCLES", "read_muscles"]
 
@@ -82,6 +86,8 @@ def _conditional(reader: XmlReader, point: ET.Element, coordinates: Coordinates)
     """The ``active`` table; True/False for a point whose coordinate is locked; None after a problem."""
     name = _coordinate(reader, point, "socket_coordinate", coordinates)
     bounds = reader.numbers(point, "range", 2)
+    if bounds is not None:
+        bounds = [bounds[0] - OPENSIM_RANGE_TOLERANCE, bounds[1] + OPENSIM_RANGE_TOLERANCE]
     if not name or bounds is None:
         if name == "":
             reader.problem(point, "expected the path of a coordinate", "socket_coordinate")
