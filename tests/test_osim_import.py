@@ -299,3 +299,38 @@ def test_convert_help_imports_no_numerical_package():
     status, modules = json.loads(last)
     assert status == 0 and "usage: mbkron convert" in "\n".join(printed)
     assert [name for name in HEAVY if name in modules] == []
+
+
+# ---------------------------------------------------------------------- names and inverted couplers
+def test_names_become_unique_identifiers():
+    from mbkron.io.osim.coordinates import identifiers
+
+    names = identifiers(["ECU_pre-surgery", "ECU_pre_surgery", "2nd", "sin", "t", "knee", "ünï"])
+    assert names == {"ECU_pre-surgery": "ECU_pre_surgery", "ECU_pre_surgery": "ECU_pre_surgery_2", "2nd": "_2nd",
+                     "sin": "sin_", "t": "t_", "knee": "knee", "ünï": "_n_"}
+
+
+@pytest.mark.parametrize("kind", ["fmm", "linear"])
+def test_preimage_of_a_monotone_table_is_an_interval(kind):
+    from mbkron.io.osim.functions import preimage
+
+    increasing = Table(kind, (-1.0, 0.0, 0.5, 2.0), (-0.4, 0.1, 0.3, 1.5))
+    low, high = preimage(increasing, 0.0, 1.0)
+    assert evaluate(increasing, low) == pytest.approx(0.0, abs=1e-14)
+    assert evaluate(increasing, high) == pytest.approx(1.0, abs=1e-14)
+    low, high = preimage(increasing, -1.0, 2.0)  # both ends on the extrapolated lines
+    assert evaluate(increasing, low) == pytest.approx(-1.0, abs=1e-14) and low < -1.0
+    assert evaluate(increasing, high) == pytest.approx(2.0, abs=1e-14) and high > 2.0
+    decreasing = Table(kind, (-1.0, 0.0, 0.5, 2.0), (0.4, -0.1, -0.3, -1.5))
+    low, high = preimage(decreasing, -1.0, 0.0)
+    assert evaluate(decreasing, high) == pytest.approx(-1.0, abs=1e-14) and evaluate(decreasing, low) == pytest.approx(0.0, abs=1e-14)
+    assert preimage(Table(kind, (0.0, 1.0, 2.0), (0.0, 1.0, 0.0)), 0.2, 0.5) is None  # not monotone
+
+
+def test_fmm_pieces_that_turn_back_between_knots_are_not_monotone():
+    from mbkron.io.osim.functions import preimage
+
+    table = Table("fmm", (0.0, 1.0, 2.0, 3.0), (0.0, 1.0, 1.001, 3.0))  # increasing knots, dips between 1 and 2
+    spline = CubicSpline(table.x, table.y, kind="fmm")
+    assert spline.evaluate(np.linspace(1, 2, 101), 1)[1].min() < 0
+    assert preimage(table, 0.5, 0.9) is None

@@ -16,13 +16,40 @@ file order. Every other coordinate is a :class:`~mbkron.io.osim.functions.Term` 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+
+from mbkron.expressions.grammar import CONSTANT_PI, FUNCTIONS
+from mbkron.io.schema import TIME
 
 from mbkron.io.osim.functions import Affine, Term, compose, compose_term, constant_term, read_function
 from mbkron.io.osim.xml import XmlReader
 
-__all__ = ["CoordinateInfo", "Coordinates"]
+__all__ = ["CoordinateInfo", "Coordinates", "identifiers"]
+
+_RESERVED = {*FUNCTIONS, CONSTANT_PI, TIME}
+
+
+def identifiers(names: list[str], reserved: set[str] = _RESERVED) -> dict[str, str]:
+    """A model-file identifier for each name: characters other than ASCII letters, digits and ``_``
+    become ``_``, a leading digit gets a ``_`` in front, a reserved name (a function, ``pi``, ``t``) a
+    ``_`` behind, and clashes a suffix ``_2``, ``_3``, …; identifiers are kept as they are."""
+    out: dict[str, str] = {}
+    taken = set(reserved)
+    for name in names:
+        candidate = re.sub(r"[^A-Za-z0-9_]", "_", unicodedata.normalize("NFKC", name)) or "_"
+        if candidate[0].isdigit():
+            candidate = "_" + candidate
+        if candidate in reserved:
+            candidate += "_"
+        unique, k = candidate, 2
+        while unique in taken:
+            unique, k = f"{candidate}_{k}", k + 1
+        out[name] = unique
+        taken.add(unique)
+    return out
 
 
 @dataclass
@@ -63,6 +90,8 @@ class Coordinates:
             self._read_coupler(constraint)
         self._terms: dict[str, Term | None] = {}
         self._resolving: list[str] = []
+        #: The model's name of each independent coordinate (an identifier; see :func:`identifiers`).
+        self.model_names = identifiers(self.independent)
 
     def _read_coordinate(self, element: ET.Element, joint: str) -> None:
         reader = self.reader
@@ -142,7 +171,7 @@ class Coordinates:
         elif info.locked:
             term = constant_term(info.default)
         else:
-            term = Term(Affine(1.0, 0.0), name)
+            term = Term(Affine(1.0, 0.0), self.model_names[name])
         self._terms[name] = term
         return term
 

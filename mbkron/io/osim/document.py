@@ -133,10 +133,12 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     for name, body in bodies.items():
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
-    muscles, wrapped = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    muscles, wrapped, renamed = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
     if wrapped and wrapping == "error":
         reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  f"import without them with wrapping=\"ignore\" or --ignore-wrapping): {', '.join(wrapped)}")
+                                  f"import without them with load_model(..., wrapping=\"ignore\") or `mbkron convert --ignore-wrapping`): "
+                                  f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
     reader.raise_problems()
     if wrapped:
@@ -148,9 +150,9 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         (f". Publications: {publications}" if publications else "")
     coordinate_tables = {}
     for coordinate in coordinates.independent:
-        info = coordinates.info[coordinate]
-        coordinate_tables[coordinate] = {"range": list(info.range), "default": info.default,
-                                         "unit": "m" if motion.get(coordinate) == "translation" else "angle"}
+        info, model_name = coordinates.info[coordinate], coordinates.model_names[coordinate]
+        coordinate_tables[model_name] = {"range": list(info.range), "default": info.default,
+                                         "unit": "m" if motion.get(model_name) == "translation" else "angle"}
     document = {
         "model": {"format_version": 1, "name": name, "description": description, "gravity": gravity},
         "units": {"angle": "rad", "length": "m", "mass": "kg"},
@@ -158,12 +160,12 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         "bodies": document_bodies,
         "muscles": muscles,
     }
-    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored),
+    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed),
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
 def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
-            wrapped: list[str], ignored: list[str]) -> str:
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str]) -> str:
     eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
     locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
     lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
@@ -174,6 +176,8 @@ def _header(source: str, name: str, credits: str, publications: str, coordinates
         lines.append("Eliminated by CoordinateCouplerConstraints: " + "; ".join(eliminated) + ".")
     if locked:
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
+    if renamed:
+        lines.append("Renamed (model-file names are identifiers): " + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
     if wrapped:
         lines.append("Imported WITHOUT their wrap objects: " + ", ".join(wrapped) + ".")
     if ignored:

@@ -5,8 +5,8 @@ An OpenSim ``Function`` element becomes one of three exact forms of a function `
 - :class:`Affine` ``a x + b``: ``Constant`` (``a = 0``), ``LinearFunction`` (``coefficients = a b``),
   and a ``MultiplierFunction`` (``scale · inner``) of an affine function;
 - :class:`Table`: ``SimmSpline`` (kind ``"fmm"``) and ``PiecewiseLinearFunction`` (``"linear"``),
-  knots ``x``, values ``y``; both continue as straight lines with the end slope outside the knots, as
-  in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
+  knots ``x``, values ``y`` (two knots: the straight line, an :class:`Affine`); both continue as
+  straight lines with the end slope outside the knots, as in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
   OpenSim 4.6's ``NaturalCubicSpline`` is not a natural cubic spline (between knots it differs from
   one by as much as the data's range), so it is reported as unsupported, as are ``GCVSpline`` and
   ``PiecewiseConstantFunction``;
@@ -33,7 +33,7 @@ import numpy as np
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import tabulated_function
 
-__all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit",
+__all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit", "preimage",
            "read_function", "FUNCTIONS"]
 
 #: OpenSim function elements read, with the form each becomes.
@@ -128,6 +128,42 @@ def compose(outer: Function, inner: Function) -> Function | None:
     return None
 
 
+def preimage(function: Table, low: float, high: float) -> tuple[float, float] | None:
+    """``{x : low ≤ F(x) ≤ high}`` as ``(a, b)`` for a table ``F`` strictly monotone on the whole line
+    (linear extrapolation included); None when ``F`` is not (then the set need not be an interval).
+
+    Monotonicity is decided exactly per cubic piece: ``F'`` is a quadratic whose extremum lies where the
+    linear ``F''`` vanishes. The bounds are roots of ``F(x) = low`` and ``F(x) = high`` to round-off
+    (scipy's ``brentq``, ``xtol`` 1e-15, ``rtol`` 8.9e-16)."""
+    from scipy.optimize import brentq
+
+    spline = tabulated_function(function.x, function.y, function.kind)
+    x = np.array(function.x)
+    _, slope, curvature = spline.evaluate(x, 2)
+    candidates = [slope]
+    if function.kind != "linear":  # interior extrema of F' on each piece
+        a, b = curvature[:-1], curvature[1:]
+        inside = (a * b < 0)
+        points = x[:-1][inside] + (x[1:] - x[:-1])[inside] * a[inside] / (a[inside] - b[inside])
+        candidates.append(spline.evaluate(points, 1)[1])
+    else:
+        candidates.append(np.diff(function.y))
+    values = np.concatenate(candidates)
+    sign = 1.0 if values.min() > 0 else -1.0 if values.max() < 0 else 0.0
+    if sign == 0.0:
+        return None
+
+    def root(level: float) -> float:
+        first, last = function.y[0], function.y[-1]
+        if sign * (level - first) <= 0:  # on the extrapolated line before the first knot
+            return x[0] + (level - first) / slope[0]
+        if sign * (level - last) >= 0:
+            return x[-1] + (level - last) / slope[-1]
+        return brentq(lambda v: spline.evaluate(np.array([v]), 0)[0][0] - level, x[0], x[-1], xtol=1e-15, rtol=8.9e-16)
+    ends = sorted([root(low), root(high)])
+    return ends[0], ends[1]
+
+
 def compose_term(outer: Function, inner: Term) -> Term | None:
     """``outer(inner)`` as a term, or None (see :func:`compose`)."""
     if inner.coordinate is None:
@@ -197,6 +233,9 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
         if any(b <= a for a, b in zip(x, x[1:])):
             reader.problem(element, "expected strictly increasing knots", "x")
             return None
+        if len(x) == 2:  # every kind is the straight line through two knots, extrapolated linearly
+            slope = (y[1] - y[0]) / (x[1] - x[0])
+            return Affine(slope, y[0] - slope * x[0])
         return Table(_TABLE_KINDS[tag], tuple(x), tuple(y))
     if tag == "PolynomialFunction":
         coefficients = reader.numbers(element, "coefficients", minimum=1)

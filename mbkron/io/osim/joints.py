@@ -182,17 +182,17 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     name = reader.name(joint)
     if name is None:
         return
+    holder = joint.find("frames")
+    frames = {f.get("name"): f for f in (holder if holder is not None else []) if f.tag == "PhysicalOffsetFrame"}
     if joint.tag not in JOINTS:
         reader.unsupported_element(joint, "the joints " + ", ".join(JOINTS))
+        child = _resolve(reader, joint, "socket_child_frame", frames, bodies)
+        joint_names.add(child[0] if child else "")  # its body is accounted for by this message
         return
     reader.known_children(joint, ("socket_parent_frame", "socket_child_frame", "coordinates", "frames")
                           + (("SpatialTransform",) if joint.tag == "CustomJoint" else ()))
-    holder = joint.find("frames")
-    frames = {}
     for frame in holder if holder is not None else []:
-        if frame.tag == "PhysicalOffsetFrame":
-            frames[frame.get("name")] = frame
-        else:
+        if frame.tag != "PhysicalOffsetFrame":
             reader.unsupported_element(frame, "PhysicalOffsetFrame")
     parent = _resolve(reader, joint, "socket_parent_frame", frames, bodies)
     child = _resolve(reader, joint, "socket_child_frame", frames, bodies)

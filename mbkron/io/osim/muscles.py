@@ -17,8 +17,9 @@ Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body c
   widened by OpenSim's tolerance (``ConditionalPathPoint::isActive`` tests
   ``lo − 1e-5 ≤ q ≤ hi + 1e-5``, :data:`~mbkron.muscles.conditions.OPENSIM_RANGE_TOLERANCE`), written
   as ``active = {coordinate, range = [lo − 1e-5, hi + 1e-5]}``; on a locked coordinate the point is
-  kept or dropped once, by its default value; on a coupled coordinate, only through an affine
-  coupler (the widened range mapped to the independent coordinate).
+  kept or dropped once, by its default value; on a coupled coordinate, through an affine coupler
+  or a strictly monotone tabulated one (the widened range mapped to the independent coordinate;
+  :func:`~mbkron.io.osim.functions.preimage`).
 
 A path with wrap objects (``PathWrapSet``) is refused, or imported without them with
 ``wrapping="ignore"`` (:func:`read_muscles` returns the names of those paths).
@@ -28,8 +29,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from mbkron.io.osim.coordinates import Coordinates
-from mbkron.io.osim.functions import Affine, Table, emit, read_function
+from mbkron.io.osim.coordinates import Coordinates, identifiers
+from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.xml import XmlReader
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
@@ -98,11 +99,16 @@ def _conditional(reader: XmlReader, point: ET.Element, coordinates: Coordinates)
     function = term.function
     if term.coordinate is None:
         return bounds[0] <= function.intercept <= bounds[1]
-    if not isinstance(function, Affine):
-        reader.unsupported_element(point, f"conditional points on a coordinate coupled affinely (`{name}` is not)")
-        return None
-    low, high = ((b - function.intercept) / function.slope for b in bounds)
-    return {"coordinate": term.coordinate, "range": sorted([low, high])}
+    if isinstance(function, Affine):
+        low, high = sorted((b - function.intercept) / function.slope for b in bounds)
+    else:
+        interval = preimage(function, *bounds) if isinstance(function, Table) else None
+        if interval is None:
+            reader.unsupported_element(point, f"conditional points on a coordinate coupled affinely or by a strictly "
+                                       f"monotone table (`{name}` is neither)")
+            return None
+        low, high = interval
+    return {"coordinate": term.coordinate, "range": [low, high]}
 
 
 def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordinates) -> list[dict]:
@@ -134,8 +140,9 @@ def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordi
 
 
 def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
-                 wrapping: str) -> tuple[dict[str, dict], list[str]]:
-    """The ``[muscles]`` tables of the ``ForceSet`` and the names of the paths with wrap objects.
+                 wrapping: str) -> tuple[dict[str, dict], list[str], dict[str, str]]:
+    """The ``[muscles]`` tables of the ``ForceSet``, the names of the paths with wrap objects and the
+    muscles renamed to identifiers (OpenSim name → model name, :func:`identifiers`).
 
     With ``wrapping="error"`` a wrapped path is recorded as unsupported; with ``"ignore"`` it is
     imported without its wrap objects.
@@ -170,4 +177,5 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
                     table[key] = value
         table["path"] = _path(reader, path, bodies, coordinates)
         muscles[name] = table
-    return muscles, wrapped
+    names = identifiers(list(muscles), set())
+    return {names[n]: table for n, table in muscles.items()}, wrapped, {n: m for n, m in names.items() if n != m}
