@@ -36,7 +36,7 @@ import argparse
 import gzip
 import hashlib
 import json
-import os
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -45,10 +45,11 @@ import numpy as np
 import mbkron
 
 ROOT = Path(__file__).resolve().parents[2]
-OSIM_DIRECTORY = Path(os.environ.get("MBKRON_OSIM_MODELS", "/work/shared/references/opensim-models"))
 DATA = ROOT / "tests" / "data" / "osim"
-#: The models compared, and whether their wrap objects are removed (on both sides).
-MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen2003muscle": False}
+#: The models compared (``tests/data/osim/<name>.osim.gz``, from opensim-org/opensim-models, see the
+#: README there), and whether their wrap objects are removed (on both sides).
+MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen2003muscle": False,
+          "gait10dof18musc": False, "wrist": False, "Tug_of_War_Millard": False, "Rajagopal2015_opensense": False}
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).
@@ -66,6 +67,13 @@ NEGLIGIBLE_ARM = 1e-13
 def _round(values) -> list[float]:
     """``values`` flattened, rounded to :data:`SIGNIFICANT` digits (the JSON stays a few kB per model)."""
     return [float(f"{v:.{SIGNIFICANT}g}") for v in np.ravel(np.asarray(values, dtype=float))]
+
+
+def stored_osim(name: str, directory: Path) -> Path:
+    """``tests/data/osim/<name>.osim.gz`` decompressed into ``directory``."""
+    path = Path(directory) / f"{name}.osim"
+    path.write_bytes(gzip.decompress((DATA / f"{name}.osim.gz").read_bytes()))
+    return path
 
 
 def load_mbkron(path: Path, remove_wrapping: bool = False):
@@ -98,6 +106,9 @@ class OpenSimModel:
         if remove_wrapping:
             for muscle in self.muscles:
                 muscle.updGeometryPath().updWrapSet().clearAndDestroy()
+        coordinates = self.model.getCoordinateSet()
+        for k in range(coordinates.getSize()):  # setValue would clamp difference stencils at a range end
+            coordinates.get(k).set_clamped(False)
         self.state = self.model.initSystem()
         self.names = list(names)
         coordinates = self.model.getCoordinateSet()
@@ -113,6 +124,7 @@ class OpenSimModel:
         #: OpenSim's independent, unlocked coordinates in CoordinateSet order: must be mbkron's coordinates.
         self.independent = [name for name, c in self.coordinates.items() if name not in self.couplers and not c.getDefaultLocked()]
         self.order = speed_indices(self)
+        self.conditions = conditional_ranges(path)
         self.moving = [any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
                            for k in range(path_points.getSize()))
                        for path_points in (m.getGeometryPath().getPathPointSet() for m in self.muscles)]
@@ -169,7 +181,8 @@ class OpenSimModel:
         self.set(values)
         return np.array([m.getLength(self.state) for m in self.muscles])
 
-    def evaluate(self, q, qd, qdd) -> dict:
+    def _reduction(self, q, qd, qdd):
+        """The full state's values, speeds, and ``C``, ``u̇ = C q̈ + Ċ q̇`` and ``Ċ q̇`` in OpenSim's ``u`` order."""
         values, speeds, accelerations, columns = self.full_state(q, qd, qdd)
         nu = self.state.getNU()
         C = np.zeros((nu, len(self.names)))
@@ -178,11 +191,25 @@ class OpenSimModel:
             C[index] = columns[name]
             udot[index] = accelerations[name]
             cdot[index] = accelerations[name] - columns[name] @ qdd
-        self.set(values, speeds)
-        matter = self.model.getMatterSubsystem()
+        return values, speeds, C, udot, cdot
+
+    def _mass_matrix(self, values, C) -> np.ndarray:
+        self.set(values)
+        nu = self.state.getNU()
         M = self.osim.Matrix()
-        matter.calcM(self.state, M)
-        M = np.array([[M.get(i, j) for j in range(nu)] for i in range(nu)])
+        self.model.getMatterSubsystem().calcM(self.state, M)
+        return C.T @ np.array([[M.get(i, j) for j in range(nu)] for i in range(nu)]) @ C
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """``Cᵀ M C`` at ``q``."""
+        zero = np.zeros(len(q))
+        values, _, C, _, _ = self._reduction(q, zero, zero)
+        return self._mass_matrix(values, C)
+
+    def evaluate(self, q, qd, qdd) -> dict:
+        values, speeds, C, udot, cdot = self._reduction(q, qd, qdd)
+        nu = self.state.getNU()
+        M = self._mass_matrix(values, C)
         static = {name: 0.0 for name in values}
         rest = self.residual(values, static, np.zeros(nu))
         moving = self.residual(values, speeds, cdot)
@@ -192,10 +219,35 @@ class OpenSimModel:
         arms = np.array([[m.getGeometryPath().computeMomentArm(self.state, self.coordinates[c]) for m in self.muscles]
                          for c in self.names])
         gradient = length_gradient(self, np.asarray(q, dtype=float))
+        clear = self.clear_of_conditions(q)
+        if any(self.moving) and not clear:
+            raise ValueError(f"the difference stencils at q = {list(q)} cross a conditional point's range end")
         arms[:, self.moving] = gradient[:, self.moving]
-        return {"mass_matrix": C.T @ M @ C, "gravity": -C.T @ rest, "bias": C.T @ (moving - rest),
+        return {"mass_matrix": M, "gravity": -C.T @ rest, "bias": C.T @ (moving - rest),
+                "bias_from_mass_matrix": bias_from_mass_matrix(self, np.asarray(q, dtype=float), np.asarray(qd, dtype=float)),
                 "inverse_dynamics": C.T @ full, "lengths": lengths, "moment_arms": arms,
-                "computeMomentArm_vs_gradient": float(np.abs(arms - gradient).max()) if arms.size else 0.0}
+                "computeMomentArm_vs_gradient": float(np.abs(arms - gradient).max()) if arms.size and clear else 0.0}
+
+    def clear_of_conditions(self, q, margin: float = MARGIN) -> bool:
+        """Whether every conditional point's coordinate (coupled ones from their couplers) is at least
+        ``margin`` from its range ends at ``q`` (so that no difference stencil crosses one)."""
+        zero = np.zeros(len(q))
+        values = self.full_state(q, zero, zero)[0]
+        return all(abs(values[c] - e) > margin for c, ranges in self.conditions.items() for r in ranges for e in r)
+
+
+def bias_from_mass_matrix(model: OpenSimModel, q: np.ndarray, qd: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    """The bias forces implied by OpenSim's reduced mass matrix alone (Lagrange's equations of a
+    scleronomic system, ``T = ½ q̇ᵀ M(q) q̇``): ``b_k = Σ_ij (∂M_ki/∂q_j − ½ ∂M_ij/∂q_k) q̇_i q̇_j``,
+    ``∂M/∂q`` by central differences of step ``h`` (error ≈ 1e-10 relative). An independent check of
+    OpenSim's own velocity terms (``bias``)."""
+    derivatives = []
+    for j in range(len(q)):
+        step = np.zeros(len(q))
+        step[j] = h
+        derivatives.append((model.mass_matrix(q + step) - model.mass_matrix(q - step)) / (2 * h))
+    dM = np.array(derivatives)  # dM[j] = ∂M/∂q_j
+    return np.einsum("jki,i,j->k", dM, qd, qd) - 0.5 * np.einsum("kij,i,j->k", dM, qd, qd)
 
 
 def speed_indices(model: OpenSimModel) -> dict[str, int]:
@@ -242,18 +294,19 @@ def conditional_ranges(path: Path) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
-def states(model, path: Path, count: int = STATES, seed: int = 2026) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The default pose and seeded random poses inside the ranges (infinite ranges read as ±1), away
-    from conditional points' range ends; normal random speeds and accelerations (first state: zero speeds)."""
+def states(model, opensim_model: OpenSimModel, count: int = STATES,
+           seed: int = 2026) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default pose and seeded random poses inside the ranges (infinite ranges read as ±1) whose
+    conditional points' coordinates (coupled ones included, set from their couplers) are at least
+    :data:`MARGIN` from their range ends; normal random speeds and accelerations (first state: zero speeds)."""
     rng = np.random.default_rng(seed)
     names = model.coordinates
     low = np.array([max(model.coordinate(n).range[0], -1.0) for n in names])
     high = np.array([min(model.coordinate(n).range[1], 1.0) for n in names])
-    ends = conditional_ranges(path)
     rows = [model.default_q]
     while len(rows) < count:
         q = rng.uniform(low, high)
-        if all(abs(q[names.index(c)] - e) > MARGIN for c, ranges in ends.items() if c in names for r in ranges for e in r):
+        if opensim_model.clear_of_conditions(q):
             rows.append(q)
     q = np.array(rows)
     qd = rng.normal(size=q.shape)
@@ -268,7 +321,8 @@ EDGE_OFFSETS = (0.5e-5, 1.5e-5)
 
 def edge_states(model, path: Path) -> np.ndarray:
     """The default pose with one coordinate just outside a conditional point's range end: ``lo − δ``
-    and ``hi + δ`` for δ in :data:`EDGE_OFFSETS` (each end once; within the coordinate's range)."""
+    and ``hi + δ`` for δ in :data:`EDGE_OFFSETS` (each end once; within the coordinate's range;
+    conditional points on coupled coordinates are not included)."""
     rows = []
     names = list(model.coordinates)
     ends = {(c, e, sign) for c, ranges in conditional_ranges(path).items() if c in names
@@ -284,24 +338,24 @@ def edge_states(model, path: Path) -> np.ndarray:
     return np.reshape(rows, (len(rows), len(names)))
 
 
-def reference(name: str, path: Path | None = None, remove_wrapping: bool | None = None) -> dict:
-    """The OpenSim side for model ``name`` (``path``: ``name``.osim in :data:`OSIM_DIRECTORY`;
-    ``remove_wrapping``: as :data:`MODELS` says) at :func:`states`."""
-    path = OSIM_DIRECTORY / f"{name}.osim" if path is None else Path(path)
+def reference(name: str, path: Path, remove_wrapping: bool | None = None) -> dict:
+    """The OpenSim side for model ``name`` read from ``path`` (``remove_wrapping``: as :data:`MODELS`
+    says) at :func:`states`."""
+    path = Path(path)
     remove_wrapping = MODELS.get(name, False) if remove_wrapping is None else remove_wrapping
     model = load_mbkron(path, remove_wrapping)
-    q, qd, qdd = (np.reshape(_round(a), a.shape) for a in states(model, path))
     opensim_model = OpenSimModel(path, list(model.coordinates), remove_wrapping)
     if opensim_model.independent != list(model.coordinates):
         raise AssertionError(f"{name}: mbkron's coordinates {list(model.coordinates)} are not OpenSim's independent, "
                              f"unlocked coordinates in CoordinateSet order {opensim_model.independent}")
+    q, qd, qdd = (np.reshape(_round(a), a.shape) for a in states(model, opensim_model))
     results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
     edges = np.reshape(_round(edge_states(model, path)), (-1, len(model.coordinates)))
     conditional = [k for k, m in enumerate(opensim_model.muscles) if any(
         m.getGeometryPath().getPathPointSet().get(j).getConcreteClassName() == "ConditionalPathPoint"
         for j in range(m.getGeometryPath().getPathPointSet().getSize()))]
     edge_lengths = [opensim_model.lengths(row)[conditional] for row in edges]
-    keys = ("mass_matrix", "gravity", "bias", "inverse_dynamics", "lengths", "moment_arms")
+    keys = ("mass_matrix", "gravity", "bias", "bias_from_mass_matrix", "inverse_dynamics", "lengths", "moment_arms")
     return {"model": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "opensim": opensim_model.osim.__version__, "wrapping_removed": remove_wrapping,
             "coordinates": list(model.coordinates), "muscles": [m.getName() for m in opensim_model.muscles],
@@ -313,14 +367,15 @@ def reference(name: str, path: Path | None = None, remove_wrapping: bool | None 
             "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
 
 
-def deviations(data: dict, path: Path | None = None) -> dict[str, float]:
+def deviations(data: dict, path: Path) -> dict[str, float]:
     """mbkron's largest deviations from the OpenSim data of :func:`reference`: relative (to the largest
     entry) for the dynamics, metres for lengths and moment arms (``path``: as for :func:`reference`)."""
-    model = load_mbkron(OSIM_DIRECTORY / f"{data['model']}.osim" if path is None else path, data["wrapping_removed"])
+    model = load_mbkron(path, data["wrapping_removed"])
     n, nq = len(data["q"]) // len(data["coordinates"]), len(data["coordinates"])
     q, qd, qdd = (np.reshape(data[k], (n, nq)) for k in ("q", "qd", "qdd"))
     ours = {"mass_matrix": model.mass_matrix(q), "gravity": model.gravity_forces(q),
             "bias": model.velocity_forces(q, qd), "inverse_dynamics": model.inverse_dynamics(q, qd, qdd, loads=())}
+    ours["bias_from_mass_matrix"] = ours["bias"]
     if model.muscles:
         ours.update(lengths=model.muscle_lengths(q), moment_arms=model.moment_arms(q))
     if data["edge_q"]:
@@ -364,16 +419,16 @@ def main(argv=None) -> None:
     parser.add_argument("--no-write", action="store_true", help="compare only; do not rewrite tests/data/osim")
     args = parser.parse_args(argv)
     for name in args.models:
-        path = None
-        if name == JOINT_MODEL:  # written by OpenSim, stored beside the data (gzip)
-            path = DATA / f"{JOINT_MODEL}.osim"
-            write_joint_model(path)
-        data = reference(name, path)
-        found = deviations(data, path)
-        if path is not None:
-            if not args.no_write:
-                (DATA / f"{JOINT_MODEL}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
-            path.unlink()
+        with tempfile.TemporaryDirectory() as directory:
+            if name == JOINT_MODEL:  # written by OpenSim, stored beside the data (gzip)
+                path = Path(directory) / f"{JOINT_MODEL}.osim"
+                write_joint_model(path)
+                if not args.no_write:
+                    (DATA / f"{JOINT_MODEL}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+            else:
+                path = stored_osim(name, Path(directory))
+            data = reference(name, path)
+            found = deviations(data, path)
         if not args.no_write:
             DATA.mkdir(parents=True, exist_ok=True)
             (DATA / f"{name}.json").write_text(json.dumps(data, separators=(",", ":")) + "\n")
