@@ -335,3 +335,13 @@ def test_fmm_pieces_that_turn_back_between_knots_are_not_monotone():
     spline = CubicSpline(table.x, table.y, kind="fmm")
     assert spline.evaluate(np.linspace(1, 2, 101), 1)[1].min() < 0
     assert preimage(table, 0.5, 0.9) is None
+
+
+def test_actuators_driven_by_controls_are_listed_not_imported(tmp_path):
+    actuator = ('<CoordinateActuator name="hip_motor"><coordinate>hip_angle_r</coordinate>'
+                '<optimal_force>100</optimal_force></CoordinateActuator>')
+    text = osim_text("leg39").replace("<ForceSet name=\"forceset\">\n\t\t\t<objects>", "<ForceSet name=\"forceset\">\n\t\t\t<objects>" + actuator, 1)
+    assert actuator in text
+    imported = read_osim(write(tmp_path, "leg39", text))
+    assert "1 actuator(s) driven by controls (CoordinateActuator hip_motor; apply generalized forces as tau instead)" in imported.header
+    assert "hip_motor" not in imported.document["muscles"]

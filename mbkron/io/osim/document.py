@@ -8,7 +8,7 @@ and :mod:`~mbkron.io.osim.muscles` (muscles); the model's name, gravity, credits
 go to ``[model]`` and to the header of a converted file.
 
 Elements without effect on the mechanics (markers, geometry and appearance, empty sets, probes,
-controllers, contact geometry) are not imported and are listed in the header; every other element
+controllers, contact geometry, actuators driven by controls) are not imported and are listed in the header; every other element
 that is not understood is reported, all at once, in one :class:`~mbkron.core.errors.ModelError`.
 """
 
@@ -133,8 +133,12 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     for name, body in bodies.items():
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
-    muscles, wrapped, renamed = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
+    if forces.actuators:
+        ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
+                       "apply generalized forces as tau instead)")
     if wrapped and wrapping == "error":
         reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
                                   f"import without them with load_model(..., wrapping=\"ignore\") or `mbkron convert --ignore-wrapping`): "

@@ -21,6 +21,7 @@ Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body c
   or a strictly monotone tabulated one (the widened range mapped to the independent coordinate;
   :func:`~mbkron.io.osim.functions.preimage`).
 
+Actuators driven by controls (:data:`ACTUATORS`) are not imported (listed in the convert header).
 A path with wrap objects (``PathWrapSet``) is refused, or imported without them with
 ``wrapping="ignore"`` (:func:`read_muscles` returns the names of those paths).
 """
@@ -28,6 +29,7 @@ A path with wrap objects (``PathWrapSet``) is refused, or imported without them 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import NamedTuple
 
 from mbkron.io.osim.coordinates import Coordinates, identifiers
 from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
@@ -35,11 +37,14 @@ from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.xml import XmlReader
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 
-__all__ = ["HILL_MUSCLES", "read_muscles"]
+__all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_muscles"]
 
 #: OpenSim muscles imported as Hill muscles.
 HILL_MUSCLES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle",
                 "Schutte1993Muscle_Deprecated")
+#: Actuators whose force is a control input (zero without a controller): not imported, listed in the
+#: convert header (mbkron applies generalized forces as ``tau``).
+ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuator", "TorqueActuator")
 _HILL_KEYS = (("max_isometric_force", "max_isometric_force", None), ("optimal_fiber_length", "optimal_fiber_length", None),
               ("tendon_slack_length", "tendon_slack_length", None), ("pennation_angle", "pennation_angle_at_optimal", 0.0),
               ("max_contraction_velocity", "max_contraction_velocity", 10.0))
@@ -139,18 +144,29 @@ def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordi
     return points
 
 
+class ImportedForces(NamedTuple):
+    """What :func:`read_muscles` found in the ``ForceSet``."""
+
+    muscles: dict[str, dict]  # the [muscles] tables, by model name
+    wrapped: list[str]  # paths with wrap objects
+    renamed: dict[str, str]  # OpenSim name → model name, for names that are not identifiers
+    actuators: list[str]  # the ACTUATORS, not imported
+
+
 def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
-                 wrapping: str) -> tuple[dict[str, dict], list[str], dict[str, str]]:
-    """The ``[muscles]`` tables of the ``ForceSet``, the names of the paths with wrap objects and the
-    muscles renamed to identifiers (OpenSim name → model name, :func:`identifiers`).
+                 wrapping: str) -> ImportedForces:
+    """The muscles of the ``ForceSet`` and what else it holds (see :class:`ImportedForces`).
 
     With ``wrapping="error"`` a wrapped path is recorded as unsupported; with ``"ignore"`` it is
-    imported without its wrap objects.
+    imported without its wrap objects. Names are made identifiers by :func:`identifiers`.
     """
     muscles: dict[str, dict] = {}
-    wrapped = []
+    wrapped, actuators = [], []
     for force in forces:
         name = reader.name(force)
+        if force.tag in ACTUATORS:
+            actuators.append(f"{force.tag} {name}")
+            continue
         if force.tag not in (*HILL_MUSCLES, "PathActuator"):
             reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator")))
             continue
@@ -178,4 +194,5 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
         table["path"] = _path(reader, path, bodies, coordinates)
         muscles[name] = table
     names = identifiers(list(muscles), set())
-    return {names[n]: table for n, table in muscles.items()}, wrapped, {n: m for n, m in names.items() if n != m}
+    return ImportedForces({names[n]: table for n, table in muscles.items()}, wrapped,
+                          {n: m for n, m in names.items() if n != m}, actuators)
