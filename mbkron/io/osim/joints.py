@@ -94,8 +94,13 @@ def frame_offset(reader: XmlReader, frame: ET.Element) -> Offset | None:
 
 
 def body_table(reader: XmlReader, body: ET.Element) -> dict:
-    """Mass, mass centre and inertia of a ``Body`` (inertia ``Ixx Iyy Izz Ixy Ixz Iyz`` → matrix)."""
-    reader.known_children(body, ("mass", "mass_center", "inertia"))
+    """Mass, mass centre and inertia of a ``Body`` (inertia ``Ixx Iyy Izz Ixy Ixz Iyz`` → matrix).
+
+    ``components`` holding only offset frames (for geometry) are skipped: nothing refers to them
+    (a joint or path point that did would name a frame that is reported as unknown)."""
+    components = body.find("components")
+    frames_only = components is not None and all(c.tag == "PhysicalOffsetFrame" for c in components)
+    reader.known_children(body, ("mass", "mass_center", "inertia") + (("components",) if frames_only else ()))
     mass = reader.number(body, "mass", 0.0)
     com = reader.numbers(body, "mass_center", 3, default=[0.0, 0.0, 0.0])
     inertia = reader.numbers(body, "inertia", 6, default=[0.0] * 6)
