@@ -31,7 +31,7 @@ from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
 
 DATA = Path(__file__).parent / "data" / "osim"
 MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
-          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints")
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions")
 WRAPPED = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")
 
 

@@ -101,8 +101,8 @@ class OpenSimModel:
         forces = self.model.getForceSet()
         for k in range(forces.getSize()):
             forces.get(k).set_appliesForce(False)
-        muscles = self.model.getMuscles()
-        self.muscles = [muscles.get(k) for k in range(muscles.getSize())]
+        actuators = (osim.PathActuator.safeDownCast(forces.get(k)) for k in range(forces.getSize()))
+        self.muscles = [a for a in actuators if a is not None]  # muscles and path actuators, in ForceSet order
         if remove_wrapping:
             for muscle in self.muscles:
                 muscle.updGeometryPath().updWrapSet().clearAndDestroy()
@@ -413,18 +413,92 @@ def write_joint_model(path: Path, seed: int = 1) -> None:
     model.printToXML(str(path))
 
 
+#: A model of every function form and coupler composition the importer handles, written by hand
+#: (OpenSim loads it unchanged): a CustomJoint whose axes are a Sine, a SimmSpline of a coordinate
+#: coupled affinely (``d = 1.5·(2 b + 0.1)``, beyond the knots: extrapolation), a MultiplierFunction of
+#: a PiecewiseLinearFunction, a PolynomialFunction, a LinearFunction of a coordinate coupled by a Sine
+#: (``e = 0.4 sin(2 a + 0.3)``) and a Constant; a PinJoint; a PathActuator with a MovingPathPoint (a
+#: SimmSpline of the coupled ``d``) and a ConditionalPathPoint.
+FUNCTION_MODEL = "functions"
+_FUNCTION_MODEL_TEXT = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000">
+<Model name="functions">
+<gravity>0.3 -9.80665 0.1</gravity>
+<Ground name="ground" />
+<BodySet name="bodyset"><objects>
+<Body name="link"><mass>2</mass><mass_center>0.1 0.2 0.05</mass_center><inertia>0.1 0.2 0.3 0.01 0.02 0.03</inertia></Body>
+<Body name="tip"><mass>0.5</mass><mass_center>0.05 -0.1 0.02</mass_center><inertia>0.01 0.02 0.015 0.001 0 0.002</inertia></Body>
+</objects></BodySet>
+<JointSet name="jointset"><objects>
+<CustomJoint name="cj">
+<socket_parent_frame>ground_offset</socket_parent_frame>
+<socket_child_frame>link_offset</socket_child_frame>
+<coordinates>
+<Coordinate name="a"><default_value>0.1</default_value><range>-1 1</range></Coordinate>
+<Coordinate name="b"><range>-1 1</range></Coordinate>
+<Coordinate name="d"><range>-4 4</range></Coordinate>
+<Coordinate name="e"><range>-1 1</range></Coordinate>
+</coordinates>
+<frames>
+<PhysicalOffsetFrame name="ground_offset"><socket_parent>/ground</socket_parent><translation>0.1 0.2 0.3</translation><orientation>0.3 -0.2 0.5</orientation></PhysicalOffsetFrame>
+<PhysicalOffsetFrame name="link_offset"><socket_parent>/bodyset/link</socket_parent><translation>0 0.1 0</translation><orientation>0.1 0 -0.2</orientation></PhysicalOffsetFrame>
+</frames>
+<SpatialTransform>
+<TransformAxis name="rotation1"><coordinates>a</coordinates><axis>1 0 0</axis><Sine name="function"><amplitude>0.7</amplitude><omega>1.3</omega><phase>0.2</phase><offset>0.1</offset></Sine></TransformAxis>
+<TransformAxis name="rotation2"><coordinates>d</coordinates><axis>0.2 1 0</axis><SimmSpline name="function"><x>-1 -0.3 0.2 0.9 1.5</x><y>0.2 -0.1 0.4 0.3 0.8</y></SimmSpline></TransformAxis>
+<TransformAxis name="rotation3"><coordinates>b</coordinates><axis>0 0.3 1</axis><MultiplierFunction name="function"><function><PiecewiseLinearFunction><x>-1 -0.4 1</x><y>-0.5 0.1 0.3</y></PiecewiseLinearFunction></function><scale>1.7</scale></MultiplierFunction></TransformAxis>
+<TransformAxis name="translation1"><coordinates>a</coordinates><axis>1 0 0</axis><PolynomialFunction name="function"><coefficients>0.1 -0.2 0.05</coefficients></PolynomialFunction></TransformAxis>
+<TransformAxis name="translation2"><coordinates>e</coordinates><axis>0 1 0</axis><LinearFunction name="function"><coefficients>0.5 0.02</coefficients></LinearFunction></TransformAxis>
+<TransformAxis name="translation3"><coordinates></coordinates><axis>0 0 1</axis><Constant name="function"><value>0.05</value></Constant></TransformAxis>
+</SpatialTransform>
+</CustomJoint>
+<PinJoint name="pin">
+<socket_parent_frame>link_frame</socket_parent_frame>
+<socket_child_frame>tip_frame</socket_child_frame>
+<coordinates><Coordinate name="c"><range>-2 2</range></Coordinate></coordinates>
+<frames>
+<PhysicalOffsetFrame name="link_frame"><socket_parent>/bodyset/link</socket_parent><translation>0.3 0 0.05</translation><orientation>0 0.2 0</orientation></PhysicalOffsetFrame>
+<PhysicalOffsetFrame name="tip_frame"><socket_parent>/bodyset/tip</socket_parent><translation>-0.05 0 0</translation><orientation>0 0 0</orientation></PhysicalOffsetFrame>
+</frames>
+</PinJoint>
+</objects></JointSet>
+<ConstraintSet name="constraintset"><objects>
+<CoordinateCouplerConstraint name="d_of_b"><coupled_coordinates_function><LinearFunction><coefficients>2 0.1</coefficients></LinearFunction></coupled_coordinates_function><independent_coordinate_names>b</independent_coordinate_names><dependent_coordinate_name>d</dependent_coordinate_name><scale_factor>1.5</scale_factor></CoordinateCouplerConstraint>
+<CoordinateCouplerConstraint name="e_of_a"><coupled_coordinates_function><Sine><amplitude>0.4</amplitude><omega>2</omega><phase>0.3</phase><offset>0</offset></Sine></coupled_coordinates_function><independent_coordinate_names>a</independent_coordinate_names><dependent_coordinate_name>e</dependent_coordinate_name><scale_factor>1</scale_factor></CoordinateCouplerConstraint>
+</objects></ConstraintSet>
+<ForceSet name="forceset"><objects>
+<PathActuator name="strap"><optimal_force>100</optimal_force><GeometryPath name="path"><PathPointSet><objects>
+<PathPoint name="p0"><socket_parent_frame>/ground</socket_parent_frame><location>0 0.5 0.1</location></PathPoint>
+<MovingPathPoint name="p1"><socket_parent_frame>/bodyset/link</socket_parent_frame>
+<x_location><SimmSpline><x>-4 -1 0 1 4</x><y>0.1 0.15 0.12 0.2 0.1</y></SimmSpline></x_location>
+<y_location><Constant><value>0.04</value></Constant></y_location>
+<z_location><LinearFunction><coefficients>0.02 0.01</coefficients></LinearFunction></z_location>
+<socket_x_coordinate>/jointset/cj/d</socket_x_coordinate><socket_y_coordinate>/jointset/cj/d</socket_y_coordinate><socket_z_coordinate>/jointset/cj/d</socket_z_coordinate>
+</MovingPathPoint>
+<ConditionalPathPoint name="p2"><socket_parent_frame>/bodyset/link</socket_parent_frame><location>0.25 0.05 0</location><socket_coordinate>/jointset/pin/c</socket_coordinate><range>-0.5 1</range></ConditionalPathPoint>
+<PathPoint name="p3"><socket_parent_frame>/bodyset/tip</socket_parent_frame><location>0.1 0.02 0</location></PathPoint>
+</objects></PathPointSet></GeometryPath></PathActuator>
+</objects></ForceSet>
+</Model>
+</OpenSimDocument>
+"""
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="*", default=[*MODELS, JOINT_MODEL])
+    parser.add_argument("models", nargs="*", default=[*MODELS, JOINT_MODEL, FUNCTION_MODEL])
     parser.add_argument("--no-write", action="store_true", help="compare only; do not rewrite tests/data/osim")
     args = parser.parse_args(argv)
     for name in args.models:
         with tempfile.TemporaryDirectory() as directory:
-            if name == JOINT_MODEL:  # written by OpenSim, stored beside the data (gzip)
-                path = Path(directory) / f"{JOINT_MODEL}.osim"
-                write_joint_model(path)
+            if name in (JOINT_MODEL, FUNCTION_MODEL):  # written here, stored beside the data (gzip)
+                path = Path(directory) / f"{name}.osim"
+                if name == JOINT_MODEL:
+                    write_joint_model(path)
+                else:
+                    path.write_text(_FUNCTION_MODEL_TEXT)
                 if not args.no_write:
-                    (DATA / f"{JOINT_MODEL}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+                    (DATA / f"{name}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
             else:
                 path = stored_osim(name, Path(directory))
             data = reference(name, path)

@@ -178,10 +178,10 @@ def _axes(reader: XmlReader, joint: ET.Element, coordinates: Coordinates) -> lis
 
 
 def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bodies: dict[str, ET.Element],
-              document_bodies: dict[str, dict], joint_names: set[str], motion: dict[str, str]) -> None:
+              document_bodies: dict[str, dict], children: set[str], motion: dict[str, str]) -> None:
     """Add the bodies of ``joint`` (massless axes, then its child body) to ``document_bodies``.
 
-    ``joint_names`` collects the child bodies seen; ``motion`` records, per model coordinate, whether
+    ``children`` collects the child bodies seen; ``motion`` records, per model coordinate, whether
     it drives a rotation (``"rotation"``, which wins) or only translations.
     """
     name = reader.name(joint)
@@ -192,7 +192,7 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     if joint.tag not in JOINTS:
         reader.unsupported_element(joint, "the joints " + ", ".join(JOINTS))
         child = _resolve(reader, joint, "socket_child_frame", frames, bodies)
-        joint_names.add(child[0] if child else "")  # its body is accounted for by this message
+        children.add(child[0] if child else "")  # its body is accounted for by this message
         return
     reader.known_children(joint, ("socket_parent_frame", "socket_child_frame", "coordinates", "frames")
                           + (("SpatialTransform",) if joint.tag == "CustomJoint" else ()))
@@ -205,11 +205,11 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     if parent is None or child is None or axes is None:
         return
     (parent_body, parent_offset), (child_body, child_offset) = parent, child
-    if child_body == GROUND or child_body in joint_names:
+    if child_body == GROUND or child_body in children:
         reader.problem(joint, f"the child body `{child_body}` is ground or the child of another joint "
                        "(closed loops are not imported)", "socket_child_frame")
         return
-    joint_names.add(child_body)
+    children.add(child_body)
     previous, pending = parent_body, parent_offset
     for label, kind, direction, term in axes:
         value = emit(term)
