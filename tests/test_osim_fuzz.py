@@ -8,7 +8,7 @@ import pytest
 
 from tests import fuzz_osim
 
-FUZZ_MUTATIONS = 150  # 30 per stored file
+FUZZ_MUTATIONS = 140  # 20 per fuzzed file
 
 
 @pytest.mark.parametrize("seed", [0, 1])
