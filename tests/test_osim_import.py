@@ -345,3 +345,48 @@ def test_actuators_driven_by_controls_are_listed_not_imported(tmp_path):
     imported = read_osim(write(tmp_path, "leg39", text))
     assert "1 actuator(s) driven by controls (CoordinateActuator hip_motor; apply generalized forces as tau instead)" in imported.header
     assert "hip_motor" not in imported.document["muscles"]
+
+
+# ---------------------------------------------------------------------- more problems, each with its XML path
+def _replace(old: str, new: str):
+    def change(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+    return change
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda text: re.sub(r"(<Coordinate name=\"knee_angle_r\">.*?<default_value>)0", r"\g<1>1", text, count=1, flags=re.S),
+     "Coordinate[@name='knee_angle_r']/default_value: the default 1.0 lies outside the range"),
+    (_replace("<socket_parent_frame>/bodyset/pelvis</socket_parent_frame>",
+              "<socket_parent_frame>/jointset/hip_r/pelvis_offset</socket_parent_frame>"),
+     "PathPoint[@name='bifemlh_r-P1']: <PathPoint> is not supported; supported: path points on a body or ground"),
+    (_replace("<dependent_coordinate_name>tib_tx_r</dependent_coordinate_name>",
+              "<dependent_coordinate_name>tib_ty_r</dependent_coordinate_name>"),
+     "CoordinateCouplerConstraint[@name='knee_ty_r']: the coordinate `tib_ty_r` is the dependent coordinate of two couplers"),
+    (_replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>\n\t\t\t\t\t<!--Name of the left-hand side "
+              "(dependent) coordinate of the constraint coupling function.-->\n\t\t\t\t\t<dependent_coordinate_name>tib_tx_r",
+              "<independent_coordinate_names>knee_angle_r hip_angle_r</independent_coordinate_names>"
+              "<dependent_coordinate_name>tib_tx_r"),
+     "CoordinateCouplerConstraint[@name='knee_tx_r']: <CoordinateCouplerConstraint> is not supported; supported: couplers of "
+     "exactly one independent coordinate, got 2"),
+    (_replace("<isEnforced>true</isEnforced>", "<isEnforced>false</isEnforced>"),
+     "<CoordinateCouplerConstraint> is not supported; supported: enforced couplers (isEnforced = true)"),
+    (_replace("<socket_child_frame>pelvis_offset</socket_child_frame>", "<socket_child_frame>/bodyset/femur</socket_child_frame>"),
+     "CustomJoint[@name='ground_pelvis']/socket_child_frame: expected a path to a body, ground or one of the joint's frames, "
+     "got '/bodyset/femur'"),
+])
+def test_more_problems_name_their_xml_path(tmp_path, change, expected):
+    with pytest.raises(ModelError) as raised:
+        mbkron.load_model(write(tmp_path, "leg39", change(osim_text("leg39"))))
+    assert any(expected in problem and problem.startswith("/OpenSimDocument/Model[@name='leg39']/")
+               for problem in raised.value.problems), raised.value.problems
+
+
+def test_couplers_in_a_cycle_are_reported(tmp_path):
+    text = osim_text("leg39").replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>",
+                                      "<independent_coordinate_names>tib_ty_r</independent_coordinate_names>", 1)
+    text = text.replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>",
+                        "<independent_coordinate_names>tib_tx_r</independent_coordinate_names>", 1)
+    with pytest.raises(ModelError, match="couplers depend on each other in a cycle: tib_t._r → tib_t._r → tib_t._r"):
+        mbkron.load_model(write(tmp_path, "leg39", text))
