@@ -180,7 +180,7 @@ class Coordinates:
         if function is None:
             return None
         if not names:
-            if isinstance(function, Affine):
+            if isinstance(function, Affine) and function.slope == 0.0:
                 return constant_term(function.intercept)
             self.reader.unsupported_element(element, "a function of no coordinate must be a Constant")
             return None

@@ -34,10 +34,10 @@ from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import tabulated_function
 
 __all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit", "preimage",
-           "read_function", "FUNCTIONS"]
+           "read_function", "OSIM_FUNCTIONS"]
 
 #: OpenSim function elements read, with the form each becomes.
-FUNCTIONS = {
+OSIM_FUNCTIONS = {
     "Constant": "a number",
     "LinearFunction": "a x + b",
     "MultiplierFunction": "scale times its function",
@@ -93,10 +93,12 @@ class Term:
 
 
 def constant_term(value: float) -> Term:
+    """The constant ``value`` as a term."""
     return Term(Affine(0.0, float(value)), None)
 
 
 def evaluate(function: Function, x: float) -> float:
+    """``function(x)`` in double precision."""
     if isinstance(function, Affine):
         return function.slope * x + function.intercept
     if isinstance(function, Table):
@@ -247,5 +249,5 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
             return None
         return Formula(f"{amplitude!r}*sin({omega!r}*{_X} + {phase!r}) + {offset!r}",
                        lambda x: amplitude * math.sin(omega * x + phase) + offset)
-    reader.unsupported_element(element, "the functions " + ", ".join(FUNCTIONS))
+    reader.unsupported_element(element, "the functions " + ", ".join(OSIM_FUNCTIONS))
     return None
