@@ -6,6 +6,8 @@ model file (reader, writer, model_differences); every ModelError; OpenSim 4.6 (i
 from __future__ import annotations
 
 import itertools
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -101,12 +103,13 @@ def grid():
 
 def active_sets(q):
     """Which conditional points are active at each state of ``q`` (..., 2), as tuples."""
-    return {tuple(c[1] <= s[c[0]] <= c[2] for points in reference_paths(s).values() for _, c in points if c)
+    return {tuple(bool(c[1] <= s[c[0]] <= c[2]) for points in reference_paths(s).values() for _, c in points if c)
             for s in q.reshape(-1, 2)}
 
 
 def test_the_grid_has_every_combination_of_active_points():
-    assert len(active_sets(grid())) >= 8
+    # knee: none, A, B, A and B, A and C (C lies inside A and outside B); times the hip point D or not
+    assert len(active_sets(grid())) == 10
     point = PathPointCondition("knee", *A)
     assert point.is_active(np.array([A[0] - 1e-12, A[0], A[1], A[1] + 1e-12])).tolist() == [False, True, True, False]
 
@@ -312,7 +315,9 @@ def test_a_file_in_degrees_reads_the_range_in_the_coordinates_unit():
 
 def test_round_trip_and_differences():
     model = leg()
-    again = parse_model_file(dump_model(model)).model
+    text = dump_model(model)
+    assert f'active = {{ coordinate = "knee", range = [{A[0]!r}, {A[1]!r}] }}' in text   # inline, radians
+    again = parse_model_file(text).model
     assert model_differences(model, again) == []
     assert [point_conditions(p) for p in again.muscle_set.paths] == [point_conditions(p) for p in model.muscle_set.paths]
     # a range that no random state tells apart is still a difference
@@ -403,3 +408,10 @@ def test_lengths_equal_opensims_across_the_switch():
         counts.append(muscle.getGeometryPath().getCurrentPath(state).getSize())
     assert counts[:7] == [2, 2, 3, 3, 3, 3, 3] and counts[7:14] == [3, 3, 3, 3, 3, 2, 2]
     np.testing.assert_allclose(ours.muscle_lengths(q)[:, 0], theirs, rtol=0, atol=1e-12)
+
+
+def test_the_documented_muscle_has_a_conditional_point():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "model-format.md").read_text()
+    example, muscles = re.findall(r"```toml\n(.*?)```", text, re.S)
+    biceps = parse_model_file(example + muscles).model.muscle_set.paths[0]
+    assert [point_condition(p) for p in biceps.points] == [None, None, PathPointCondition("elbow", 0.0, np.pi / 3), None, None]

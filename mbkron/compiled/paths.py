@@ -150,9 +150,8 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
         offsets, offset_gradients = batch_rows(offsets, batch, 2), batch_rows(offset_gradients, batch, 3)
     if active is None:
         active = np.ones((1, point_body.shape[0]), dtype=bool)
-    active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1]))
-    if active.flags.writeable:  # read-only like a constant all-active row: one compilation of the kernel
-        active = active.view()
+    if active.ndim != 2 or active.flags.writeable:  # per-state rows, read-only like a constant row: one compilation
+        active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
         active.setflags(write=False)
     lengths, R, short = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point, local_points,
                                      offsets, offset_gradients, active, segment_start, n_muscles, zero_length, order)

@@ -49,8 +49,9 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
     joint type and axis, the constant parts of the joint transform, inertial parameters), the joint
     variables ``f``, ``∇f`` and ``H`` at random coordinates (within the ranges), the loads
     (types, bodies, points, and values at random ``t, q, q̇``) and the muscles (names, Hill
-    parameters, conditional points, path lengths and moment arms at the random coordinates). Joint variables given in different
-    forms (a coordinate name, a ``Linear`` map, a sympy expression) are equal if their values are.
+    parameters, conditional points, path lengths and moment arms at the random coordinates). Joint
+    variables given in different forms (a coordinate name, a ``Linear`` map, a sympy expression) are
+    equal if their values are.
 
     Parameters
     ----------

@@ -55,6 +55,10 @@ def _toml_value(value: object) -> str:
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
+class InlineTable(dict):
+    """A table that :func:`format_toml` writes inline (``key = { … }``), not as a ``[section]``."""
+
+
 def _is_table_array(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
 
@@ -62,8 +66,8 @@ def _is_table_array(value: object) -> bool:
 def format_toml(document: Mapping[str, object]) -> str:
     """TOML text of a document of tables, arrays, strings, numbers and booleans.
 
-    Tables become ``[section]`` headers, non-empty arrays of tables ``[[section]]`` headers, and
-    everything inside arrays inline values; ``tomllib.loads(format_toml(d)) == d`` for such
+    Tables become ``[section]`` headers (an :class:`InlineTable` an inline value), non-empty arrays of
+    tables ``[[section]]`` headers, and everything inside arrays inline values; ``tomllib.loads(format_toml(d)) == d`` for such
     documents (floats are written with ``repr``, exactly; ``nan`` and ``inf`` as TOML's).
 
     Parameters
@@ -78,8 +82,10 @@ def format_toml(document: Mapping[str, object]) -> str:
     lines: list[str] = []
 
     def emit(table: Mapping[str, object], path: list[str], header: str | None) -> None:
-        scalars = [(k, v) for k, v in table.items() if not isinstance(v, Mapping) and not _is_table_array(v)]
-        nested = [(k, v) for k, v in table.items() if isinstance(v, Mapping) or _is_table_array(v)]
+        is_nested = {k: (isinstance(v, Mapping) and not isinstance(v, InlineTable)) or _is_table_array(v)
+                     for k, v in table.items()}
+        scalars = [(k, v) for k, v in table.items() if not is_nested[k]]
+        nested = [(k, v) for k, v in table.items() if is_nested[k]]
         if header is not None and (scalars or not nested):
             if lines:
                 lines.append("")
@@ -200,7 +206,8 @@ def _muscle_table(path) -> dict:
             table = {"body": point[0], "point": np.asarray(point[1], dtype=float).tolist()}
         condition = point_condition(point)
         if condition is not None:  # the range in SI units, as the file's coordinates (radians)
-            table["active"] = {"coordinate": condition.coordinate, "range": [float(condition.lo), float(condition.hi)]}
+            table["active"] = InlineTable(coordinate=condition.coordinate,
+                                          range=[float(condition.lo), float(condition.hi)])
         points.append(table)
     entry["path"] = points
     return entry

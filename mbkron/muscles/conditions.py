@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PathPointCondition", "ActivePoints", "condition_problems"]
+__all__ = ["PathPointCondition", "ActivePoints", "condition_problems", "OPENSIM_RANGE_TOLERANCE"]
 
 #: OpenSim's widening of a ``ConditionalPathPoint``'s range on each side (rad or m).
 OPENSIM_RANGE_TOLERANCE = 1e-5
@@ -117,12 +117,12 @@ class ActivePoints:
         self.columns = np.array([names.index(c.coordinate) for _, c in conditions], dtype=np.intp)
         self.lo = np.array([float(c.lo) for _, c in conditions])
         self.hi = np.array([float(c.hi) for _, c in conditions])
-        self.segment_start = segment_start
+        self.after_start = segment_start + 1  # a segment's end is the first active point from here
         # the segment starting at each point; S (a zero row appended to the units) for the insertions
         self.segment_of_point = np.full(n_points, segment_start.size, dtype=np.intp)
         self.segment_of_point[segment_start] = np.arange(segment_start.size)
         self.positions = np.arange(n_points)
-        for array in (self.rows, self.columns, self.lo, self.hi, self.segment_of_point, self.positions):
+        for array in (self.rows, self.columns, self.lo, self.hi, self.after_start, self.segment_of_point, self.positions):
             array.setflags(write=False)
 
     def active(self, q: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -139,7 +139,7 @@ class ActivePoints:
         """
         candidates = np.where(active, self.positions, self.n_points)
         first_at_or_after = np.flip(np.minimum.accumulate(np.flip(candidates, -1), axis=-1), -1)
-        return first_at_or_after[..., self.segment_start + 1]
+        return first_at_or_after[..., self.after_start]
 
     def point_forces(self, active: NDArray[np.bool_], units: NDArray[np.float64]) -> NDArray[np.float64]:
         """``f_j = u_out(j) − u_in(j)`` at the active points, zero at the others, shape (..., P, 3).

@@ -1,11 +1,11 @@
 """Musculotendon paths: straight segments through body-fixed and moving points; length and moment arms.
 
 A path is a sequence of points, each fixed in a body (or the ground) or moving in it
-(:class:`~mbkron.muscles.points.MovingPoint`), and possibly part of the path only while a coordinate is
-in a range (a conditional point, :mod:`mbkron.muscles.conditions`); the musculotendon unit is the
-polyline through the active points (no wrapping surfaces). For tension ``F`` (> 0 pulls the ends together) the unit applies at point
-``j`` the force ``F f_j`` with ``f_j = u_j − u_{j−1}`` (``u_s`` the unit vector of segment ``s``
-from its first to its second point; the missing ``u`` at the ends is zero).
+(:class:`~mbkron.muscles.points.MovingPoint`), and possibly part of the path only while a coordinate
+is in a range (a conditional point, :mod:`mbkron.muscles.conditions`); the musculotendon unit is the
+polyline through the active points (no wrapping surfaces). For tension ``F`` (> 0 pulls the ends
+together) the unit applies at point ``j`` the force ``F f_j`` with ``f_j = u_j − u_{j−1}`` (``u_s`` the
+unit vector of segment ``s`` from its first to its second point; the missing ``u`` at the ends is zero).
 
 **Moment arms (the fast path).** By virtual work (Eq. 161, 185) the generalized force of a unit
 tension is
@@ -170,8 +170,9 @@ class MuscleSet:
             first = len(bodies)
             for n, point in enumerate(path.points):
                 row = len(bodies)
-                if point_condition(point) is not None:
-                    conditions.append((row, point_condition(point)))
+                condition = point_condition(point)
+                if condition is not None:
+                    conditions.append((row, condition))
                 if isinstance(point, MovingPoint):
                     body, location = point.body, point.constant_part
                     slots += [(len(moving_rows), axis, term) for axis, term in point.varying_terms()]
