@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbkron.io.osim.xml import XmlReader
+from mbkron.io.writer import InlineTable
 from mbkron.jointvars.functions import tabulated_function
 
 __all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit", "preimage",
@@ -188,8 +189,8 @@ def emit(term: Term) -> object:
             return coordinate
         return f"{function.slope!r}*{coordinate} + {function.intercept!r}"
     if isinstance(function, Table):
-        return {"type": "tabulated", "coordinate": coordinate, "kind": function.kind,
-                "x": list(function.x), "y": list(function.y)}
+        return InlineTable(type="tabulated", coordinate=coordinate, kind=function.kind,
+                           x=list(function.x), y=list(function.y))
     return function.text(coordinate)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Affine, Term, emit, read_function
 from mbkron.io.osim.xml import XmlReader
+from mbkron.io.writer import InlineTable
 from mbkron.kinematics.tree import rotation_matrix
 
 __all__ = ["JOINTS", "Offset", "add_joint", "body_table", "GROUND"]
@@ -77,7 +78,8 @@ class Offset:
         return not self.translation.any() and not self.rotation
 
     def table(self) -> dict:
-        out: dict = {"translation": [float(v) for v in self.translation]}
+        """The model-file ``offset`` (an inline table)."""
+        out = InlineTable(translation=[float(v) for v in self.translation])
         if self.rotation:
             out["rotation"] = [{"axis": list(axis), "angle": float(angle)} for axis, angle in self.rotation]
         return out

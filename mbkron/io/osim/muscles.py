@@ -35,6 +35,7 @@ from mbkron.io.osim.coordinates import Coordinates, identifiers
 from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.xml import XmlReader
+from mbkron.io.writer import InlineTable
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 
 __all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_muscles"]
@@ -139,7 +140,7 @@ def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordi
             continue
         entry = {"body": body, "point": location}
         if isinstance(active, dict):
-            entry["active"] = active
+            entry["active"] = InlineTable(active)
         points.append(entry)
     return points
 
