@@ -1,7 +1,8 @@
 """Model files (TOML) and result files: reading, writing and comparing models; writing results.
 
 - :mod:`mbkron.io.reader`: :func:`load_model`, :func:`read_model_file`, :func:`parse_model_file`
-  (a :class:`ModelFile`: the model plus the file's units, parameters and SHA-256);
+  (a :class:`ModelFile`: the model plus the file's units, parameters and SHA-256); a path ending in
+  ``.osim`` is imported from OpenSim by :mod:`mbkron.io.osim` (``docs/opensim.md``);
 - :mod:`mbkron.io.writer`: :func:`dump_model`, :func:`format_toml`;
 - :mod:`mbkron.io.compare`: :func:`model_differences`, :func:`models_equal`;
 - :mod:`mbkron.io.formulas`: :func:`evaluate_expression` (formulas in double precision);

@@ -30,6 +30,7 @@ from mbkron.core.errors import ModelError
 from mbkron.io.reader_bodies import BodyReader
 from mbkron.io.reader_constraints import ConstraintReader
 from mbkron.io.reader_loads import LoadReader
+from mbkron.io.osim import read_osim
 from mbkron.io.reader_values import show, show_key, suggest
 from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, MAX_ENTRIES, MAX_FILE_CHARACTERS, SECTIONS
 from mbkron.model.builder import ModelBuilder
@@ -78,8 +79,11 @@ class ModelFile:
         return self.angle_scale if self.model.coordinate(name).unit == "rad" else 1.0
 
 
-def load_model(path: str | Path, backend: str | None = None) -> Model:
-    """Read a model definition file (TOML, see ``docs/model-format.md``).
+def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = "error") -> Model:
+    """Read a model definition file (TOML, see ``docs/model-format.md``) or an OpenSim model.
+
+    A path ending in ``.osim`` (any case) is imported from OpenSim's format by
+    :func:`mbkron.io.osim.read_osim` (see ``docs/opensim.md``); any other path is read as TOML.
 
     Parameters
     ----------
@@ -87,6 +91,9 @@ def load_model(path: str | Path, backend: str | None = None) -> Model:
     backend : {"kronecker", "numpy", "compiled"}, optional
         How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` when numba is
         installed, else ``"numpy"``.
+    wrapping : {"error", "ignore"}
+        ``.osim`` files only: a path with wrap objects raises a ModelError naming every such path
+        (``"error"``), or is imported without them with a warning (``"ignore"``).
 
     Returns
     -------
@@ -107,12 +114,16 @@ def load_model(path: str | Path, backend: str | None = None) -> Model:
     >>> model.coordinates                                        # doctest: +SKIP
     ('alpha1', 'alpha2')
     """
-    return read_model_file(path, backend).model
+    return read_model_file(path, backend, wrapping=wrapping).model
 
 
-def read_model_file(path: str | Path, backend: str | None = None) -> ModelFile:
+def read_model_file(path: str | Path, backend: str | None = None, *, wrapping: str = "error") -> ModelFile:
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
+    if Path(path).suffix.lower() == ".osim":
+        backend = get_backend(backend).name  # checked before any work
+        imported = read_osim(path, wrapping=wrapping)
+        return _ModelReader(source).read(imported.document, imported.sha256, backend)
     most = 4 * MAX_FILE_CHARACTERS  # bytes of UTF-8 text of MAX_FILE_CHARACTERS characters: never read more
     try:
         with Path(path).open("rb") as file:

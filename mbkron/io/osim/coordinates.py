@@ -1,0 +1,200 @@
+"""OpenSim coordinates and ``CoordinateCouplerConstraint``: which are the model's coordinates.
+
+The model's generalized coordinates are OpenSim's *independent, unlocked* coordinates, in the order
+of ``Model.getCoordinateSet()``: the joints in ``JointSet`` order, each joint's ``<coordinates>`` in
+file order. Every other coordinate is a :class:`~mbkron.io.osim.functions.Term` of them:
+
+- a **locked** coordinate is the constant ``default_value`` (OpenSim locks it there);
+- the **dependent** coordinate of an enforced ``CoordinateCouplerConstraint`` is *eliminated*:
+  OpenSim's constraint is ``q_dep = scale_factor · f(q_indep)``, so the term is that function of the
+  independent coordinate's own term (couplers may chain; a cycle is an error).
+
+``clamped`` is not imported: mbkron keeps a coordinate inside its range by the range checks of
+``simulate`` and the command line (docs/model-format.md), not by a constraint.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from mbkron.expressions.grammar import CONSTANT_PI, FUNCTIONS
+from mbkron.io.schema import TIME
+
+from mbkron.io.osim.functions import Affine, Term, compose, compose_term, constant_term, read_function
+from mbkron.io.osim.xml import XmlReader
+
+__all__ = ["CoordinateInfo", "Coordinates", "identifiers"]
+
+_RESERVED = {*FUNCTIONS, CONSTANT_PI, TIME}
+
+
+def identifiers(names: list[str], reserved: set[str] = _RESERVED) -> dict[str, str]:
+    """A model-file identifier for each name: characters other than ASCII letters, digits and ``_``
+    become ``_``, a leading digit gets a ``_`` in front, a reserved name (a function, ``pi``, ``t``) a
+    ``_`` behind, and clashes a suffix ``_2``, ``_3``, …; identifiers are kept as they are."""
+    out: dict[str, str] = {}
+    taken = set(reserved)
+    for name in names:
+        candidate = re.sub(r"[^A-Za-z0-9_]", "_", unicodedata.normalize("NFKC", name)) or "_"
+        if candidate[0].isdigit():
+            candidate = "_" + candidate
+        if candidate in reserved:
+            candidate += "_"
+        unique, k = candidate, 2
+        while unique in taken:
+            unique, k = f"{candidate}_{k}", k + 1
+        out[name] = unique
+        taken.add(unique)
+    return out
+
+
+@dataclass
+class CoordinateInfo:
+    """An OpenSim coordinate as read: its element, range, default and locked flag."""
+
+    element: ET.Element
+    joint: str
+    range: tuple[float, float]
+    default: float
+    locked: bool
+
+
+class Coordinates:
+    """The coordinates of a model and the terms (functions of the independent ones) of all of them.
+
+    Parameters
+    ----------
+    reader : XmlReader
+    joints : list of Element
+        The joints of ``JointSet``, in order.
+    constraints : list of Element
+        The children of ``ConstraintSet/objects``.
+    """
+
+    def __init__(self, reader: XmlReader, joints: list[ET.Element], constraints: list[ET.Element]):
+        self.reader = reader
+        self.info: dict[str, CoordinateInfo] = {}
+        for joint in joints:
+            holder = joint.find("coordinates")
+            for element in holder if holder is not None else []:
+                self._read_coordinate(element, joint.get("name") or "")
+        self.couplers: dict[str, tuple[ET.Element, str, object, float]] = {}
+        for constraint in constraints:
+            if constraint.tag != "CoordinateCouplerConstraint":
+                reader.unsupported_element(constraint, "CoordinateCouplerConstraint (loop-closing constraints are not imported)")
+                continue
+            self._read_coupler(constraint)
+        self._terms: dict[str, Term | None] = {}
+        self._resolving: list[str] = []
+        #: The model's name of each independent coordinate (an identifier; see :func:`identifiers`).
+        self.model_names = identifiers(self.independent)
+
+    def _read_coordinate(self, element: ET.Element, joint: str) -> None:
+        reader = self.reader
+        if element.tag != "Coordinate":
+            reader.unsupported_element(element, "<Coordinate>")
+            return
+        name = reader.name(element)
+        if name is None:
+            return
+        reader.known_children(element, ("default_value", "default_speed_value", "range", "clamped", "locked",
+                                        "prescribed", "prescribed_function", "is_free_to_satisfy_constraints"))
+        if name in self.info:
+            reader.problem(element, f"the coordinate name `{name}` is used twice; names must be unique")
+            return
+        bounds = reader.numbers(element, "range", 2, default=[-math.inf, math.inf]) or [0.0, 0.0]
+        default = reader.number(element, "default_value", 0.0)
+        locked = reader.boolean(element, "locked", False)
+        if reader.boolean(element, "prescribed", False):
+            function = element.find("prescribed_function")
+            if function is not None and len(function):
+                reader.unsupported_element(element, "coordinates that are not prescribed functions of time")
+        if bounds[0] >= bounds[1]:
+            reader.problem(element, f"expected a range [low, high] with low < high, got {bounds}", "range")
+        if default is not None and not bounds[0] <= default <= bounds[1]:
+            reader.problem(element, f"the default {default!r} lies outside the range {bounds}", "default_value")
+        self.info[name] = CoordinateInfo(element, joint, (bounds[0], bounds[1]), default or 0.0, locked)
+
+    def _read_coupler(self, constraint: ET.Element) -> None:
+        reader = self.reader
+        reader.known_children(constraint, ("isEnforced", "coupled_coordinates_function", "independent_coordinate_names",
+                                           "dependent_coordinate_name", "scale_factor"))
+        if not reader.boolean(constraint, "isEnforced", True):
+            reader.unsupported_element(constraint, "enforced couplers (isEnforced = true); remove the disabled constraint")
+            return
+        holder = reader.child(constraint, "coupled_coordinates_function")
+        element = reader.only_child(holder, "function") if holder is not None else None
+        function = read_function(reader, element) if element is not None else None
+        independent = (reader.text(constraint, "independent_coordinate_names") or "").split()
+        dependent = reader.text(constraint, "dependent_coordinate_name") or ""
+        scale = reader.number(constraint, "scale_factor", 1.0)
+        if len(independent) != 1:
+            reader.unsupported_element(constraint, f"couplers of exactly one independent coordinate, got {len(independent)}")
+            return
+        for name, tag in ((independent[0], "independent_coordinate_names"), (dependent, "dependent_coordinate_name")):
+            if name not in self.info:
+                reader.problem(constraint, f"expected the name of a coordinate, got {name!r}", tag)
+                return
+        if dependent in self.couplers:
+            reader.problem(constraint, f"the coordinate `{dependent}` is the dependent coordinate of two couplers")
+            return
+        if function is not None and scale is not None:
+            self.couplers[dependent] = (constraint, independent[0], compose(Affine(scale, 0.0), function), scale)
+
+    @property
+    def independent(self) -> list[str]:
+        """The model's coordinates: independent and unlocked, in CoordinateSet order."""
+        return [name for name, info in self.info.items() if name not in self.couplers and not info.locked]
+
+    def term(self, name: str) -> Term | None:
+        """Coordinate ``name`` as a term of the independent coordinates; None after a recorded problem."""
+        if name in self._terms:
+            return self._terms[name]
+        info = self.info[name]
+        if name in self._resolving:
+            cycle = " → ".join(self._resolving[self._resolving.index(name):] + [name])
+            self.reader.problem(self.couplers[name][0], f"couplers depend on each other in a cycle: {cycle}")
+            return None
+        if name in self.couplers:
+            constraint, independent, function, _ = self.couplers[name]
+            self._resolving.append(name)
+            inner = self.term(independent)
+            self._resolving.pop()
+            term = None if inner is None or function is None else compose_term(function, inner)
+            if inner is not None and function is not None and term is None:
+                self.reader.unsupported_element(constraint, "a coupler that is affine, or of an independent coordinate "
+                                                "that enters affinely (a spline of a spline has no exact form)")
+        elif info.locked:
+            term = constant_term(info.default)
+        else:
+            term = Term(Affine(1.0, 0.0), self.model_names[name])
+        self._terms[name] = term
+        return term
+
+    def of(self, function, names: list[str], element: ET.Element) -> Term | None:
+        """``function`` of the coordinates ``names`` (a TransformAxis or path-point function) as a term."""
+        if function is None:
+            return None
+        if not names:
+            if isinstance(function, Affine) and function.slope == 0.0:
+                return constant_term(function.intercept)
+            self.reader.unsupported_element(element, "a function of no coordinate must be a Constant")
+            return None
+        if len(names) > 1:
+            self.reader.unsupported_element(element, "functions of one coordinate")
+            return None
+        if names[0] not in self.info:
+            self.reader.problem(element, f"names the unknown coordinate {names[0]!r}")
+            return None
+        inner = self.term(names[0])
+        if inner is None:
+            return None
+        term = compose_term(function, inner)
+        if term is None:
+            self.reader.unsupported_element(element, f"a function of `{names[0]}` composed with its coupler "
+                                            "(only an affine function of a spline, or a spline of an affine coupler, is exact)")
+        return term

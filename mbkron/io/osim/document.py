@@ -1,0 +1,194 @@
+"""An ``.osim`` file as the document the model-file reader consumes (:func:`osim_document`).
+
+The document is the dictionary ``tomllib`` would return for an equivalent model file (units in
+radians, every number the file's), so :mod:`mbkron.io.reader` builds the model from it and
+``mbkron convert`` writes it with :func:`mbkron.io.writer.format_toml`. The sections come from
+:mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies)
+and :mod:`~mbkron.io.osim.muscles` (muscles); the model's name, gravity, credits and publications
+go to ``[model]`` and to the header of a converted file.
+
+Elements without effect on the mechanics (markers, geometry and appearance, empty sets, probes,
+controllers, contact geometry, actuators driven by controls) are not imported and are listed in the header; every other element
+that is not understood is reported, all at once, in one :class:`~mbkron.core.errors.ModelError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from mbkron.core.errors import ModelError
+from mbkron.io.osim.coordinates import Coordinates
+from mbkron.io.osim.joints import GROUND, add_joint
+from mbkron.io.osim.muscles import read_muscles
+from mbkron.io.osim.xml import XmlReader, parse_osim_bytes, read_osim_bytes
+
+__all__ = ["OsimDocument", "WRAPPING", "osim_document", "read_osim"]
+
+#: Values of the ``wrapping`` argument.
+WRAPPING = ("error", "ignore")
+_INFORMATION = ("credits", "publications", "length_units", "force_units", "assembly_accuracy", "defaults")
+_MECHANICS = ("Ground", "BodySet", "JointSet", "ConstraintSet", "ForceSet", "gravity")
+_IGNORED = ("MarkerSet", "ContactGeometrySet", "ControllerSet", "ProbeSet")
+
+
+@dataclass
+class OsimDocument:
+    """A model-file document read from an ``.osim`` file.
+
+    Attributes
+    ----------
+    document : dict
+        Sections as in a model file (``model``, ``units``, ``coordinates``, ``bodies``, ``muscles``).
+    header : str
+        Comment lines (``# …``) for a converted file: source, credits, publications, what was left out.
+    sha256 : str
+        SHA-256 of the file's bytes.
+    wrapped : list of str
+        Paths imported without their wrap objects (``wrapping="ignore"``).
+    """
+
+    document: dict
+    header: str
+    sha256: str
+    wrapped: list[str] = field(default_factory=list)
+
+
+def read_osim(path, *, wrapping: str = "error") -> OsimDocument:
+    """Read an ``.osim`` file (OpenSim 4 format) into an :class:`OsimDocument`.
+
+    Parameters
+    ----------
+    path : str or path-like
+    wrapping : {"error", "ignore"}
+        ``"error"``: a model whose paths have wrap objects raises one ModelError naming every such
+        path; ``"ignore"``: they are imported without their wrap objects, with a warning naming them.
+
+    Raises
+    ------
+    ModelError
+        The file cannot be read, is not a safe, well-formed OpenSim 4 document, or has unsupported
+        elements (all listed, with their XML paths).
+    """
+    source = str(path)
+    return osim_document(read_osim_bytes(path, source), source, wrapping=wrapping)
+
+
+def _texts(element: ET.Element | None) -> str:
+    return " ".join((element.text or "").split()) if element is not None else ""
+
+
+def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimDocument:
+    """:func:`read_osim` of the bytes ``data`` (``source`` names them in messages)."""
+    if wrapping not in WRAPPING:
+        raise ValueError(f"`wrapping` must be one of {', '.join(map(repr, WRAPPING))}, got {wrapping!r}")
+    root = parse_osim_bytes(data, source)
+    reader = XmlReader(root, source)
+    version = root.get("Version", "")
+    if not version.isdigit() or int(version) < 40000:
+        raise ModelError([f"/OpenSimDocument: Version {version!r}: OpenSim 4 files (Version ≥ 40000) are read; "
+                          "open and save an older file in OpenSim 4 to convert it"], source)
+    model = root.find("Model")
+    if model is None:
+        raise ModelError(["/OpenSimDocument: missing <Model>"], source)
+    ignored = []
+    for child in model:
+        if child.tag in _IGNORED:
+            objects = child.find("objects")
+            if objects is not None and len(objects):
+                ignored.append(f"{len(objects)} element(s) of <{child.tag}>")
+        elif child.tag == "ComponentSet":
+            objects = child.find("objects")
+            for element in objects if objects is not None else []:
+                reader.unsupported_element(element, "no components beyond bodies, joints, constraints and forces")
+        elif child.tag not in _MECHANICS + _INFORMATION:
+            reader.unsupported_element(child, "the model elements " + ", ".join(_MECHANICS + _IGNORED + _INFORMATION))
+    for tag, unit in (("length_units", "meters"), ("force_units", "N")):
+        text = reader.text(model, tag, unit)
+        if text not in (unit, "m" if unit == "meters" else unit):
+            reader.problem(model, f"expected {unit!r}, got {text[:40]!r}", tag)
+
+    def objects(path: str) -> list[ET.Element]:
+        holder = model.find(path)
+        return list(holder) if holder is not None else []
+
+    bodies = {}
+    for body in objects("BodySet/objects"):
+        name = reader.name(body)
+        if body.tag != "Body":
+            reader.unsupported_element(body, "<Body>")
+        elif name == GROUND or name in bodies:
+            reader.problem(body, f"the body name `{name}` is ground's or used twice")
+        elif name is not None:
+            bodies[name] = body
+    joints = objects("JointSet/objects")
+    coordinates = Coordinates(reader, joints, objects("ConstraintSet/objects"))
+    document_bodies: dict[str, dict] = {}
+    motion: dict[str, str] = {}
+    children: set[str] = set()
+    for joint in joints:
+        add_joint(reader, joint, coordinates, bodies, document_bodies, children, motion)
+    for name, body in bodies.items():
+        if name not in children:
+            reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
+    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
+    renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
+    if forces.actuators:
+        ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
+                       "apply generalized forces as tau instead)")
+    if wrapped and wrapping == "error":
+        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
+                                  f"import without them with load_model(..., wrapping=\"ignore\") or `mbkron convert --ignore-wrapping`): "
+                                  f"{', '.join(wrapped)}")
+    gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
+    reader.raise_problems()
+    if wrapped:
+        warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
+                      stacklevel=3)
+    name = model.get("name") or "model"
+    credits, publications = _texts(model.find("credits")), _texts(model.find("publications"))
+    description = f"OpenSim model {name}" + (f". Credits: {credits}" if credits else "") + \
+        (f". Publications: {publications}" if publications else "")
+    coordinate_tables = {}
+    for coordinate in coordinates.independent:
+        info, model_name = coordinates.info[coordinate], coordinates.model_names[coordinate]
+        coordinate_tables[model_name] = {"range": list(info.range), "default": info.default,
+                                         "unit": "m" if motion.get(model_name) == "translation" else "angle"}
+    document = {
+        "model": {"format_version": 1, "name": name, "description": description, "gravity": gravity},
+        "units": {"angle": "rad", "length": "m", "mass": "kg"},
+        "coordinates": coordinate_tables,
+        "bodies": document_bodies,
+        "muscles": muscles,
+    }
+    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed),
+                        hashlib.sha256(data).hexdigest(), wrapped)
+
+
+def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str]) -> str:
+    eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
+    locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
+    lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
+             "Angles in radians: every number is the .osim file's. Each OpenSim joint is a chain of massless bodies",
+             "named JOINT.AXIS followed by the OpenSim body (joint = \"fixed\").",
+             f"Coordinates: OpenSim's independent, unlocked coordinates in CoordinateSet order ({len(coordinates.independent)})."]
+    if eliminated:
+        lines.append("Eliminated by CoordinateCouplerConstraints: " + "; ".join(eliminated) + ".")
+    if locked:
+        lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
+    if renamed:
+        lines.append("Renamed (model-file names are identifiers): " + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
+    if wrapped:
+        lines.append("Imported WITHOUT their wrap objects: " + ", ".join(wrapped) + ".")
+    if ignored:
+        lines.append("Not imported (no effect on the mechanics): " + ", ".join(ignored) + ".")
+    lines.append("Hill muscles keep F_max, optimal fibre length, tendon slack length, pennation, v_max; the curve constants are mbkron's.")
+    if credits:
+        lines.append(f"Credits: {credits}")
+    if publications:
+        lines.append(f"Publications: {publications}")
+    return "".join(f"# {line}\n" for line in lines) + "\n"

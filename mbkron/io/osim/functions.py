@@ -1,0 +1,254 @@
+"""OpenSim functions of one coordinate as model-file joint variables and path-point components.
+
+An OpenSim ``Function`` element becomes one of three exact forms of a function ``F`` of one variable:
+
+- :class:`Affine` ``a x + b``: ``Constant`` (``a = 0``), ``LinearFunction`` (``coefficients = a b``),
+  and a ``MultiplierFunction`` (``scale · inner``) of an affine function;
+- :class:`Table`: ``SimmSpline`` (kind ``"fmm"``) and ``PiecewiseLinearFunction`` (``"linear"``),
+  knots ``x``, values ``y`` (two knots: the straight line, an :class:`Affine`); both continue as
+  straight lines with the end slope outside the knots, as in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
+  OpenSim 4.6's ``NaturalCubicSpline`` is not a natural cubic spline (between knots it differs from
+  one by as much as the data's range), so it is reported as unsupported, as are ``GCVSpline`` and
+  ``PiecewiseConstantFunction``;
+- :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
+  and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives.
+
+A :class:`Term` is such a function of one coordinate (or a constant). Coordinates eliminated by a
+``CoordinateCouplerConstraint`` are replaced by their coupler term, so functions are composed
+(:func:`compose`): an affine function of anything, and anything of an affine function, is exact
+(a table's ``y`` or ``x`` is transformed, formulas are substituted), as is a formula of a formula;
+a table of a nonlinear function, or a formula of a table, has no exact form in a model file and is
+reported as unsupported (None).
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mbkron.io.osim.xml import XmlReader
+from mbkron.io.writer import InlineTable
+from mbkron.jointvars.functions import tabulated_function
+
+__all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit", "preimage",
+           "read_function", "OSIM_FUNCTIONS"]
+
+#: OpenSim function elements read, with the form each becomes.
+OSIM_FUNCTIONS = {
+    "Constant": "a number",
+    "LinearFunction": "a x + b",
+    "MultiplierFunction": "scale times its function",
+    "SimmSpline": "tabulated, kind fmm",
+    "PiecewiseLinearFunction": "tabulated, kind linear",
+    "PolynomialFunction": "a formula",
+    "Sine": "a formula",
+}
+_TABLE_KINDS = {"SimmSpline": "fmm", "PiecewiseLinearFunction": "linear"}
+_X = "§"  # the argument's placeholder in formula templates
+_CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
+             "SimmSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"), "PolynomialFunction": ("coefficients",),
+             "Sine": ("amplitude", "omega", "phase", "offset")}
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``slope · x + intercept``."""
+
+    slope: float
+    intercept: float
+
+
+@dataclass(frozen=True)
+class Table:
+    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"`` or ``"linear"``)."""
+
+    kind: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Formula:
+    """A formula: ``template`` with ``§`` for the argument, and its value as a Python function."""
+
+    template: str
+    value: Callable[[float], float]
+
+    def text(self, argument: str) -> str:
+        return self.template.replace(_X, argument)
+
+
+Function = Affine | Table | Formula
+
+
+@dataclass(frozen=True)
+class Term:
+    """``function(coordinate)``; a constant has ``coordinate`` None and an :class:`Affine` of slope 0."""
+
+    function: Function
+    coordinate: str | None
+
+
+def constant_term(value: float) -> Term:
+    """The constant ``value`` as a term."""
+    return Term(Affine(0.0, float(value)), None)
+
+
+def evaluate(function: Function, x: float) -> float:
+    """``function(x)`` in double precision."""
+    if isinstance(function, Affine):
+        return function.slope * x + function.intercept
+    if isinstance(function, Table):
+        return float(tabulated_function(function.x, function.y, function.kind).evaluate(np.array([x]), 0)[0][0])
+    return function.value(x)
+
+
+def compose(outer: Function, inner: Function) -> Function | None:
+    """``outer ∘ inner`` exactly, or None when no exact model-file form exists."""
+    if isinstance(inner, Affine):
+        c, d = inner.slope, inner.intercept
+        if isinstance(outer, Affine):
+            return Affine(outer.slope * c, outer.slope * d + outer.intercept)
+        if c == 0.0:
+            return Affine(0.0, evaluate(outer, d))
+        if isinstance(outer, Table):
+            x = [(v - d) / c for v in outer.x]
+            return Table(outer.kind, tuple(x), outer.y) if c > 0 else Table(outer.kind, tuple(x[::-1]), outer.y[::-1])
+        return Formula(outer.text(f"({c!r}*{_X} + {d!r})"), lambda v, f=outer.value: f(c * v + d))
+    if isinstance(outer, Affine):
+        a, b = outer.slope, outer.intercept
+        if a == 0.0:
+            return Affine(0.0, b)
+        if isinstance(inner, Table):
+            return Table(inner.kind, inner.x, tuple(a * v + b for v in inner.y))
+        return Formula(f"{a!r}*({inner.template}) + {b!r}", lambda v, g=inner.value: a * g(v) + b)
+    if isinstance(outer, Formula) and isinstance(inner, Formula):
+        return Formula(outer.text(f"({inner.template})"), lambda v, f=outer.value, g=inner.value: f(g(v)))
+    return None
+
+
+def preimage(function: Table, low: float, high: float) -> tuple[float, float] | None:
+    """``{x : low ≤ F(x) ≤ high}`` as ``(a, b)`` for a table ``F`` strictly monotone on the whole line
+    (linear extrapolation included); None when ``F`` is not (then the set need not be an interval).
+
+    Monotonicity is decided exactly per cubic piece: ``F'`` is a quadratic whose extremum lies where the
+    linear ``F''`` vanishes. The bounds are roots of ``F(x) = low`` and ``F(x) = high`` to round-off
+    (scipy's ``brentq``, ``xtol`` 1e-15, ``rtol`` 8.9e-16)."""
+    from scipy.optimize import brentq
+
+    spline = tabulated_function(function.x, function.y, function.kind)
+    x = np.array(function.x)
+    _, slope, curvature = spline.evaluate(x, 2)
+    candidates = [slope]
+    if function.kind != "linear":  # interior extrema of F' on each piece
+        a, b = curvature[:-1], curvature[1:]
+        inside = (a * b < 0)
+        points = x[:-1][inside] + (x[1:] - x[:-1])[inside] * a[inside] / (a[inside] - b[inside])
+        candidates.append(spline.evaluate(points, 1)[1])
+    else:
+        candidates.append(np.diff(function.y))
+    values = np.concatenate(candidates)
+    sign = 1.0 if values.min() > 0 else -1.0 if values.max() < 0 else 0.0
+    if sign == 0.0:
+        return None
+
+    def root(level: float) -> float:
+        first, last = function.y[0], function.y[-1]
+        if sign * (level - first) <= 0:  # on the extrapolated line before the first knot
+            return x[0] + (level - first) / slope[0]
+        if sign * (level - last) >= 0:
+            return x[-1] + (level - last) / slope[-1]
+        return brentq(lambda v: spline.evaluate(np.array([v]), 0)[0][0] - level, x[0], x[-1], xtol=1e-15, rtol=8.9e-16)
+    ends = sorted([root(low), root(high)])
+    return ends[0], ends[1]
+
+
+def compose_term(outer: Function, inner: Term) -> Term | None:
+    """``outer(inner)`` as a term, or None (see :func:`compose`)."""
+    if inner.coordinate is None:
+        return constant_term(evaluate(outer, inner.function.intercept))
+    function = compose(outer, inner.function)
+    if function is None:
+        return None
+    if isinstance(function, Affine) and function.slope == 0.0:
+        return constant_term(function.intercept)
+    return Term(function, inner.coordinate)
+
+
+def emit(term: Term) -> object:
+    """The model-file value of a term: a number, a formula string or a ``tabulated`` table."""
+    function, coordinate = term.function, term.coordinate
+    if isinstance(function, Affine):
+        if coordinate is None or function.slope == 0.0:
+            return function.intercept
+        if function.slope == 1.0 and function.intercept == 0.0:
+            return coordinate
+        return f"{function.slope!r}*{coordinate} + {function.intercept!r}"
+    if isinstance(function, Table):
+        return InlineTable(type="tabulated", coordinate=coordinate, kind=function.kind,
+                           x=list(function.x), y=list(function.y))
+    return function.text(coordinate)
+
+
+def _polynomial(coefficients: list[float]) -> Formula:
+    """SimTK's polynomial: ``c[0] x^n + … + c[n]`` (Horner form)."""
+    text = repr(coefficients[0])
+    for c in coefficients[1:]:
+        text = f"({text})*{_X} + {c!r}"
+
+    def value(x: float) -> float:
+        total = 0.0
+        for c in coefficients:
+            total = total * x + c
+        return total
+    return Formula(text, value)
+
+
+def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
+    """The function of an OpenSim function element; None after recording a problem or unsupported element."""
+    tag = element.tag
+    if tag in _CHILDREN:
+        reader.known_children(element, _CHILDREN[tag])
+    if tag == "Constant":
+        value = reader.number(element, "value")
+        return None if value is None else Affine(0.0, value)
+    if tag == "LinearFunction":
+        values = reader.numbers(element, "coefficients", 2)
+        return None if values is None else Affine(values[0], values[1])
+    if tag == "MultiplierFunction":
+        scale = reader.number(element, "scale", 1.0)
+        holder = reader.child(element, "function")
+        inner_element = reader.only_child(holder, "function") if holder is not None else None
+        inner = read_function(reader, inner_element) if inner_element is not None else None
+        return None if scale is None or inner is None else compose(Affine(scale, 0.0), inner)
+    if tag in _TABLE_KINDS:
+        x = reader.numbers(element, "x", minimum=2)
+        y = reader.numbers(element, "y", minimum=2)
+        if x is None or y is None:
+            return None
+        if len(x) != len(y):
+            reader.problem(element, f"expected as many values <y> as knots <x>, got {len(y)} and {len(x)}")
+            return None
+        if any(b <= a for a, b in zip(x, x[1:])):
+            reader.problem(element, "expected strictly increasing knots", "x")
+            return None
+        if len(x) == 2:  # every kind is the straight line through two knots, extrapolated linearly
+            slope = (y[1] - y[0]) / (x[1] - x[0])
+            return Affine(slope, y[0] - slope * x[0])
+        return Table(_TABLE_KINDS[tag], tuple(x), tuple(y))
+    if tag == "PolynomialFunction":
+        coefficients = reader.numbers(element, "coefficients", minimum=1)
+        return None if coefficients is None else _polynomial(coefficients)
+    if tag == "Sine":
+        amplitude, omega, phase, offset = (reader.number(element, key, default) for key, default in (
+            ("amplitude", 1.0), ("omega", 1.0), ("phase", 0.0), ("offset", 0.0)))
+        if None in (amplitude, omega, phase, offset):
+            return None
+        return Formula(f"{amplitude!r}*sin({omega!r}*{_X} + {phase!r}) + {offset!r}",
+                       lambda x: amplitude * math.sin(omega * x + phase) + offset)
+    reader.unsupported_element(element, "the functions " + ", ".join(OSIM_FUNCTIONS))
+    return None

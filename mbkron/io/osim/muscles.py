@@ -1,0 +1,199 @@
+"""OpenSim muscles and path actuators as ``[muscles.NAME]`` tables.
+
+``Thelen2003Muscle``, ``Millard2012EquilibriumMuscle``, ``DeGrooteFregly2016Muscle`` and
+``Schutte1993Muscle_Deprecated`` become Hill muscles (``model = "hill"``) with the file's
+``max_isometric_force``, ``optimal_fiber_length``, ``tendon_slack_length``,
+``pennation_angle_at_optimal`` and ``max_contraction_velocity`` (OpenSim's default 10 when absent);
+the curve constants of each OpenSim model are not kept (mbkron's Hill muscle has Thelen 2003 curves
+with its own defaults). ``PathActuator`` becomes ``model = "path"`` (geometry only).
+
+Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body coordinates:
+
+- ``PathPoint``: ``location``;
+- ``MovingPathPoint``: ``x_location``, ``y_location``, ``z_location`` are functions of the coordinates
+  ``socket_x/y/z_coordinate`` (each a term of the model's coordinates, see
+  :mod:`mbkron.io.osim.coordinates`), extrapolated linearly outside their knots as in OpenSim;
+- ``ConditionalPathPoint``: ``location``, active while ``socket_coordinate`` lies in ``range``
+  widened by OpenSim's tolerance (``ConditionalPathPoint::isActive`` tests
+  ``lo − 1e-5 ≤ q ≤ hi + 1e-5``, :data:`~mbkron.muscles.conditions.OPENSIM_RANGE_TOLERANCE`), written
+  as ``active = {coordinate, range = [lo − 1e-5, hi + 1e-5]}``; on a locked coordinate the point is
+  kept or dropped once, by its default value; on a coupled coordinate, through an affine coupler
+  or a strictly monotone tabulated one (the widened range mapped to the independent coordinate;
+  :func:`~mbkron.io.osim.functions.preimage`).
+
+Actuators driven by controls (:data:`ACTUATORS`) are not imported (listed in the convert header).
+A path with wrap objects (``PathWrapSet``) is refused, or imported without them with
+``wrapping="ignore"`` (:func:`read_muscles` returns the names of those paths).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import NamedTuple
+
+from mbkron.io.osim.coordinates import Coordinates, identifiers
+from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
+from mbkron.io.osim.joints import GROUND
+from mbkron.io.osim.xml import XmlReader
+from mbkron.io.writer import InlineTable
+from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
+
+__all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_muscles"]
+
+#: OpenSim muscles imported as Hill muscles.
+HILL_MUSCLES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle",
+                "Schutte1993Muscle_Deprecated")
+#: Actuators whose force is a control input (zero without a controller): not imported, listed in the
+#: convert header (mbkron applies generalized forces as ``tau``).
+ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuator", "TorqueActuator")
+_HILL_KEYS = (("max_isometric_force", "max_isometric_force", None), ("optimal_fiber_length", "optimal_fiber_length", None),
+              ("tendon_slack_length", "tendon_slack_length", None), ("pennation_angle", "pennation_angle_at_optimal", 0.0),
+              ("max_contraction_velocity", "max_contraction_velocity", 10.0))
+_POINTS = {"PathPoint": ("socket_parent_frame", "location"),
+           "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
+           "MovingPathPoint": ("socket_parent_frame", "x_location", "y_location", "z_location", "socket_x_coordinate",
+                               "socket_y_coordinate", "socket_z_coordinate")}
+
+
+def _body(reader: XmlReader, point: ET.Element, bodies: dict) -> str | None:
+    path = reader.text(point, "socket_parent_frame")
+    if path is None:
+        return None
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if name != GROUND and name not in bodies:
+        reader.unsupported_element(point, f"path points on a body or ground (socket_parent_frame {path!r} is neither)")
+        return None
+    return name
+
+
+def _coordinate(reader: XmlReader, point: ET.Element, socket: str, coordinates: Coordinates) -> str | None:
+    name = (reader.text(point, socket, "") or "").rstrip("/").rsplit("/", 1)[-1]
+    if name and name not in coordinates.info:
+        reader.problem(point, f"expected the path of a coordinate, got {name!r}", socket)
+        return None
+    return name
+
+
+def _moving(reader: XmlReader, point: ET.Element, coordinates: Coordinates) -> list | None:
+    components = []
+    for axis in "xyz":
+        holder = reader.child(point, f"{axis}_location")
+        element = reader.only_child(holder, "function") if holder is not None else None
+        coordinate = _coordinate(reader, point, f"socket_{axis}_coordinate", coordinates)
+        if element is None or coordinate is None:
+            return None
+        term = coordinates.of(read_function(reader, element), [coordinate] if coordinate else [], element)
+        if term is None:
+            return None
+        components.append(term)
+    return components
+
+
+def _conditional(reader: XmlReader, point: ET.Element, coordinates: Coordinates) -> dict | bool | None:
+    """The ``active`` table; True/False for a point whose coordinate is locked; None after a problem."""
+    name = _coordinate(reader, point, "socket_coordinate", coordinates)
+    bounds = reader.numbers(point, "range", 2)
+    if bounds is not None:
+        bounds = [bounds[0] - OPENSIM_RANGE_TOLERANCE, bounds[1] + OPENSIM_RANGE_TOLERANCE]
+    if not name or bounds is None:
+        if name == "":
+            reader.problem(point, "expected the path of a coordinate", "socket_coordinate")
+        return None
+    term = coordinates.term(name)
+    if term is None:
+        return None
+    function = term.function
+    if term.coordinate is None:
+        return bounds[0] <= function.intercept <= bounds[1]
+    if isinstance(function, Affine):
+        low, high = sorted((b - function.intercept) / function.slope for b in bounds)
+    else:
+        interval = preimage(function, *bounds) if isinstance(function, Table) else None
+        if interval is None:
+            reader.unsupported_element(point, f"conditional points on a coordinate coupled affinely or by a strictly "
+                                       f"monotone table (`{name}` is neither)")
+            return None
+        low, high = interval
+    return {"coordinate": term.coordinate, "range": [low, high]}
+
+
+def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordinates) -> list[dict]:
+    points = []
+    holder = reader.child(path, "PathPointSet/objects")
+    for point in holder if holder is not None else []:
+        if point.tag not in _POINTS:
+            reader.unsupported_element(point, "the path points " + ", ".join(_POINTS))
+            continue
+        reader.known_children(point, _POINTS[point.tag])
+        body = _body(reader, point, bodies)
+        if point.tag == "MovingPathPoint":
+            terms = _moving(reader, point, coordinates)
+            if body is not None and terms is not None:
+                entry = {"body": body, "point": [emit(t) for t in terms]}
+                if any(isinstance(t.function, Table) for t in terms):
+                    entry["extrapolate"] = True
+                points.append(entry)
+            continue
+        location = reader.numbers(point, "location", 3)
+        active = _conditional(reader, point, coordinates) if point.tag == "ConditionalPathPoint" else True
+        if body is None or location is None or active is None or active is False:
+            continue
+        entry = {"body": body, "point": location}
+        if isinstance(active, dict):
+            entry["active"] = InlineTable(active)
+        points.append(entry)
+    return points
+
+
+class ImportedForces(NamedTuple):
+    """What :func:`read_muscles` found in the ``ForceSet``."""
+
+    muscles: dict[str, dict]  # the [muscles] tables, by model name
+    wrapped: list[str]  # paths with wrap objects
+    renamed: dict[str, str]  # OpenSim name → model name, for names that are not identifiers
+    actuators: list[str]  # the ACTUATORS, not imported
+
+
+def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
+                 wrapping: str) -> ImportedForces:
+    """The muscles of the ``ForceSet`` and what else it holds (see :class:`ImportedForces`).
+
+    With ``wrapping="error"`` a wrapped path is recorded as unsupported; with ``"ignore"`` it is
+    imported without its wrap objects. Names are made identifiers by :func:`identifiers`.
+    """
+    muscles: dict[str, dict] = {}
+    wrapped, actuators = [], []
+    for force in forces:
+        name = reader.name(force)
+        if force.tag in ACTUATORS:
+            actuators.append(f"{force.tag} {name}")
+            continue
+        if force.tag not in (*HILL_MUSCLES, "PathActuator"):
+            reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator")))
+            continue
+        if name is None:
+            continue
+        if name in muscles:
+            reader.problem(force, f"the force name `{name}` is used twice")
+            continue
+        path = reader.child(force, "GeometryPath")
+        if path is None:
+            continue
+        reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
+        wraps = path.find("PathWrapSet/objects")
+        if wraps is not None and len(wraps):
+            wrapped.append(name)
+            if wrapping == "error":
+                continue
+        table: dict = {"model": "path"}
+        if force.tag in HILL_MUSCLES:
+            table["model"] = "hill"
+            for key, tag, default in _HILL_KEYS:
+                value = reader.number(force, tag, default)
+                if value is not None:
+                    table[key] = value
+        table["path"] = _path(reader, path, bodies, coordinates)
+        muscles[name] = table
+    names = identifiers(list(muscles), set())
+    return ImportedForces({names[n]: table for n, table in muscles.items()}, wrapped,
+                          {n: m for n, m in names.items() if n != m}, actuators)

@@ -1,0 +1,216 @@
+"""Fuzzing the OpenSim importer: mutated ``.osim`` files, XML bombs and external entities.
+
+Run from the repository root::
+
+    python -m tests.fuzz_osim --count 2000 --seed 1
+
+Each mutation takes one of the stored OpenSim files of ``tests/data/osim`` (in turn) and changes it
+the way a mistaken or hostile file could: a leaf's text replaced by NaN, infinities, 1e999, huge
+digit strings, words, empty text or the wrong count of numbers; elements deleted, duplicated, moved
+to another parent or renamed to unknown tags; ``name`` attributes removed or duplicated; socket
+paths pointing nowhere or at the joint's own child; and text-level damage: "billion laughs" entity
+bombs, external entities, a DTD, nesting thousands of levels deep, truncation and bytes that are
+not UTF-8. Each file is loaded with :func:`mbkron.load_model` (``wrapping="ignore"``, numpy
+backend) and classified as in ``tests/fuzz_models.py``: ``loaded``, ``model_error`` (the only
+acceptable failure), ``other`` (another exception: a bug), ``hang`` (over the budget: a bug) or
+``warning`` (a warning other than the wrap-object notice: a bug). ``tests/test_osim_fuzz.py`` runs
+a bounded number of the same mutations in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import random
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, _Hang
+
+DATA = Path(__file__).resolve().parent / "data" / "osim"
+FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist")
+SPECIAL_TEXT = ["nan", "inf", "-inf", "1e999", "-1e999", "1e308", "-0", "5e-324", "9" * 5000, "abc", "", "1 2",
+                "1 2 3 4 5 6 7", "true", "0x10", "1_000", "  ", "/nowhere", "../..", "ground"]
+WRAP_NOTICE = "imported without their wrap objects"
+BOMB = ('<!DOCTYPE OpenSimDocument [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+        '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>')
+EXTERNAL = '<!DOCTYPE OpenSimDocument [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+
+
+def _elements(root: ET.Element) -> list[tuple[ET.Element, ET.Element]]:
+    """(parent, child) for every element below the root."""
+    return [(parent, child) for parent in root.iter() for child in parent]
+
+
+def _leaf_text(root, rng):
+    parent, leaf = rng.choice([(p, c) for p, c in _elements(root) if len(c) == 0])
+    leaf.text = rng.choice(SPECIAL_TEXT)
+    return f"<{leaf.tag}> text → {leaf.text[:20]!r}"
+
+
+def _delete(root, rng):
+    parent, child = rng.choice(_elements(root))
+    parent.remove(child)
+    return f"deleted <{child.tag}>"
+
+
+def _duplicate(root, rng):
+    parent, child = rng.choice(_elements(root))
+    parent.append(child)  # the same element twice
+    return f"duplicated <{child.tag}>"
+
+
+def _move(root, rng):
+    pairs = _elements(root)
+    parent, child = rng.choice(pairs)
+    target = rng.choice(pairs)[1]
+    if target is child or child in target.iter():
+        return "no move"
+    parent.remove(child)
+    target.append(child)
+    return f"moved <{child.tag}> into <{target.tag}>"
+
+
+def _rename(root, rng):
+    _, child = rng.choice(_elements(root))
+    old, child.tag = child.tag, rng.choice(["Unknown", "BallJoint", "GCVSpline", "FreeJoint", "WeldConstraint", "Body",
+                                            "PathWrap", "Coordinate", "x"])
+    return f"<{old}> renamed <{child.tag}>"
+
+
+def _names(root, rng):
+    named = [e for e in root.iter() if e.get("name") is not None]
+    element = rng.choice(named)
+    if rng.random() < 0.5:
+        del element.attrib["name"]
+        return f"removed the name of <{element.tag}>"
+    element.set("name", rng.choice(named).get("name") or "")
+    return f"<{element.tag}> renamed {element.get('name')!r}"
+
+
+def _socket(root, rng):
+    sockets = [e for e in root.iter() if e.tag.startswith("socket_")]
+    if not sockets:
+        return "no socket"
+    element = rng.choice(sockets)
+    element.text = rng.choice(["/nowhere", "", "/bodyset/" + (rng.choice([e.get("name") or "" for e in root.iter("Body")] or [""])),
+                               "/ground", "../../..", "/jointset"])
+    return f"<{element.tag}> → {element.text!r}"
+
+
+MUTATIONS = [_leaf_text, _leaf_text, _leaf_text, _delete, _duplicate, _move, _rename, _names, _socket]
+
+
+def _text_damage(data: bytes, rng: random.Random) -> tuple[bytes, str]:
+    kind = rng.randrange(6)
+    header, _, body = data.partition(b"?>")
+    if kind == 0:
+        return header + b"?>" + BOMB.encode() + body.replace(b'name="', b'name="&d;', 1), "billion laughs"
+    if kind == 1:
+        return header + b"?>" + EXTERNAL.encode() + body.replace(b'name="', b'name="&e;', 1), "external entity"
+    if kind == 2:
+        depth = rng.choice([100, 5000, 100000])
+        nested = b"<a>" * depth + b"</a>" * depth
+        return data.replace(b"</Model>", nested + b"</Model>", 1), f"nesting {depth} deep"
+    if kind == 3:
+        return data[:rng.randrange(len(data))], "truncated"
+    if kind == 4:
+        at = rng.randrange(len(data))
+        return data[:at] + bytes([rng.randrange(128, 256)]) + data[at:], "a byte that is not UTF-8"
+    return data.replace(b"<", b"<<", 1 + rng.randrange(3)), "doubled <"
+
+
+def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
+    """A mutated ``.osim`` file and a description of the mutations."""
+    if rng.random() < 0.15:
+        return _text_damage(data, rng)
+    root = ET.fromstring(data)  # the stored files: trusted
+    done = []
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        if not len(root) or not any(len(e) for e in root.iter()) or not [e for e in root.iter() if e.get("name")]:
+            break  # an earlier mutation removed what the mutations work on
+        done.append(rng.choice(MUTATIONS)(root, rng))
+    return ET.tostring(root, encoding="utf-8"), "; ".join(done)
+
+
+def load_and_classify(path: Path, budget: float = BUDGET_SECONDS) -> Result:
+    """Load ``path`` under a watchdog of ``budget`` seconds, recording warnings; classify the outcome."""
+    import signal
+    import warnings
+
+    from mbkron import load_model
+    from mbkron.core.errors import ModelError
+
+    def expired(signum, frame):
+        raise _Hang
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                load_model(path, backend="numpy", wrapping="ignore")
+                outcome = Result("loaded")
+            except ModelError:
+                outcome = Result("model_error")
+            except _Hang:
+                return Result("hang", f"over {budget} s")
+            except Exception as exc:  # noqa: BLE001 - classifying is the point
+                return Result("other", f"{type(exc).__name__}: {exc}"[:500])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    unexpected = [w for w in caught if WRAP_NOTICE not in str(w.message)]
+    if unexpected:
+        return Result("warning", "; ".join(f"{w.category.__name__}: {w.message}" for w in unexpected)[:500])
+    return outcome
+
+
+def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):
+    """Run ``count`` mutations (the files in turn); returns the outcome counts, the bugs as
+    (file, mutation, result) and the slowest load as (seconds, mutation)."""
+    rng = random.Random(seed)
+    originals = [(name, gzip.decompress((DATA / f"{name}.osim.gz").read_bytes())) for name in files]
+    counts = collections.Counter({outcome: 0 for outcome in OUTCOMES})
+    bugs, slowest = [], (0.0, "")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "fuzz.osim"
+        for name, data in originals:  # warm up (lazy imports) outside the classification
+            path.write_bytes(data)
+            load_and_classify(path, budget=600.0)
+        for number in range(count):
+            name, data = originals[number % len(originals)]
+            mutated, description = mutate(data, rng)
+            path.write_bytes(mutated)
+            began = time.perf_counter()
+            result = load_and_classify(path, budget)
+            slowest = max(slowest, (time.perf_counter() - began, f"{name}: {description}"))
+            counts[result.outcome] += 1
+            if result.outcome in BUGS:
+                bugs.append((name, description, result))
+    return counts, bugs, slowest
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Fuzz the OpenSim importer with mutations of tests/data/osim.")
+    parser.add_argument("--count", type=int, default=2000, help="number of mutations (the stored files in turn)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds per file before it counts as a hang")
+    arguments = parser.parse_args(argv)
+    began = time.perf_counter()
+    counts, bugs, (seconds, mutation) = run(arguments.count, arguments.seed, arguments.budget)
+    print(f"{arguments.count} mutations of {len(FILES)} files, seed {arguments.seed}, "
+          f"{time.perf_counter() - began:.0f} s: " + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES))
+    print(f"slowest load: {seconds:.2f} s ({mutation})")
+    for name, description, result in bugs[:20]:
+        print(f"  {result.outcome}: {name}: {description}: {result.detail}")
+    return 1 if bugs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

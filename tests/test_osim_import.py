@@ -1,0 +1,392 @@
+"""The OpenSim importer: functions and couplers, round trip through ``mbkron convert``, wrapping,
+unsupported elements, XML paths in messages, safe XML and the command line.
+
+The agreement with OpenSim's dynamics and paths is in ``tests/test_osim_agreement.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+import time
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron import cli
+from mbkron.core.errors import ModelError
+from mbkron.io import format_toml, model_differences, parse_model_file
+from mbkron.io.osim import read_osim
+from mbkron.io.osim import xml as osim_xml
+from mbkron.io.osim.functions import Affine, Table, compose, evaluate, read_function
+from mbkron.io.osim.xml import XmlReader
+from mbkron.jointvars.functions import CubicSpline
+from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
+
+DATA = Path(__file__).parent / "data" / "osim"
+MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions")
+WRAPPED = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")
+
+
+def osim_text(name: str) -> str:
+    return gzip.decompress((DATA / f"{name}.osim.gz").read_bytes()).decode("utf-8")
+
+
+def write(tmp_path: Path, name: str, text: str | None = None, filename: str | None = None) -> Path:
+    path = tmp_path / (filename or f"{name}.osim")
+    path.write_text(osim_text(name) if text is None else text, encoding="utf-8")
+    return path
+
+
+def quiet_load(path: Path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mbkron.load_model(path, **kwargs)
+
+
+def function_of(text: str):
+    root = ET.fromstring(f"<OpenSimDocument>{text}</OpenSimDocument>")
+    reader = XmlReader(root, "test")
+    function = read_function(reader, root[0])
+    return function, reader
+
+
+# ---------------------------------------------------------------------- functions
+X, Y = [0.0, 0.3, 0.7, 1.2, 2.0], [0.1, -0.2, 0.5, 0.4, 1.0]
+POINTS = np.linspace(-1.0, 3.0, 33)  # inside and outside the knots
+
+
+def test_polynomial_and_sine_are_simtk_formulas():
+    polynomial, _ = function_of("<PolynomialFunction><coefficients>2 -3 0.5 1.5</coefficients></PolynomialFunction>")
+    sine, _ = function_of("<Sine><amplitude>1.3</amplitude><omega>2.1</omega><phase>0.4</phase><offset>-0.2</offset></Sine>")
+    for x in POINTS:
+        assert evaluate(polynomial, x) == pytest.approx(2 * x**3 - 3 * x**2 + 0.5 * x + 1.5, rel=1e-14, abs=1e-14)
+        assert evaluate(sine, x) == pytest.approx(1.3 * math.sin(2.1 * x + 0.4) - 0.2, rel=1e-14, abs=1e-14)
+    assert polynomial.text("q") == "(((2.0)*q + -3.0)*q + 0.5)*q + 1.5"
+
+
+def test_multiplier_and_affine_compositions_are_exact():
+    spline = Table("fmm", tuple(X), tuple(Y))
+    reference = CubicSpline(X, Y, kind="fmm")
+    scaled = compose(Affine(-1.7, 0.2), spline)
+    assert isinstance(scaled, Table)
+    # a spline of an affine function: knots mapped by the inverse (reversed for a negative slope)
+    for slope in (2.0, -0.5):
+        inner = compose(spline, Affine(slope, 0.3))
+        assert isinstance(inner, Table) and list(inner.x) == sorted(inner.x)
+        for x in POINTS:
+            assert evaluate(inner, x) == pytest.approx(reference.evaluate(np.array([slope * x + 0.3]), 0)[0][0], abs=1e-12)
+    for x in POINTS:
+        assert evaluate(scaled, x) == pytest.approx(-1.7 * reference.evaluate(np.array([x]), 0)[0][0] + 0.2, abs=1e-12)
+    assert compose(spline, spline) is None  # a spline of a spline: no exact form
+    sine, _ = function_of("<Sine><amplitude>1</amplitude><omega>1</omega><phase>0</phase><offset>0</offset></Sine>")
+    nested = compose(sine, sine)
+    assert evaluate(nested, 0.7) == pytest.approx(math.sin(math.sin(0.7)), rel=1e-15)
+    assert compose(sine, spline) is None
+
+
+@pytest.mark.parametrize("text", [
+    "<NaturalCubicSpline><x>0 1 2</x><y>0 1 0</y></NaturalCubicSpline>",
+    "<GCVSpline><x>0 1 2</x><y>0 1 0</y></GCVSpline>",
+    "<StepFunction />",
+])
+def test_unsupported_functions_are_reported_with_what_is_supported(text):
+    function, reader = function_of(text)
+    assert function is None
+    assert len(reader.unsupported) == 1 and "supported: the functions Constant, LinearFunction" in reader.unsupported[0]
+
+
+def test_functions_equal_opensims_calcvalue(tmp_path):
+    osim = pytest.importorskip("opensim")
+    knots = f"<x>{' '.join(map(str, X))}</x><y>{' '.join(map(str, Y))}</y>"
+    texts = [f"<SimmSpline>{knots}</SimmSpline>", f"<PiecewiseLinearFunction>{knots}</PiecewiseLinearFunction>",
+             "<PolynomialFunction><coefficients>2 -3 0.5 1.5</coefficients></PolynomialFunction>",
+             "<Sine><amplitude>1.3</amplitude><omega>2.1</omega><phase>0.4</phase><offset>-0.2</offset></Sine>",
+             f"<MultiplierFunction><function><SimmSpline>{knots}</SimmSpline></function><scale>-1.7</scale></MultiplierFunction>",
+             "<LinearFunction><coefficients>-0.7 0.3</coefficients></LinearFunction>", "<Constant><value>0.25</value></Constant>"]
+    for k, text in enumerate(texts):
+        path = tmp_path / f"f{k}.xml"
+        path.write_text(f'<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40000">{text}</OpenSimDocument>')
+        theirs = osim.Function.safeDownCast(osim.OpenSimObject.makeObjectFromFile(str(path)))
+        ours, _ = function_of(text)
+        for x in POINTS:
+            assert evaluate(ours, x) == pytest.approx(theirs.calcValue(osim.Vector(1, float(x))), abs=1e-12), text
+
+
+# ---------------------------------------------------------------------- couplers and coordinates
+def test_coupler_scale_factor_multiplies_the_function(tmp_path):
+    """leg6dof9musc's patella follows knee_angle_pat_r = scale·knee_angle_r: its joint variables are
+    the patella splines at scale·knee (OpenSim: the dependent coordinate is scale_factor·f)."""
+    text = osim_text("leg6dof9musc").replace("<scale_factor>1</scale_factor>", "<scale_factor>2</scale_factor>")
+    document = read_osim(write(tmp_path, "leg6dof9musc", text)).document
+    variable = document["bodies"]["tib_pat_r.rotation1"]["variable"]
+    root = ET.fromstring(text)
+    axis = root.find(".//CustomJoint[@name='tib_pat_r']/SpatialTransform/TransformAxis[@name='rotation1']")
+    x = [float(v) for v in axis.find("SimmSpline/x").text.split()]
+    y = [float(v) for v in axis.find("SimmSpline/y").text.split()]
+    assert variable["coordinate"] == "knee_angle_r" and variable["kind"] == "fmm"
+    assert variable["x"] == pytest.approx([v / 2 for v in x], abs=1e-15)
+    assert variable["y"] == y
+
+
+def test_coupler_semantics_in_opensim(tmp_path):
+    osim = pytest.importorskip("opensim")
+    text = osim_text("leg6dof9musc").replace("<scale_factor>1</scale_factor>", "<scale_factor>2</scale_factor>")
+    model = osim.Model(str(write(tmp_path, "leg6dof9musc", text)))
+    state = model.initSystem()
+    coordinates = model.getCoordinateSet()
+    coordinates.get("knee_angle_r").setValue(state, -0.5, True)
+    assert coordinates.get("knee_angle_pat_r").getValue(state) == pytest.approx(2 * coordinates.get("knee_angle_r").getValue(state), abs=1e-8)
+
+
+def test_leg39_coordinates_and_eliminated_couplers(tmp_path):
+    imported = read_osim(write(tmp_path, "leg39"))
+    assert list(imported.document["coordinates"]) == ["pelvis_tx", "pelvis_ty", "pelvis_tz", "hip_angle_r",
+                                                      "knee_angle_r", "ankle_angle_r"]
+    assert imported.document["coordinates"]["pelvis_tx"]["unit"] == "m"
+    assert "tib_tx_r = 1.0·f(knee_angle_r)" in imported.header and "pelvis_tilt = 0.0" in imported.header
+    bodies = imported.document["bodies"]
+    assert bodies["knee_r.translation1"]["variable"]["coordinate"] == "knee_angle_r"
+    assert not any("pelvis_tilt" in json.dumps(b) for b in bodies.values())  # locked at 0: no rotation at all
+
+
+# ---------------------------------------------------------------------- round trip, dispatch, wrapping
+@pytest.mark.parametrize("name", MODELS)
+def test_convert_round_trips(name, tmp_path):
+    path = write(tmp_path, name)
+    imported = quiet_load(path, wrapping="ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        converted = read_osim(path, wrapping="ignore")
+    text = converted.header + format_toml(converted.document)
+    reloaded = parse_model_file(text, "converted.toml").model
+    assert model_differences(imported, reloaded) == []
+    assert imported.name == reloaded.name == ET.fromstring(osim_text(name)).find("Model").get("name")
+
+
+def test_load_model_dispatches_on_the_suffix_in_any_case(tmp_path):
+    path = write(tmp_path, "leg39", filename="LEG39.OSIM")
+    assert quiet_load(path).coordinates == quiet_load(write(tmp_path, "leg39")).coordinates
+    with pytest.raises(ModelError, match="not valid TOML"):
+        mbkron.load_model(write(tmp_path, "leg39", filename="leg39.toml"))
+
+
+def test_wrapping_error_names_every_wrapped_path_and_ignore_warns(tmp_path):
+    path = write(tmp_path, "arm26")
+    with pytest.raises(ModelError) as raised:
+        mbkron.load_model(path)
+    assert len(raised.value.problems) == 1 and all(name in raised.value.problems[0] for name in WRAPPED)
+    with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects: " + ", ".join(WRAPPED)):
+        model = mbkron.load_model(path, wrapping="ignore")
+    assert len(model.muscles) == 6
+    with pytest.raises(ValueError, match="`wrapping` must be one of 'error', 'ignore'"):
+        mbkron.load_model(path, wrapping="drop")
+
+
+# ---------------------------------------------------------------------- problems: one ModelError, XML paths
+def test_unsupported_elements_are_listed_together_with_their_xml_paths(tmp_path):
+    text = osim_text("leg39")
+    text = text.replace('<CustomJoint name="ankle_r">', '<BallJoint name="ankle_r">', 1)
+    start = text.index('<BallJoint name="ankle_r">')
+    end = text.index("</CustomJoint>", start)
+    text = text[:end] + "</BallJoint>" + text[end + len("</CustomJoint>"):]
+    text = text.replace("<SimmSpline>", "<GCVSpline>", 1).replace("</SimmSpline>", "</GCVSpline>", 1)
+    text = text.replace("<mass_center>", "<mass_centre>1 2 3</mass_centre><mass_center>", 1)  # a misspelt extra child
+    with pytest.raises(ModelError) as raised:
+        mbkron.load_model(write(tmp_path, "leg39", text))
+    problems = raised.value.problems
+    ball = [p for p in problems if "<BallJoint> is not supported" in p]
+    gcv = [p for p in problems if "<GCVSpline> is not supported" in p]
+    assert ball and ball[0].startswith("/OpenSimDocument/Model[@name='leg39']/JointSet[@name='jointset']/objects/BallJoint[@name='ankle_r']")
+    assert "supported: the joints CustomJoint" in ball[0]
+    assert any(p.startswith("/OpenSimDocument/Model[@name='leg39']/BodySet[@name='bodyset']/objects/Body[@name='pelvis']/"
+                            "mass_centre: <mass_centre> is not supported; supported: inside <Body>: mass, mass_center, inertia")
+               for p in problems)
+    assert gcv and gcv[0].startswith("/OpenSimDocument/Model[@name='leg39']/ConstraintSet[@name='constraintset']/objects/"
+                                     "CoordinateCouplerConstraint[@name='knee_tx_r']/coupled_coordinates_function/GCVSpline: ")
+
+
+def test_bad_numbers_name_the_xml_path_and_what_was_expected(tmp_path):
+    text = osim_text("leg39").replace("<mass>10.75379227</mass>", "<mass>ten</mass>", 1)
+    text = re.sub(r"(<Coordinate name=\"knee_angle_r\">.*?<range>)[^<]*", r"\g<1>-2.0944", text, count=1, flags=re.S)
+    text = text.replace("<location>", "<location>1e999 ", 1)
+    with pytest.raises(ModelError) as raised:
+        mbkron.load_model(write(tmp_path, "leg39", text))
+    message = str(raised.value)
+    assert "/OpenSimDocument/Model[@name='leg39']/BodySet[@name='bodyset']/objects/Body[@name='pelvis']/mass: " \
+           "expected 1 numbers, got 'ten'" in message
+    assert "Coordinate[@name='knee_angle_r']/range: expected 2 numbers separated by spaces, got 1 value(s)" in message
+    assert "/location: expected 3 numbers separated by spaces, got 4 value(s)" in message
+
+
+# ---------------------------------------------------------------------- safe XML
+BOMB = """<?xml version="1.0"?>
+<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+<!ENTITY lol9 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
+<OpenSimDocument Version="40000"><Model name="&lol9;"/></OpenSimDocument>"""
+EXTERNAL = """<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+<OpenSimDocument Version="40000"><Model name="&x;"/></OpenSimDocument>"""
+
+
+@pytest.mark.parametrize("text, match", [
+    (BOMB, "refused: the XML declares a DTD, entities or external references"),
+    (EXTERNAL, "refused: the XML declares a DTD"),
+    ("<OpenSimDocument Version='40000'><Model>" + "<a>" * 200 + "</a>" * 200 + "</Model></OpenSimDocument>",
+     "nested more than 64 levels"),
+    ("<OpenSimDocument Version='40000'><Model>", "not well-formed XML"),
+    ("<html/>", "expected the root element <OpenSimDocument>"),
+    ("<OpenSimDocument Version='30000'><Model/></OpenSimDocument>", "OpenSim 4 files"),
+])
+def test_unsafe_or_invalid_xml_is_a_model_error(tmp_path, text, match):
+    path = tmp_path / "bad.osim"
+    path.write_text(text)
+    start = time.perf_counter()
+    with pytest.raises(ModelError, match=re.escape(match)):
+        mbkron.load_model(path)
+    assert time.perf_counter() - start < 60  # a hang detector, not a speed check
+
+
+def test_size_is_checked_before_parsing(tmp_path, monkeypatch):
+    monkeypatch.setattr(osim_xml, "MAX_OSIM_BYTES", 1000)
+    with pytest.raises(ModelError, match="more than 1,000 bytes"):
+        mbkron.load_model(write(tmp_path, "arm26"))
+
+
+# ---------------------------------------------------------------------- command line
+def run(capsys, *argv):
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_convert_writes_a_model_file_that_loads_into_the_imported_model(capsys, tmp_path):
+    source, output = write(tmp_path, "leg39"), tmp_path / "leg39.toml"
+    status, out, err = run(capsys, "convert", source, "-o", output)
+    assert status == 0 and f"wrote {output}" in out and "6 coordinates" in out
+    assert output.read_text().startswith("# OpenSim model `leg39`, converted from")
+    assert model_differences(mbkron.load_model(output), quiet_load(source)) == []
+    status, _, err = run(capsys, "convert", source, "-o", output)
+    assert status == 1 and err.strip() == f"mbkron: error: --output: {output} exists; give --overwrite to replace it"
+    assert run(capsys, "convert", source, "-o", output, "--overwrite")[0] == 0
+    status, _, err = run(capsys, "convert", output, "-o", tmp_path / "x.toml")
+    assert status == 1 and "expected an OpenSim model file ending in .osim" in err
+
+
+def test_convert_wrapping(capsys, tmp_path):
+    source, output = write(tmp_path, "arm26"), tmp_path / "arm26.toml"
+    status, _, err = run(capsys, "convert", source, "-o", output)
+    assert status == 1 and all(name in err for name in WRAPPED) and not output.exists()
+    status, out, err = run(capsys, "convert", source, "-o", output, "--ignore-wrapping")
+    assert status == 0 and err.startswith("mbkron: warning: ") and "TRIlong" in err
+    assert "Imported WITHOUT their wrap objects: TRIlong" in output.read_text()
+
+
+def test_info_reads_osim_files(capsys, tmp_path):
+    status, out, _ = run(capsys, "info", write(tmp_path, "leg6dof9musc"))
+    assert status == 0 and "model       leg6dof9musc" in out and "knee_r.rotation1" in out
+
+
+def test_convert_help_imports_no_numerical_package():
+    done = _python("-c", RUN_AND_LIST_MODULES, json.dumps(["convert", "--help"]))
+    *printed, last = done.stdout.splitlines()
+    status, modules = json.loads(last)
+    assert status == 0 and "usage: mbkron convert" in "\n".join(printed)
+    assert [name for name in HEAVY if name in modules] == []
+
+
+# ---------------------------------------------------------------------- names and inverted couplers
+def test_names_become_unique_identifiers():
+    from mbkron.io.osim.coordinates import identifiers
+
+    names = identifiers(["ECU_pre-surgery", "ECU_pre_surgery", "2nd", "sin", "t", "knee", "ünï"])
+    assert names == {"ECU_pre-surgery": "ECU_pre_surgery", "ECU_pre_surgery": "ECU_pre_surgery_2", "2nd": "_2nd",
+                     "sin": "sin_", "t": "t_", "knee": "knee", "ünï": "_n_"}
+
+
+@pytest.mark.parametrize("kind", ["fmm", "linear"])
+def test_preimage_of_a_monotone_table_is_an_interval(kind):
+    from mbkron.io.osim.functions import preimage
+
+    increasing = Table(kind, (-1.0, 0.0, 0.5, 2.0), (-0.4, 0.1, 0.3, 1.5))
+    low, high = preimage(increasing, 0.0, 1.0)
+    assert evaluate(increasing, low) == pytest.approx(0.0, abs=1e-14)
+    assert evaluate(increasing, high) == pytest.approx(1.0, abs=1e-14)
+    low, high = preimage(increasing, -1.0, 2.0)  # both ends on the extrapolated lines
+    assert evaluate(increasing, low) == pytest.approx(-1.0, abs=1e-14) and low < -1.0
+    assert evaluate(increasing, high) == pytest.approx(2.0, abs=1e-14) and high > 2.0
+    decreasing = Table(kind, (-1.0, 0.0, 0.5, 2.0), (0.4, -0.1, -0.3, -1.5))
+    low, high = preimage(decreasing, -1.0, 0.0)
+    assert evaluate(decreasing, high) == pytest.approx(-1.0, abs=1e-14) and evaluate(decreasing, low) == pytest.approx(0.0, abs=1e-14)
+    assert preimage(Table(kind, (0.0, 1.0, 2.0), (0.0, 1.0, 0.0)), 0.2, 0.5) is None  # not monotone
+
+
+def test_fmm_pieces_that_turn_back_between_knots_are_not_monotone():
+    from mbkron.io.osim.functions import preimage
+
+    table = Table("fmm", (0.0, 1.0, 2.0, 3.0), (0.0, 1.0, 1.001, 3.0))  # increasing knots, dips between 1 and 2
+    spline = CubicSpline(table.x, table.y, kind="fmm")
+    assert spline.evaluate(np.linspace(1, 2, 101), 1)[1].min() < 0
+    assert preimage(table, 0.5, 0.9) is None
+
+
+def test_actuators_driven_by_controls_are_listed_not_imported(tmp_path):
+    actuator = ('<CoordinateActuator name="hip_motor"><coordinate>hip_angle_r</coordinate>'
+                '<optimal_force>100</optimal_force></CoordinateActuator>')
+    text = osim_text("leg39").replace("<ForceSet name=\"forceset\">\n\t\t\t<objects>", "<ForceSet name=\"forceset\">\n\t\t\t<objects>" + actuator, 1)
+    assert actuator in text
+    imported = read_osim(write(tmp_path, "leg39", text))
+    assert "1 actuator(s) driven by controls (CoordinateActuator hip_motor; apply generalized forces as tau instead)" in imported.header
+    assert "hip_motor" not in imported.document["muscles"]
+
+
+# ---------------------------------------------------------------------- more problems, each with its XML path
+def _replace(old: str, new: str):
+    def change(text: str) -> str:
+        assert old in text, old
+        return text.replace(old, new, 1)
+    return change
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda text: re.sub(r"(<Coordinate name=\"knee_angle_r\">.*?<default_value>)0", r"\g<1>1", text, count=1, flags=re.S),
+     "Coordinate[@name='knee_angle_r']/default_value: the default 1.0 lies outside the range"),
+    (_replace("<socket_parent_frame>/bodyset/pelvis</socket_parent_frame>",
+              "<socket_parent_frame>/jointset/hip_r/pelvis_offset</socket_parent_frame>"),
+     "PathPoint[@name='bifemlh_r-P1']: <PathPoint> is not supported; supported: path points on a body or ground"),
+    (_replace("<dependent_coordinate_name>tib_tx_r</dependent_coordinate_name>",
+              "<dependent_coordinate_name>tib_ty_r</dependent_coordinate_name>"),
+     "CoordinateCouplerConstraint[@name='knee_ty_r']: the coordinate `tib_ty_r` is the dependent coordinate of two couplers"),
+    (_replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>\n\t\t\t\t\t<!--Name of the left-hand side "
+              "(dependent) coordinate of the constraint coupling function.-->\n\t\t\t\t\t<dependent_coordinate_name>tib_tx_r",
+              "<independent_coordinate_names>knee_angle_r hip_angle_r</independent_coordinate_names>"
+              "<dependent_coordinate_name>tib_tx_r"),
+     "CoordinateCouplerConstraint[@name='knee_tx_r']: <CoordinateCouplerConstraint> is not supported; supported: couplers of "
+     "exactly one independent coordinate, got 2"),
+    (_replace("<isEnforced>true</isEnforced>", "<isEnforced>false</isEnforced>"),
+     "<CoordinateCouplerConstraint> is not supported; supported: enforced couplers (isEnforced = true)"),
+    (_replace("<socket_child_frame>pelvis_offset</socket_child_frame>", "<socket_child_frame>/bodyset/femur</socket_child_frame>"),
+     "CustomJoint[@name='ground_pelvis']/socket_child_frame: expected a path to a body, ground or one of the joint's frames, "
+     "got '/bodyset/femur'"),
+])
+def test_more_problems_name_their_xml_path(tmp_path, change, expected):
+    with pytest.raises(ModelError) as raised:
+        mbkron.load_model(write(tmp_path, "leg39", change(osim_text("leg39"))))
+    assert any(expected in problem and problem.startswith("/OpenSimDocument/Model[@name='leg39']/")
+               for problem in raised.value.problems), raised.value.problems
+
+
+def test_couplers_in_a_cycle_are_reported(tmp_path):
+    text = osim_text("leg39").replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>",
+                                      "<independent_coordinate_names>tib_ty_r</independent_coordinate_names>", 1)
+    text = text.replace("<independent_coordinate_names>knee_angle_r</independent_coordinate_names>",
+                        "<independent_coordinate_names>tib_tx_r</independent_coordinate_names>", 1)
+    with pytest.raises(ModelError, match="couplers depend on each other in a cycle: tib_t._r → tib_t._r → tib_t._r"):
+        mbkron.load_model(write(tmp_path, "leg39", text))
