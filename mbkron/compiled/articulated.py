@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled.common import AVAILABLE, inline_jit, jit, numba
 from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
 from mbkron.compiled.forward import PARALLEL_STATES, affine_values
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
@@ -70,7 +70,7 @@ def _workspace(nb, nq, nj):  # pragma: no cover - compiled
             np.empty(13), np.empty((4, 3)), np.empty(6), np.empty(6), np.empty((nb, 6)))
 
 
-@jit
+@inline_jit
 def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
              work):  # pragma: no cover - compiled
     """The generalized forces of the loads plus ``force`` (into ``tau``) and pass 1 (into ``work``); the status."""
@@ -130,7 +130,7 @@ def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force,
     return _articulated(links, gravity, coordinate, out, work)
 
 
-@jit
+@inline_jit
 def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cover - compiled
     """The recursive Newton–Euler algorithm on pass 1's quantities (Featherstone 2008, Sec. 5.3, in
     absolute coordinates): outward ``a_i = a_p + c_i + S_i q̈_k`` from ``a_0 = (0, −g)``, the body wrench
@@ -165,7 +165,7 @@ def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cove
     return OK
 
 
-@jit
+@inline_jit
 def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - compiled
     """Passes 2 and 3 of the articulated-body algorithm on pass 1's quantities: ``q̈`` into ``qdd``."""
     f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work

@@ -34,7 +34,7 @@ class ForwardDynamics:
     Build it with :meth:`plan`, which returns None for models it does not cover.
     """
 
-    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "group")
+    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -44,6 +44,7 @@ class ForwardDynamics:
         self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
+        self._simple_arrays = None if self.simple is None else (self.matrix, self.constant, *self.simple)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
@@ -73,7 +74,7 @@ class ForwardDynamics:
         force = self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float)
         one = q.ndim == 1 and qd.ndim == 1 and force.ndim == 1
         if self.simple is not None and q.shape == qd.shape and force.shape[-1:] == (self.nq,):
-            batch = np.broadcast_shapes(q.shape[:-1], force.shape[:-1])
+            batch = () if one else np.broadcast_shapes(q.shape[:-1], force.shape[:-1])
             if batch == q.shape[:-1]:
                 return self._articulated(q, qd, force, batch)
         if self.affine and one:
@@ -89,7 +90,7 @@ class ForwardDynamics:
     def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
         """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
         accelerations ``qdd`` (shaped like ``q``) the recursive Newton–Euler algorithm's ``τ`` instead."""
-        head, tail = self.arrays, (self.matrix, self.constant, *self.simple)
+        head, tail = self.arrays, self._simple_arrays
         if not batch:
             if qdd is None:
                 values, status = articulated_forward(*head, writable(force), *tail, writable(q), writable(qd))
