@@ -64,8 +64,10 @@ class Result:
     detail: str = ""
 
 
-def load_and_classify(text: str, budget: float = BUDGET_SECONDS) -> Result:
-    """Load model text under a watchdog of ``budget`` seconds, recording warnings; classify the outcome."""
+def classify(load, budget: float = BUDGET_SECONDS, tolerated=lambda warning: False) -> Result:
+    """Call ``load()`` under a watchdog of ``budget`` seconds, recording warnings, and classify the outcome:
+    loaded, a ModelError, another exception, a hang, or a warning that ``tolerated`` does not accept (a
+    ModelWarning, documented, always is)."""
     def expired(signum, frame):
         raise _Hang
 
@@ -75,7 +77,7 @@ def load_and_classify(text: str, budget: float = BUDGET_SECONDS) -> Result:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                parse_model_file(text, "fuzz.toml", backend="numpy")
+                load()
                 outcome = Result("loaded")
             except ModelError:
                 outcome = Result("model_error")
@@ -86,10 +88,15 @@ def load_and_classify(text: str, budget: float = BUDGET_SECONDS) -> Result:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    caught = [w for w in caught if not issubclass(w.category, ModelWarning)]  # documented, not a leak
+    caught = [w for w in caught if not (issubclass(w.category, ModelWarning) or tolerated(w))]
     if caught:
         return Result("warning", "; ".join(f"{w.category.__name__}: {w.message}" for w in caught)[:500])
     return outcome
+
+
+def load_and_classify(text: str, budget: float = BUDGET_SECONDS) -> Result:
+    """Load model text under a watchdog of ``budget`` seconds (:func:`classify`)."""
+    return classify(lambda: parse_model_file(text, "fuzz.toml", backend="numpy"), budget)
 
 
 # ---------------------------------------------------------------------- the mutations

@@ -29,7 +29,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, _Hang
+from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
 FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist")
@@ -138,37 +138,12 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 
 
 def load_and_classify(path: Path, budget: float = BUDGET_SECONDS) -> Result:
-    """Load ``path`` under a watchdog of ``budget`` seconds, recording warnings; classify the outcome."""
-    import signal
-    import warnings
-
+    """Load ``path`` (wrap objects ignored, with their notice) under a watchdog of ``budget`` seconds
+    (:func:`tests.fuzz_models.classify`)."""
     from mbkron import load_model
-    from mbkron.core.errors import ModelError
 
-    def expired(signum, frame):
-        raise _Hang
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, budget)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                load_model(path, backend="numpy", wrapping="ignore")
-                outcome = Result("loaded")
-            except ModelError:
-                outcome = Result("model_error")
-            except _Hang:
-                return Result("hang", f"over {budget} s")
-            except Exception as exc:  # noqa: BLE001 - classifying is the point
-                return Result("other", f"{type(exc).__name__}: {exc}"[:500])
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    unexpected = [w for w in caught if WRAP_NOTICE not in str(w.message)]
-    if unexpected:
-        return Result("warning", "; ".join(f"{w.category.__name__}: {w.message}" for w in unexpected)[:500])
-    return outcome
+    return classify(lambda: load_model(path, backend="numpy", wrapping="ignore"), budget,
+                    lambda warning: WRAP_NOTICE in str(warning.message))
 
 
 def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):

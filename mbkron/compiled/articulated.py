@@ -220,6 +220,16 @@ def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - c
 
 
 @jit
+def _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+         inverse):  # pragma: no cover - compiled
+    nb, nq = links.shape[0], q.shape[0]
+    out = np.empty(nq)
+    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+                    qd, given, out, _workspace(nb, nq, A.shape[0]), inverse)
+    return out, status
+
+
+@jit
 def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
                         weight, q, qd):  # pragma: no cover - compiled
     """``q̈`` of one state of a simple tree (see the module docstring); returns ``(q̈, status)``.
@@ -228,11 +238,8 @@ def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_t
     coefficient ``w_i``; ``A``, ``c`` the affine joint-variable map; ``force`` (nq,) the actuation plus
     constant generalized forces; ``joint_torque`` (nj,) the constant joint torques.
     """
-    nb, nq = links.shape[0], q.shape[0]
-    qdd = np.empty(nq)
-    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                    qd, qdd, qdd, _workspace(nb, nq, A.shape[0]), False)
-    return qdd, status
+    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+                q, False)
 
 
 @jit
@@ -241,11 +248,8 @@ def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_t
     """``τ = M q̈ + N q̇ − G − Q`` of one state of a simple tree by the recursive Newton–Euler algorithm, ``Q``
     the generalized forces of the loads and ``force``; returns ``(τ, status)`` (arguments as
     :func:`articulated_forward`)."""
-    nb, nq = links.shape[0], q.shape[0]
-    tau = np.empty(nq)
-    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                    qd, qdd, tau, _workspace(nb, nq, A.shape[0]), True)
-    return tau, status
+    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+                qdd, True)
 
 
 @jit
