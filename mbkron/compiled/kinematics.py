@@ -143,7 +143,6 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
     T = np.empty((states, nb, 4, 4))
     S4 = np.empty((states, nb, 4, 4) if first else (0, nb, 4, 4))
     twists = np.empty((states, nb, nq, 4, 4) if first else (0, nb, nq, 4, 4))
-    dT = np.empty((states, nb, nq, 4, 4) if first else (0, nb, nq, 4, 4))
     d2T = np.empty((states, nb, nq, nq, 4, 4) if second else (0, nb, nq, nq, 4, 4))
     S = np.empty((nb, 6))
     omega = np.zeros((nb, nq, 6))
@@ -164,7 +163,6 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
                 for x in range(6):
                     omega[i, k, x] = (omega[parent, k, x] if parent >= 0 else 0.0) + S[i, x] * weight
                 twist_matrix(omega[i, k], twists[s, i, k])
-                times_transform(twists[s, i, k], T[s, i], dT[s, i, k])
             if not second:
                 continue
             for k in range(nq):  # ∂Ω_ik/∂q_l = ∂Ω_{pr(i)k}/∂q_l + [Ω_il, S_i] ∇f_ik + S_i H_ikl (Eq. 99)
@@ -187,12 +185,14 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
                     X[1, 3] += wk[2] * wl[3] - wk[0] * wl[5]
                     X[2, 3] += wk[0] * wl[4] - wk[1] * wl[3]
                     times_transform(X, T[s, i], d2T[s, i, k, l])
-    return T, S4, twists, dT, d2T
+    return T, S4, twists, d2T
 
 
 def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | None, hess: NDArray | None,
                nq: int, order: int) -> tuple[NDArray, ...]:
-    """``T``, ``S``, ``Ω``, ``∂T/∂q`` and ``∂²T/∂q²`` of every body at every state (Eq. 40, 75, 99).
+    """``T``, ``S``, ``Ω`` and ``∂²T/∂q²`` of every body at every state (Eq. 40, 75, 99); ``∂T/∂q = Ω T``
+    (Eq. 45, 75) is left to :attr:`mbkron.kinematics.tree.KinematicsData.dT`, which forms it on first use
+    (moment arms and the dynamics need only ``Ω``).
 
     Parameters
     ----------
@@ -204,9 +204,9 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
 
     Returns
     -------
-    T, S, twists, dT, d2T : ndarray
-        Shapes (..., nb, 4, 4), (..., nb, 4, 4), (..., nb, nq, 4, 4), (..., nb, nq, 4, 4),
-        (..., nb, nq, nq, 4, 4); None above ``order``.
+    T, S, twists, d2T : ndarray
+        Shapes (..., nb, 4, 4), (..., nb, 4, 4), (..., nb, nq, 4, 4), (..., nb, nq, nq, 4, 4); None above
+        ``order``.
     """
     batch = f.shape[:-1]
     nj = f.shape[-1]
@@ -214,16 +214,15 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
         results = _kinematics_kernel(geometry, links, writable(f)[None],
                                      writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
                                      writable(hess)[None] if order >= 2 else np.zeros((1, nj, nq, nq)), order)
-        computed = (True, order >= 1, order >= 1, order >= 1, order >= 2)
+        computed = (True, order >= 1, order >= 1, order >= 2)
         return tuple(value[0] if kept else None for value, kept in zip(results, computed))
     grad_rows = batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
     hess_rows = batch_rows(hess, batch, 3) if order >= 2 else np.zeros((1, nj, nq, nq))
-    T, S, twists, dT, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows,
-                                               hess_rows, order)
+    T, S, twists, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows, hess_rows, order)
     nb = links.shape[0]
     T = T.reshape(batch + (nb, 4, 4))
     if order < 1:
-        return T, None, None, None, None
+        return T, None, None, None
     S = S.reshape(batch + (nb, 4, 4))
-    twists, dT = twists.reshape(batch + (nb, nq, 4, 4)), dT.reshape(batch + (nb, nq, 4, 4))
-    return T, S, twists, dT, d2T.reshape(batch + (nb, nq, nq, 4, 4)) if order >= 2 else None
+    twists = twists.reshape(batch + (nb, nq, 4, 4))
+    return T, S, twists, d2T.reshape(batch + (nb, nq, nq, 4, 4)) if order >= 2 else None

@@ -452,9 +452,8 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     """
     f, grad, hess = joint_values
     if compiled:
-        T, S, twists, dT, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
-        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T,
-                              derivative_transforms=dT)
+        T, S, twists, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
+        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
     T = world_transforms(tree, local_transforms(tree, f))
     S = twists = d2T = None
     if order >= 1:
