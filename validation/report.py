@@ -401,29 +401,34 @@ def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]
 
 
 def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
-    """``models/leg6dof9musc.toml`` against OpenSim running the original ``leg6dof9musc.osim``."""
+    """``models/leg6dof9musc.toml`` (``mbkron convert`` of ``leg6dof9musc.osim``) against OpenSim running
+    the original ``leg6dof9musc.osim``: all six coordinates, conditional path points included."""
     try:
         import opensim  # noqa: F401  (only checks that OpenSim is installed)
     except ImportError:
         raise Skipped(OPENSIM_HINT) from None
-    from validation.leg6dof9musc import OSIM
-    if not OSIM.exists():
-        raise Skipped(f"the OpenSim model {OSIM} is not available (set MBKRON_LEG6DOF9MUSC_OSIM)")
     from validation.opensim import compare_leg6dof9musc as compare_leg
+    if not compare_leg.OSIM.exists():
+        raise Skipped(f"the OpenSim model {compare_leg.OSIM} is not available (set MBKRON_LEG6DOF9MUSC_OSIM)")
 
     model, warned = _load_noting_warnings(compare_leg.MODEL, backend)
-    leg = compare_leg.OpenSimLeg()
-    poses = compare_leg.random_poses(10 if quick else 200)
+    leg = compare_leg.OpenSimLeg(model.coordinates)
+    poses = [compare_leg.edge_states(model, compare_leg.OSIM), compare_leg.random_poses(model, 10 if quick else 200)]
     if not quick:
-        poses = np.concatenate([*compare_leg.sweeps().values(), poses])
+        poses = [*compare_leg.sweeps(model).values(), *poses]
+    poses = np.concatenate(poses)
     c = compare_leg.compare(model, leg, poses, "report")
     return [
         Check("body poses (4×4 transforms)", *_errors(*c.poses), 1e-13, "m, 1"),
+        Check("reduced mass matrix Cᵀ M C", *_relative_errors(model.mass_matrix(poses),
+                                                             np.array([leg.mass_matrix(q) for q in poses])),
+              1e-13, "relative"),
         Check("musculotendon lengths", *_errors(c.lengths[0] / c.lengths[1], 1.0), 1e-13, "relative"),
         Check("moment arms (computeMomentArm = −dL/dq here)", *_errors(*c.arms), 1e-13, "m"),
-    ], [f"{len(poses)} poses ({'random' if quick else '1° sweeps of hip, knee, ankle and random'}) within the ranges "
-        "where the model file's choice of conditional path points holds (hip flexion [−90°, 45°], knee [−45°, 10°]); "
-        f"{len(model.muscles)} muscles; pelvis fixed. Details: `validation/results/opensim_leg6dof9musc.md`.", *warned]
+    ], [f"{len(poses)} poses ({'' if quick else '1° / 5 cm sweeps of each of the six coordinates over its range, '}"
+        "conditional points' coordinates 0.5e-5 and 1.5e-5 beyond their range ends, and random) over the whole "
+        f"ranges, every conditional path point in and out of its path; {len(model.muscles)} muscles; pelvis free "
+        "(tilt, tx, ty). Details: `validation/results/opensim_leg6dof9musc.md`.", *warned]
 
 
 #: The cases in report order: (name, reference, function(quick, backend) -> (checks, notes)).

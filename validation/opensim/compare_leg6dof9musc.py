@@ -1,20 +1,34 @@
 """mbkron's ``models/leg6dof9musc.toml`` against OpenSim 4.6 running the original ``leg6dof9musc.osim``.
 
-OpenSim loads the ``.osim`` file unchanged; its pelvis coordinates are set to zero (mbkron's pelvis is
-fixed there) and ``knee_angle_pat_r`` to ``knee_angle_r`` (the coupler). Compared over sweeps of hip
-flexion, knee angle and ankle angle in 1° steps across :func:`validation.leg6dof9musc.validity_ranges`
-(where every conditional path point keeps the state the model file fixes; the other coordinates at
-zero), and at random poses in those ranges:
+The model file is OpenSim's ``leg6dof9musc.osim`` (opensim-org/opensim-models, Models/Leg6Dof9Musc) as
+written by ``mbkron convert`` (docs/opensim.md): OpenSim's six independent coordinates (pelvis
+``pelvis_tilt``, ``pelvis_tx``, ``pelvis_ty`` free in the sagittal plane; hip, knee, ankle),
+``knee_angle_pat_r`` eliminated through its coupler, and the four ConditionalPathPoints. OpenSim loads
+the ``.osim`` file unchanged; its state is set from the model's coordinates as in
+:class:`validation.opensim.compare_osim.OpenSimModel` (the dependent ``knee_angle_pat_r`` from the
+coupler's own function). Compared over :func:`sweeps` -- each coordinate across its whole range (angles
+in 1° steps, the pelvis translations in 5 cm steps), the others at their default values, so every
+conditional path point is switched on and off -- at :func:`edge_states` (a conditional point's
+coordinate 0.5e-5 and 1.5e-5 beyond its range's ends, inside and outside OpenSim's widening of the
+range by 1e-5) and at uniform random poses in the ranges:
 
-- body poses (every body, 4×4 transforms in ground);
-- musculotendon lengths;
-- moment arms ``R = −dL/dq``: OpenSim's ``GeometryPath.computeMomentArm`` (about the knee it is the
-  total derivative along the coupler). No moving point here shares a body with its neighbour, so it
-  equals −dL/dq; :func:`derivative_check` measures that with central differences of OpenSim's lengths.
+- body poses (every OpenSim body, 4×4 transforms in ground);
+- musculotendon lengths (``Muscle.getLength``);
+- moment arms: OpenSim's ``GeometryPath.computeMomentArm`` (about the knee the total derivative along
+  the coupler). No moving point of this model shares a body with its neighbour, so it is −dL/dq;
+  :func:`derivative_check` measures that against Richardson-extrapolated central differences of
+  OpenSim's own lengths (:func:`validation.opensim.compare_osim.length_gradient`) at the poses whose
+  stencils stay clear of the conditional points' range ends;
+- the reduced mass matrix ``Cᵀ M C`` (``SimbodyMatterSubsystem.calcM``).
+
+Gravity, velocity forces and inverse dynamics are compared by :mod:`validation.opensim.compare_osim`
+(stored in ``tests/data/osim/leg6dof9musc.json``, checked by ``tests/test_osim_agreement.py``).
 
 Significant figures: ``−log10(max |mbkron − OpenSim| / max |OpenSim|)`` per muscle (and per coordinate
 for moment arms) over the poses. Run ``python -m validation.opensim.compare_leg6dof9musc`` from the
-repository root; it writes ``validation/results/opensim_leg6dof9musc.md``.
+repository root; it writes ``validation/results/opensim_leg6dof9musc.md``. The ``.osim`` file is read
+from ``$MBKRON_LEG6DOF9MUSC_OSIM`` (default ``/work/shared/references/opensim-models/leg6dof9musc.osim``;
+the same file is stored as ``tests/data/osim/leg6dof9musc.osim.gz``).
 """
 
 from __future__ import annotations
@@ -27,54 +41,34 @@ import numpy as np
 
 import mbkron
 from validation.opensim import comparison
+from validation.opensim.compare_osim import OpenSimModel, edge_states, length_gradient
 from validation.opensim.comparison import Comparison
-from validation.leg6dof9musc import COORDINATES, OSIM, TARGET as MODEL, validity_ranges
 
-__all__ = ["MODEL", "BODIES", "OpenSimLeg", "Comparison", "compare", "sweeps", "derivative_check", "main"]
+__all__ = ["OSIM", "MODEL", "BODIES", "OpenSimLeg", "Comparison", "compare", "sweeps", "random_poses",
+           "edge_states", "derivative_check", "mass_matrix_error", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "validation" / "results"
+OSIM = Path(os.environ.get("MBKRON_LEG6DOF9MUSC_OSIM", "/work/shared/references/opensim-models/leg6dof9musc.osim"))
+MODEL = ROOT / "models" / "leg6dof9musc.toml"
 BODIES = ("pelvis", "femur_r", "tibia_r", "patella_r", "talus_r", "calcn_r", "toes_r")
-PELVIS = ("pelvis_tilt", "pelvis_tx", "pelvis_ty")
-COUPLED = {"knee_angle_pat_r": "knee_angle_r"}
+#: Sweep steps: 1° for angles, 5 cm for the pelvis translations.
+STEPS = {"angle": np.pi / 180, "m": 0.05}
 
 
-class OpenSimLeg:
-    """The ``.osim`` model in OpenSim: poses (rad, mbkron's coordinate order) → lengths, moment arms."""
+class OpenSimLeg(OpenSimModel):
+    """The ``.osim`` model in OpenSim driven by mbkron's coordinates ``names`` (in order):
+    ``evaluate(q)`` gives body poses, lengths and ``computeMomentArm`` for
+    :func:`validation.opensim.comparison.compare`."""
 
-    def __init__(self, path: Path = OSIM):
-        import opensim as osim
-
-        self.model = osim.Model(str(path))
-        self.state = self.model.initSystem()
-        coordinates = self.model.getCoordinateSet()
-        self.coordinates = {coordinates.get(k).getName(): coordinates.get(k) for k in range(coordinates.getSize())}
-        muscles = self.model.getMuscles()
-        self.muscles = [muscles.get(k) for k in range(muscles.getSize())]
+    def __init__(self, names, path: Path = OSIM):
+        super().__init__(path, list(names), remove_wrapping=False)
         bodies = self.model.getBodySet()
         self.bodies = {name: bodies.get(name) for name in BODIES}
 
-    @property
-    def muscle_names(self) -> tuple:
-        return tuple(m.getName() for m in self.muscles)
-
     def set_pose(self, q: np.ndarray) -> None:
-        values = dict(zip(COORDINATES, map(float, q)))
-        for name in PELVIS:
-            self.coordinates[name].setValue(self.state, 0.0, False)
-        for name, value in values.items():
-            self.coordinates[name].setValue(self.state, value, False)
-        for dependent, independent in COUPLED.items():
-            self.coordinates[dependent].setValue(self.state, values[independent], False)
-        self.model.realizePosition(self.state)
-
-    def lengths(self) -> np.ndarray:
-        return np.array([m.getLength(self.state) for m in self.muscles])
-
-    def moment_arms(self) -> np.ndarray:
-        """``computeMomentArm``, shape (3, n_muscles)."""
-        return np.array([[m.getGeometryPath().computeMomentArm(self.state, self.coordinates[c]) for m in self.muscles]
-                         for c in COORDINATES])
+        zero = np.zeros(len(q))
+        self.set(self.full_state(q, zero, zero)[0])
 
     def pose(self, body: str) -> np.ndarray:
         transform = self.bodies[body].getTransformInGround(self.state)
@@ -84,38 +78,36 @@ class OpenSimLeg:
         out[:3, 3] = [p.get(i) for i in range(3)]
         return out
 
+    def moment_arms(self) -> np.ndarray:
+        """``computeMomentArm`` at the current pose, shape (coordinates, muscles)."""
+        return np.array([[m.getGeometryPath().computeMomentArm(self.state, self.coordinates[c]) for m in self.muscles]
+                         for c in self.names])
+
     def evaluate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self.set_pose(q)
-        return np.array([self.pose(b) for b in BODIES]), self.lengths(), self.moment_arms()
-
-    def length_gradient(self, q: np.ndarray, h: float = 1e-5) -> np.ndarray:
-        """−dL/dq by 4-point central differences of OpenSim's lengths, shape (3, n_muscles)."""
-        out = []
-        for k in range(len(COORDINATES)):
-            total = 0.0
-            for offset, weight in ((-2, 1 / 12), (-1, -8 / 12), (1, 8 / 12), (2, -1 / 12)):
-                shifted = np.array(q, dtype=float)
-                shifted[k] += offset * h
-                self.set_pose(shifted)
-                total = total + weight * self.lengths()
-            out.append(-total / h)
-        return np.array(out)
+        return (np.array([self.pose(b) for b in BODIES]), np.array([m.getLength(self.state) for m in self.muscles]),
+                self.moment_arms())
 
 
-def sweeps() -> dict[str, np.ndarray]:
-    """Each coordinate over the whole degrees inside its validity range, the others at zero (rad)."""
+def sweeps(model) -> dict[str, np.ndarray]:
+    """Each coordinate over the multiples of its step (:data:`STEPS`) inside its range, the others at
+    their default values."""
     out = {}
-    for k, (name, (low, high)) in enumerate(validity_ranges().items()):
-        degrees = np.arange(np.ceil(np.rad2deg(low) - 1e-9), np.floor(np.rad2deg(high) + 1e-9) + 1)
-        q = np.zeros((degrees.size, len(COORDINATES)))
-        q[:, k] = np.clip(np.deg2rad(degrees), low, high)
+    for k, name in enumerate(model.coordinates):
+        record = model.coordinate(name)
+        low, high = record.range
+        step = STEPS["m" if record.unit == "m" else "angle"]
+        values = np.arange(np.ceil(low / step - 1e-9), np.floor(high / step + 1e-9) + 1) * step
+        q = np.tile(model.default_q, (values.size, 1))
+        q[:, k] = np.clip(values, low, high)
         out[name] = q
     return out
 
 
-def random_poses(n: int, seed: int = 0) -> np.ndarray:
-    low, high = np.array(list(validity_ranges().values())).T
-    return np.random.default_rng(seed).uniform(low, high, (n, len(COORDINATES)))
+def random_poses(model, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` poses uniform in the coordinates' ranges."""
+    low, high = np.array([model.coordinate(c).range for c in model.coordinates]).T
+    return np.random.default_rng(seed).uniform(low, high, (n, model.nq))
 
 
 def compare(model, leg: OpenSimLeg, q: np.ndarray, label: str) -> Comparison:
@@ -123,17 +115,23 @@ def compare(model, leg: OpenSimLeg, q: np.ndarray, label: str) -> Comparison:
     return comparison.compare(model, leg, BODIES, q, label)
 
 
-def derivative_check(leg: OpenSimLeg, q: np.ndarray, h: float = 1e-5) -> float:
-    """Largest |computeMomentArm − (−dL/dq by differences)| (m) over the poses whose difference
-    stencils (±2h) stay inside the validity ranges (a conditional point switching makes L jump)."""
-    low, high = np.array(list(validity_ranges().values())).T
-    inside = np.all((q - 2 * h >= low) & (q + 2 * h <= high), axis=1)
+def derivative_check(leg: OpenSimLeg, q: np.ndarray) -> float:
+    """Largest |computeMomentArm − (−dL/dq of OpenSim's lengths)| (m) over the poses whose difference
+    stencils stay clear of the conditional points' range ends (a point switching makes L jump)."""
     worst = 0.0
-    for row in q[inside]:
-        gradient = leg.length_gradient(row, h)
-        leg.set_pose(row)
-        worst = max(worst, float(np.abs(leg.moment_arms() - gradient).max()))
+    for row in np.asarray(q, dtype=float):
+        if leg.clear_of_conditions(row):
+            gradient = length_gradient(leg, row)
+            leg.set_pose(row)
+            worst = max(worst, float(np.abs(leg.moment_arms() - gradient).max()))
     return worst
+
+
+def mass_matrix_error(model, leg: OpenSimLeg, q: np.ndarray) -> float:
+    """max |mbkron's − OpenSim's reduced mass matrix| / max |OpenSim's| over the poses ``q``."""
+    ours = model.mass_matrix(q)
+    theirs = np.array([leg.mass_matrix(row) for row in q])
+    return float(np.abs(ours - theirs).max() / np.abs(theirs).max())
 
 
 #: Moment arms below this (m) in both programs: the muscle does not span the coordinate.
@@ -144,22 +142,28 @@ def _text(value: float) -> str:
     return "identical" if np.isinf(value) else ("—" if np.isnan(value) else f"{value:.1f}")
 
 
-def report(comparisons: list[Comparison], muscles: tuple, derivative_error: float, command: str) -> str:
-    ranges = ", ".join(f"{c} [{np.rad2deg(a):.2f}°, {np.rad2deg(b):.2f}°]" for c, (a, b) in validity_ranges().items())
+def report(model, comparisons: list[Comparison], mass_error: float, derivative_error: float, command: str) -> str:
+    coordinates, muscles = tuple(model.coordinates), model.muscles
+    ranges = ", ".join(f"{c} [{np.rad2deg(a):.2f}°, {np.rad2deg(b):.2f}°]" if model.coordinate(c).unit != "m"
+                       else f"{c} [{a:g}, {b:g}] m" for c, (a, b) in ((c, model.coordinate(c).range) for c in coordinates))
     lines = ["# mbkron vs OpenSim 4.6: leg6dof9musc (right leg, 9 muscles)", "",
-             f"Reproduce: `{command}` (from the repository root). Model: `models/leg6dof9musc.toml`, generated",
-             "by `python -m validation.leg6dof9musc` from `leg6dof9musc.osim`, which OpenSim loads unchanged (pelvis",
-             "coordinates set to 0 — mbkron's pelvis is fixed there — and `knee_angle_pat_r` = `knee_angle_r`).", "",
-             f"Poses: 1° sweeps of each coordinate (others at 0) and uniform random poses, within {ranges}:",
-             "the ranges where every conditional path point keeps the state the model file fixes (psoas_r-P3",
-             "and med_gas_r-P2 kept, rect_fem_r-P2 and vas_int_r-P3 removed). Outside them the paths differ by",
-             "construction.", "",
+             f"Reproduce: `{command}` (from the repository root). Model: `models/leg6dof9musc.toml`, written by",
+             "`mbkron convert` from `leg6dof9musc.osim`, which OpenSim loads unchanged: OpenSim's six coordinates",
+             "(pelvis free in the sagittal plane), `knee_angle_pat_r` eliminated through its coupler (set in OpenSim",
+             "from the coupler's function), and the four conditional path points (psoas_r-P3 on the hip, rect_fem_r-P2,",
+             "vas_int_r-P3 and med_gas_r-P2 on the knee).", "",
+             f"Poses: sweeps of each coordinate over its whole range ({ranges}; 1° or 5 cm steps, the others at",
+             "their default values), which switch every conditional point on and off; edge states (a conditional",
+             "point's coordinate 0.5e-5 and 1.5e-5 beyond each range end, inside and outside OpenSim's widening by",
+             "1e-5, the others at their defaults); and uniform random poses in the ranges.", "",
              "Significant figures = −log10(max |mbkron − OpenSim| / max |OpenSim|) over the poses. Moment-arm",
              "reference: OpenSim's `computeMomentArm` (total derivative along the knee coupler); it equals −dL/dq of",
-             f"OpenSim's lengths to {derivative_error:.1e} m (largest difference at the sweep poses, 4-point central",
-             "differences, h = 1e-5 rad, poses whose stencil stays inside the ranges), so it is a valid reference",
-             f"here. \"—\": the muscle does not span the coordinate (|moment arm| < {NOT_SPANNED:.0e} m in both programs;",
-             "the largest such value is given below the table).",
+             f"OpenSim's lengths to {derivative_error:.1e} m (largest difference at the sweep poses whose stencils stay",
+             "1e-4 clear of the conditional points' range ends; Richardson-extrapolated central differences,",
+             "h = 1e-5), so it is a valid reference here. \"—\": the muscle does not span the coordinate",
+             f"(|moment arm| < {NOT_SPANNED:.0e} m in both programs; the largest such value is given below the table).",
+             "", f"Reduced mass matrix `Cᵀ M C` (`calcM`) at all poses: largest difference {mass_error:.1e} of the",
+             "largest entry.",
              "", "## Body poses (largest entry difference of the 4×4 ground transforms)", "",
              "| poses | " + " | ".join(BODIES) + " |", "|---|" + "---|" * len(BODIES)]
     for c in comparisons:
@@ -171,17 +175,19 @@ def report(comparisons: list[Comparison], muscles: tuple, derivative_error: floa
     for m, name in enumerate(muscles):
         lines.append(f"| {name} | " + " | ".join(_text(f[m]) for f in figures) + " |")
     lines.append("| **minimum** | " + " | ".join(f"**{np.nanmin(f):.1f}**" for f in figures) + " |")
-    lines += ["", "## Moment arms: significant figures per coordinate (all poses: sweeps and random)", "",
-              "| muscle | " + " | ".join(COORDINATES) + " |", "|---|" + "---|" * len(COORDINATES)]
+    lines += ["", "## Moment arms: significant figures per coordinate (all poses)", "",
+              "| muscle | " + " | ".join(coordinates) + " |", "|---|" + "---|" * len(coordinates)]
     ours = np.concatenate([c.arms[0] for c in comparisons])
     theirs = np.concatenate([c.arms[1] for c in comparisons])
     per = Comparison.figures(ours, theirs, (0,))  # (coordinate, muscle)
     size = np.maximum(np.abs(ours).max(axis=0), np.abs(theirs).max(axis=0))
     per[size < NOT_SPANNED] = np.nan
     for m, name in enumerate(muscles):
-        lines.append(f"| {name} | " + " | ".join(_text(per[k, m]) for k in range(len(COORDINATES))) + " |")
-    lines.append("| **minimum** | " + " | ".join(f"**{np.nanmin(per[k]):.1f}**" for k in range(len(COORDINATES))) + " |")
-    lines += ["", f"Largest |moment arm| where not spanned (\"—\"): {size[size < NOT_SPANNED].max():.1e} m.", ""]
+        lines.append(f"| {name} | " + " | ".join(_text(per[k, m]) for k in range(len(coordinates))) + " |")
+    lines.append("| **minimum** | " + " | ".join(f"**{np.nanmin(per[k]):.1f}**" if np.isfinite(per[k]).any() else "—"
+                                                for k in range(len(coordinates))) + " |")
+    lines += ["", f"Largest |moment arm| where not spanned (\"—\"): {size[size < NOT_SPANNED].max():.1e} m "
+              "(the pelvis coordinates move the whole leg rigidly).", ""]
     seconds = sum(c.seconds for c in comparisons)
     lines += ["", f"{sum(len(c.q) for c in comparisons)} poses, {seconds:.1f} s.", ""]
     return "\n".join(lines)
@@ -193,14 +199,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     model = mbkron.load_model(MODEL)
-    leg = OpenSimLeg()
-    assert leg.muscle_names == model.muscles
-    comparisons = [compare(model, leg, q, f"sweep {name}") for name, q in sweeps().items()]
-    comparisons.append(compare(model, leg, random_poses(args.random, args.seed), "random"))
-    derivative_error = derivative_check(leg, np.concatenate(list(sweeps().values())))
+    leg = OpenSimLeg(model.coordinates)
+    assert leg.independent == list(model.coordinates) and tuple(m.getName() for m in leg.muscles) == model.muscles
+    sweep = sweeps(model)
+    poses = {f"sweep {name}": q for name, q in sweep.items()}
+    poses["edges"] = edge_states(model, OSIM)
+    poses["random"] = random_poses(model, args.random, args.seed)
+    comparisons = [compare(model, leg, q, label) for label, q in poses.items()]
+    mass_error = mass_matrix_error(model, leg, np.concatenate(list(poses.values())))
+    derivative_error = derivative_check(leg, np.concatenate(list(sweep.values())))
     command = "python -m validation.opensim.compare_leg6dof9musc" + (f" --random {args.random}" if args.random != 200 else "") \
         + (f" --seed {args.seed}" if args.seed else "")
-    text = report(comparisons, model.muscles, derivative_error, command)
+    text = report(model, comparisons, mass_error, derivative_error, command)
     target = RESULTS / "opensim_leg6dof9musc.md"
     temporary = target.with_suffix(".tmp")
     temporary.write_text(text)
