@@ -141,7 +141,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
                        "apply generalized forces as tau instead)")
     if wrapped and wrapping == "error":
         reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  f"import without them with load_model(..., wrapping=\"ignore\") or `mbkron convert --ignore-wrapping`): "
+                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
+                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
                                   f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
     reader.raise_problems()
