@@ -3,12 +3,21 @@ constraints (``PointConstraint``, ``WeldConstraint`` → ``[[constraints]]`` loo
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import re
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mbkron
+from mbkron import cli
 from mbkron.core.errors import ModelError
+from mbkron.io import model_differences
+from mbkron.io.osim import read_osim
+from validation.opensim import compare_osim_loops
 
 _CONTACT_MODEL = """<?xml version="1.0" encoding="UTF-8" ?>
 <OpenSimDocument Version="40000">
@@ -75,3 +84,104 @@ def test_the_contact_model_without_its_contact_force_imports(tmp_path):
     path.write_text(_CONTACT_MODEL[:start] + _CONTACT_MODEL[end:])
     model = mbkron.load_model(path)
     assert [c.name for c in model.coordinate_records] == ["y"]
+
+
+# ---------------------------------------------------------------------- loop-closing constraints
+DATA = Path(__file__).parent / "data" / "osim"
+TOLERANCE = 1e-9
+
+
+@pytest.fixture(scope="module")
+def four_bar(tmp_path_factory) -> Path:
+    """The four-bar of ``validation/opensim/compare_osim_loops.py`` (written by OpenSim 4.6)."""
+    data = gzip.decompress((DATA / "four_bar.osim.gz").read_bytes())
+    assert hashlib.sha256(data).hexdigest() == json.loads((DATA / "four_bar.json").read_text())["sha256"]
+    path = tmp_path_factory.mktemp("loops") / "four_bar.osim"
+    path.write_bytes(data)
+    return path
+
+
+def test_a_point_constraint_becomes_a_planar_loop_closure_solving_the_joints_next_to_its_bodies(four_bar):
+    imported = read_osim(four_bar)
+    document = imported.document
+    assert list(document["coordinates"]) == ["crank_angle"]
+    (group,) = document["constraints"]
+    assert group["joints"] == ["j_coupler.rotationz", "j_rocker.rotationz"]
+    assert dict(group["loops"][0]) == {"body_a": "coupler", "point_a": [0.45, 0.0, 0.0], "body_b": "rocker",
+                                       "point_b": [0.4, 0.0, 0.0], "plane": "xy"}
+    text = gzip.decompress((DATA / "four_bar.osim.gz").read_bytes()).decode()
+    defaults = {name: float(re.search(rf'<Coordinate name="{name}">.*?<default_value>(\S+)<', text, re.S).group(1))
+                for name in ("coupler_angle", "rocker_angle")}
+    assert dict(group["guess"]) == {"j_coupler.rotationz": defaults["coupler_angle"],
+                                    "j_rocker.rotationz": defaults["rocker_angle"]}
+    assert "variable" not in document["bodies"]["j_rocker.rotationz"]
+    assert "PointConstraint closure (coupler ↔ rocker, plane xy): solves j_coupler.rotationz, j_rocker.rotationz" \
+        in imported.header
+
+
+def test_four_bar_agrees_with_stored_opensim_data(four_bar):
+    """Solved joint angles, reduced mass matrix, forward dynamics, gravity, bias and inverse dynamics
+    along the constraint manifold (OpenSim's side: compare_osim_loops's docstring)."""
+    data = json.loads((DATA / "four_bar.json").read_text())
+    assert len(data["states"]) == compare_osim_loops.STATES
+    found = compare_osim_loops.deviations(data, four_bar)
+    assert set(found) == set(compare_osim_loops.KEYS)
+    assert all(value <= TOLERANCE for value in found.values()), found
+
+
+def test_live_opensim_reproduces_the_stored_four_bar_data(four_bar):
+    pytest.importorskip("opensim")
+    data = json.loads((DATA / "four_bar.json").read_text())
+    live = compare_osim_loops.reference(four_bar)
+    assert live["states"] == data["states"]
+    for key in compare_osim_loops.KEYS:
+        ours, theirs = np.array(live[key]), np.array(data[key])
+        assert np.abs(ours - theirs).max() <= TOLERANCE * max(float(np.abs(theirs).max()), 1.0), key
+
+
+def test_the_four_bar_converts_and_loads_back_equal(four_bar, tmp_path):
+    output = tmp_path / "four_bar.toml"
+    assert cli.main(["convert", str(four_bar), "-o", str(output)]) == 0
+    assert model_differences(mbkron.load_model(output), mbkron.load_model(four_bar)) == []
+
+
+def _four_bar_text(four_bar: Path) -> str:
+    return four_bar.read_text()
+
+
+def test_a_loop_with_too_few_joints_of_their_own_coordinate_is_unsupported(four_bar, tmp_path):
+    """When the rocker's coordinate also drives the coupler (a coupler makes them equal), only one
+    joint on the loop is free to be solved, for two equations."""
+    text = _four_bar_text(four_bar).replace("<objects>\n\t\t\t\t<PointConstraint", """<objects>
+				<CoordinateCouplerConstraint name="tie"><coupled_coordinates_function><LinearFunction>
+				<coefficients>1 0</coefficients></LinearFunction></coupled_coordinates_function>
+				<independent_coordinate_names>rocker_angle</independent_coordinate_names>
+				<dependent_coordinate_name>coupler_angle</dependent_coordinate_name></CoordinateCouplerConstraint>
+				<PointConstraint""", 1)
+    assert "CoordinateCouplerConstraint" in text
+    path = tmp_path / "tied.osim"
+    path.write_text(text)
+    with pytest.raises(ModelError, match=re.escape("PointConstraint[@name='closure']: <PointConstraint> is not supported; "
+                                                   "supported: loop constraints with as many joints driven by a coordinate "
+                                                   "of their own on the loop as equations (2; this loop has 1)")):
+        mbkron.load_model(path)
+
+
+def test_points_apart_normal_to_a_planar_loop_cannot_be_satisfied(four_bar, tmp_path):
+    path = tmp_path / "apart.osim"
+    path.write_text(_four_bar_text(four_bar).replace("<location_body_2>0.40000000000000002 0 0<",
+                                                     "<location_body_2>0.40000000000000002 0 0.001<"))
+    with pytest.raises(ModelError, match=r"PointConstraint\[@name='closure'\]: the points are -0\.001 m apart normal "
+                                         "to the plane of the loop's joints"):
+        mbkron.load_model(path)
+
+
+def test_other_constraints_are_unsupported_with_their_paths(four_bar, tmp_path):
+    text = _four_bar_text(four_bar).replace("<PointConstraint", "<ConstantDistanceConstraint", 1) \
+        .replace("</PointConstraint>", "</ConstantDistanceConstraint>", 1)
+    path = tmp_path / "distance.osim"
+    path.write_text(text)
+    with pytest.raises(ModelError, match=re.escape(
+            "ConstantDistanceConstraint[@name='closure']: <ConstantDistanceConstraint> is not supported; supported: "
+            "CoordinateCouplerConstraint, PointConstraint, WeldConstraint")):
+        mbkron.load_model(path)

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from mbkron.core.errors import ModelError
+from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.muscles import read_muscles
@@ -124,7 +125,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         elif name is not None:
             bodies[name] = body
     joints = objects("JointSet/objects")
-    coordinates = Coordinates(reader, joints, objects("ConstraintSet/objects"))
+    constraints = objects("ConstraintSet/objects")
+    coordinates = Coordinates(reader, joints, [c for c in constraints if c.tag == "CoordinateCouplerConstraint"])
     document_bodies: dict[str, dict] = {}
     motion: dict[str, str] = {}
     children: set[str] = set()
@@ -145,10 +147,6 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
                                   f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
                                   f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
-    reader.raise_problems()
-    if wrapped:
-        warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
-                      stacklevel=3)
     name = model.get("name") or "model"
     credits, publications = _texts(model.find("credits")), _texts(model.find("publications"))
     description = f"OpenSim model {name}" + (f". Credits: {credits}" if credits else "") + \
@@ -165,20 +163,30 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         "bodies": document_bodies,
         "muscles": muscles,
     }
-    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed),
+    loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
+                                 bodies, document)
+    reader.raise_problems()
+    if wrapped:
+        warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
+                      stacklevel=3)
+    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed,
+                                          loops, len(coordinate_tables)),
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
 def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
-            wrapped: list[str], ignored: list[str], renamed: dict[str, str]) -> str:
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int) -> str:
     eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
     locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
     lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
              "Angles in radians: every number is the .osim file's. Each OpenSim joint is a chain of massless bodies",
              "named JOINT.AXIS followed by the OpenSim body (joint = \"fixed\").",
-             f"Coordinates: OpenSim's independent, unlocked coordinates in CoordinateSet order ({len(coordinates.independent)})."]
+             f"Coordinates: OpenSim's independent, unlocked coordinates in CoordinateSet order ({count})."]
     if eliminated:
         lines.append("Eliminated by CoordinateCouplerConstraints: " + "; ".join(eliminated) + ".")
+    if loops:
+        lines.append("Loop-closing constraints (one [[constraints]] group; the coordinates of the joints it solves are not the "
+                     "model's): " + "; ".join(loops) + ".")
     if locked:
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
     if renamed:

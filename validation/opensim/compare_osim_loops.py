@@ -1,0 +1,238 @@
+"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on a closed four-bar.
+
+``four_bar`` (:func:`write_four_bar`, written by OpenSim 4.6 itself): a planar four-bar of three
+``PinJoint`` bodies (crank and rocker on ground, the coupler on the crank; joint frames turned about
+``z``; masses, off-axis mass centres and full inertia matrices arbitrary) closed by a
+``PointConstraint`` between the coupler's tip and the rocker's tip. mbkron imports it with the crank
+angle as the only coordinate and the coupler and rocker angles solved from the closure
+(docs/opensim.md, "Loop-closing constraints").
+
+At :data:`STATES` states -- the default pose, then seeded crank angles uniform within
+:data:`SPREAD` of the default (the assembly branch of the default pose), normal random speeds and
+accelerations -- OpenSim computes:
+
+- ``dependent``: the coupler and rocker angles at which OpenSim's position-constraint errors
+  (``State.getQErr`` after ``realizePosition``) vanish to :data:`ACCURACY`, the crank at its value:
+  Newton's method from the default pose with OpenSim's constraint Jacobian ``G`` (``calcG``; for pin
+  joints ``u = q̇``, so ``G = ∂qerr/∂q``). (``Model.assemble`` with the crank locked, or
+  ``Coordinate.setValue(..., enforceConstraints=True)``, returned the crank to its initial value in
+  OpenSim 4.6, so OpenSim's assembler is not used.)
+- ``C``: the velocity map ``u = C q̇`` from OpenSim's constraint Jacobian ``G``
+  (``SimbodyMatterSubsystem.calcG``, ``G u = 0``): the crank's row is 1, the dependent rows
+  ``−G_d⁺ G_i`` (least squares; ``G`` has three rows of rank two in a planar loop);
+- ``mass_matrix``: ``Cᵀ M C`` (``calcM``);
+- ``forward_dynamics``: the crank's ``u̇`` from OpenSim's constrained forward dynamics
+  (``realizeAcceleration`` with ``u = C q̇``, gravity the only force), and from the same ``u̇``
+  ``Ċ q̇ = u̇ − C u̇_crank``;
+- ``gravity``: ``−Cᵀ τ(q, 0, 0)``, ``bias``: ``Cᵀ (τ(q, u, Ċ q̇) − τ(q, 0, 0))`` and
+  ``inverse_dynamics``: ``Cᵀ τ(q, C q̇, C q̈ + Ċ q̇)``, with ``τ`` from ``InverseDynamicsSolver``
+  (which ignores constraints: ``τ = M u̇ + c(q, u) − g(q)``).
+
+mbkron's counterparts are ``joint_variables`` (the solved joint variables), ``mass_matrix``,
+``forward_dynamics``, ``gravity_forces``, ``velocity_forces`` and ``inverse_dynamics`` (no loads).
+Run ``python -m validation.opensim.compare_osim_loops`` from the repository root: it writes
+``tests/data/osim/four_bar.osim.gz`` (with ``--write-model``) and ``four_bar.json``, read by
+``tests/test_osim_constraints.py``, and prints mbkron's largest deviations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import mbkron
+from validation.opensim.compare_osim import DATA, _round, opensim, stored_osim
+
+#: States: the default pose and random ones.
+STATES = 5
+#: Random crank angles lie within this distance (rad) of the default.
+SPREAD = 0.8
+#: Largest OpenSim position-constraint error (m) accepted as assembled, and Newton iterations allowed.
+ACCURACY = 1e-14
+ITERATIONS = 20
+#: The dependent coordinates (OpenSim names) and the mbkron bodies whose joint variables they are.
+DEPENDENT = {"coupler_angle": "j_coupler.rotationz", "rocker_angle": "j_rocker.rotationz"}
+INDEPENDENT = "crank_angle"
+KEYS = ("dependent", "mass_matrix", "forward_dynamics", "gravity", "bias", "inverse_dynamics")
+
+
+def write_four_bar(path: Path) -> None:
+    """Write the four-bar with OpenSim 4.6's API, its default pose assembled by OpenSim."""
+    osim = opensim()
+    model = osim.Model()
+    model.setName("four_bar")
+    model.setGravity(osim.Vec3(0, -9.80665, 0))
+    bodies = {name: osim.Body(name, mass, osim.Vec3(*com), osim.Inertia(*inertia)) for name, mass, com, inertia in (
+        ("crank", 1.3, (0.1, 0.01, 0.02), (0.004, 0.006, 0.007, 0.0003, -0.0002, 0.0001)),
+        ("coupler", 2.1, (0.22, -0.015, 0.01), (0.005, 0.03, 0.032, 0.001, 0.0004, -0.0003)),
+        ("rocker", 1.7, (0.2, 0.02, -0.01), (0.004, 0.02, 0.022, -0.0006, 0.0002, 0.0005)))}
+    for body in bodies.values():
+        model.addBody(body)
+    ground, zero = model.getGround(), osim.Vec3(0, 0, 0)
+    joints = [  # name, parent, location and orientation in the parent, child, coordinate, default guess, range
+        ("j_crank", ground, (0, 0, 0), (0, 0, 0.3), "crank", "crank_angle", 0.6, 3.14159),
+        ("j_coupler", bodies["crank"], (0.2, 0, 0), (0, 0, -0.2), "coupler", "coupler_angle", 0.0, 6.3),
+        ("j_rocker", ground, (0.5, 0, 0), (0, 0, 0.5), "rocker", "rocker_angle", 1.5, 6.3)]
+    for name, parent, location, orientation, child, coordinate, default, bound in joints:
+        joint = osim.PinJoint(name, parent, osim.Vec3(*location), osim.Vec3(*orientation), bodies[child], zero, zero)
+        model.addJoint(joint)
+        c = joint.upd_coordinates(0)
+        c.setName(coordinate)
+        c.setDefaultValue(default)
+        c.setRangeMin(-bound)
+        c.setRangeMax(bound)
+    closure = osim.PointConstraint(bodies["coupler"], osim.Vec3(0.45, 0, 0), bodies["rocker"], osim.Vec3(0.4, 0, 0))
+    closure.setName("closure")
+    model.addConstraint(closure)
+    model.finalizeConnections()
+    state = model.initSystem()
+    coordinates = model.getCoordinateSet()
+    coordinates.get(INDEPENDENT).setLocked(state, True)
+    model.assemble(state)
+    coordinates.get(INDEPENDENT).setLocked(state, False)
+    for k in range(coordinates.getSize()):
+        coordinates.get(k).setDefaultValue(coordinates.get(k).getValue(state))
+    model.printToXML(str(path))
+
+
+class _OpenSimFourBar:
+    def __init__(self, path: Path):
+        osim = self.osim = opensim()
+        self.model = osim.Model(str(path))
+        self.state = self.model.initSystem()
+        coordinates = self.model.getCoordinateSet()
+        self.coordinates = {coordinates.get(k).getName(): coordinates.get(k) for k in range(coordinates.getSize())}
+        self.names = [INDEPENDENT, *DEPENDENT]
+        self.index = {}
+        for name in self.names:  # each coordinate's index in OpenSim's u
+            for other in self.names:
+                self.coordinates[other].setSpeedValue(self.state, 1.0 if other == name else 0.0)
+            u = self.state.getU()
+            self.index[name] = next(k for k in range(u.size()) if u.get(k) == 1.0)
+
+    def _matrix(self, matrix) -> np.ndarray:
+        return np.array([[matrix.get(i, j) for j in range(matrix.ncol())] for i in range(matrix.nrow())])
+
+    def evaluate(self, q: float, qd: float, qdd: float) -> dict:
+        osim, state, model = self.osim, self.state, self.model
+        for name, coordinate in self.coordinates.items():  # from the default pose, the crank at q, at rest
+            coordinate.setValue(state, coordinate.getDefaultValue() if name != INDEPENDENT else q, False)
+            coordinate.setSpeedValue(state, 0.0)
+        rows = [self.index[name] for name in self.names]
+        matter = model.getMatterSubsystem()
+        for _ in range(ITERATIONS):  # Newton on OpenSim's position errors with OpenSim's G (= ∂qerr/∂q here)
+            model.realizePosition(state)
+            error = np.array([state.getQErr().get(k) for k in range(state.getNQErr())])
+            if np.abs(error).max() <= ACCURACY:
+                break
+            G = osim.Matrix()
+            matter.calcG(state, G)
+            step = np.linalg.lstsq(self._matrix(G)[:len(error), rows[1:]], error, rcond=None)[0]
+            for name, delta in zip(DEPENDENT, step):
+                self.coordinates[name].setValue(state, self.coordinates[name].getValue(state) - delta, False)
+        else:
+            raise RuntimeError(f"the four-bar does not assemble at crank angle {q}")
+        values = {name: self.coordinates[name].getValue(state) for name in self.names}
+        model.realizeVelocity(state)
+        matter = model.getMatterSubsystem()
+        G = osim.Matrix()
+        matter.calcG(state, G)
+        G = self._matrix(G)
+        C = np.zeros((state.getNU(), 1))
+        C[rows[0], 0] = 1.0
+        C[rows[1:], 0] = -np.linalg.lstsq(G[:, rows[1:]], G[:, rows[0]], rcond=None)[0]
+        M = osim.Matrix()
+        matter.calcM(state, M)
+        reduced_mass = C.T @ self._matrix(M) @ C
+        u = C[:, 0] * qd
+        for name, row in zip(self.names, rows):
+            self.coordinates[name].setSpeedValue(state, float(u[row]))
+        model.realizeAcceleration(state)
+        udot = np.array([state.getUDot().get(k) for k in range(state.getNU())])
+        cdot = udot - C[:, 0] * udot[rows[0]]
+
+        def tau(speeds: np.ndarray, accelerations: np.ndarray) -> np.ndarray:
+            for name, row in zip(self.names, rows):
+                self.coordinates[name].setSpeedValue(state, float(speeds[row]))
+            model.realizeDynamics(state)
+            vector = osim.Vector(len(accelerations), 0.0)
+            for k, v in enumerate(accelerations):
+                vector.set(k, float(v))
+            result = osim.InverseDynamicsSolver(model).solve(state, vector)
+            return np.array([result.get(k) for k in range(result.size())])
+
+        zero = np.zeros(state.getNU())
+        rest = tau(zero, zero)
+        return {"dependent": [values[name] for name in DEPENDENT], "mass_matrix": reduced_mass,
+                "forward_dynamics": [udot[rows[0]]], "gravity": -C.T @ rest, "bias": C.T @ (tau(u, cdot) - rest),
+                "inverse_dynamics": C.T @ tau(u, C[:, 0] * qdd + cdot)}
+
+
+def states(default: float, seed: int = 3) -> list[list[float]]:
+    """The default pose at rest, then random ones (12 significant digits, as stored)."""
+    rng = np.random.default_rng(seed)
+    out = [(default, 0.0, 0.0)]
+    for _ in range(STATES - 1):
+        out.append(tuple(_round([default + rng.uniform(-SPREAD, SPREAD), rng.normal(), rng.normal()])))
+    return [[float(v) for v in s] for s in out]
+
+
+def reference(path: Path) -> dict:
+    """OpenSim's side at :func:`states`, as stored in ``four_bar.json``."""
+    opensim_model = _OpenSimFourBar(path)
+    default = opensim_model.coordinates[INDEPENDENT].getDefaultValue()
+    data = {"model": "four_bar", "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            "states": states(default), **{key: [] for key in KEYS}}
+    for q, qd, qdd in data["states"]:
+        for key, value in opensim_model.evaluate(q, qd, qdd).items():
+            data[key].append(_round(value))
+    return data
+
+
+def mbkron_values(model, q: float, qd: float, qdd: float) -> dict:
+    """mbkron's counterparts of :meth:`_OpenSimFourBar.evaluate`."""
+    joints = list(model.joints)
+    f = model.joint_variables([q], order=0)[0]
+    return {"dependent": [f[joints.index(body)] for body in DEPENDENT.values()],
+            "mass_matrix": model.mass_matrix([q]), "forward_dynamics": model.forward_dynamics([q], [qd], loads=()),
+            "gravity": model.gravity_forces([q]), "bias": model.velocity_forces([q], [qd]),
+            "inverse_dynamics": model.inverse_dynamics([q], [qd], [qdd], loads=())}
+
+
+def deviations(data: dict, path: Path) -> dict[str, float]:
+    """mbkron's largest deviation from ``data`` per key: radians for ``dependent``, else relative to the
+    largest stored entry of the key (at least 1)."""
+    model = mbkron.load_model(path)
+    out = {}
+    for key in KEYS:
+        ours = np.array([np.ravel(mbkron_values(model, *s)[key]) for s in data["states"]])
+        theirs = np.array(data[key])
+        scale = 1.0 if key == "dependent" else max(float(np.abs(theirs).max()), 1.0)
+        out[key] = float(np.abs(ours - theirs).max()) / scale
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write-model", action="store_true", help="rewrite tests/data/osim/four_bar.osim.gz first")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as directory:
+        if args.write_model:
+            path = Path(directory) / "four_bar.osim"
+            write_four_bar(path)
+            (DATA / "four_bar.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+        path = stored_osim("four_bar", Path(directory))
+        data = reference(path)
+        (DATA / "four_bar.json").write_text(json.dumps(data, indent=1) + "\n")
+        for key, value in deviations(data, path).items():
+            print(f"four_bar {key:<18} {value:.2g}")
+
+
+if __name__ == "__main__":
+    main()
