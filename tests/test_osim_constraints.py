@@ -92,13 +92,19 @@ TOLERANCE = 1e-9
 
 
 @pytest.fixture(scope="module")
-def four_bar(tmp_path_factory) -> Path:
-    """The four-bar of ``validation/opensim/compare_osim_loops.py`` (written by OpenSim 4.6)."""
-    data = gzip.decompress((DATA / "four_bar.osim.gz").read_bytes())
-    assert hashlib.sha256(data).hexdigest() == json.loads((DATA / "four_bar.json").read_text())["sha256"]
-    path = tmp_path_factory.mktemp("loops") / "four_bar.osim"
-    path.write_bytes(data)
-    return path
+def loop_files(tmp_path_factory) -> Path:
+    """The models of ``validation/opensim/compare_osim_loops.py`` (written by OpenSim 4.6), decompressed."""
+    directory = tmp_path_factory.mktemp("loops")
+    for name in compare_osim_loops.MODELS:
+        data = gzip.decompress((DATA / f"{name}.osim.gz").read_bytes())
+        assert hashlib.sha256(data).hexdigest() == json.loads((DATA / f"{name}.json").read_text())["sha256"]
+        (directory / f"{name}.osim").write_bytes(data)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def four_bar(loop_files) -> Path:
+    return loop_files / "four_bar.osim"
 
 
 def test_a_point_constraint_becomes_a_planar_loop_closure_solving_the_joints_next_to_its_bodies(four_bar):
@@ -119,30 +125,47 @@ def test_a_point_constraint_becomes_a_planar_loop_closure_solving_the_joints_nex
         in imported.header
 
 
-def test_four_bar_agrees_with_stored_opensim_data(four_bar):
-    """Solved joint angles, reduced mass matrix, forward dynamics, gravity, bias and inverse dynamics
-    along the constraint manifold (OpenSim's side: compare_osim_loops's docstring)."""
-    data = json.loads((DATA / "four_bar.json").read_text())
+@pytest.mark.parametrize("name", list(compare_osim_loops.MODELS))
+def test_agrees_with_stored_opensim_data(loop_files, name):
+    """Solved joint variables, reduced mass matrix, forward dynamics, gravity, bias and inverse
+    dynamics along the constraint manifold (OpenSim's side: compare_osim_loops's docstring)."""
+    data = json.loads((DATA / f"{name}.json").read_text())
     assert len(data["states"]) == compare_osim_loops.STATES
-    found = compare_osim_loops.deviations(data, four_bar)
+    assert data["dependent_bodies"] == list(compare_osim_loops.MODELS[name][1].values())
+    found = compare_osim_loops.deviations(data, loop_files / f"{name}.osim")
     assert set(found) == set(compare_osim_loops.KEYS)
     assert all(value <= TOLERANCE for value in found.values()), found
 
 
-def test_live_opensim_reproduces_the_stored_four_bar_data(four_bar):
+@pytest.mark.parametrize("name", list(compare_osim_loops.MODELS))
+def test_live_opensim_reproduces_the_stored_data(loop_files, name):
     pytest.importorskip("opensim")
-    data = json.loads((DATA / "four_bar.json").read_text())
-    live = compare_osim_loops.reference(four_bar)
+    data = json.loads((DATA / f"{name}.json").read_text())
+    live = compare_osim_loops.reference(name, loop_files / f"{name}.osim")
     assert live["states"] == data["states"]
     for key in compare_osim_loops.KEYS:
         ours, theirs = np.array(live[key]), np.array(data[key])
         assert np.abs(ours - theirs).max() <= TOLERANCE * max(float(np.abs(theirs).max()), 1.0), key
 
 
-def test_the_four_bar_converts_and_loads_back_equal(four_bar, tmp_path):
-    output = tmp_path / "four_bar.toml"
-    assert cli.main(["convert", str(four_bar), "-o", str(output)]) == 0
-    assert model_differences(mbkron.load_model(output), mbkron.load_model(four_bar)) == []
+def test_a_weld_constraint_becomes_a_fixed_spatial_closure_solving_six_joints(loop_files):
+    """The weld chain: the origins of the constraint's two offset frames become the points, their
+    orientations the relative rotation; the six joints nearest the tool are solved (a slider, a planar
+    joint's three axes, a universal joint's two), the swing stays the coordinate."""
+    document = read_osim(loop_files / "weld_chain.osim").document
+    assert list(document["coordinates"]) == ["swing"]
+    (group,) = document["constraints"]
+    assert group["joints"] == list(compare_osim_loops.MODELS["weld_chain"][1].values())
+    (loop,) = group["loops"]
+    assert (loop["body_a"], loop["body_b"], loop["plane"], loop["orientation"]) == ("ground", "tool", "space", "fixed")
+    assert loop["point_b"] == pytest.approx([0.1, 0.05, -0.02], abs=1e-15)
+
+
+@pytest.mark.parametrize("name", list(compare_osim_loops.MODELS))
+def test_converts_and_loads_back_equal(loop_files, tmp_path, name):
+    source, output = loop_files / f"{name}.osim", tmp_path / f"{name}.toml"
+    assert cli.main(["convert", str(source), "-o", str(output)]) == 0
+    assert model_differences(mbkron.load_model(output), mbkron.load_model(source)) == []
 
 
 def _four_bar_text(four_bar: Path) -> str:

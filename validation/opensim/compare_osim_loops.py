@@ -51,14 +51,9 @@ from validation.opensim.compare_osim import DATA, _round, opensim, stored_osim
 
 #: States: the default pose and random ones.
 STATES = 5
-#: Random crank angles lie within this distance (rad) of the default.
-SPREAD = 0.8
-#: Largest OpenSim position-constraint error (m) accepted as assembled, and Newton iterations allowed.
+#: Largest OpenSim position-constraint error accepted as assembled, and Newton iterations allowed.
 ACCURACY = 1e-14
 ITERATIONS = 20
-#: The dependent coordinates (OpenSim names) and the mbkron bodies whose joint variables they are.
-DEPENDENT = {"coupler_angle": "j_coupler.rotationz", "rocker_angle": "j_rocker.rotationz"}
-INDEPENDENT = "crank_angle"
 KEYS = ("dependent", "mass_matrix", "forward_dynamics", "gravity", "bias", "inverse_dynamics")
 
 
@@ -93,22 +88,80 @@ def write_four_bar(path: Path) -> None:
     model.finalizeConnections()
     state = model.initSystem()
     coordinates = model.getCoordinateSet()
-    coordinates.get(INDEPENDENT).setLocked(state, True)
+    coordinates.get("crank_angle").setLocked(state, True)
     model.assemble(state)
-    coordinates.get(INDEPENDENT).setLocked(state, False)
+    coordinates.get("crank_angle").setLocked(state, False)
     for k in range(coordinates.getSize()):
         coordinates.get(k).setDefaultValue(coordinates.get(k).getValue(state))
     model.printToXML(str(path))
 
 
-class _OpenSimFourBar:
-    def __init__(self, path: Path):
+def write_weld_chain(path: Path) -> None:
+    """Write the weld chain with OpenSim 4.6's API, its default pose assembled by OpenSim."""
+    osim = opensim()
+    model = osim.Model()
+    model.setName("weld_chain")
+    model.setGravity(osim.Vec3(0.3, -9.80665, 0.2))
+    bodies = {name: osim.Body(name, mass, osim.Vec3(*com), osim.Inertia(*inertia)) for name, mass, com, inertia in (
+        ("arm", 1.1, (0.05, 0.2, -0.03), (0.03, 0.004, 0.028, 0.001, -0.0005, 0.0008)),
+        ("hand", 0.7, (0.02, 0.06, 0.01), (0.002, 0.0015, 0.0022, 0.0001, 0.0002, -0.0001)),
+        ("carriage", 0.4, (0.0, 0.01, -0.02), (0.001, 0.0012, 0.0009, 0.0, 0.0001, 0.0)),
+        ("tool", 0.9, (0.1, -0.02, 0.04), (0.003, 0.008, 0.009, -0.0004, 0.0003, 0.0006)))}
+    for body in bodies.values():
+        model.addBody(body)
+    ground, vec = model.getGround(), osim.Vec3
+    joints = [
+        osim.PinJoint("j_swing", ground, vec(0.1, 0.0, -0.05), vec(0.2, 0.1, -0.3), bodies["arm"],
+                      vec(0, -0.05, 0), vec(0, 0, 0.1)),
+        osim.UniversalJoint("j_wrist", bodies["arm"], vec(0.02, 0.4, 0.01), vec(-0.3, 0.2, 0.5), bodies["hand"],
+                            vec(0.01, -0.03, 0), vec(0.1, 0, -0.2)),
+        osim.PlanarJoint("j_slide", bodies["hand"], vec(0.05, 0.12, -0.02), vec(0.4, -0.1, 0.3), bodies["carriage"],
+                         vec(-0.02, 0, 0.03), vec(0, 0.2, 0)),
+        osim.SliderJoint("j_lift", bodies["carriage"], vec(0.01, 0.02, 0.0), vec(0.1, -1.4, 0.2), bodies["tool"],
+                         vec(0, 0.03, 0), vec(0, 0, 0.15))]
+    names = {"j_swing": ["swing"], "j_wrist": ["wrist_x", "wrist_y"], "j_slide": ["slide_rz", "slide_tx", "slide_ty"],
+             "j_lift": ["lift"]}
+    for joint in joints:
+        model.addJoint(joint)
+        for k, name in enumerate(names[joint.getName()]):
+            c = joint.upd_coordinates(k)
+            c.setName(name)
+            c.setRangeMin(-3.0)
+            c.setRangeMax(3.0)
+            c.setDefaultValue(0.1 * (k + 1))
+    model.finalizeConnections()
+    state = model.initSystem()  # the default pose (no constraint yet); the weld holds the tool where it is there
+    in_tool = osim.Transform(osim.Rotation(-0.2, osim.CoordinateAxis(0)), vec(0.1, 0.05, -0.02))
+    in_ground = bodies["tool"].getTransformInGround(state).compose(in_tool)
+    weld = osim.WeldConstraint("fix", ground, in_ground, bodies["tool"], in_tool)
+    model.addConstraint(weld)
+    model.finalizeConnections()
+    model.printToXML(str(path))
+
+
+#: The models: their independent coordinate, the dependent coordinates (OpenSim names) with the
+#: mbkron bodies whose joint variables they are, the writer, and the spread (rad) of the random
+#: values of the independent coordinate about its default (the assembly branch of the default pose).
+MODELS = {
+    "four_bar": ("crank_angle", {"coupler_angle": "j_coupler.rotationz", "rocker_angle": "j_rocker.rotationz"},
+                 write_four_bar, 0.8),
+    "weld_chain": ("swing", {"lift": "j_lift.translationx", "slide_rz": "j_slide.rotationz",
+                             "slide_ty": "j_slide.translationy", "slide_tx": "j_slide.translationx",
+                             "wrist_y": "j_wrist.rotationy", "wrist_x": "j_wrist.rotationx"}, write_weld_chain, 0.3),
+}
+
+
+class _OpenSimLoop:
+    """A model of :data:`MODELS` in OpenSim, driven by its independent coordinate."""
+
+    def __init__(self, name: str, path: Path):
+        self.independent, self.dependent = MODELS[name][:2]
         osim = self.osim = opensim()
         self.model = osim.Model(str(path))
         self.state = self.model.initSystem()
         coordinates = self.model.getCoordinateSet()
         self.coordinates = {coordinates.get(k).getName(): coordinates.get(k) for k in range(coordinates.getSize())}
-        self.names = [INDEPENDENT, *DEPENDENT]
+        self.names = [self.independent, *self.dependent]
         self.index = {}
         for name in self.names:  # each coordinate's index in OpenSim's u
             for other in self.names:
@@ -121,8 +174,8 @@ class _OpenSimFourBar:
 
     def evaluate(self, q: float, qd: float, qdd: float) -> dict:
         osim, state, model = self.osim, self.state, self.model
-        for name, coordinate in self.coordinates.items():  # from the default pose, the crank at q, at rest
-            coordinate.setValue(state, coordinate.getDefaultValue() if name != INDEPENDENT else q, False)
+        for name, coordinate in self.coordinates.items():  # from the default pose, the independent one at q, at rest
+            coordinate.setValue(state, coordinate.getDefaultValue() if name != self.independent else q, False)
             coordinate.setSpeedValue(state, 0.0)
         rows = [self.index[name] for name in self.names]
         matter = model.getMatterSubsystem()
@@ -134,10 +187,10 @@ class _OpenSimFourBar:
             G = osim.Matrix()
             matter.calcG(state, G)
             step = np.linalg.lstsq(self._matrix(G)[:len(error), rows[1:]], error, rcond=None)[0]
-            for name, delta in zip(DEPENDENT, step):
+            for name, delta in zip(self.dependent, step):
                 self.coordinates[name].setValue(state, self.coordinates[name].getValue(state) - delta, False)
         else:
-            raise RuntimeError(f"the four-bar does not assemble at crank angle {q}")
+            raise RuntimeError(f"the model does not assemble at {self.independent} = {q}")
         values = {name: self.coordinates[name].getValue(state) for name in self.names}
         model.realizeVelocity(state)
         matter = model.getMatterSubsystem()
@@ -169,37 +222,38 @@ class _OpenSimFourBar:
 
         zero = np.zeros(state.getNU())
         rest = tau(zero, zero)
-        return {"dependent": [values[name] for name in DEPENDENT], "mass_matrix": reduced_mass,
+        return {"dependent": [values[name] for name in self.dependent], "mass_matrix": reduced_mass,
                 "forward_dynamics": [udot[rows[0]]], "gravity": -C.T @ rest, "bias": C.T @ (tau(u, cdot) - rest),
                 "inverse_dynamics": C.T @ tau(u, C[:, 0] * qdd + cdot)}
 
 
-def states(default: float, seed: int = 3) -> list[list[float]]:
+def states(default: float, spread: float, seed: int = 3) -> list[list[float]]:
     """The default pose at rest, then random ones (12 significant digits, as stored)."""
     rng = np.random.default_rng(seed)
-    out = [(default, 0.0, 0.0)]
+    out = [[default, 0.0, 0.0]]
     for _ in range(STATES - 1):
-        out.append(tuple(_round([default + rng.uniform(-SPREAD, SPREAD), rng.normal(), rng.normal()])))
+        out.append(_round([default + rng.uniform(-spread, spread), rng.normal(), rng.normal()]))
     return [[float(v) for v in s] for s in out]
 
 
-def reference(path: Path) -> dict:
-    """OpenSim's side at :func:`states`, as stored in ``four_bar.json``."""
-    opensim_model = _OpenSimFourBar(path)
-    default = opensim_model.coordinates[INDEPENDENT].getDefaultValue()
-    data = {"model": "four_bar", "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
-            "states": states(default), **{key: [] for key in KEYS}}
+def reference(name: str, path: Path) -> dict:
+    """OpenSim's side at :func:`states`, as stored in ``<name>.json``."""
+    opensim_model = _OpenSimLoop(name, path)
+    default = opensim_model.coordinates[opensim_model.independent].getDefaultValue()
+    data = {"model": name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            "dependent_bodies": list(opensim_model.dependent.values()),
+            "states": states(default, MODELS[name][3]), **{key: [] for key in KEYS}}
     for q, qd, qdd in data["states"]:
         for key, value in opensim_model.evaluate(q, qd, qdd).items():
             data[key].append(_round(value))
     return data
 
 
-def mbkron_values(model, q: float, qd: float, qdd: float) -> dict:
-    """mbkron's counterparts of :meth:`_OpenSimFourBar.evaluate`."""
+def mbkron_values(model, bodies: list[str], q: float, qd: float, qdd: float) -> dict:
+    """mbkron's counterparts of :meth:`_OpenSimLoop.evaluate` (``bodies``: the solved joint variables)."""
     joints = list(model.joints)
     f = model.joint_variables([q], order=0)[0]
-    return {"dependent": [f[joints.index(body)] for body in DEPENDENT.values()],
+    return {"dependent": [f[joints.index(body)] for body in bodies],
             "mass_matrix": model.mass_matrix([q]), "forward_dynamics": model.forward_dynamics([q], [qd], loads=()),
             "gravity": model.gravity_forces([q]), "bias": model.velocity_forces([q], [qd]),
             "inverse_dynamics": model.inverse_dynamics([q], [qd], [qdd], loads=())}
@@ -211,7 +265,7 @@ def deviations(data: dict, path: Path) -> dict[str, float]:
     model = mbkron.load_model(path)
     out = {}
     for key in KEYS:
-        ours = np.array([np.ravel(mbkron_values(model, *s)[key]) for s in data["states"]])
+        ours = np.array([np.ravel(mbkron_values(model, data["dependent_bodies"], *s)[key]) for s in data["states"]])
         theirs = np.array(data[key])
         scale = 1.0 if key == "dependent" else max(float(np.abs(theirs).max()), 1.0)
         out[key] = float(np.abs(ours - theirs).max()) / scale
@@ -220,18 +274,19 @@ def deviations(data: dict, path: Path) -> dict[str, float]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write-model", action="store_true", help="rewrite tests/data/osim/four_bar.osim.gz first")
+    parser.add_argument("--write-models", action="store_true", help="rewrite tests/data/osim/<model>.osim.gz first")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as directory:
-        if args.write_model:
-            path = Path(directory) / "four_bar.osim"
-            write_four_bar(path)
-            (DATA / "four_bar.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
-        path = stored_osim("four_bar", Path(directory))
-        data = reference(path)
-        (DATA / "four_bar.json").write_text(json.dumps(data, indent=1) + "\n")
-        for key, value in deviations(data, path).items():
-            print(f"four_bar {key:<18} {value:.2g}")
+        for name, (_, _, write, _) in MODELS.items():
+            if args.write_models:
+                path = Path(directory) / f"{name}.osim"
+                write(path)
+                (DATA / f"{name}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+            path = stored_osim(name, Path(directory))
+            data = reference(name, path)
+            (DATA / f"{name}.json").write_text(json.dumps(data, indent=1) + "\n")
+            for key, value in deviations(data, path).items():
+                print(f"{name} {key:<18} {value:.2g}")
 
 
 if __name__ == "__main__":
