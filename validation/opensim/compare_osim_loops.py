@@ -1,29 +1,37 @@
-"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on a closed four-bar.
+"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on two closed chains.
 
-``four_bar`` (:func:`write_four_bar`, written by OpenSim 4.6 itself): a planar four-bar of three
-``PinJoint`` bodies (crank and rocker on ground, the coupler on the crank; joint frames turned about
-``z``; masses, off-axis mass centres and full inertia matrices arbitrary) closed by a
-``PointConstraint`` between the coupler's tip and the rocker's tip. mbkron imports it with the crank
-angle as the only coordinate and the coupler and rocker angles solved from the closure
-(docs/opensim.md, "Loop-closing constraints").
+The models of :data:`MODELS`, written by OpenSim 4.6's API (``--write-models``):
 
-At :data:`STATES` states -- the default pose, then seeded crank angles uniform within
-:data:`SPREAD` of the default (the assembly branch of the default pose), normal random speeds and
-accelerations -- OpenSim computes:
+- ``four_bar`` (:func:`write_four_bar`): a planar four-bar of three ``PinJoint`` bodies (crank and
+  rocker on ground, the coupler on the crank; joint frames turned about ``z``; masses, off-axis mass
+  centres and full inertia matrices arbitrary) closed by a ``PointConstraint`` between the coupler's
+  tip and the rocker's tip. mbkron's coordinate is the crank angle; the coupler and rocker angles are
+  solved (a planar closure, two equations).
+- ``weld_chain`` (:func:`write_weld_chain`): a ``PinJoint`` (the swing), ``UniversalJoint``,
+  ``PlanarJoint`` and ``SliderJoint`` in series, the last body held by a ``WeldConstraint`` to ground
+  where it is at the default pose. mbkron's coordinate is the swing; the six other joint variables
+  are solved (six equations).
 
-- ``dependent``: the coupler and rocker angles at which OpenSim's position-constraint errors
-  (``State.getQErr`` after ``realizePosition``) vanish to :data:`ACCURACY`, the crank at its value:
-  Newton's method from the default pose with OpenSim's constraint Jacobian ``G`` (``calcG``; for pin
-  joints ``u = q̇``, so ``G = ∂qerr/∂q``). (``Model.assemble`` with the crank locked, or
-  ``Coordinate.setValue(..., enforceConstraints=True)``, returned the crank to its initial value in
-  OpenSim 4.6, so OpenSim's assembler is not used.)
+(docs/opensim.md, "Loop-closing constraints".)
+
+At :data:`STATES` states -- the default pose, then seeded values of the independent coordinate
+uniform within the model's spread of its default (the assembly branch of the default pose), normal
+random speeds and accelerations -- OpenSim computes:
+
+- ``dependent``: the dependent coordinates at which OpenSim's position-constraint errors
+  (``State.getQErr`` after ``realizePosition``) vanish to :data:`ACCURACY`, the independent one at
+  its value: Newton's method from the default pose with OpenSim's constraint Jacobian ``G``
+  (``calcG``; these joints have ``u = q̇``, so ``G`` is ``∂qerr/∂q`` -- for the weld's orientation
+  errors at the solution, which keeps the convergence quadratic). (``Model.assemble`` with the
+  independent coordinate locked, or ``Coordinate.setValue(..., enforceConstraints=True)``, returned
+  it to its initial value in OpenSim 4.6, so OpenSim's assembler is not used.)
 - ``C``: the velocity map ``u = C q̇`` from OpenSim's constraint Jacobian ``G``
-  (``SimbodyMatterSubsystem.calcG``, ``G u = 0``): the crank's row is 1, the dependent rows
-  ``−G_d⁺ G_i`` (least squares; ``G`` has three rows of rank two in a planar loop);
+  (``SimbodyMatterSubsystem.calcG``, ``G u = 0``): the independent coordinate's row is 1, the
+  dependent rows ``−G_d⁺ G_i`` (least squares; ``G`` has three rows of rank two in a planar loop);
 - ``mass_matrix``: ``Cᵀ M C`` (``calcM``);
-- ``forward_dynamics``: the crank's ``u̇`` from OpenSim's constrained forward dynamics
-  (``realizeAcceleration`` with ``u = C q̇``, gravity the only force), and from the same ``u̇``
-  ``Ċ q̇ = u̇ − C u̇_crank``;
+- ``forward_dynamics``: the independent coordinate's ``u̇`` from OpenSim's constrained forward
+  dynamics (``realizeAcceleration`` with ``u = C q̇``, gravity the only force), and from the same
+  ``u̇`` ``Ċ q̇ = u̇ − C q̈``;
 - ``gravity``: ``−Cᵀ τ(q, 0, 0)``, ``bias``: ``Cᵀ (τ(q, u, Ċ q̇) − τ(q, 0, 0))`` and
   ``inverse_dynamics``: ``Cᵀ τ(q, C q̇, C q̈ + Ċ q̇)``, with ``τ`` from ``InverseDynamicsSolver``
   (which ignores constraints: ``τ = M u̇ + c(q, u) − g(q)``).
@@ -31,7 +39,7 @@ accelerations -- OpenSim computes:
 mbkron's counterparts are ``joint_variables`` (the solved joint variables), ``mass_matrix``,
 ``forward_dynamics``, ``gravity_forces``, ``velocity_forces`` and ``inverse_dynamics`` (no loads).
 Run ``python -m validation.opensim.compare_osim_loops`` from the repository root: it writes
-``tests/data/osim/four_bar.osim.gz`` (with ``--write-model``) and ``four_bar.json``, read by
+``tests/data/osim/<model>.osim.gz`` (with ``--write-models``) and ``<model>.json``, read by
 ``tests/test_osim_constraints.py``, and prints mbkron's largest deviations.
 """
 
