@@ -116,10 +116,13 @@ def _closure(reader: XmlReader, constraint: ET.Element, bodies: dict) -> dict | 
     return table
 
 
-def _chain(name: str, document_bodies: dict) -> list[str]:
-    """``name`` and its ancestors up to ground (included)."""
+def _chain(name: str, document_bodies: dict) -> list[str] | None:
+    """``name`` and its ancestors up to ground (included); None if a body on the way was not imported
+    or the parents form a cycle (both reported elsewhere)."""
     chain = [name]
     while chain[-1] != GROUND:
+        if chain[-1] not in document_bodies or len(chain) > len(document_bodies) + 1:
+            return None
         chain.append(document_bodies[chain[-1]]["parent"])
     return chain
 
@@ -160,7 +163,7 @@ def _poses(chain: list[str], document_bodies: dict) -> dict[str, tuple[np.ndarra
 
 def _plane(closure: dict, sides: list[list[str]], common: str, document_bodies: dict) -> tuple[str | None, float]:
     """The plane of a planar point-constraint loop (None if spatial) and the out-of-plane separation."""
-    above = _chain(common, document_bodies)[:-1] if common != GROUND else []
+    above = _chain(common, document_bodies)[:-1] if common != GROUND else []  # (common's chain exists)
     if any(_moves(document_bodies[name]) for name in above):
         return None, 0.0
     ancestor = _poses(list(reversed(above)), document_bodies) if above else {}
@@ -225,9 +228,9 @@ def add_loop_constraints(reader: XmlReader, constraints: list[ET.Element], bodie
             reader.unsupported_element(constraint, "CoordinateCouplerConstraint, " + ", ".join(LOOP_CONSTRAINTS))
             continue
         closure = _closure(reader, constraint, bodies)
-        if closure is None or any(closure[k] != GROUND and closure[k] not in document_bodies for k in ("body_a", "body_b")):
-            continue  # a problem was recorded (here or for the body)
-        chains = [_chain(closure["body_a"], document_bodies), _chain(closure["body_b"], document_bodies)]
+        chains = [] if closure is None else [_chain(closure[k], document_bodies) for k in ("body_a", "body_b")]
+        if closure is None or None in chains:
+            continue  # a problem was recorded (here, or for a body's joint)
         common = next(name for name in chains[0] if name in chains[1])
         sides = [chain[:chain.index(common)] for chain in chains]
         if constraint.tag == "PointConstraint":
