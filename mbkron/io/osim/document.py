@@ -3,9 +3,10 @@
 The document is the dictionary ``tomllib`` would return for an equivalent model file (units in
 radians, every number the file's), so :mod:`mbkron.io.reader` builds the model from it and
 ``mbkron convert`` writes it with :func:`mbkron.io.writer.format_toml`. The sections come from
-:mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies)
-and :mod:`~mbkron.io.osim.muscles` (muscles); the model's name, gravity, credits and publications
-go to ``[model]`` and to the header of a converted file.
+:mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies),
+:mod:`~mbkron.io.osim.muscles` (muscles) and :mod:`~mbkron.io.osim.constraints` (loop-closing
+constraints: ``[[constraints]]``, and the coordinates they solve leave ``[coordinates]``); the
+model's name, gravity, credits and publications go to ``[model]`` and to the header of a converted file.
 
 Elements without effect on the mechanics (markers, geometry and appearance, empty sets, probes,
 controllers, contact geometry, actuators driven by controls) are not imported and are listed in the header; every other element
@@ -42,7 +43,8 @@ class OsimDocument:
     Attributes
     ----------
     document : dict
-        Sections as in a model file (``model``, ``units``, ``coordinates``, ``bodies``, ``muscles``).
+        Sections as in a model file (``model``, ``units``, ``coordinates``, ``bodies``, ``muscles``,
+        ``constraints`` when the file has loop-closing constraints).
     header : str
         Comment lines (``# …``) for a converted file: source, credits, publications, what was left out.
     sha256 : str
