@@ -162,6 +162,14 @@ def test_a_weld_constraint_becomes_a_fixed_spatial_closure_solving_six_joints(lo
     assert loop["point_b"] == pytest.approx([0.1, 0.05, -0.02], abs=1e-15)
 
 
+def test_a_point_constraint_on_a_spatial_loop_has_three_equations(loop_files):
+    """The point chain's universal joint has two non-parallel axes: the closure is spatial and solves
+    the slider and the universal joint's two axes (nearest the tool first)."""
+    (group,) = read_osim(loop_files / "point_chain.osim").document["constraints"]
+    assert group["joints"] == ["j_lift.translationx", "j_wrist.rotationy", "j_wrist.rotationx"]
+    assert group["loops"][0]["plane"] == "space" and "orientation" not in group["loops"][0]
+
+
 @pytest.mark.parametrize("name", list(compare_osim_loops.MODELS))
 def test_converts_and_loads_back_equal(loop_files, tmp_path, name):
     source, output = loop_files / f"{name}.osim", tmp_path / f"{name}.toml"

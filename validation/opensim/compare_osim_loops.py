@@ -1,4 +1,4 @@
-"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on two closed chains.
+"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on three closed chains.
 
 The models of :data:`MODELS`, written by OpenSim 4.6's API (``--write-models``):
 
@@ -11,6 +11,9 @@ The models of :data:`MODELS`, written by OpenSim 4.6's API (``--write-models``):
   ``PlanarJoint`` and ``SliderJoint`` in series, the last body held by a ``WeldConstraint`` to ground
   where it is at the default pose. mbkron's coordinate is the swing; the six other joint variables
   are solved (six equations).
+- ``point_chain`` (:func:`write_point_chain`): the same chain without the planar joint, a point of
+  the last body held by a ``PointConstraint`` to ground where it is at the default pose (a spatial
+  closure, three equations: the slider and the universal joint's two angles are solved).
 
 (docs/opensim.md, "Loop-closing constraints".)
 
@@ -104,17 +107,18 @@ def write_four_bar(path: Path) -> None:
     model.printToXML(str(path))
 
 
-def write_weld_chain(path: Path) -> None:
-    """Write the weld chain with OpenSim 4.6's API, its default pose assembled by OpenSim."""
+def _serial_chain(name: str, slide: bool):
+    """A chain on ground: ``PinJoint`` (the swing), ``UniversalJoint``, with ``slide`` a ``PlanarJoint``
+    (to a carriage), and a ``SliderJoint`` to the tool; OpenSim's model (finalized) and its bodies."""
     osim = opensim()
     model = osim.Model()
-    model.setName("weld_chain")
+    model.setName(name)
     model.setGravity(osim.Vec3(0.3, -9.80665, 0.2))
     bodies = {name: osim.Body(name, mass, osim.Vec3(*com), osim.Inertia(*inertia)) for name, mass, com, inertia in (
         ("arm", 1.1, (0.05, 0.2, -0.03), (0.03, 0.004, 0.028, 0.001, -0.0005, 0.0008)),
         ("hand", 0.7, (0.02, 0.06, 0.01), (0.002, 0.0015, 0.0022, 0.0001, 0.0002, -0.0001)),
         ("carriage", 0.4, (0.0, 0.01, -0.02), (0.001, 0.0012, 0.0009, 0.0, 0.0001, 0.0)),
-        ("tool", 0.9, (0.1, -0.02, 0.04), (0.003, 0.008, 0.009, -0.0004, 0.0003, 0.0006)))}
+        ("tool", 0.9, (0.1, -0.02, 0.04), (0.003, 0.008, 0.009, -0.0004, 0.0003, 0.0006))) if slide or name != "carriage"}
     for body in bodies.values():
         model.addBody(body)
     ground, vec = model.getGround(), osim.Vec3
@@ -122,27 +126,48 @@ def write_weld_chain(path: Path) -> None:
         osim.PinJoint("j_swing", ground, vec(0.1, 0.0, -0.05), vec(0.2, 0.1, -0.3), bodies["arm"],
                       vec(0, -0.05, 0), vec(0, 0, 0.1)),
         osim.UniversalJoint("j_wrist", bodies["arm"], vec(0.02, 0.4, 0.01), vec(-0.3, 0.2, 0.5), bodies["hand"],
-                            vec(0.01, -0.03, 0), vec(0.1, 0, -0.2)),
-        osim.PlanarJoint("j_slide", bodies["hand"], vec(0.05, 0.12, -0.02), vec(0.4, -0.1, 0.3), bodies["carriage"],
-                         vec(-0.02, 0, 0.03), vec(0, 0.2, 0)),
-        osim.SliderJoint("j_lift", bodies["carriage"], vec(0.01, 0.02, 0.0), vec(0.1, -1.4, 0.2), bodies["tool"],
-                         vec(0, 0.03, 0), vec(0, 0, 0.15))]
+                            vec(0.01, -0.03, 0), vec(0.1, 0, -0.2))]
+    if slide:
+        joints.append(osim.PlanarJoint("j_slide", bodies["hand"], vec(0.05, 0.12, -0.02), vec(0.4, -0.1, 0.3),
+                                       bodies["carriage"], vec(-0.02, 0, 0.03), vec(0, 0.2, 0)))
+    joints.append(osim.SliderJoint("j_lift", bodies["carriage" if slide else "hand"], vec(0.01, 0.02, 0.0),
+                                   vec(0.1, -1.4, 0.2), bodies["tool"], vec(0, 0.03, 0), vec(0, 0, 0.15)))
     names = {"j_swing": ["swing"], "j_wrist": ["wrist_x", "wrist_y"], "j_slide": ["slide_rz", "slide_tx", "slide_ty"],
              "j_lift": ["lift"]}
     for joint in joints:
         model.addJoint(joint)
-        for k, name in enumerate(names[joint.getName()]):
+        for k, coordinate in enumerate(names[joint.getName()]):
             c = joint.upd_coordinates(k)
-            c.setName(name)
-            c.setRangeMin(-3.0)
-            c.setRangeMax(3.0)
+            c.setName(coordinate)
+            c.setRangeMin(-0.4 if coordinate == "swing" else -3.0)  # the swing: where both chains assemble
+            c.setRangeMax(0.6 if coordinate == "swing" else 3.0)
             c.setDefaultValue(0.1 * (k + 1))
     model.finalizeConnections()
-    state = model.initSystem()  # the default pose (no constraint yet); the weld holds the tool where it is there
-    in_tool = osim.Transform(osim.Rotation(-0.2, osim.CoordinateAxis(0)), vec(0.1, 0.05, -0.02))
+    return model, bodies
+
+
+def write_weld_chain(path: Path) -> None:
+    """Write the weld chain with OpenSim 4.6's API: the tool welded to ground where it is at the default pose."""
+    osim = opensim()
+    model, bodies = _serial_chain("weld_chain", slide=True)
+    state = model.initSystem()  # the default pose (no constraint yet)
+    in_tool = osim.Transform(osim.Rotation(-0.2, osim.CoordinateAxis(0)), osim.Vec3(0.1, 0.05, -0.02))
     in_ground = bodies["tool"].getTransformInGround(state).compose(in_tool)
-    weld = osim.WeldConstraint("fix", ground, in_ground, bodies["tool"], in_tool)
-    model.addConstraint(weld)
+    model.addConstraint(osim.WeldConstraint("fix", model.getGround(), in_ground, bodies["tool"], in_tool))
+    model.finalizeConnections()
+    model.printToXML(str(path))
+
+
+def write_point_chain(path: Path) -> None:
+    """Write the point chain with OpenSim 4.6's API: a point of the tool held at its place at the default pose."""
+    osim = opensim()
+    model, bodies = _serial_chain("point_chain", slide=False)
+    state = model.initSystem()
+    in_tool = osim.Vec3(0.1, 0.05, -0.02)
+    in_ground = bodies["tool"].findStationLocationInGround(state, in_tool)
+    constraint = osim.PointConstraint(model.getGround(), in_ground, bodies["tool"], in_tool)
+    constraint.setName("pin")
+    model.addConstraint(constraint)
     model.finalizeConnections()
     model.printToXML(str(path))
 
@@ -156,6 +181,8 @@ MODELS = {
     "weld_chain": ("swing", {"lift": "j_lift.translationx", "slide_rz": "j_slide.rotationz",
                              "slide_ty": "j_slide.translationy", "slide_tx": "j_slide.translationx",
                              "wrist_y": "j_wrist.rotationy", "wrist_x": "j_wrist.rotationx"}, write_weld_chain, 0.3),
+    "point_chain": ("swing", {"lift": "j_lift.translationx", "wrist_y": "j_wrist.rotationy",
+                              "wrist_x": "j_wrist.rotationx"}, write_point_chain, 0.3),
 }
 
 
