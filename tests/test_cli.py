@@ -65,6 +65,21 @@ def test_info_describes_the_model(capsys):
         assert fragment in out, fragment
 
 
+def test_info_on_an_osim_model_with_wrapping_names_the_option_and_ignores_wrap_objects_with_it(capsys, tmp_path):
+    import gzip
+
+    path = tmp_path / "arm26.osim"
+    path.write_bytes(gzip.decompress((ROOT / "tests" / "data" / "osim" / "arm26.osim.gz").read_bytes()))
+    wrapped = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")  # arm26's paths with wrap objects
+    status, out, err = run(capsys, "info", path)
+    assert status == 1 and out == ""
+    assert "`--ignore-wrapping` of `mbkron convert` and `mbkron info`" in err
+    assert all(name in err for name in wrapped)
+    status, out, err = run(capsys, "info", path, "--ignore-wrapping")
+    assert status == 0 and "model       arm26" in out and "muscles (6)" in out
+    assert err == f"mbkron: warning: {path}: 5 path(s) imported without their wrap objects: {', '.join(wrapped)}\n"
+
+
 def test_kinematics_at_one_configuration(capsys, tmp_path):
     output = tmp_path / "arm.csv"
     status, out, err = run(capsys, "kinematics", TWO_LINK, "--q", "alpha1=30, alpha2=45", "--qd", "alpha1=10,alpha2=-20",

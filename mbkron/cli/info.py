@@ -13,8 +13,12 @@ def register(commands) -> None:
     """Add the ``info`` command to the sub-command parsers ``commands``."""
     info = add_command(commands, "info", "describe a model file: tree, coordinates, joint variables, loads, muscles",
                        "Print a model file's body tree, coordinates, joint variables, loads, muscles and parameters.",
-                       "mbkron info models/two_link_arm.toml")
-    info.add_argument("model", metavar="MODEL", help="model definition file (TOML, docs/model-format.md)")
+                       "mbkron info models/two_link_arm.toml\nmbkron info arm26.osim --ignore-wrapping")
+    info.add_argument("model", metavar="MODEL",
+                      help="model definition file (TOML, docs/model-format.md) or OpenSim model (.osim, docs/opensim.md)")
+    info.add_argument("--ignore-wrapping", action="store_true",
+                      help="OpenSim models: import paths with wrap objects without them (a warning names them); "
+                           "default: refuse")
     info.set_defaults(run=run)
 
 
@@ -82,11 +86,18 @@ def _describe_load(load) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron info``; returns the exit status."""
+    import sys
+    import warnings
+
     from mbkron.core.description import GROUND
     from mbkron.io import read_model_file
     from mbkron.kinematics import tree as kinematics
 
-    model_file = read_model_file(args.model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "error")
+    for warning in caught:
+        print(f"mbkron: warning: {warning.message}", file=sys.stderr)
     model = model_file.model
     unit = model_file.angle_unit
     scale = model_file.angle_scale

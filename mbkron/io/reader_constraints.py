@@ -132,6 +132,6 @@ class ConstraintReader(ValueReader):
                 else:
                     fields["rotation"] = self.rotation_sequence(rotation, join(item_path, "rotation"))
             required = [fields[key] for key in fields if key not in ("plane", "orientation")]
-            if plane is not None and None not in required and ("orientation" not in table or fields["orientation"]):
+            if plane is not None and all(v is not None for v in required) and ("orientation" not in table or fields["orientation"]):
                 closures.append(LoopClosure(**fields))
         return closures if len(closures) == len(value) else None

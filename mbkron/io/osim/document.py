@@ -3,9 +3,10 @@
 The document is the dictionary ``tomllib`` would return for an equivalent model file (units in
 radians, every number the file's), so :mod:`mbkron.io.reader` builds the model from it and
 ``mbkron convert`` writes it with :func:`mbkron.io.writer.format_toml`. The sections come from
-:mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies)
-and :mod:`~mbkron.io.osim.muscles` (muscles); the model's name, gravity, credits and publications
-go to ``[model]`` and to the header of a converted file.
+:mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies),
+:mod:`~mbkron.io.osim.muscles` (muscles) and :mod:`~mbkron.io.osim.constraints` (loop-closing
+constraints: ``[[constraints]]``, and the coordinates they solve leave ``[coordinates]``); the
+model's name, gravity, credits and publications go to ``[model]`` and to the header of a converted file.
 
 Elements without effect on the mechanics (markers, geometry and appearance, empty sets, probes,
 controllers, contact geometry, actuators driven by controls) are not imported and are listed in the header; every other element
@@ -20,6 +21,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from mbkron.core.errors import ModelError
+from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.muscles import read_muscles
@@ -41,7 +43,8 @@ class OsimDocument:
     Attributes
     ----------
     document : dict
-        Sections as in a model file (``model``, ``units``, ``coordinates``, ``bodies``, ``muscles``).
+        Sections as in a model file (``model``, ``units``, ``coordinates``, ``bodies``, ``muscles``,
+        ``constraints`` when the file has loop-closing constraints).
     header : str
         Comment lines (``# …``) for a converted file: source, credits, publications, what was left out.
     sha256 : str
@@ -124,7 +127,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         elif name is not None:
             bodies[name] = body
     joints = objects("JointSet/objects")
-    coordinates = Coordinates(reader, joints, objects("ConstraintSet/objects"))
+    constraints = objects("ConstraintSet/objects")
+    coordinates = Coordinates(reader, joints, [c for c in constraints if c.tag == "CoordinateCouplerConstraint"])
     document_bodies: dict[str, dict] = {}
     motion: dict[str, str] = {}
     children: set[str] = set()
@@ -141,13 +145,10 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
                        "apply generalized forces as tau instead)")
     if wrapped and wrapping == "error":
         reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  f"import without them with load_model(..., wrapping=\"ignore\") or `mbkron convert --ignore-wrapping`): "
+                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
+                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
                                   f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
-    reader.raise_problems()
-    if wrapped:
-        warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
-                      stacklevel=3)
     name = model.get("name") or "model"
     credits, publications = _texts(model.find("credits")), _texts(model.find("publications"))
     description = f"OpenSim model {name}" + (f". Credits: {credits}" if credits else "") + \
@@ -164,20 +165,30 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         "bodies": document_bodies,
         "muscles": muscles,
     }
-    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed),
+    loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
+                                 bodies, document)
+    reader.raise_problems()
+    if wrapped:
+        warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
+                      stacklevel=3)
+    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed,
+                                          loops, len(coordinate_tables)),
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
 def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
-            wrapped: list[str], ignored: list[str], renamed: dict[str, str]) -> str:
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int) -> str:
     eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
     locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
     lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
              "Angles in radians: every number is the .osim file's. Each OpenSim joint is a chain of massless bodies",
              "named JOINT.AXIS followed by the OpenSim body (joint = \"fixed\").",
-             f"Coordinates: OpenSim's independent, unlocked coordinates in CoordinateSet order ({len(coordinates.independent)})."]
+             f"Coordinates: OpenSim's independent, unlocked coordinates in CoordinateSet order ({count})."]
     if eliminated:
         lines.append("Eliminated by CoordinateCouplerConstraints: " + "; ".join(eliminated) + ".")
+    if loops:
+        lines.append("Loop-closing constraints (one [[constraints]] group; the coordinates of the joints it solves are not the "
+                     "model's): " + "; ".join(loops) + ".")
     if locked:
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
     if renamed:

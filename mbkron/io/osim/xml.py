@@ -1,9 +1,12 @@
 """Reading ``.osim`` files safely: bounded size, no entities, no DTD; values with XML paths.
 
 An ``.osim`` file is untrusted input. :func:`parse_osim_bytes` refuses files of more than
-:data:`MAX_OSIM_BYTES` bytes before parsing, parses with :mod:`defusedxml` (a document type
-declaration, entity declarations and external references are refused, so "billion laughs" and
-external-entity attacks cannot run) and refuses elements nested deeper than :data:`MAX_DEPTH`.
+:data:`MAX_OSIM_BYTES` bytes before parsing, parses with :mod:`defusedxml`'s SAX parser (a document
+type declaration, entity declarations and external references are refused, so "billion laughs" and
+external-entity attacks cannot run) and refuses elements nested deeper than :data:`MAX_DEPTH` while
+parsing. The parser is not namespace-aware: OpenSim writes element names such as
+``HuntCrossleyForce::ContactParametersSet`` (contact forces), which are well-formed XML 1.0 but not
+namespace-well-formed, and ``.osim`` files use no namespaces.
 
 :class:`XmlReader` reads values out of the parsed tree; every problem is recorded with the file's
 XML path of the element (``/OpenSimDocument/Model/JointSet/objects/CustomJoint[@name='hip_r']/…``)
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+import xml.sax
+import xml.sax.handler
 
-import defusedxml.ElementTree as SafeET
+import defusedxml.sax
 from defusedxml import DefusedXmlException
 
 from mbkron.core.errors import ModelError
@@ -45,25 +50,50 @@ def read_osim_bytes(path, source: str) -> bytes:
     return data
 
 
+class _TooDeep(Exception):
+    """Raised by :class:`_TreeHandler` when elements nest deeper than :data:`MAX_DEPTH`."""
+
+
+class _TreeHandler(xml.sax.handler.ContentHandler):
+    """Builds an ElementTree from SAX events (element names as written, ``::`` included)."""
+
+    def __init__(self):
+        super().__init__()
+        self.builder = ET.TreeBuilder()
+        self.depth = 0
+
+    def startElement(self, name, attrs):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _TooDeep
+        self.builder.start(name, dict(attrs.items()))
+
+    def endElement(self, name):
+        self.depth -= 1
+        self.builder.end(name)
+
+    def characters(self, content):
+        self.builder.data(content)
+
+
 def parse_osim_bytes(data: bytes, source: str) -> ET.Element:
     """The root element of an ``.osim`` document (``<OpenSimDocument>``); ModelError if it is not one."""
     if len(data) > MAX_OSIM_BYTES:
         raise ModelError([f"the document has {len(data):,} bytes; at most {MAX_OSIM_BYTES:,} are read"], source)
+    handler = _TreeHandler()
     try:
-        root = SafeET.fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        defusedxml.sax.parseString(data, handler, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as exc:
         raise ModelError([f"refused: the XML declares a DTD, entities or external references ({type(exc).__name__}); "
                           ".osim files need none"], source) from None
-    except ET.ParseError as exc:
-        raise ModelError([f"not well-formed XML: {exc}"], source) from None
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except _TooDeep:
+        raise ModelError([f"elements are nested more than {MAX_DEPTH} levels deep; .osim files nest about 12"], source) from None
+    except xml.sax.SAXParseException as exc:
+        raise ModelError([f"not well-formed XML: {exc.getMessage()}: line {exc.getLineNumber()}, "
+                          f"column {exc.getColumnNumber()}"], source) from None
+    except (RecursionError, MemoryError, ValueError, xml.sax.SAXException) as exc:
         raise ModelError([f"the XML cannot be parsed: {type(exc).__name__}"], source) from None
-    stack = [(root, 1)]
-    while stack:
-        element, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ModelError([f"elements are nested more than {MAX_DEPTH} levels deep; .osim files nest about 12"], source)
-        stack.extend((child, depth + 1) for child in element)
+    root = handler.builder.close()
     if root.tag != "OpenSimDocument":
         raise ModelError([f"/{root.tag}: expected the root element <OpenSimDocument> of an OpenSim model file"], source)
     return root
