@@ -279,10 +279,15 @@ class _Integrator:
         tab = self.tableau
         rows, k = done[want], stages[:, accept][:, want]
         y_old, y_new, f_old, f_new, t_old, h = (a[want] for a in (y_old, y_new, f_old, f_new, t_old, h))
+        # every (accepted trajectory, output time) pair inside its step, evaluated together
+        counts = last[want] - next_output[rows]
+        pairs = np.repeat(np.arange(len(rows)), counts)
+        times = output[np.concatenate([np.arange(a, b) for a, b in zip(next_output[rows], last[want])])]
+        x = ((times - t_old[pairs]) / h[pairs])[:, None]
         if tab.P is not None:  # quartic continuous extension: y_old + h Σ_j (K P)_j x^(j+1)
             Q = np.tensordot(k, tab.P, axes=(0, 0))  # (rows, n, 4)
-            def value(i, x):
-                return y_old[i] + h[i] * Q[i] @ (x ** np.arange(1, Q.shape[-1] + 1))
+            powers = x ** np.arange(1, Q.shape[-1] + 1)  # (pairs, 4)
+            values = y_old[pairs] + h[pairs, None] * np.einsum("pnj,pj->pn", Q[pairs], powers)
         else:  # DOP853: three more stages, the interpolant of order 7 (Hairer's dop853.f)
             extended = np.concatenate([k, np.empty((3,) + k.shape[1:])])
             for s in range(tab.stages + 1, tab.stages + 4):
@@ -292,15 +297,14 @@ class _Integrator:
             F = np.empty((7,) + y_old.shape)
             F[0], F[1], F[2] = delta, h[:, None] * f_old - delta, 2 * delta - h[:, None] * (f_new + f_old)
             F[3:] = h[None, :, None] * np.tensordot(tab.D, extended, axes=1)
-            def value(i, x):
-                result = np.zeros(y_old.shape[1])
-                for j, Fj in enumerate(F[::-1, i]):
-                    result += Fj
-                    result *= x if j % 2 == 0 else 1 - x
-                return result + y_old[i]
-        for i, row in enumerate(rows):
-            for m in range(next_output[row], last[want][i]):
-                out[row, m] = y_new[i] if output[m] == t_old[i] + h[i] else value(i, (output[m] - t_old[i]) / h[i])
-            next_output[row] = last[want][i]
+            values = np.zeros((len(pairs), y_old.shape[1]))
+            for j, Fj in enumerate(F[::-1]):
+                values += Fj[pairs]
+                values *= x if j % 2 == 0 else 1 - x
+            values += y_old[pairs]
+        at_end = times == (t_old + h)[pairs]
+        values[at_end] = y_new[pairs[at_end]]
+        out[rows[pairs], np.concatenate([np.arange(a, b) for a, b in zip(next_output[rows], last[want])])] = values
+        next_output[rows] = last[want]
 
 
