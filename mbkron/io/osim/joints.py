@@ -16,11 +16,18 @@ frame ``M`` (in the child body). A ``PhysicalOffsetFrame`` is ``translation`` an
   ``rotation1..3`` about successive (body-fixed) axes, each axis's value its function of its coordinate;
 - ``PinJoint``: rotation about ``z``; ``SliderJoint``: translation along ``x``; ``WeldJoint``: none;
 - ``UniversalJoint``: rotations about ``x`` then ``y``; ``GimbalJoint``: about ``x``, ``y``, ``z``;
-- ``PlanarJoint`` (coordinates ``rz, tx, ty``): translations along ``x``, ``y`` of ``F``, then rotation about ``z``.
+- ``PlanarJoint`` (coordinates ``rz, tx, ty``): translations along ``x``, ``y`` of ``F``, then rotation about ``z``;
+- ``BallJoint`` (``rx, ry, rz``): rotations about ``x``, ``y``, ``z`` (body-fixed X-Y-Z angles);
+- ``FreeJoint`` (``rx, ry, rz, tx, ty, tz``): translations along ``x``, ``y``, ``z`` of ``F``, then
+  rotations about ``x``, ``y``, ``z``.
 
-Free, Ball, Ellipsoid and Scapulothoracic joints are not imported: their generalized speeds are not
-the rates of their coordinates (quaternions or angular velocities), so a model in their coordinates
-would not have OpenSim's mass matrix.
+Ball and Free joints are Simbody's ``MobilizedBody::Ball`` and ``Free``, which OpenSim runs with Euler
+angles (``Model::initSystem`` sets ``setUseEulerAngles``): their coordinates are the body-fixed X-Y-Z
+angles of ``X_FM`` and the translation of ``M``'s origin in ``F``, expressed in ``F`` — exactly the
+chain above. Their generalized *speeds* are not the coordinates' rates but the angular velocity
+``w_FM`` (and linear velocity ``v_FM``) in ``F``: mbkron's model is in the coordinates' rates ``q̇``,
+so its mass matrix is OpenSim's ``Bᵀ M B`` with ``u = B(q) q̇`` (the comparison transforms by
+``B = N⁻¹``). Ellipsoid and Scapulothoracic joints are not imported.
 """
 
 from __future__ import annotations
@@ -48,6 +55,9 @@ _FIXED_AXES = {
     "UniversalJoint": [("rotation", _X, 0), ("rotation", _Y, 1)],
     "GimbalJoint": [("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
     "PlanarJoint": [("translation", _X, 1), ("translation", _Y, 2), ("rotation", _Z, 0)],
+    "BallJoint": [("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
+    "FreeJoint": [("translation", _X, 3), ("translation", _Y, 4), ("translation", _Z, 5),
+                  ("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
 }
 #: The joints imported.
 JOINTS = ("CustomJoint", *_FIXED_AXES)
