@@ -24,14 +24,15 @@ from mbkron.core.errors import ModelError
 from mbkron.io import format_toml, model_differences, parse_model_file
 from mbkron.io.osim import read_osim
 from mbkron.io.osim import xml as osim_xml
-from mbkron.io.osim.functions import Affine, Table, compose, evaluate, read_function
+from mbkron.io.osim.functions import Affine, Expression, Formula, Multi, Table, Term, apply, compose, constant_term, \
+    evaluate, read_function
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import CubicSpline
 from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
 
 DATA = Path(__file__).parent / "data" / "osim"
 MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
-          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball")
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes")
 WRAPPED = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")
 
 
@@ -92,6 +93,40 @@ def test_multiplier_and_affine_compositions_are_exact():
     assert compose(sine, spline) is None
 
 
+def test_multivariate_polynomial_terms_are_in_opensims_order():
+    """OpenSim's documented order for dimension 3, order 3: index 6 is ``Y Z²``, 13 is ``X Y``, 19 ``X³``."""
+    x, y, z = 0.7, -1.3, 0.4
+    for index, expected in ((0, 1.0), (6, y * z**2), (13, x * y), (17, x**2 * z), (19, x**3)):
+        coefficients = " ".join("1" if k == index else "0" for k in range(20))
+        function, reader = function_of(f"<MultivariatePolynomialFunction><coefficients>{coefficients}</coefficients>"
+                                       "<dimension>3</dimension><order>3</order></MultivariatePolynomialFunction>")
+        assert isinstance(function, Multi) and function.arity == 3 and not reader.problems
+        assert function.value([x, y, z]) == pytest.approx(expected, rel=1e-15)
+        assert eval(function.text(["x", "y", "z"])) == pytest.approx(expected, rel=1e-15)  # the formula text
+    linear, _ = function_of("<LinearFunction><coefficients>0.5 -2 3 0.25</coefficients></LinearFunction>")
+    assert isinstance(linear, Multi) and linear.value([x, y, z]) == 0.5 * x - 2 * y + 3 * z + 0.25
+    one, _ = function_of("<MultivariatePolynomialFunction><coefficients>1 2 3</coefficients><dimension>1</dimension>"
+                         "<order>2</order></MultivariatePolynomialFunction>")
+    assert isinstance(one, Formula) and evaluate(one, x) == 1 + 2 * x + 3 * x**2
+    _, reader = function_of("<MultivariatePolynomialFunction><coefficients>1 2</coefficients><dimension>2</dimension>"
+                            "<order>1</order></MultivariatePolynomialFunction>")
+    assert reader.problems and "expected 3 coefficients (dimension 2, order 1), got 2" in reader.problems[0]
+
+
+def test_functions_of_several_terms_are_formulas_in_the_coordinates():
+    linear, _ = function_of("<LinearFunction><coefficients>0.5 -2 0.25</coefficients></LinearFunction>")
+    a, b = Term(Affine(1.0, 0.0), "a"), Term(Affine(3.0, 1.0), "b")
+    both = apply(linear, [a, b])
+    assert isinstance(both.function, Expression) and both.coordinates == ("a", "b")
+    assert eval(both.function.text, {"a": 0.2, "b": -0.4}) == pytest.approx(0.5 * 0.2 - 2 * (3 * -0.4 + 1) + 0.25, rel=1e-15)
+    one = apply(linear, [constant_term(0.3), b])  # a locked argument: a formula of the one coordinate left
+    assert isinstance(one.function, Formula) and one.coordinate == "b"
+    assert evaluate(one.function, -0.4) == pytest.approx(0.5 * 0.3 - 2 * (3 * -0.4 + 1) + 0.25, rel=1e-15)
+    assert apply(linear, [constant_term(0.3), constant_term(2.0)]).function == Affine(0.0, 0.5 * 0.3 - 4 + 0.25)
+    table = Term(Table("fmm", tuple(X), tuple(Y)), "a")
+    assert apply(linear, [table, b]) is None and apply(linear, [table, constant_term(1.0)]) is None
+
+
 @pytest.mark.parametrize("text", [
     "<NaturalCubicSpline><x>0 1 2</x><y>0 1 0</y></NaturalCubicSpline>",
     "<GCVSpline><x>0 1 2</x><y>0 1 0</y></GCVSpline>",
@@ -111,11 +146,21 @@ def test_functions_equal_opensims_calcvalue(tmp_path):
              "<Sine><amplitude>1.3</amplitude><omega>2.1</omega><phase>0.4</phase><offset>-0.2</offset></Sine>",
              f"<MultiplierFunction><function><SimmSpline>{knots}</SimmSpline></function><scale>-1.7</scale></MultiplierFunction>",
              "<LinearFunction><coefficients>-0.7 0.3</coefficients></LinearFunction>", "<Constant><value>0.25</value></Constant>"]
-    for k, text in enumerate(texts):
+    several = ["<LinearFunction><coefficients>-0.7 0.3 1.1 0.2</coefficients></LinearFunction>",
+               "<MultivariatePolynomialFunction><coefficients>" + " ".join(str(0.1 * k - 0.7) for k in range(20))
+               + "</coefficients><dimension>3</dimension><order>3</order></MultivariatePolynomialFunction>"]
+    for k, text in enumerate(texts + several):
         path = tmp_path / f"f{k}.xml"
         path.write_text(f'<?xml version="1.0" encoding="UTF-8" ?><OpenSimDocument Version="40000">{text}</OpenSimDocument>')
         theirs = osim.Function.safeDownCast(osim.OpenSimObject.makeObjectFromFile(str(path)))
         ours, _ = function_of(text)
+        if isinstance(ours, Multi):
+            for point in np.random.default_rng(k).uniform(-2.0, 2.0, (20, 3)):
+                argument = osim.Vector(3, 0.0)
+                for i, v in enumerate(point):
+                    argument.set(i, float(v))
+                assert ours.value(list(point)) == pytest.approx(theirs.calcValue(argument), abs=1e-12), text
+            continue
         for x in POINTS:
             assert evaluate(ours, x) == pytest.approx(theirs.calcValue(osim.Vector(1, float(x))), abs=1e-12), text
 
@@ -420,8 +465,8 @@ def _replace(old: str, new: str):
               "(dependent) coordinate of the constraint coupling function.-->\n\t\t\t\t\t<dependent_coordinate_name>tib_tx_r",
               "<independent_coordinate_names>knee_angle_r hip_angle_r</independent_coordinate_names>"
               "<dependent_coordinate_name>tib_tx_r"),
-     "CoordinateCouplerConstraint[@name='knee_tx_r']: <CoordinateCouplerConstraint> is not supported; supported: couplers of "
-     "exactly one independent coordinate, got 2"),
+     "CoordinateCouplerConstraint[@name='knee_tx_r']: <CoordinateCouplerConstraint> is not supported; supported: a function of "
+     "as many arguments as coordinates: it takes 1, 2 coordinate(s) are named"),
     (_replace("<isEnforced>true</isEnforced>", "<isEnforced>false</isEnforced>"),
      "<CoordinateCouplerConstraint> is not supported; supported: enforced couplers (isEnforced = true)"),
     (_replace("<socket_child_frame>pelvis_offset</socket_child_frame>", "<socket_child_frame>/bodyset/femur</socket_child_frame>"),

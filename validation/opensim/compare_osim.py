@@ -55,12 +55,17 @@ MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen
 #: Small models written by hand to exercise the importer's joints and functions, stored in
 #: ``tests/data/osim/<name>.osim.gz`` (OpenSim loads them unchanged): ``free_ball``, a FreeJoint, a
 #: BallJoint and a PinJoint with three paths (two or three points on each moving body, so the lengths
-#: check the bodies' poses).
-HAND_WRITTEN = ("free_ball",)
+#: check the bodies' poses); ``multi``, TransformAxes that are LinearFunctions of several coordinates
+#: (coupled and locked ones among them) and couplers of two independent coordinates (a
+#: MultivariatePolynomialFunction and a LinearFunction); ``multi_axes``, MultivariatePolynomialFunctions
+#: in the TransformAxes, rotations among them (OpenSim's velocity terms are wrong there, see docs/opensim.md).
+HAND_WRITTEN = ("free_ball", "multi", "multi_axes")
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).
 STEP = 1e-5
+#: Step of the Hessians of MultivariatePolynomialFunction couplers (from OpenSim's exact gradients).
+HESSIAN_STEP = 1e-3
 #: Random poses keep this margin (rad or m) from conditional path points' range ends, so that no
 #: difference stencil crosses one (the length jumps there).
 MARGIN = 10 * STEP
@@ -126,7 +131,7 @@ class OpenSimModel:
             coupler = osim.CoordinateCouplerConstraint.safeDownCast(constraints.get(k))
             independent = coupler.getIndependentCoordinateNames()
             self.couplers[coupler.getDependentCoordinateName()] = (
-                coupler.getFunction(), independent.get(0),
+                coupler.getFunction(), [independent.get(k) for k in range(independent.getSize())],
                 osim.PropertyHelper.getValueDouble(coupler.getPropertyByName("scale_factor")))
         #: OpenSim's independent, unlocked coordinates in CoordinateSet order: must be mbkron's coordinates.
         self.independent = [name for name, c in self.coordinates.items() if name not in self.couplers and not c.getDefaultLocked()]
@@ -141,15 +146,28 @@ class OpenSimModel:
                                                 for k in range(path_points.getSize()))
                        for path_points in (m.getGeometryPath().getPathPointSet() for m in self.muscles)]
 
-    def coupler_values(self, name: str, x: float) -> tuple[float, float, float]:
+    def coupler_values(self, name: str, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """The coupler's ``s·f``, its gradient and Hessian at the independent coordinates' values ``x``
+        (OpenSim's ``calcValue`` and ``calcDerivative``)."""
         function, _, scale = self.couplers[name]
-        argument = self.osim.Vector(1, x)
-        first, second = self.osim.StdVectorInt(), self.osim.StdVectorInt()
-        first.append(0)
-        second.append(0)
-        second.append(0)
-        return (scale * function.calcValue(argument), scale * function.calcDerivative(first, argument),
-                scale * function.calcDerivative(second, argument))
+
+        def derivative(at: np.ndarray, *components) -> float:
+            indices = self.osim.StdVectorInt()
+            for k in components:
+                indices.append(k)
+            return scale * function.calcDerivative(indices, self._vector(at))
+        n, x = len(x), np.asarray(x, dtype=float)
+        gradient = np.array([derivative(x, i) for i in range(n)])
+        if function.getConcreteClassName() != "MultivariatePolynomialFunction":
+            return scale * function.calcValue(self._vector(x)), gradient, np.array(
+                [[derivative(x, i, j) for j in range(n)] for i in range(n)])
+        # OpenSim 4.6's MultivariatePolynomialFunction returns the first derivative for any order
+        # (calcDerivative reads derivComponent[0] only): the Hessian by central differences of the
+        # gradient (exact to round-off, ≈ 1e-11, for order ≤ 3, whose gradient is at most quadratic)
+        steps = np.eye(n) * HESSIAN_STEP
+        hessian = np.array([[(derivative(x + steps[j], i) - derivative(x - steps[j], i)) / (2 * HESSIAN_STEP)
+                             for j in range(n)] for i in range(n)])
+        return scale * function.calcValue(self._vector(x)), gradient, hessian
 
     def full_state(self, q, qd, qdd) -> tuple[dict, dict, dict, dict]:
         """Value, speed, acceleration of every OpenSim coordinate; and its column of C (dict by name)."""
@@ -162,10 +180,11 @@ class OpenSimModel:
                 column[self.names.index(name)] = 1.0
             elif name in self.couplers:
                 independent = self.couplers[name][1]
-                x, xd, xdd = given[independent]
+                x, xd, xdd = (np.array([given[n][k] for n in independent]) for k in range(3))
                 f, df, ddf = self.coupler_values(name, x)
-                values[name], speeds[name], accelerations[name] = f, df * xd, df * xdd + ddf * xd * xd
-                column[self.names.index(independent)] = df
+                values[name], speeds[name], accelerations[name] = f, df @ xd, df @ xdd + xd @ ddf @ xd
+                for n, derivative in zip(independent, df):
+                    column[self.names.index(n)] += derivative
             else:  # locked
                 values[name], speeds[name], accelerations[name] = coordinate.getDefaultValue(), 0.0, 0.0
             columns[name] = column

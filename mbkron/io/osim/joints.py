@@ -13,7 +13,8 @@ frame ``M`` (in the child body). A ``PhysicalOffsetFrame`` is ``translation`` an
 ``X_FM`` per joint type (axes in the frame the previous axes produced):
 
 - ``CustomJoint``: translations ``translation1..3`` along their axes in ``F``, then rotations
-  ``rotation1..3`` about successive (body-fixed) axes, each axis's value its function of its coordinate;
+  ``rotation1..3`` about successive (body-fixed) axes, each axis's value its function of its
+  coordinates (several for a function of several arguments, in the order named);
 - ``PinJoint``: rotation about ``z``; ``SliderJoint``: translation along ``x``; ``WeldJoint``: none;
 - ``UniversalJoint``: rotations about ``x`` then ``y``; ``GimbalJoint``: about ``x``, ``y``, ``z``;
 - ``PlanarJoint`` (coordinates ``rz, tx, ty``): translations along ``x``, ``y`` of ``F``, then rotation about ``z``;
@@ -227,8 +228,9 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
         value = emit(term)
         if value == 0.0 and isinstance(term.function, Affine):
             continue  # an axis that never moves
-        if term.coordinate is not None and motion.get(term.coordinate) != "rotation":
-            motion[term.coordinate] = kind
+        for coordinate in term.coordinates:
+            if motion.get(coordinate) != "rotation":
+                motion[coordinate] = kind
         body = f"{name}.{label}"
         if body in bodies:
             reader.problem(joint, f"the generated body name `{body}` is also an OpenSim body's name")
