@@ -32,7 +32,7 @@ from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
 
 DATA = Path(__file__).parent / "data" / "osim"
 MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
-          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes")
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes", "splines")
 WRAPPED = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")
 
 
@@ -127,15 +127,32 @@ def test_functions_of_several_terms_are_formulas_in_the_coordinates():
     assert apply(linear, [table, b]) is None and apply(linear, [table, constant_term(1.0)]) is None
 
 
-@pytest.mark.parametrize("text", [
-    "<NaturalCubicSpline><x>0 1 2</x><y>0 1 0</y></NaturalCubicSpline>",
-    "<GCVSpline><x>0 1 2</x><y>0 1 0</y></GCVSpline>",
-    "<StepFunction />",
+@pytest.mark.parametrize("text, expected", [
+    ("<GCVSpline><half_order>3</half_order><x>0 1 2 3 4 5 6</x><y>0 1 0 1 0 1 0</y></GCVSpline>",
+     "supported: GCVSpline of half_order 2 and error_variance 0 (interpolating natural cubic), got half_order 3.0"),
+    ("<GCVSpline><half_order>2</half_order><error_variance>0.01</error_variance><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
+     "got half_order 2.0, error_variance 0.01"),
+    ("<StepFunction />", "supported: the functions Constant, LinearFunction"),
 ])
-def test_unsupported_functions_are_reported_with_what_is_supported(text):
+def test_unsupported_functions_are_reported_with_what_is_supported(text, expected):
     function, reader = function_of(text)
     assert function is None
-    assert len(reader.unsupported) == 1 and "supported: the functions Constant, LinearFunction" in reader.unsupported[0]
+    assert len(reader.unsupported) == 1 and expected in reader.unsupported[0]
+
+
+def test_natural_cubic_and_gcv_splines_are_tables():
+    """OpenSim reads NaturalCubicSpline as SimmSpline (FMM ends); an unsmoothed GCVSpline of half order 2
+    is the natural cubic interpolant: its second derivative vanishes at the end knots."""
+    knots = f"<x>{' '.join(map(str, X))}</x><y>{' '.join(map(str, Y))}</y>"
+    ncs, _ = function_of(f"<NaturalCubicSpline>{knots}</NaturalCubicSpline>")
+    assert ncs == Table("fmm", tuple(X), tuple(Y))
+    gcv, reader = function_of(f"<GCVSpline><half_order>2</half_order><error_variance>0</error_variance>{knots}"
+                              "<weights>1 2 1 1 1</weights><coefficients>0 0 0 0 0</coefficients></GCVSpline>")
+    assert gcv == Table("natural", tuple(X), tuple(Y)) and not reader.problems and not reader.unsupported
+    values, _, second = CubicSpline(X, Y, kind="natural").evaluate(np.array([X[0], X[-1], *X]), 2)
+    assert np.abs(second[:2]).max() < 1e-13 and np.allclose(values[2:], Y, rtol=0, atol=1e-15)
+    _, reader = function_of("<GCVSpline><half_order>2</half_order><x>0 1 2</x><y>0 1 0</y></GCVSpline>")
+    assert reader.problems  # OpenSim's GCVSPL needs 2·half_order knots
 
 
 def test_functions_equal_opensims_calcvalue(tmp_path):
@@ -145,7 +162,9 @@ def test_functions_equal_opensims_calcvalue(tmp_path):
              "<PolynomialFunction><coefficients>2 -3 0.5 1.5</coefficients></PolynomialFunction>",
              "<Sine><amplitude>1.3</amplitude><omega>2.1</omega><phase>0.4</phase><offset>-0.2</offset></Sine>",
              f"<MultiplierFunction><function><SimmSpline>{knots}</SimmSpline></function><scale>-1.7</scale></MultiplierFunction>",
-             "<LinearFunction><coefficients>-0.7 0.3</coefficients></LinearFunction>", "<Constant><value>0.25</value></Constant>"]
+             "<LinearFunction><coefficients>-0.7 0.3</coefficients></LinearFunction>", "<Constant><value>0.25</value></Constant>",
+             f"<NaturalCubicSpline>{knots}</NaturalCubicSpline>",
+             f"<GCVSpline><half_order>2</half_order><weights>1 2 0.5 3 1</weights>{knots}</GCVSpline>"]
     several = ["<LinearFunction><coefficients>-0.7 0.3 1.1 0.2</coefficients></LinearFunction>",
                "<MultivariatePolynomialFunction><coefficients>" + " ".join(str(0.1 * k - 0.7) for k in range(20))
                + "</coefficients><dimension>3</dimension><order>3</order></MultivariatePolynomialFunction>"]

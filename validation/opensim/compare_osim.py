@@ -58,8 +58,10 @@ MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen
 #: check the bodies' poses); ``multi``, TransformAxes that are LinearFunctions of several coordinates
 #: (coupled and locked ones among them) and couplers of two independent coordinates (a
 #: MultivariatePolynomialFunction and a LinearFunction); ``multi_axes``, MultivariatePolynomialFunctions
-#: in the TransformAxes, rotations among them (OpenSim's velocity terms are wrong there, see docs/opensim.md).
-HAND_WRITTEN = ("free_ball", "multi", "multi_axes")
+#: in the TransformAxes, rotations among them (OpenSim's velocity terms are wrong there, see docs/opensim.md);
+#: ``splines``, NaturalCubicSplines and unsmoothed GCVSplines of half order 2 in TransformAxes (evaluated
+#: beyond their knots), a coupler, a moving point, and a conditional point on the GCV-coupled coordinate.
+HAND_WRITTEN = ("free_ball", "multi", "multi_axes", "splines")
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).

@@ -8,9 +8,10 @@ or a :class:`Multi` of several:
 - :class:`Table`: ``SimmSpline`` (kind ``"fmm"``) and ``PiecewiseLinearFunction`` (``"linear"``),
   knots ``x``, values ``y`` (two knots: the straight line, an :class:`Affine`); both continue as
   straight lines with the end slope outside the knots, as in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
-  OpenSim 4.6's ``NaturalCubicSpline`` is not a natural cubic spline (between knots it differs from
-  one by as much as the data's range), so it is reported as unsupported, as are ``GCVSpline`` and
-  ``PiecewiseConstantFunction``;
+  OpenSim 4.6 reads a ``NaturalCubicSpline`` as a ``SimmSpline`` (``Object::renameType`` in
+  ``RegisterTypes_osimCommon.cpp``: it was never a natural spline), so it is kind ``"fmm"`` too; a
+  ``GCVSpline`` of half order 2 without smoothing is the natural cubic interpolant (kind
+  ``"natural"``, see :func:`_interpolating_gcv`); ``PiecewiseConstantFunction`` is not imported;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
   and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives;
 - :class:`Multi`, a formula of several arguments: ``LinearFunction`` with ``n + 1 > 2`` coefficients
@@ -51,15 +52,19 @@ OSIM_FUNCTIONS = {
     "LinearFunction": "a x + b (a_0 x_0 + … + a_n of several arguments)",
     "MultiplierFunction": "scale times its function",
     "SimmSpline": "tabulated, kind fmm",
+    "NaturalCubicSpline": "tabulated, kind fmm (OpenSim reads it as a SimmSpline)",
+    "GCVSpline": "tabulated, kind natural (half_order 2, error_variance 0: the interpolating natural cubic spline)",
     "PiecewiseLinearFunction": "tabulated, kind linear",
     "PolynomialFunction": "a formula",
     "Sine": "a formula",
     "MultivariatePolynomialFunction": "a formula of its arguments",
 }
-_TABLE_KINDS = {"SimmSpline": "fmm", "PiecewiseLinearFunction": "linear"}
+_TABLE_KINDS = {"SimmSpline": "fmm", "NaturalCubicSpline": "fmm", "PiecewiseLinearFunction": "linear",
+                "GCVSpline": "natural"}
 _X = "§"  # the argument's placeholder in formula templates
 _CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
-             "SimmSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"), "PolynomialFunction": ("coefficients",),
+             "SimmSpline": ("x", "y"), "NaturalCubicSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"),
+             "GCVSpline": ("half_order", "error_variance", "x", "y", "weights", "coefficients"), "PolynomialFunction": ("coefficients",),
              "Sine": ("amplitude", "omega", "phase", "offset"),
              "MultivariatePolynomialFunction": ("coefficients", "dimension", "order")}
 
@@ -74,7 +79,7 @@ class Affine:
 
 @dataclass(frozen=True)
 class Table:
-    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"`` or ``"linear"``)."""
+    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"``, ``"natural"`` or ``"linear"``)."""
 
     kind: str
     x: tuple[float, ...]
@@ -334,6 +339,25 @@ def _multivariate_polynomial(reader: XmlReader, element: ET.Element) -> Multi | 
     return _multi(list(zip(coefficients, exponents)), int(dimension))
 
 
+def _interpolating_gcv(reader: XmlReader, element: ET.Element) -> bool:
+    """Whether a ``GCVSpline`` is the interpolating natural cubic spline (``half_order`` 2,
+    ``error_variance`` 0; its ``weights`` then do not matter, the stored ``coefficients`` are OpenSim's
+    output); else it is reported. OpenSim fits it by Simbody's ``SplineFitter::fitFromErrorVariance``
+    (Woltring's GCVSPL), a natural spline of degree ``2·half_order − 1`` continued by a polynomial of
+    degree ``half_order − 1`` beyond the knots: for half order 2 with no error, the natural cubic
+    interpolant with linear extrapolation (equal to OpenSim's ``calcValue`` to 2e-14,
+    ``tests/test_osim_import.py``). Other half orders (OpenSim's default degree is 5) and smoothing
+    splines (``error_variance`` ≠ 0, or < 0: GCV) depend on GCVSPL's iterative fit and are not imported."""
+    half_order, variance = reader.number(element, "half_order", 0.0), reader.number(element, "error_variance", 0.0)
+    if half_order is None or variance is None:
+        return False
+    if half_order != 2.0 or variance != 0.0:
+        reader.unsupported_element(element, f"GCVSpline of half_order 2 and error_variance 0 (interpolating natural "
+                                   f"cubic), got half_order {half_order!r}, error_variance {variance!r}")
+        return False
+    return True
+
+
 def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | None:
     """The function of an OpenSim function element; None after recording a problem or unsupported element."""
     tag = element.tag
@@ -358,8 +382,10 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | 
         inner_element = reader.only_child(holder, "function") if holder is not None else None
         inner = read_function(reader, inner_element) if inner_element is not None else None
         return None if scale is None or inner is None else compose(Affine(scale, 0.0), inner)
+    if tag == "GCVSpline" and not _interpolating_gcv(reader, element):
+        return None
     if tag in _TABLE_KINDS:
-        x = reader.numbers(element, "x", minimum=2)
+        x = reader.numbers(element, "x", minimum=4 if tag == "GCVSpline" else 2)
         y = reader.numbers(element, "y", minimum=2)
         if x is None or y is None:
             return None
