@@ -20,7 +20,7 @@ or a :class:`Multi` of several:
   ``x_0^e_0 ⋯ x_{d−1}^e_{d−1}``, ``Σ e ≤ order``, in lexicographic order of the exponents
   ``(e_0, …, e_{d−1})``, OpenSim's ``generateCombinations``); of one argument, a :class:`Formula`.
 
-A :class:`Term` is such a function of one coordinate (or a constant). Coordinates eliminated by a
+A :class:`Term` is such a function of one coordinate (or a constant, or an :class:`Expression` of several). Coordinates eliminated by a
 ``CoordinateCouplerConstraint`` are replaced by their coupler term, so functions are composed
 (:func:`compose`): an affine function of anything, and anything of an affine function, is exact
 (a table's ``y`` or ``x`` is transformed, formulas are substituted), as is a formula of a formula;
@@ -220,13 +220,14 @@ def compose_term(outer: Function, inner: Term) -> Term | None:
     """``outer(inner)`` as a term, or None (see :func:`compose`)."""
     if inner.coordinate is None:
         return constant_term(evaluate(outer, inner.function.intercept))
-    if isinstance(inner.function, Expression):
+    if isinstance(inner.function, Expression):  # a formula of several coordinates: substituted
         if isinstance(outer, Table):
             return None
-        text = f"{outer.slope!r}*({inner.function.text}) + {outer.intercept!r}" if isinstance(outer, Affine) \
-            else outer.text(f"({inner.function.text})")
-        return constant_term(outer.intercept) if isinstance(outer, Affine) and outer.slope == 0.0 \
-            else Term(Expression(text), inner.coordinate)
+        if isinstance(outer, Affine):
+            if outer.slope == 0.0:
+                return constant_term(outer.intercept)
+            return Term(Expression(f"{outer.slope!r}*({inner.function.text}) + {outer.intercept!r}"), inner.coordinate)
+        return Term(Expression(outer.text(f"({inner.function.text})")), inner.coordinate)
     function = compose(outer, inner.function)
     if function is None:
         return None
@@ -254,7 +255,7 @@ def apply(function: Multi, arguments: list[Term]) -> Term | None:
     if not variable:
         return constant_term(function.value([t.function.intercept for t in arguments]))
     if len(variable) == 1 and isinstance(variable[0].coordinate, str):  # a function of one argument, composed
-        index = arguments.index(variable[0])
+        index = next(k for k, t in enumerate(arguments) if t.coordinate is not None)
         constants = [t.function.intercept if k != index else 0.0 for k, t in enumerate(arguments)]
         texts = [_X if k == index else f"({c!r})" for k, c in enumerate(constants)]
 
@@ -309,7 +310,7 @@ def _multi(terms: list[tuple[float, tuple[int, ...]]], arity: int) -> Multi | Fo
     kept = [(c, e) for c, e in terms if c != 0.0]
 
     def value(x: list[float]) -> float:
-        return sum(c * math.prod(v ** k for v, k in zip(x, e)) for c, e in kept)
+        return sum(c * math.prod(v for v, k in zip(x, e) for _ in range(k)) for c, e in kept)  # products: no OverflowError
     multi = Multi(template, arity, value)
     if arity == 1:
         return Formula(multi.text([_X]), lambda x: value([x]))
