@@ -22,8 +22,10 @@ dependent coordinate ``d`` of a ``CoordinateCouplerConstraint`` (``d = s·f(q_i)
 ``s·(f'(q_i) q̈_i + f''(q_i) q̇_i²)``, with ``f``, ``f'``, ``f''`` from the coupler's own
 ``Function.calcValue`` and ``calcDerivative`` ([0] and [0, 0]). So ``u = C q̇`` and
 ``u̇ = C q̈ + Ċ q̇`` with ``C = ∂q_full/∂q`` (column ``i``: 1 at ``q_i``, ``s·f'(q_i)`` at its
-dependents) and ``Ċ q̇`` the ``s·f''(q_i) q̇_i²`` terms; OpenSim's generalized speeds of these
-joints (CustomJoint, Weld) are the coordinates' rates, located by :func:`speed_indices`.
+dependents) and ``Ċ q̇`` the ``s·f''(q_i) q̇_i²`` terms, rows placed by :func:`value_indices` —
+for OpenSim's coordinate rates ``q̇_full``. The speeds are ``u = N⁻¹ q̇_full`` (``N`` the identity but for
+Ball and Free joints, whose speeds are the angular velocity in the parent frame), so
+``C ← N⁻¹ C`` and ``Ċ q̇ ← N⁻¹ (Ċ q̇ − Ṅ u)``.
 
 Run ``python -m validation.opensim.compare_osim`` from the repository root: it writes
 ``tests/data/osim/<model>.json`` (the OpenSim side, read by ``tests/test_osim_agreement.py``) and
@@ -50,10 +52,22 @@ DATA = ROOT / "tests" / "data" / "osim"
 #: README there), and whether their wrap objects are removed (on both sides).
 MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen2003muscle": False,
           "gait10dof18musc": False, "wrist": False, "Tug_of_War_Millard": False, "Rajagopal2015_opensense": False}
+#: Small models written by hand to exercise the importer's joints and functions, stored in
+#: ``tests/data/osim/<name>.osim.gz`` (OpenSim loads them unchanged): ``free_ball``, a FreeJoint, a
+#: BallJoint and a PinJoint with three paths (two or three points on each moving body, so the lengths
+#: check the bodies' poses); ``multi``, TransformAxes that are LinearFunctions of several coordinates
+#: (coupled and locked ones among them) and couplers of two independent coordinates (a
+#: MultivariatePolynomialFunction and a LinearFunction); ``multi_axes``, MultivariatePolynomialFunctions
+#: in the TransformAxes, rotations among them (OpenSim's velocity terms are wrong there, see docs/opensim.md);
+#: ``splines``, NaturalCubicSplines and unsmoothed GCVSplines of half order 2 in TransformAxes (evaluated
+#: beyond their knots), a coupler, a moving point, and a conditional point on the GCV-coupled coordinate.
+HAND_WRITTEN = ("free_ball", "multi", "multi_axes", "splines")
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).
 STEP = 1e-5
+#: Step of the Hessians of MultivariatePolynomialFunction couplers (from OpenSim's exact gradients).
+HESSIAN_STEP = 1e-3
 #: Random poses keep this margin (rad or m) from conditional path points' range ends, so that no
 #: difference stencil crosses one (the length jumps there).
 MARGIN = 10 * STEP
@@ -119,25 +133,43 @@ class OpenSimModel:
             coupler = osim.CoordinateCouplerConstraint.safeDownCast(constraints.get(k))
             independent = coupler.getIndependentCoordinateNames()
             self.couplers[coupler.getDependentCoordinateName()] = (
-                coupler.getFunction(), independent.get(0),
+                coupler.getFunction(), [independent.get(k) for k in range(independent.getSize())],
                 osim.PropertyHelper.getValueDouble(coupler.getPropertyByName("scale_factor")))
         #: OpenSim's independent, unlocked coordinates in CoordinateSet order: must be mbkron's coordinates.
         self.independent = [name for name, c in self.coordinates.items() if name not in self.couplers and not c.getDefaultLocked()]
-        self.order = speed_indices(self)
+        self.q_order = value_indices(self)
         self.conditions = conditional_ranges(path)
-        self.moving = [any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
-                           for k in range(path_points.getSize()))
+        joints = self.model.getJointSet()
+        #: Whether the speeds of some joint are not its coordinates' rates (Ball, Free): there
+        #: ``computeMomentArm`` (conjugate to ``u``) is not −∂L/∂q, and the reference is the gradient.
+        rotational_speeds = any(joints.get(k).getConcreteClassName() in ("BallJoint", "FreeJoint")
+                                for k in range(joints.getSize()))
+        self.moving = [rotational_speeds or any(path_points.get(k).getConcreteClassName() == "MovingPathPoint"
+                                                for k in range(path_points.getSize()))
                        for path_points in (m.getGeometryPath().getPathPointSet() for m in self.muscles)]
 
-    def coupler_values(self, name: str, x: float) -> tuple[float, float, float]:
+    def coupler_values(self, name: str, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """The coupler's ``s·f``, its gradient and Hessian at the independent coordinates' values ``x``
+        (OpenSim's ``calcValue`` and ``calcDerivative``)."""
         function, _, scale = self.couplers[name]
-        argument = self.osim.Vector(1, x)
-        first, second = self.osim.StdVectorInt(), self.osim.StdVectorInt()
-        first.append(0)
-        second.append(0)
-        second.append(0)
-        return (scale * function.calcValue(argument), scale * function.calcDerivative(first, argument),
-                scale * function.calcDerivative(second, argument))
+
+        def derivative(at: np.ndarray, *components) -> float:
+            indices = self.osim.StdVectorInt()
+            for k in components:
+                indices.append(k)
+            return scale * function.calcDerivative(indices, self._vector(at))
+        n, x = len(x), np.asarray(x, dtype=float)
+        gradient = np.array([derivative(x, i) for i in range(n)])
+        if function.getConcreteClassName() != "MultivariatePolynomialFunction":
+            return scale * function.calcValue(self._vector(x)), gradient, np.array(
+                [[derivative(x, i, j) for j in range(n)] for i in range(n)])
+        # OpenSim 4.6's MultivariatePolynomialFunction returns the first derivative for any order
+        # (calcDerivative reads derivComponent[0] only): the Hessian by central differences of the
+        # gradient (exact to round-off, ≈ 1e-11, for order ≤ 3, whose gradient is at most quadratic)
+        steps = np.eye(n) * HESSIAN_STEP
+        hessian = np.array([[(derivative(x + steps[j], i) - derivative(x - steps[j], i)) / (2 * HESSIAN_STEP)
+                             for j in range(n)] for i in range(n)])
+        return scale * function.calcValue(self._vector(x)), gradient, hessian
 
     def full_state(self, q, qd, qdd) -> tuple[dict, dict, dict, dict]:
         """Value, speed, acceleration of every OpenSim coordinate; and its column of C (dict by name)."""
@@ -150,30 +182,41 @@ class OpenSimModel:
                 column[self.names.index(name)] = 1.0
             elif name in self.couplers:
                 independent = self.couplers[name][1]
-                x, xd, xdd = given[independent]
+                x, xd, xdd = (np.array([given[n][k] for n in independent]) for k in range(3))
                 f, df, ddf = self.coupler_values(name, x)
-                values[name], speeds[name], accelerations[name] = f, df * xd, df * xdd + ddf * xd * xd
-                column[self.names.index(independent)] = df
+                values[name], speeds[name], accelerations[name] = f, df @ xd, df @ xdd + xd @ ddf @ xd
+                for n, derivative in zip(independent, df):
+                    column[self.names.index(n)] += derivative
             else:  # locked
                 values[name], speeds[name], accelerations[name] = coordinate.getDefaultValue(), 0.0, 0.0
             columns[name] = column
         return values, speeds, accelerations, columns
 
-    def set(self, values: dict, speeds: dict | None = None) -> None:
+    def set(self, values: dict, u: np.ndarray | None = None) -> None:
+        """Set the coordinates' ``values`` and the generalized speeds ``u`` (zero if None)."""
         for name, value in values.items():
             self.coordinates[name].setValue(self.state, float(value), False)
-        for name in values:
-            self.coordinates[name].setSpeedValue(self.state, float(speeds[name]) if speeds else 0.0)
+        self.state.setU(self._vector(np.zeros(self.state.getNU()) if u is None else u))
         self.model.realizeVelocity(self.state)
 
-    def residual(self, values, speeds, udot: np.ndarray) -> np.ndarray:
-        self.set(values, speeds)
+    def _vector(self, values) -> object:
+        vector = self.osim.Vector(len(values), 0.0)
+        for k, v in enumerate(values):
+            vector.set(k, float(v))
+        return vector
+
+    def _n_inverse(self, qlike: np.ndarray) -> np.ndarray:
+        """``N⁻¹ qlike`` at the state's pose (``q̇ = N u``; ``N`` is the identity but for Ball and Free
+        joints, whose speeds are angular velocities in the parent frame)."""
+        out = self.osim.Vector()
+        self.model.getMatterSubsystem().multiplyByNInv(self.state, False, self._vector(qlike), out)
+        return np.array([out.get(k) for k in range(out.size())])
+
+    def residual(self, values, u: np.ndarray, udot: np.ndarray) -> np.ndarray:
+        self.set(values, u)
         self.model.realizeDynamics(self.state)
         solver = self.osim.InverseDynamicsSolver(self.model)
-        vector = self.osim.Vector(len(udot), 0.0)
-        for k, v in enumerate(udot):
-            vector.set(k, float(v))
-        tau = solver.solve(self.state, vector)
+        tau = solver.solve(self.state, self._vector(udot))
         return np.array([tau.get(k) for k in range(tau.size())])
 
     def lengths(self, q) -> np.ndarray:
@@ -182,16 +225,23 @@ class OpenSimModel:
         return np.array([m.getLength(self.state) for m in self.muscles])
 
     def _reduction(self, q, qd, qdd):
-        """The full state's values, speeds, and ``C``, ``u̇ = C q̈ + Ċ q̇`` and ``Ċ q̇`` in OpenSim's ``u`` order."""
+        """The full state's values, and in OpenSim's ``u`` order ``u = C q̇``, ``C``, ``u̇ = C q̈ + Ċ q̇`` and
+        ``Ċ q̇``. With ``q̇_full = C_q q̇`` and ``q̈_full = C_q q̈ + c_q`` the rates of OpenSim's
+        coordinates: ``C = N⁻¹ C_q`` and ``Ċ q̇ = N⁻¹ (c_q − Ṅ u)`` (from ``q̇_full = N u``)."""
         values, speeds, accelerations, columns = self.full_state(q, qd, qdd)
-        nu = self.state.getNU()
-        C = np.zeros((nu, len(self.names)))
-        udot, cdot = np.zeros(nu), np.zeros(nu)
-        for name, index in self.order.items():
-            C[index] = columns[name]
-            udot[index] = accelerations[name]
-            cdot[index] = accelerations[name] - columns[name] @ qdd
-        return values, speeds, C, udot, cdot
+        nq = self.state.getNQ()
+        C_q, c_q, rates = np.zeros((nq, len(self.names))), np.zeros(nq), np.zeros(nq)
+        for name, index in self.q_order.items():
+            C_q[index], rates[index] = columns[name], speeds[name]
+            c_q[index] = accelerations[name] - columns[name] @ qdd
+        self.set(values)
+        C = np.column_stack([self._n_inverse(column) for column in C_q.T]) if len(self.names) else np.zeros((nq, 0))
+        u = self._n_inverse(rates)
+        self.set(values, u)
+        out = self.osim.Vector()
+        self.model.getMatterSubsystem().multiplyByNDot(self.state, False, self._vector(u), out)
+        cdot = self._n_inverse(c_q - np.array([out.get(k) for k in range(out.size())]))
+        return values, u, C, C @ qdd + cdot, cdot
 
     def _mass_matrix(self, values, C) -> np.ndarray:
         self.set(values)
@@ -207,14 +257,13 @@ class OpenSimModel:
         return self._mass_matrix(values, C)
 
     def evaluate(self, q, qd, qdd) -> dict:
-        values, speeds, C, udot, cdot = self._reduction(q, qd, qdd)
+        values, u, C, udot, cdot = self._reduction(q, qd, qdd)
         nu = self.state.getNU()
         M = self._mass_matrix(values, C)
-        static = {name: 0.0 for name in values}
-        rest = self.residual(values, static, np.zeros(nu))
-        moving = self.residual(values, speeds, cdot)
-        full = self.residual(values, speeds, udot)
-        self.set(values, speeds)
+        rest = self.residual(values, np.zeros(nu), np.zeros(nu))
+        moving = self.residual(values, u, cdot)
+        full = self.residual(values, u, udot)
+        self.set(values, u)
         lengths = np.array([m.getLength(self.state) for m in self.muscles])
         arms = np.array([[m.getGeometryPath().computeMomentArm(self.state, self.coordinates[c]) for m in self.muscles]
                          for c in self.names])
@@ -250,15 +299,15 @@ def bias_from_mass_matrix(model: OpenSimModel, q: np.ndarray, qd: np.ndarray, h:
     return np.einsum("jki,i,j->k", dM, qd, qd) - 0.5 * np.einsum("kij,i,j->k", dM, qd, qd)
 
 
-def speed_indices(model: OpenSimModel) -> dict[str, int]:
-    """Index of each coordinate's speed in OpenSim's ``u`` (set that speed alone to 1, read ``u``)."""
+def value_indices(model: OpenSimModel) -> dict[str, int]:
+    """Index of each coordinate's value in OpenSim's ``q`` (set that value alone to 1, read ``q``)."""
     out = {}
     for name, coordinate in model.coordinates.items():
         for other in model.coordinates.values():
-            other.setSpeedValue(model.state, 0.0)
-        coordinate.setSpeedValue(model.state, 1.0)
-        u = model.state.getU()
-        out[name] = int(np.argmax([abs(u.get(k)) for k in range(u.size())]))
+            other.setValue(model.state, 0.0, False)
+        coordinate.setValue(model.state, 1.0, False)
+        q = model.state.getQ()
+        out[name] = int(np.argmax([abs(q.get(k)) for k in range(q.size())]))
     return out
 
 
@@ -486,7 +535,7 @@ _FUNCTION_MODEL_TEXT = """<?xml version="1.0" encoding="UTF-8" ?>
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="*", default=[*MODELS, JOINT_MODEL, FUNCTION_MODEL])
+    parser.add_argument("models", nargs="*", default=[*MODELS, JOINT_MODEL, FUNCTION_MODEL, *HAND_WRITTEN])
     parser.add_argument("--no-write", action="store_true", help="compare only; do not rewrite tests/data/osim")
     args = parser.parse_args(argv)
     for name in args.models:

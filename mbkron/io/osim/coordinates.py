@@ -7,7 +7,12 @@ file order. Every other coordinate is a :class:`~mbkron.io.osim.functions.Term` 
 - a **locked** coordinate is the constant ``default_value`` (OpenSim locks it there);
 - the **dependent** coordinate of an enforced ``CoordinateCouplerConstraint`` is *eliminated*:
   OpenSim's constraint is ``q_dep = scale_factor · f(q_indep)``, so the term is that function of the
-  independent coordinate's own term (couplers may chain; a cycle is an error).
+  independent coordinate's own term (couplers may chain; a cycle is an error). A coupler of several
+  independent coordinates needs a function of as many arguments (``LinearFunction`` of ``n + 1``
+  coefficients, ``MultivariatePolynomialFunction``), applied to their terms in the order named
+  (:func:`~mbkron.io.osim.functions.apply`).
+
+A ``TransformAxis`` or moving path point names its function's arguments the same way.
 
 ``clamped`` is not imported: mbkron keeps a coordinate inside its range by the range checks of
 ``simulate`` and the command line (docs/model-format.md), not by a constraint.
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from mbkron.expressions.grammar import CONSTANT_PI, FUNCTIONS
 from mbkron.io.schema import TIME
 
-from mbkron.io.osim.functions import Affine, Term, compose, compose_term, constant_term, read_function
+from mbkron.io.osim.functions import Affine, Multi, Term, apply, compose, compose_term, constant_term, read_function
 from mbkron.io.osim.xml import XmlReader
 
 __all__ = ["CoordinateInfo", "Coordinates", "identifiers"]
@@ -82,7 +87,9 @@ class Coordinates:
             holder = joint.find("coordinates")
             for element in holder if holder is not None else []:
                 self._read_coordinate(element, joint.get("name") or "")
-        self.couplers: dict[str, tuple[ET.Element, str, object, float]] = {}
+        #: Per dependent coordinate: (constraint, its independent coordinates as text, function, scale,
+        #: the independent coordinates).
+        self.couplers: dict[str, tuple[ET.Element, str, object, float, tuple[str, ...]]] = {}
         for constraint in constraints:
             if constraint.tag != "CoordinateCouplerConstraint":
                 reader.unsupported_element(constraint, "CoordinateCouplerConstraint (loop-closing constraints are not imported)")
@@ -132,18 +139,41 @@ class Coordinates:
         independent = (reader.text(constraint, "independent_coordinate_names") or "").split()
         dependent = reader.text(constraint, "dependent_coordinate_name") or ""
         scale = reader.number(constraint, "scale_factor", 1.0)
-        if len(independent) != 1:
-            reader.unsupported_element(constraint, f"couplers of exactly one independent coordinate, got {len(independent)}")
+        if not independent:
+            reader.problem(constraint, "expected the names of the independent coordinates", "independent_coordinate_names")
             return
-        for name, tag in ((independent[0], "independent_coordinate_names"), (dependent, "dependent_coordinate_name")):
+        named = [(n, "independent_coordinate_names") for n in independent] + [(dependent, "dependent_coordinate_name")]
+        for name, tag in named:
             if name not in self.info:
                 reader.problem(constraint, f"expected the name of a coordinate, got {name!r}", tag)
                 return
         if dependent in self.couplers:
             reader.problem(constraint, f"the coordinate `{dependent}` is the dependent coordinate of two couplers")
             return
-        if function is not None and scale is not None:
-            self.couplers[dependent] = (constraint, independent[0], compose(Affine(scale, 0.0), function), scale)
+        if function is not None and scale is not None and self._arity_matches(function, independent, constraint):
+            self.couplers[dependent] = (constraint, ", ".join(independent), compose(Affine(scale, 0.0), function),
+                                        scale, tuple(independent))
+
+    def _arity_matches(self, function, names: list[str], element: ET.Element) -> bool:
+        """Whether ``function`` takes as many arguments as ``names`` (a constant takes any number);
+        else the element is reported."""
+        arity = function.arity if isinstance(function, Multi) else 1
+        if arity == len(names) or (isinstance(function, Affine) and function.slope == 0.0):
+            return True
+        self.reader.unsupported_element(element, f"a function of as many arguments as coordinates: it takes {arity}, "
+                                        f"{len(names)} coordinate(s) are named")
+        return False
+
+    def _apply(self, function, names: list[str]) -> Term | None:
+        """``function`` of the terms of the coordinates ``names`` (None after a problem, or without an exact form)."""
+        inner = [self.term(name) for name in names]
+        if None in inner:
+            return None
+        if isinstance(function, Multi):
+            return apply(function, inner)
+        if isinstance(function, Affine) and function.slope == 0.0:
+            return constant_term(function.intercept)
+        return compose_term(function, inner[0])
 
     @property
     def independent(self) -> list[str]:
@@ -160,14 +190,15 @@ class Coordinates:
             self.reader.problem(self.couplers[name][0], f"couplers depend on each other in a cycle: {cycle}")
             return None
         if name in self.couplers:
-            constraint, independent, function, _ = self.couplers[name]
+            constraint, _, function, _, independent = self.couplers[name]
             self._resolving.append(name)
-            inner = self.term(independent)
+            inner = [self.term(n) for n in independent]
+            term = None if None in inner else self._apply(function, list(independent))
             self._resolving.pop()
-            term = None if inner is None or function is None else compose_term(function, inner)
-            if inner is not None and function is not None and term is None:
-                self.reader.unsupported_element(constraint, "a coupler that is affine, or of an independent coordinate "
-                                                "that enters affinely (a spline of a spline has no exact form)")
+            if None not in inner and term is None:
+                self.reader.unsupported_element(constraint, "a coupler that is affine, or of independent coordinates "
+                                                "that enter affinely or by formulas (a spline of a spline, or a "
+                                                "spline in a function of several coordinates, has no exact form)")
         elif info.locked:
             term = constant_term(info.default)
         else:
@@ -184,17 +215,17 @@ class Coordinates:
                 return constant_term(function.intercept)
             self.reader.unsupported_element(element, "a function of no coordinate must be a Constant")
             return None
-        if len(names) > 1:
-            self.reader.unsupported_element(element, "functions of one coordinate")
+        unknown = [name for name in names if name not in self.info]
+        if unknown:
+            self.reader.problem(element, f"names the unknown coordinate(s) {', '.join(map(repr, unknown))}")
             return None
-        if names[0] not in self.info:
-            self.reader.problem(element, f"names the unknown coordinate {names[0]!r}")
+        if not self._arity_matches(function, names, element):
             return None
-        inner = self.term(names[0])
-        if inner is None:
+        if any(self.term(name) is None for name in names):
             return None
-        term = compose_term(function, inner)
+        term = self._apply(function, names)
         if term is None:
-            self.reader.unsupported_element(element, f"a function of `{names[0]}` composed with its coupler "
-                                            "(only an affine function of a spline, or a spline of an affine coupler, is exact)")
+            self.reader.unsupported_element(element, f"a function of {', '.join(f'`{n}`' for n in names)} composed with "
+                                            "their couplers (only an affine function of a spline, a spline of an affine "
+                                            "coupler, or formulas of formulas are exact)")
         return term

@@ -1,24 +1,33 @@
-"""OpenSim functions of one coordinate as model-file joint variables and path-point components.
+"""OpenSim functions as model-file joint variables and path-point components.
 
-An OpenSim ``Function`` element becomes one of three exact forms of a function ``F`` of one variable:
+An OpenSim ``Function`` element becomes one of three exact forms of a function ``F`` of one variable,
+or a :class:`Multi` of several:
 
 - :class:`Affine` ``a x + b``: ``Constant`` (``a = 0``), ``LinearFunction`` (``coefficients = a b``),
   and a ``MultiplierFunction`` (``scale · inner``) of an affine function;
 - :class:`Table`: ``SimmSpline`` (kind ``"fmm"``) and ``PiecewiseLinearFunction`` (``"linear"``),
   knots ``x``, values ``y`` (two knots: the straight line, an :class:`Affine`); both continue as
   straight lines with the end slope outside the knots, as in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
-  OpenSim 4.6's ``NaturalCubicSpline`` is not a natural cubic spline (between knots it differs from
-  one by as much as the data's range), so it is reported as unsupported, as are ``GCVSpline`` and
-  ``PiecewiseConstantFunction``;
+  OpenSim 4.6 reads a ``NaturalCubicSpline`` as a ``SimmSpline`` (``Object::renameType`` in
+  ``RegisterTypes_osimCommon.cpp``: it was never a natural spline), so it is kind ``"fmm"`` too; a
+  ``GCVSpline`` of half order 2 without smoothing is the natural cubic interpolant (kind
+  ``"natural"``, see :func:`_interpolating_gcv`); ``PiecewiseConstantFunction`` is not imported;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
-  and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives.
+  and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives;
+- :class:`Multi`, a formula of several arguments: ``LinearFunction`` with ``n + 1 > 2`` coefficients
+  (SimTK's ``Function::Linear``, ``a_0 x_0 + … + a_{n−1} x_{n−1} + a_n``) and
+  ``MultivariatePolynomialFunction`` (``dimension``, ``order``; the coefficients of the monomials
+  ``x_0^e_0 ⋯ x_{d−1}^e_{d−1}``, ``Σ e ≤ order``, in lexicographic order of the exponents
+  ``(e_0, …, e_{d−1})``, OpenSim's ``generateCombinations``); of one argument, a :class:`Formula`.
 
-A :class:`Term` is such a function of one coordinate (or a constant). Coordinates eliminated by a
+A :class:`Term` is such a function of one coordinate (or a constant, or an :class:`Expression` of several). Coordinates eliminated by a
 ``CoordinateCouplerConstraint`` are replaced by their coupler term, so functions are composed
 (:func:`compose`): an affine function of anything, and anything of an affine function, is exact
 (a table's ``y`` or ``x`` is transformed, formulas are substituted), as is a formula of a formula;
 a table of a nonlinear function, or a formula of a table, has no exact form in a model file and is
-reported as unsupported (None).
+reported as unsupported (None). A :class:`Multi` of several coordinates' terms (:func:`apply`) is a
+formula in the coordinates (an :class:`Expression`, or a :class:`Formula` when one coordinate remains);
+the terms must not be tables.
 """
 
 from __future__ import annotations
@@ -34,24 +43,30 @@ from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.jointvars.functions import tabulated_function
 
-__all__ = ["Affine", "Formula", "Table", "Term", "compose", "compose_term", "constant_term", "emit", "preimage",
-           "read_function", "OSIM_FUNCTIONS"]
+__all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
+           "constant_term", "emit", "preimage", "read_function", "OSIM_FUNCTIONS"]
 
 #: OpenSim function elements read, with the form each becomes.
 OSIM_FUNCTIONS = {
     "Constant": "a number",
-    "LinearFunction": "a x + b",
+    "LinearFunction": "a x + b (a_0 x_0 + … + a_n of several arguments)",
     "MultiplierFunction": "scale times its function",
     "SimmSpline": "tabulated, kind fmm",
+    "NaturalCubicSpline": "tabulated, kind fmm (OpenSim reads it as a SimmSpline)",
+    "GCVSpline": "tabulated, kind natural (half_order 2, error_variance 0: the interpolating natural cubic spline)",
     "PiecewiseLinearFunction": "tabulated, kind linear",
     "PolynomialFunction": "a formula",
     "Sine": "a formula",
+    "MultivariatePolynomialFunction": "a formula of its arguments",
 }
-_TABLE_KINDS = {"SimmSpline": "fmm", "PiecewiseLinearFunction": "linear"}
+_TABLE_KINDS = {"SimmSpline": "fmm", "NaturalCubicSpline": "fmm", "PiecewiseLinearFunction": "linear",
+                "GCVSpline": "natural"}
 _X = "§"  # the argument's placeholder in formula templates
 _CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
-             "SimmSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"), "PolynomialFunction": ("coefficients",),
-             "Sine": ("amplitude", "omega", "phase", "offset")}
+             "SimmSpline": ("x", "y"), "NaturalCubicSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"),
+             "GCVSpline": ("half_order", "error_variance", "x", "y", "weights", "coefficients"), "PolynomialFunction": ("coefficients",),
+             "Sine": ("amplitude", "omega", "phase", "offset"),
+             "MultivariatePolynomialFunction": ("coefficients", "dimension", "order")}
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,7 @@ class Affine:
 
 @dataclass(frozen=True)
 class Table:
-    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"`` or ``"linear"``)."""
+    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"``, ``"natural"`` or ``"linear"``)."""
 
     kind: str
     x: tuple[float, ...]
@@ -82,15 +97,44 @@ class Formula:
         return self.template.replace(_X, argument)
 
 
+@dataclass(frozen=True, eq=False)
+class Multi:
+    """A formula of ``arity`` arguments: ``template`` with ``§0§``, ``§1§``, … for them, and its value
+    as a Python function of the argument list."""
+
+    template: str
+    arity: int
+    value: Callable[[list[float]], float]
+
+    def text(self, arguments: list[str]) -> str:
+        out = self.template
+        for k, argument in enumerate(arguments):
+            out = out.replace(f"{_X}{k}{_X}", argument)
+        return out
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A formula in several of the model's coordinates (the result of :func:`apply`)."""
+
+    text: str
+
+
 Function = Affine | Table | Formula
 
 
 @dataclass(frozen=True)
 class Term:
-    """``function(coordinate)``; a constant has ``coordinate`` None and an :class:`Affine` of slope 0."""
+    """``function(coordinate)``; a constant has ``coordinate`` None and an :class:`Affine` of slope 0;
+    an :class:`Expression` has the tuple of the coordinates it names."""
 
-    function: Function
-    coordinate: str | None
+    function: Function | Expression
+    coordinate: str | tuple[str, ...] | None
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """The model coordinates the term depends on."""
+        return () if self.coordinate is None else (self.coordinate,) if isinstance(self.coordinate, str) else self.coordinate
 
 
 def constant_term(value: float) -> Term:
@@ -109,6 +153,11 @@ def evaluate(function: Function, x: float) -> float:
 
 def compose(outer: Function, inner: Function) -> Function | None:
     """``outer ∘ inner`` exactly, or None when no exact model-file form exists."""
+    if isinstance(inner, Multi):
+        if not isinstance(outer, Affine):
+            return None
+        a, b = outer.slope, outer.intercept
+        return Multi(f"{a!r}*({inner.template}) + {b!r}", inner.arity, lambda v, g=inner.value: a * g(v) + b)
     if isinstance(inner, Affine):
         c, d = inner.slope, inner.intercept
         if isinstance(outer, Affine):
@@ -171,12 +220,53 @@ def compose_term(outer: Function, inner: Term) -> Term | None:
     """``outer(inner)`` as a term, or None (see :func:`compose`)."""
     if inner.coordinate is None:
         return constant_term(evaluate(outer, inner.function.intercept))
+    if isinstance(inner.function, Expression):  # a formula of several coordinates: substituted
+        if isinstance(outer, Table):
+            return None
+        if isinstance(outer, Affine):
+            if outer.slope == 0.0:
+                return constant_term(outer.intercept)
+            return Term(Expression(f"{outer.slope!r}*({inner.function.text}) + {outer.intercept!r}"), inner.coordinate)
+        return Term(Expression(outer.text(f"({inner.function.text})")), inner.coordinate)
     function = compose(outer, inner.function)
     if function is None:
         return None
     if isinstance(function, Affine) and function.slope == 0.0:
         return constant_term(function.intercept)
     return Term(function, inner.coordinate)
+
+
+def _formula_text(term: Term) -> str | None:
+    """A term as a parenthesised formula in the model's coordinates; None for a table."""
+    function = term.function
+    if isinstance(function, Table):
+        return None
+    if isinstance(function, Expression):
+        return f"({function.text})"
+    if term.coordinate is None:
+        return f"({function.intercept!r})"
+    return f"({emit(term)})"
+
+
+def apply(function: Multi, arguments: list[Term]) -> Term | None:
+    """``function`` of the terms ``arguments`` exactly: a constant, a :class:`Formula` of the one
+    coordinate left, or an :class:`Expression`; None when an argument is a table (no exact formula)."""
+    variable = [t for t in arguments if t.coordinate is not None]
+    if not variable:
+        return constant_term(function.value([t.function.intercept for t in arguments]))
+    if len(variable) == 1 and isinstance(variable[0].coordinate, str):  # a function of one argument, composed
+        index = next(k for k, t in enumerate(arguments) if t.coordinate is not None)
+        constants = [t.function.intercept if k != index else 0.0 for k, t in enumerate(arguments)]
+        texts = [_X if k == index else f"({c!r})" for k, c in enumerate(constants)]
+
+        def value(x: float, f=function.value) -> float:
+            return f(constants[:index] + [x] + constants[index + 1:])
+        return compose_term(Formula(function.text(texts), value), variable[0])
+    texts = [_formula_text(t) for t in arguments]
+    if None in texts:
+        return None
+    names = tuple(dict.fromkeys(name for t in variable for name in t.coordinates))
+    return Term(Expression(function.text(texts)), names)
 
 
 def emit(term: Term) -> object:
@@ -191,6 +281,8 @@ def emit(term: Term) -> object:
     if isinstance(function, Table):
         return InlineTable(type="tabulated", coordinate=coordinate, kind=function.kind,
                            x=list(function.x), y=list(function.y))
+    if isinstance(function, Expression):
+        return function.text
     return function.text(coordinate)
 
 
@@ -208,7 +300,66 @@ def _polynomial(coefficients: list[float]) -> Formula:
     return Formula(text, value)
 
 
-def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
+def _multi(terms: list[tuple[float, tuple[int, ...]]], arity: int) -> Multi | Formula:
+    """The polynomial ``Σ c · x_0^e_0 ⋯`` of the ``(c, exponents)`` ``terms`` (zero terms left out;
+    powers as repeated products), a :class:`Formula` when ``arity`` is 1."""
+    def monomial(exponents: tuple[int, ...]) -> str:
+        return "*".join(f"({_X}{k}{_X})" for k, e in enumerate(exponents) for _ in range(e))
+    parts = [f"{c!r}*{monomial(e)}" if any(e) else repr(c) for c, e in terms if c != 0.0]
+    template = " + ".join(parts) or "0.0"
+    kept = [(c, e) for c, e in terms if c != 0.0]
+
+    def value(x: list[float]) -> float:
+        return sum(c * math.prod(v for v, k in zip(x, e) for _ in range(k)) for c, e in kept)  # products: no OverflowError
+    multi = Multi(template, arity, value)
+    if arity == 1:
+        return Formula(multi.text([_X]), lambda x: value([x]))
+    return multi
+
+
+def _exponents(dimension: int, order: int) -> list[tuple[int, ...]]:
+    """OpenSim's monomials: exponent tuples with sum ≤ ``order`` in lexicographic order."""
+    if dimension == 0:
+        return [()]
+    return [(e, *rest) for e in range(order + 1) for rest in _exponents(dimension - 1, order - e)]
+
+
+def _multivariate_polynomial(reader: XmlReader, element: ET.Element) -> Multi | Formula | None:
+    dimension, order = reader.number(element, "dimension"), reader.number(element, "order")
+    coefficients = reader.numbers(element, "coefficients", minimum=1)
+    if dimension is None or order is None or coefficients is None:
+        return None
+    if not (dimension == int(dimension) and 1 <= dimension <= 6 and order == int(order) and 0 <= order <= 10):
+        reader.problem(element, f"expected an integer dimension 1-6 and order 0-10, got {dimension!r} and {order!r}")
+        return None
+    exponents = _exponents(int(dimension), int(order))
+    if len(coefficients) != len(exponents):
+        reader.problem(element, f"expected {len(exponents)} coefficients (dimension {int(dimension)}, order "
+                       f"{int(order)}), got {len(coefficients)}", "coefficients")
+        return None
+    return _multi(list(zip(coefficients, exponents)), int(dimension))
+
+
+def _interpolating_gcv(reader: XmlReader, element: ET.Element) -> bool:
+    """Whether a ``GCVSpline`` is the interpolating natural cubic spline (``half_order`` 2,
+    ``error_variance`` 0; its ``weights`` then do not matter, the stored ``coefficients`` are OpenSim's
+    output); else it is reported. OpenSim fits it by Simbody's ``SplineFitter::fitFromErrorVariance``
+    (Woltring's GCVSPL), a natural spline of degree ``2·half_order − 1`` continued by a polynomial of
+    degree ``half_order − 1`` beyond the knots: for half order 2 with no error, the natural cubic
+    interpolant with linear extrapolation (equal to OpenSim's ``calcValue`` to 2e-14,
+    ``tests/test_osim_import.py``). Other half orders (OpenSim's default degree is 5) and smoothing
+    splines (``error_variance`` ≠ 0, or < 0: GCV) depend on GCVSPL's iterative fit and are not imported."""
+    half_order, variance = reader.number(element, "half_order", 0.0), reader.number(element, "error_variance", 0.0)
+    if half_order is None or variance is None:
+        return False
+    if half_order != 2.0 or variance != 0.0:
+        reader.unsupported_element(element, f"GCVSpline of half_order 2 and error_variance 0 (interpolating natural "
+                                   f"cubic), got half_order {half_order!r}, error_variance {variance!r}")
+        return False
+    return True
+
+
+def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | None:
     """The function of an OpenSim function element; None after recording a problem or unsupported element."""
     tag = element.tag
     if tag in _CHILDREN:
@@ -217,16 +368,25 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | None:
         value = reader.number(element, "value")
         return None if value is None else Affine(0.0, value)
     if tag == "LinearFunction":
-        values = reader.numbers(element, "coefficients", 2)
-        return None if values is None else Affine(values[0], values[1])
+        values = reader.numbers(element, "coefficients", minimum=2)
+        if values is None:
+            return None
+        if len(values) == 2:
+            return Affine(values[0], values[1])
+        return _multi([(c, tuple(int(k == j) for k in range(len(values) - 1))) for j, c in enumerate(values[:-1])]
+                      + [(values[-1], (0,) * (len(values) - 1))], len(values) - 1)
+    if tag == "MultivariatePolynomialFunction":
+        return _multivariate_polynomial(reader, element)
     if tag == "MultiplierFunction":
         scale = reader.number(element, "scale", 1.0)
         holder = reader.child(element, "function")
         inner_element = reader.only_child(holder, "function") if holder is not None else None
         inner = read_function(reader, inner_element) if inner_element is not None else None
         return None if scale is None or inner is None else compose(Affine(scale, 0.0), inner)
+    if tag == "GCVSpline" and not _interpolating_gcv(reader, element):
+        return None
     if tag in _TABLE_KINDS:
-        x = reader.numbers(element, "x", minimum=2)
+        x = reader.numbers(element, "x", minimum=4 if tag == "GCVSpline" else 2)
         y = reader.numbers(element, "y", minimum=2)
         if x is None or y is None:
             return None

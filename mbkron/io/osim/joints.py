@@ -13,14 +13,22 @@ frame ``M`` (in the child body). A ``PhysicalOffsetFrame`` is ``translation`` an
 ``X_FM`` per joint type (axes in the frame the previous axes produced):
 
 - ``CustomJoint``: translations ``translation1..3`` along their axes in ``F``, then rotations
-  ``rotation1..3`` about successive (body-fixed) axes, each axis's value its function of its coordinate;
+  ``rotation1..3`` about successive (body-fixed) axes, each axis's value its function of its
+  coordinates (several for a function of several arguments, in the order named);
 - ``PinJoint``: rotation about ``z``; ``SliderJoint``: translation along ``x``; ``WeldJoint``: none;
 - ``UniversalJoint``: rotations about ``x`` then ``y``; ``GimbalJoint``: about ``x``, ``y``, ``z``;
-- ``PlanarJoint`` (coordinates ``rz, tx, ty``): translations along ``x``, ``y`` of ``F``, then rotation about ``z``.
+- ``PlanarJoint`` (coordinates ``rz, tx, ty``): translations along ``x``, ``y`` of ``F``, then rotation about ``z``;
+- ``BallJoint`` (``rx, ry, rz``): rotations about ``x``, ``y``, ``z`` (body-fixed X-Y-Z angles);
+- ``FreeJoint`` (``rx, ry, rz, tx, ty, tz``): translations along ``x``, ``y``, ``z`` of ``F``, then
+  rotations about ``x``, ``y``, ``z``.
 
-Free, Ball, Ellipsoid and Scapulothoracic joints are not imported: their generalized speeds are not
-the rates of their coordinates (quaternions or angular velocities), so a model in their coordinates
-would not have OpenSim's mass matrix.
+Ball and Free joints are Simbody's ``MobilizedBody::Ball`` and ``Free``, which OpenSim runs with Euler
+angles (``Model::initSystem`` sets ``setUseEulerAngles``): their coordinates are the body-fixed X-Y-Z
+angles of ``X_FM`` and the translation of ``M``'s origin in ``F``, expressed in ``F`` — exactly the
+chain above. Their generalized *speeds* are not the coordinates' rates but the angular velocity
+``w_FM`` (and linear velocity ``v_FM``) in ``F``: mbkron's model is in the coordinates' rates ``q̇``,
+so its mass matrix is OpenSim's ``Bᵀ M B`` with ``u = B(q) q̇`` (the comparison transforms by
+``B = N⁻¹``). Ellipsoid and Scapulothoracic joints are not imported.
 """
 
 from __future__ import annotations
@@ -48,6 +56,9 @@ _FIXED_AXES = {
     "UniversalJoint": [("rotation", _X, 0), ("rotation", _Y, 1)],
     "GimbalJoint": [("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
     "PlanarJoint": [("translation", _X, 1), ("translation", _Y, 2), ("rotation", _Z, 0)],
+    "BallJoint": [("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
+    "FreeJoint": [("translation", _X, 3), ("translation", _Y, 4), ("translation", _Z, 5),
+                  ("rotation", _X, 0), ("rotation", _Y, 1), ("rotation", _Z, 2)],
 }
 #: The joints imported.
 JOINTS = ("CustomJoint", *_FIXED_AXES)
@@ -217,8 +228,9 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
         value = emit(term)
         if value == 0.0 and isinstance(term.function, Affine):
             continue  # an axis that never moves
-        if term.coordinate is not None and motion.get(term.coordinate) != "rotation":
-            motion[term.coordinate] = kind
+        for coordinate in term.coordinates:
+            if motion.get(coordinate) != "rotation":
+                motion[coordinate] = kind
         body = f"{name}.{label}"
         if body in bodies:
             reader.problem(joint, f"the generated body name `{body}` is also an OpenSim body's name")
