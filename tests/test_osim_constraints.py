@@ -220,11 +220,12 @@ def test_other_constraints_are_unsupported_with_their_paths(four_bar, tmp_path):
 
 
 def test_a_constraint_on_a_body_whose_joint_is_not_imported_is_one_model_error(four_bar, tmp_path):
-    text = _four_bar_text(four_bar).replace('<PinJoint name="j_rocker">', '<FreeJoint name="j_rocker">', 1)
-    end = text.index("</PinJoint>", text.index('<FreeJoint name="j_rocker">'))
-    path = tmp_path / "free.osim"
-    path.write_text(text[:end] + "</FreeJoint>" + text[end + len("</PinJoint>"):])
-    with pytest.raises(ModelError, match=re.escape("FreeJoint[@name='j_rocker']: <FreeJoint> is not supported")):
+    text = _four_bar_text(four_bar).replace('<PinJoint name="j_rocker">', '<EllipsoidJoint name="j_rocker">', 1)
+    end = text.index("</PinJoint>", text.index('<EllipsoidJoint name="j_rocker">'))
+    path = tmp_path / "ellipsoid.osim"
+    path.write_text(text[:end] + "</EllipsoidJoint>" + text[end + len("</PinJoint>"):])
+    with pytest.raises(ModelError, match=re.escape("EllipsoidJoint[@name='j_rocker']: <EllipsoidJoint> is not "
+                                                   "supported")):
         mbkron.load_model(path)
 
 
