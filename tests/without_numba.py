@@ -18,8 +18,11 @@ class _NoNumba(importlib.abc.MetaPathFinder):
         return None
 
 
-if "mbkron" in sys.modules or "numba" in sys.modules:  # pragma: no cover - a misuse of the plugin
-    raise RuntimeError("tests.without_numba must be loaded before mbkron and numba (use `-p tests.without_numba`)")
+# mbkron's own light modules may be imported already (pytest resolves the ModelWarning category of the
+# `filterwarnings` setting, mbkron.core.errors, before plugins load); nothing that imports numba may be
+if "numba" in sys.modules or "mbkron.compiled.common" in sys.modules:  # pragma: no cover - a misuse
+    raise RuntimeError("tests.without_numba must be loaded before numba and mbkron's kernels "
+                       "(use `-p tests.without_numba`)")
 sys.meta_path.insert(0, _NoNumba())
 
 
