@@ -14,6 +14,7 @@ import pytest
 import sympy
 
 import mbkron
+from mbkron.backends import available_backends
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.muscles import MovingPoint, PathPointCondition
@@ -21,7 +22,8 @@ from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 from mbkron.muscles.moment_arms import attachment_sequence
 from mbkron.muscles.points import add_moving_point_bodies, point_condition
 
-BACKENDS = ("numpy", "compiled", "kronecker")
+BACKENDS = tuple(b for b in ("numpy", "compiled", "kronecker") if b in available_backends())
+"""The backends of this installation (``compiled`` needs numba, the ``fast`` extra)."""
 SHANK_OFFSET = np.array([0.0, -0.4, 0.0])
 KNEE_AXIS = np.array([0.2, 0.0, 1.0]) / np.hypot(0.2, 1.0)
 # (lo, hi) of the conditions, radians (degrees chosen so that the model file below states them exactly)
