@@ -245,10 +245,13 @@ def simulate(
     start = clock.perf_counter()
     try:
         # fail early and clearly on an invalid initial state; this first evaluation (and, for implicit
-        # methods, a batched one) also compiles the kernels on a first run, outside the timed integration
+        # methods, a batched one and the compiled Jacobian) also compiles the kernels on a first run,
+        # outside the timed integration
         trajectory.start(accelerations(t0, y0))
         if name in _IMPLICIT:
             rhs_batched(t0, y0[None])
+        if kernel is not None:
+            kernel.jacobian(t0, y0)
         start = clock.perf_counter()
         if compiled_steps:
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
