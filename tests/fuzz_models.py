@@ -263,20 +263,28 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED):
     return counts, bugs, slowest
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Fuzz the model-file loader with structure-aware mutations of models/.")
-    parser.add_argument("--count", type=int, default=5000, help="number of mutations (the shipped files in turn)")
+def fuzz_command(argv, description: str, default_count: int, files: int, run) -> int:
+    """The command line of a fuzzer: ``--count``, ``--seed``, ``--budget``; ``run(count, seed, budget)`` returns
+    the outcome counts, the bugs (``(file, mutation, result, …)``) and the slowest load; prints a summary
+    and the first 20 bugs; exit status 1 if there were any."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--count", type=int, default=default_count, help="number of mutations (the files in turn)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds per file before it counts as a hang")
     arguments = parser.parse_args(argv)
     began = time.perf_counter()
     counts, bugs, (seconds, mutation) = run(arguments.count, arguments.seed, arguments.budget)
-    print(f"{arguments.count} mutations of {len(SHIPPED)} files, seed {arguments.seed}, "
+    print(f"{arguments.count} mutations of {files} files, seed {arguments.seed}, "
           f"{time.perf_counter() - began:.0f} s: " + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES))
     print(f"slowest load: {seconds:.2f} s ({mutation})")
-    for name, description, result, _ in bugs[:20]:
+    for name, description, result, *_ in bugs[:20]:
         print(f"  {result.outcome}: {name}: {description}: {result.detail}")
     return 1 if bugs else 0
+
+
+def main(argv=None) -> int:
+    return fuzz_command(argv, "Fuzz the model-file loader with structure-aware mutations of models/.", 5000,
+                        len(SHIPPED), run)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ a bounded number of the same mutations in the test suite.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import gzip
 import random
@@ -29,7 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify
+from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify, fuzz_command
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
 FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist")
@@ -172,19 +171,7 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Fuzz the OpenSim importer with mutations of tests/data/osim.")
-    parser.add_argument("--count", type=int, default=2000, help="number of mutations (the stored files in turn)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budget", type=float, default=BUDGET_SECONDS, help="seconds per file before it counts as a hang")
-    arguments = parser.parse_args(argv)
-    began = time.perf_counter()
-    counts, bugs, (seconds, mutation) = run(arguments.count, arguments.seed, arguments.budget)
-    print(f"{arguments.count} mutations of {len(FILES)} files, seed {arguments.seed}, "
-          f"{time.perf_counter() - began:.0f} s: " + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES))
-    print(f"slowest load: {seconds:.2f} s ({mutation})")
-    for name, description, result in bugs[:20]:
-        print(f"  {result.outcome}: {name}: {description}: {result.detail}")
-    return 1 if bugs else 0
+    return fuzz_command(argv, "Fuzz the OpenSim importer with mutations of tests/data/osim.", 2000, len(FILES), run)
 
 
 if __name__ == "__main__":
