@@ -7,7 +7,8 @@
 - :mod:`mbkron.io.compare`: :func:`model_differences`, :func:`models_equal`;
 - :mod:`mbkron.io.formulas`: :func:`evaluate_expression` (formulas in double precision);
 - :mod:`mbkron.io.schema`: :data:`FORMAT_VERSION`, :class:`ExpressionValue`;
-- :mod:`mbkron.io.results`: :func:`write_atomically`, :func:`write_csv`, :func:`write_json`.
+- :mod:`mbkron.io.results`: :func:`write_atomically`, :func:`write_csv`, :func:`write_json`;
+- :mod:`mbkron.io.storage`: OpenSim's ``.mot``/``.sto`` tables, :func:`read_storage`, :func:`write_storage`.
 
 The format of model files is documented in ``docs/model-format.md``.
 """
@@ -17,6 +18,7 @@ from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader import ModelFile, load_model, parse_model_file, read_model_file
 from mbkron.io.results import write_atomically, write_csv, write_json
 from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, ExpressionValue
+from mbkron.io.storage import Storage, StorageError, read_storage, write_storage
 from mbkron.io.writer import dump_model, format_toml
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "FORMAT_VERSION",
     "ExpressionValue",
     "ModelFile",
+    "Storage",
+    "StorageError",
     "dump_model",
     "evaluate_expression",
     "format_toml",
@@ -32,7 +36,9 @@ __all__ = [
     "models_equal",
     "parse_model_file",
     "read_model_file",
+    "read_storage",
     "write_atomically",
     "write_csv",
     "write_json",
+    "write_storage",
 ]

@@ -1,0 +1,196 @@
+"""OpenSim storage files (``.mot``, ``.sto``): motion and result tables with a header.
+
+The layout, as OpenSim writes and reads it (``Storage``, ``STOFileAdapter``)::
+
+    Coordinates                 <- the table's name (first line; older files may omit the key=value lines)
+    version=1
+    nRows=151
+    nColumns=11
+    inDegrees=yes
+    <free text lines>
+    endheader
+    time  pelvis_tilt  ...      <- column labels, tab or space separated; the first is time
+    0.000  10.3  ...            <- one row per line
+
+:func:`read_storage` reads both the version-1 form and the older form (a name line, then ``nRows``,
+``nColumns`` and other ``key=value`` lines, or none), checks what it reads (every row complete and
+numeric, the time column increasing, ``nRows``/``nColumns`` when given) and names the file and line of
+the first problem; :func:`write_storage` writes the version-1 form atomically. Values are kept as
+read: rotational columns of a file with ``inDegrees=yes`` are in degrees (converting them needs the
+model's coordinate types). Files are untrusted input: sizes are bounded (:data:`MAX_BYTES`) and
+nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from mbkron.io.results import write_atomically
+
+__all__ = ["MAX_BYTES", "Storage", "StorageError", "read_storage", "write_storage"]
+
+MAX_BYTES = 256 * 2**20
+"""Largest storage file read (256 MiB): a larger one is refused before it is read."""
+
+
+class StorageError(ValueError):
+    """A storage file that cannot be read: the message names the file, the line and what was expected."""
+
+
+@dataclass(frozen=True, eq=False)
+class Storage:
+    """A table of an OpenSim storage file.
+
+    Attributes
+    ----------
+    name : str
+        The first header line (e.g. ``"Coordinates"``).
+    labels : tuple of str
+        The column labels after ``time``.
+    time : ndarray, shape (m,)
+        Strictly increasing, s.
+    values : ndarray, shape (m, len(labels))
+    in_degrees : bool
+        ``inDegrees=yes``: rotational columns are in degrees.
+    header : dict
+        The header's ``key=value`` lines (``version``, ``nRows``, ``nColumns``, ``inDegrees`` included).
+    comments : tuple of str
+        The header's other lines, in order.
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    time: NDArray[np.float64]
+    values: NDArray[np.float64]
+    in_degrees: bool = False
+    header: dict = field(default_factory=dict)
+    comments: tuple[str, ...] = ()
+
+    def column(self, label: str) -> NDArray[np.float64]:
+        """The values of column ``label``."""
+        if label not in self.labels:
+            raise KeyError(f"no column `{label}`; the columns are {', '.join(self.labels)}")
+        return self.values[:, self.labels.index(label)]
+
+
+def read_storage(path: str | Path) -> Storage:
+    """Read an OpenSim ``.mot``/``.sto`` file (see the module docstring).
+
+    Raises
+    ------
+    StorageError
+        The file cannot be read, is larger than :data:`MAX_BYTES`, or is not a complete storage table; the
+        message names the file and line.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise StorageError(f"{path}: {size} bytes, more than the {MAX_BYTES} a storage file may have")
+        text = path.read_text(encoding="utf-8", errors="strict")
+    except (OSError, UnicodeDecodeError) as error:
+        raise StorageError(f"cannot read the storage file {path}: {error}") from None
+    lines = text.splitlines()
+    try:
+        end = next(i for i, line in enumerate(lines) if line.strip().lower() == "endheader")
+    except StopIteration:
+        raise StorageError(f"{path}: no `endheader` line (an OpenSim storage file has a header ending in "
+                           "`endheader`, then the column labels and the rows)") from None
+    named = end > 0 and "=" not in lines[0]  # the table's name, unless the file starts with key=value lines
+    name = lines[0].strip() if named else ""
+    header, comments = {}, []
+    for line in lines[1 if named else 0:end]:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() and " " not in key.strip():
+            header[key.strip()] = value.strip()
+        elif line.strip():
+            comments.append(line.strip())
+    if end + 1 >= len(lines) or not lines[end + 1].split():
+        raise StorageError(f"{path}:{end + 2}: expected the column labels after `endheader`")
+    labels = lines[end + 1].split("\t") if "\t" in lines[end + 1] else lines[end + 1].split()
+    labels = [label.strip() for label in labels]
+    if labels[0].lower() != "time":
+        raise StorageError(f"{path}:{end + 2}: the first column must be `time`, got `{labels[0]}`")
+    rows = []
+    for number, line in enumerate(lines[end + 2:], start=end + 3):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != len(labels):
+            raise StorageError(f"{path}:{number}: {len(fields)} values, expected {len(labels)} (one per column)")
+        try:
+            row = [float(value) for value in fields]
+        except ValueError:
+            raise StorageError(f"{path}:{number}: a value is not a number: {line.strip()[:80]!r}") from None
+        if not all(math.isfinite(value) for value in row):
+            raise StorageError(f"{path}:{number}: values must be finite")
+        rows.append(row)
+    table = np.array(rows, dtype=float).reshape(-1, len(labels))
+    _check_counts(path, header, table.shape)
+    if np.any(np.diff(table[:, 0]) <= 0):
+        row = int(np.argmax(np.diff(table[:, 0]) <= 0)) + 1
+        raise StorageError(f"{path}: time must increase from row to row; row {row + 1} has t = {table[row, 0]:.17g} "
+                           f"after t = {table[row - 1, 0]:.17g}")
+    in_degrees = header.get("inDegrees", "no").strip().lower() == "yes"
+    return Storage(name, tuple(labels[1:]), table[:, 0].copy(), table[:, 1:].copy(), in_degrees, header,
+                   tuple(comments))
+
+
+def _check_counts(path: Path, header: dict, shape: tuple[int, int]) -> None:
+    for key, actual in (("nRows", shape[0]), ("nColumns", shape[1])):
+        if key not in header:
+            continue
+        try:
+            declared = int(header[key])
+        except ValueError:
+            raise StorageError(f"{path}: header `{key}={header[key]}` is not an integer") from None
+        if declared != actual:
+            raise StorageError(f"{path}: the header says {key}={declared}, the table has {actual}")
+
+
+def write_storage(path: str | Path, name: str, labels: tuple[str, ...] | list[str], time: ArrayLike,
+                  values: ArrayLike, in_degrees: bool = False, comments: tuple[str, ...] = ()) -> None:
+    """Write an OpenSim storage file (version 1, tab separated, 17 significant digits) atomically.
+
+    Parameters
+    ----------
+    path : str or path-like
+    name : str
+        The table's name (first line).
+    labels : sequence of str
+        The column labels after ``time`` (no tabs or line breaks).
+    time : array_like, shape (m,)
+        Strictly increasing.
+    values : array_like, shape (m, len(labels))
+    in_degrees : bool
+        Written as ``inDegrees=yes/no``.
+    comments : sequence of str
+        Free header lines.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, non-finite values, a time that does not increase or a label with a tab or
+        line break (named in backticks).
+    """
+    time = np.asarray(time, dtype=float).reshape(-1)
+    values = np.asarray(values, dtype=float)
+    labels = tuple(labels)
+    if values.shape != (time.size, len(labels)):
+        raise ValueError(f"`values` must have shape ({time.size}, {len(labels)}), got {values.shape}")
+    if any(not label or any(c in label for c in "\t\r\n") for label in labels) or any(
+            c in name for c in "\r\n"):
+        raise ValueError("`labels` must be non-empty without tabs or line breaks, and `name` one line")
+    if not (np.all(np.isfinite(time)) and np.all(np.isfinite(values))):
+        raise ValueError("`time` and `values` must be finite")
+    if np.any(np.diff(time) <= 0):
+        raise ValueError("`time` must increase strictly")
+    head = [name, "version=1", f"nRows={time.size}", f"nColumns={len(labels) + 1}",
+            f"inDegrees={'yes' if in_degrees else 'no'}", *comments, "endheader", "\t".join(("time",) + labels)]
+    body = ["\t".join(f"{x:.17g}" for x in row) for row in np.column_stack([time, values])]
+    write_atomically(path, ("\n".join(head + body) + "\n").encode("utf-8"))
