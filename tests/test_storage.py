@@ -123,3 +123,28 @@ def test_opensim_reads_what_mbkron_writes_and_the_other_way_round(tmp_path):
     assert back.labels == ("hip", "knee") and back.in_degrees
     np.testing.assert_array_equal(back.time, time)
     np.testing.assert_array_equal(back.values, values)
+
+
+def test_coordinates_of_a_model_in_si_units(tmp_path):
+    """leg6dof9musc's six coordinates from a file in degrees: angles converted, the pelvis translations
+    (metres) kept; extra columns ignored, missing ones named."""
+    import warnings
+    from pathlib import Path
+
+    import mbkron
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mbkron.ModelWarning)  # toes_r: OpenSim's own unphysical inertia
+        model = mbkron.load_model(Path(__file__).resolve().parents[1] / "models" / "leg6dof9musc.toml")
+    names = ["extra", *model.coordinates]
+    values = np.arange(2 * len(names), dtype=float).reshape(2, len(names)) + 0.5
+    path = tmp_path / "ik.mot"
+    write_storage(path, "Coordinates", names, [0.0, 0.01], values, in_degrees=True)
+    q = read_storage(path).coordinates(model)
+    for k, coordinate in enumerate(model.coordinate_records):
+        expected = values[:, k + 1] * (np.pi / 180 if coordinate.unit == "rad" else 1.0)
+        np.testing.assert_allclose(q[:, k], expected, rtol=1e-15)
+    assert [c.unit for c in model.coordinate_records].count("m") == 2  # pelvis_tx, pelvis_ty stay metres
+    write_storage(path, "Coordinates", names[:3], [0.0], values[:1, :3])
+    with pytest.raises(StorageError, match="no column for the coordinate.s. pelvis_ty, hip_flexion_r"):
+        read_storage(path).coordinates(model)

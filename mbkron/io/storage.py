@@ -16,8 +16,8 @@ The layout, as OpenSim writes and reads it (``Storage``, ``STOFileAdapter``)::
 ``nColumns`` and other ``key=value`` lines, or none), checks what it reads (every row complete and
 numeric, the time column increasing, ``nRows``/``nColumns`` when given) and names the file and line of
 the first problem; :func:`write_storage` writes the version-1 form atomically. Values are kept as
-read: rotational columns of a file with ``inDegrees=yes`` are in degrees (converting them needs the
-model's coordinate types). Files are untrusted input: sizes are bounded (:data:`MAX_BYTES`) and
+read; :meth:`Storage.coordinates` gives a model's coordinates in SI units, converting the angles of a
+file with ``inDegrees=yes`` by the model's coordinate units. Files are untrusted input: sizes are bounded (:data:`MAX_BYTES`) and
 nothing is evaluated.
 """
 
@@ -76,6 +76,27 @@ class Storage:
         if label not in self.labels:
             raise KeyError(f"no column `{label}`; the columns are {', '.join(self.labels)}")
         return self.values[:, self.labels.index(label)]
+
+    def coordinates(self, model) -> NDArray[np.float64]:
+        """The model's coordinates at every row, shape (m, nq), in SI units: the columns named after
+        ``model.coordinates``, angles (coordinate unit ``rad``) converted from degrees when the file is
+        ``inDegrees=yes``; other columns are ignored.
+
+        Raises
+        ------
+        StorageError
+            If a coordinate of the model has no column (all such are named).
+        """
+        missing = [c.name for c in model.coordinate_records if c.name not in self.labels]
+        if missing:
+            raise StorageError(f"storage `{self.name}` has no column for the coordinate(s) {', '.join(missing)} of "
+                               f"model `{model.name}` (its columns: {', '.join(self.labels)})")
+        q = np.column_stack([self.column(c.name) for c in model.coordinate_records]) if model.nq else \
+            np.zeros((self.time.size, 0))
+        if self.in_degrees:
+            angles = [c.unit == "rad" for c in model.coordinate_records]
+            q[:, angles] = np.deg2rad(q[:, angles])
+        return q
 
 
 def read_storage(path: str | Path) -> Storage:
