@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -79,7 +81,7 @@ def test_round_trip_keeps_every_digit(tmp_path):
 def test_bad_files_name_file_line_and_expectation(tmp_path, text, message):
     path = tmp_path / "bad.sto"
     path.write_text(text)
-    with pytest.raises(StorageError, match=message.replace("(", r"\(").replace(")", r"\)")) as caught:
+    with pytest.raises(StorageError, match=re.escape(message)) as caught:
         read_storage(path)
     assert str(path) in str(caught.value)
 

@@ -61,12 +61,16 @@ from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
-__all__ = ["CACHE_VARIABLE", "FastStep", "cache_directory", "kernel_module", "module_source", "step_kernel",
-           "supports_fast_step"]
+__all__ = ["CACHE_VARIABLE", "CONTINUATION", "FastStep", "cache_directory", "kernel_module", "module_source",
+           "step_kernel", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
 
+
+CONTINUATION = slice(-6, None)
+"""Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
+last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`continued_forward` unpacks)."""
 
 CACHE_VARIABLE = "MBKRON_CACHE_DIR"
 """Environment variable naming the directory of the generated kernel modules (default
@@ -490,6 +494,6 @@ class FastStep:
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
-        start_q, start_f, start_tangent, curvature, start_p, scalars = (value.copy() for value in context[-6:])
+        start_q, start_f, start_tangent, curvature, start_p, scalars = (value.copy() for value in context[CONTINUATION])
         solution = Solution(start_q, start_p, self.A, None, start_f, start_tangent, int(scalars[1]), float(scalars[2]))
         return solution, (curvature if scalars[0] else None)

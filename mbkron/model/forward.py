@@ -24,6 +24,7 @@ from mbkron.compiled.articulated import articulated_batch, articulated_forward, 
 from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
 from mbkron.dynamics import loads as loads_module
+from mbkron.jointvars.compiled import CONTINUATION
 
 __all__ = ["ForwardDynamics", "StateKernel"]
 
@@ -165,17 +166,18 @@ class StateKernel:
 
     def __init__(self, fast_step, continuation, context: tuple):
         self.fast_step, self.continuation, self.context = fast_step, continuation, context
-        self.nq = nq = context[-6].size
-        # the arguments trbdf2_kernel does not read in the DERIVATIVE and JACOBIAN modes
-        self._unused = (np.zeros(2 * nq), 0.0, 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
+        self.nq = nq = context[CONTINUATION][0].size
+        # the arguments trbdf2_kernel does not read outside its STEP mode
+        self._unused = (np.zeros(2 * nq), 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
 
     def step(self, *arguments):
         """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this right-hand side, from ``arguments`` (``t`` …
         ``counts``)."""
         return self.fast_step.kernels.trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
 
-    def _call(self, mode: int, t: float, y: NDArray, J: NDArray):
-        yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq = self._unused
+    def _call(self, mode: int, t: float, y: NDArray, J: NDArray, t_bound: float = 1.0):
+        """``trbdf2_kernel`` in a mode other than STEP (``J`` doubles as the LU slot, unread there)."""
+        yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused
         return self.fast_step.kernels.trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
                                              J, J, _NO_PIVOTS, _NO_MEMORY, _NO_COUNTS, self.context)
 
@@ -187,14 +189,11 @@ class StateKernel:
     def outputs(self, times: NDArray, t_old: float, t_new: float, nodes: NDArray):
         """States and ``q̈`` at ``times`` inside a step from ``t_old`` to ``t_new`` whose Hermite nodes are
         ``nodes`` (:func:`mbkron.compiled.trbdf2.hermite`), in one call; None where the kernel declines one."""
-        yp, _, direction, max_step, rtol, atol, newton_tol, nq = self._unused
-        outcome, _, derivatives, states, *_ = self.fast_step.kernels.trbdf2(
-            compiled_trbdf2.OUTPUTS, t_old, writable(times), yp, t_new, direction, max_step, rtol, atol, newton_tol, nq,
-            nodes, nodes, _NO_PIVOTS, _NO_MEMORY, _NO_COUNTS, self.context)
+        outcome, _, derivatives, states, *_ = self._call(compiled_trbdf2.OUTPUTS, t_old, writable(times), nodes, t_new)
         if outcome != compiled_trbdf2.STEP_OK:
             return None
-        n = 2 * nq
-        return states.reshape(-1, n), derivatives.reshape(-1, n)[:, nq:]
+        n = 2 * self.nq
+        return states.reshape(-1, n), derivatives.reshape(-1, n)[:, self.nq:]
 
     def jacobian(self, t: float, y: NDArray) -> NDArray[np.float64] | None:
         """``∂y'/∂y`` at ``(t, y)`` from the workspace's continuation, by the kernel's central differences
@@ -211,7 +210,7 @@ class StateKernel:
     def load(self) -> None:
         """Continue from the workspace's continuation (after evaluations by the Python route)."""
         start, curvature = self.continuation.start, self.continuation.curvature
-        start_q, start_f, start_tangent, held, start_p, scalars = self.context[-6:]
+        start_q, start_f, start_tangent, held, start_p, scalars = self.context[CONTINUATION]
         start_q[:], start_f[:], start_tangent[:], start_p[:] = start.q, start.f, start.tangent, start.p
         held[:] = 0.0 if curvature is None else curvature
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
