@@ -27,7 +27,7 @@ from mbkron.batch.item import Field, Item, JobKind
 if TYPE_CHECKING:
     from mbkron.io import ModelFile
 
-__all__ = ["BACKENDS", "JOBS", "METHODS", "execute", "model_file"]
+__all__ = ["BACKENDS", "JOBS", "METHODS", "dask_setup", "execute", "model_file"]
 
 METHODS = ("TRBDF2", "RKF45", "RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (its ``METHODS``; a test keeps them equal), checked in a batch
@@ -77,6 +77,15 @@ def execute(item: Item) -> dict:
             summary = {"outcome": "failed", "message": _describe(error)}
         files = {path.name: path.read_bytes() for path in sorted(Path(directory).iterdir()) if path.is_file()}
     return {"summary": summary, "files": files, "seconds": time.perf_counter() - started}
+
+
+def dask_setup(worker) -> None:
+    """dask's preload hook, run as each worker of the LocalCluster starts (``preload=["mbkron.batch.jobs"]``):
+    Ctrl-C at a terminal signals the whole process group, workers included; they ignore it and are stopped
+    by the driver, which handles it (:class:`mbkron.batch.BatchInterrupted`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _describe(error: Exception) -> str:

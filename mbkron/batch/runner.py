@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sys
 import time
@@ -172,7 +173,8 @@ def _distributed(todo: list[Item], scheduler: str | None, workers: int | None,
         if scheduler is None:
             count = workers or os.cpu_count() or 1
             cluster = stack.enter_context(LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
+                                                       dashboard_address=":0", silence_logs=logging.ERROR,
+                                                       preload=["mbkron.batch.jobs"]))
             report.executor = f"LocalCluster ({count} workers)"
         else:
             cluster = scheduler

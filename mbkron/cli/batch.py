@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, UsageError, add_command, integer_at_least
+from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, add_command, integer_at_least
 
 __all__ = ["register", "run"]
 
@@ -24,21 +24,18 @@ def register(commands) -> None:
         "mbkron batch arm_batch.toml --out arm_batch --workers 2")
     command.add_argument("batch", metavar="BATCH", help="batch file (TOML)")
     command.add_argument("--out", metavar="DIR", required=True, help="output directory (created if missing)")
-    command.add_argument("--scheduler", metavar="ADDRESS",
-                         help="a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster here)")
-    command.add_argument("--workers", type=integer_at_least(1, "one worker process"),
-                         help="worker processes of the LocalCluster (default: the number of CPUs)")
-    command.add_argument("--serial", action="store_true", help="run the items here, one after another, without dask")
+    where = command.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster here)")
+    where.add_argument("--workers", type=integer_at_least(1, "one worker process"),
+                       help="worker processes of the LocalCluster (default: the number of CPUs)")
+    where.add_argument("--serial", action="store_true", help="run the items here, one after another, without dask")
     command.add_argument("--no-progress", action="store_true", help="no progress bar")
     command.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron batch``; returns the exit status."""
-    if args.serial and (args.scheduler or args.workers):
-        raise UsageError("--serial runs without dask: give no --scheduler or --workers with it")
-    if args.scheduler and args.workers:
-        raise UsageError("--workers sets the size of the LocalCluster: give no --scheduler with it")
     from mbkron.batch import BatchError, BatchFileError, BatchInterrupted, read_batch, run_batch
 
     try:
