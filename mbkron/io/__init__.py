@@ -8,13 +8,15 @@
 - :mod:`mbkron.io.formulas`: :func:`evaluate_expression` (formulas in double precision);
 - :mod:`mbkron.io.schema`: :data:`FORMAT_VERSION`, :class:`ExpressionValue`;
 - :mod:`mbkron.io.results`: :func:`write_atomically`, :func:`write_csv`, :func:`write_json`;
-- :mod:`mbkron.io.storage`: OpenSim's ``.mot``/``.sto`` tables, :func:`read_storage`, :func:`write_storage`.
+- :mod:`mbkron.io.storage`: OpenSim's ``.mot``/``.sto`` tables, :func:`read_storage`, :func:`write_storage`;
+- :mod:`mbkron.io.markers`: marker trajectories of ``.trc`` files, :func:`read_trc`.
 
 The format of model files is documented in ``docs/model-format.md``.
 """
 
 from mbkron.io.compare import model_differences, models_equal
 from mbkron.io.formulas import evaluate_expression
+from mbkron.io.markers import MarkerError, Markers, read_trc
 from mbkron.io.reader import ModelFile, load_model, parse_model_file, read_model_file
 from mbkron.io.results import write_atomically, write_csv, write_json
 from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, ExpressionValue
@@ -25,6 +27,8 @@ __all__ = [
     "ANGLE_UNITS",
     "FORMAT_VERSION",
     "ExpressionValue",
+    "MarkerError",
+    "Markers",
     "ModelFile",
     "Storage",
     "StorageError",
@@ -37,6 +41,7 @@ __all__ = [
     "parse_model_file",
     "read_model_file",
     "read_storage",
+    "read_trc",
     "write_atomically",
     "write_csv",
     "write_json",
