@@ -73,7 +73,7 @@ def test_failed_items_are_listed_and_the_exit_status_is_1(tmp_path):
     assert "failed: far: `q0`: unknown coordinate `alpha9`" in done.stdout
     assert done.stderr.strip() == "mbkron: error: 1 of 4 items failed (listed above and in their item.json)"
     again = _mbkron("batch", str(path), "--out", str(tmp_path / "out"), "--serial")
-    assert "0 computed, 3 finished earlier, 1 failed" in again.stdout
+    assert "4 items (serial): 0 computed, 3 finished earlier, 1 failed" in again.stdout  # the failed one: again
 
 
 def test_a_bad_batch_file_is_one_line_and_status_1(tmp_path):

@@ -125,3 +125,18 @@ def test_parameters_must_be_the_models(tmp_path):
                                                        "(its [parameters]: height, body_mass, g, L1")):
         read_batch(path)
 
+
+
+def test_the_worked_example_of_the_docs_reads(tmp_path):
+    doc = (ROOT / "docs" / "batch.md").read_text()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", doc, re.S)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "two_link_arm.toml").write_text(MODEL.read_text())
+    (tmp_path / "runs").mkdir()
+    _write(tmp_path / "runs", next(text for language, text in blocks if language == "toml"), "arm_batch.toml")
+    _write(tmp_path / "runs", next(text for _, text in blocks if text.startswith("id,")), "arm_sets.csv")
+    items = read_batch(tmp_path / "runs" / "arm_batch.toml")
+    assert len(items) == 13 and items[0].id == "arm-reference" and items[0].fields["q0"] == {"alpha2": 20.0,
+                                                                                               "alpha1": 0.0}
+    assert items[-1].id == "arm-120-80" and items[-1].fields["q0"] == {"alpha2": 20.0, "alpha1": 120.0}
+    assert tomllib.loads(items[-1].files["model"])["parameters"]["body_mass"] == 80.0

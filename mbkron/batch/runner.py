@@ -52,7 +52,8 @@ class BatchReport:
     failed : dict of str to str
         The failed items' ids and messages.
     executor : str
-        ``"serial"``, ``"LocalCluster (N workers)"`` or the scheduler's address.
+        ``"serial"``, ``"LocalCluster (N workers)"``, the scheduler's address, or ``"nothing to compute"``
+        (every item finished earlier: no cluster is started).
     """
 
     computed: list[str] = field(default_factory=list)
@@ -130,6 +131,8 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
                 report.skipped.append(item.id)
             else:
                 todo.append(item)
+        if not todo:
+            report.executor = "nothing to compute"
         bar = _bar(len(items), len(report.skipped), progress)
         try:
             with ExitStack() as stack:

@@ -1,0 +1,83 @@
+"""A batch of 100 simulations on a dask LocalCluster against the same batch run serially: identical results, times.
+
+Run from the repository root: ``OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_batch [--items N] [--workers W]``.
+The items are forward-dynamics runs of ``models/two_link_arm.toml`` (TRBDF2, rtol 1e-6, atol 1e-8, 0–2 s,
+201 samples) from different initial angles, each with its own body mass (a model parameter, so that every
+item carries its own model text). The serial run goes first in this process (after one warm-up item, so
+that numba's compilation is not timed); the cluster run's time includes starting and stopping the
+LocalCluster (its workers load the compiled kernels from numba's cache). Every item's CSV must be
+byte for byte the serial run's, and its item.json equal except ``timings_s``; the script fails otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import machine
+from mbkron.batch import MARKER, read_batch, run_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def batch_file(directory: Path, items: int) -> Path:
+    """A batch file of ``items`` simulations (a CSV of parameter sets) in ``directory``."""
+    rows = "\n".join(f"arm{k:03d},{-60 + 120 * k / max(items - 1, 1):.6g},{(k * 37) % 90:.6g},{55 + k % 40}"
+                     for k in range(items))
+    (directory / "sets.csv").write_text(f"id,q0.alpha1,q0.alpha2,parameters.body_mass\n{rows}\n")
+    path = directory / "batch.toml"
+    path.write_text(f'[batch]\nkind = "simulate"\nitems = "sets.csv"\n\n[defaults]\n'
+                    f'model = "{(ROOT / "models" / "two_link_arm.toml").as_posix()}"\nt_end = 2.0\nsamples = 201\n')
+    return path
+
+
+def compare(serial: Path, cluster: Path, ids: list[str]) -> None:
+    """Raise if an item's files differ between the two runs (the markers' timings aside)."""
+    for identifier in ids:
+        a, b = serial / identifier, cluster / identifier
+        names = sorted(p.name for p in a.iterdir())
+        if names != sorted(p.name for p in b.iterdir()):
+            raise AssertionError(f"{identifier}: different files")
+        for name in names:
+            x, y = (a / name).read_bytes(), (b / name).read_bytes()
+            if name == MARKER:
+                x, y = ({k: v for k, v in json.loads(d).items() if k != "timings_s"} for d in (x, y))
+            if x != y:
+                raise AssertionError(f"{identifier}/{name}: the cluster's result differs from the serial run's")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as directory:
+        directory = Path(directory)
+        items = read_batch(batch_file(directory, args.items))
+        run_batch(items[:1], directory / "warm", serial=True, progress=False)  # compile, not timed
+        start = time.perf_counter()
+        serial = run_batch(items, directory / "serial", serial=True, progress=False)
+        serial_time = time.perf_counter() - start
+        start = time.perf_counter()
+        cluster = run_batch(items, directory / "cluster", workers=args.workers, progress=False)
+        cluster_time = time.perf_counter() - start
+        if serial.failed or cluster.failed:
+            raise AssertionError(f"failed items: {serial.failed or cluster.failed}")
+        compare(directory / "serial", directory / "cluster", [item.id for item in items])
+        start = time.perf_counter()
+        resumed = run_batch(items, directory / "cluster", workers=args.workers, progress=False)
+        resume_time = time.perf_counter() - start
+        assert len(resumed.skipped) == len(items) and not resumed.computed
+    print(machine())
+    print(f"{len(items)} simulations (two_link_arm, TRBDF2, 0-2 s, 201 samples), identical results in both runs")
+    print(f"  serial, this process:                      {serial_time:7.2f} s  ({serial_time / len(items) * 1e3:.1f} ms per item)")
+    print(f"  LocalCluster, {args.workers} workers (start and stop included): {cluster_time:7.2f} s  "
+          f"({serial_time / cluster_time:.2f}x the serial speed)")
+    print(f"  re-run, every item finished (skipped):     {resume_time:7.2f} s")
+
+
+if __name__ == "__main__":
+    main()
