@@ -140,3 +140,13 @@ def test_the_worked_example_of_the_docs_reads(tmp_path):
                                                                                                "alpha1": 0.0}
     assert items[-1].id == "arm-120-80" and items[-1].fields["q0"] == {"alpha2": 20.0, "alpha1": 120.0}
     assert tomllib.loads(items[-1].files["model"])["parameters"]["body_mass"] == 80.0
+
+
+def test_an_analysis_batch_carries_its_motion_files_as_text(tmp_path):
+    motion = "Coordinates\nversion=1\nnRows=1\nnColumns=3\ninDegrees=yes\nendheader\ntime\talpha1\talpha2\n0\t1\t2\n"
+    _write(tmp_path, motion, "walk.mot")
+    path = _write(tmp_path, f"[batch]\nkind = 'analyze'\n[defaults]\nmodel = {MODEL.as_posix()!r}\n"
+                            "analyses = ['id', 'muscles']\n[[item]]\nid = 'walk'\nmotion = 'walk.mot'\n")
+    (item,) = read_batch(path)
+    assert item.kind == "analyze" and item.fields["analyses"] == ["id", "muscles"]
+    assert item.files == {"model": MODEL.read_text(), "motion": motion}
