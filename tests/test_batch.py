@@ -165,11 +165,12 @@ def test_arguments_and_a_batch_running_into_the_same_directory(tmp_path):
         os.close(descriptor)
 
 
-def test_without_dask_a_cluster_run_names_the_extra(tmp_path, monkeypatch):
+def test_without_dask_a_batch_runs_serially_and_a_cluster_asked_for_names_the_extra(tmp_path, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` raises ImportError
-    with pytest.raises(BatchError, match=r'pip install "mbkron\[distributed\]"'):
+    with pytest.raises(BatchError, match=r'a batch on a cluster needs dask.distributed: pip install "mbkron\[distributed\]"'):
         run_batch(_batch(tmp_path), tmp_path / "out", workers=2, progress=False)
-    assert sorted(run_batch(_batch(tmp_path), tmp_path / "out", serial=True, progress=False).computed) == [
-        "elbow-10", "heavy", "rk", "typo"]
+    report = run_batch(_batch(tmp_path), tmp_path / "out", progress=False)
+    assert report.executor == 'serial: no dask.distributed here (pip install "mbkron[distributed]")'
+    assert sorted(report.computed) == ["elbow-10", "heavy", "rk", "typo"]

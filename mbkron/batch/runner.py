@@ -82,7 +82,9 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
         Created if missing; each item's results go into ``out_dir/<id>/``.
     scheduler : str, optional
         The address of a running dask scheduler (``"tcp://host:8786"``); by default a LocalCluster of
-        ``workers`` processes on this machine, started and stopped here.
+        ``workers`` processes on this machine, started and stopped here — or, when dask.distributed is not
+        installed and neither ``scheduler`` nor ``workers`` is given, a serial run (the report's
+        ``executor`` says so).
     workers : int, optional
         The LocalCluster's worker processes (one thread each); default: the number of CPUs.
     serial : bool
@@ -100,7 +102,8 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
     ValueError
         For invalid arguments (named in backticks).
     BatchError
-        dask.distributed is not installed (the message names the ``distributed`` extra), the scheduler
+        A cluster was asked for (``scheduler`` or ``workers``) but dask.distributed is not installed (the
+        message names the ``distributed`` extra), the scheduler
         cannot be reached, or ``out_dir`` cannot be used or is in use by another batch.
     BatchInterrupted
         On Ctrl-C or SIGTERM (a ``KeyboardInterrupt``): the items finished until then are written.
@@ -133,6 +136,8 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
                 todo.append(item)
         if not todo:
             report.executor = "nothing to compute"
+        elif not serial and scheduler is None and workers is None and not _has_distributed():
+            serial, report.executor = True, f"serial: no dask.distributed here ({DISTRIBUTED_HINT})"
         bar = _bar(len(items), len(report.skipped), progress)
         try:
             with ExitStack() as stack:
@@ -157,6 +162,14 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
 
 
 # ====================================================================== executors
+def _has_distributed() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _serial(todo: list[Item]) -> Iterator[tuple[Item, dict]]:
     for item in todo:
         yield item, execute(item)

@@ -16,7 +16,7 @@ A batch file is TOML (``docs/batch.md``)::
     parameters = { body_mass = 80 }
 
 It is data, read with :mod:`tomllib`; nothing in it is evaluated. Every field is checked against its
-kind's fields (:class:`mbkron.batch.jobs.Field`) and a problem raises :class:`BatchFileError` naming the
+kind's fields (:class:`mbkron.batch.item.Field`) and a problem raises :class:`BatchFileError` naming the
 file, the table or CSV line, and the field. Files named by an item (the model, a motion) are read here,
 on the driver, and travel to the workers as their text (:class:`Item`); model parameters given by an
 item are written into the model's TOML text, so a worker sees a plain model file.
@@ -184,7 +184,8 @@ def _text(path: Path, what: str) -> str:
 
 def _csv_items(kind: JobKind, path: Path) -> list[tuple[str, str, dict]]:
     """The items of a CSV of parameter sets: a header ``id,FIELD,...`` (a table field's entries as
-    ``q0.alpha1``, ``parameters.body_mass``), one item per row; an empty cell leaves the field unset."""
+    ``q0.alpha1``, ``parameters.body_mass``), one item per row; an empty cell leaves the field unset, a list
+    field's cell is its words separated by spaces."""
     text = _text(path, "[batch] items")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or not rows[0] or rows[0][0].strip() != "id":
@@ -222,13 +223,15 @@ def _csv_items(kind: JobKind, path: Path) -> list[tuple[str, str, dict]]:
 
 
 def _cell(text: str, spec: Field, context: str):
-    """A CSV cell as the value its field expects (numbers for numbers and table entries)."""
+    """A CSV cell as the value its field expects (numbers for numbers and table entries, words for lists)."""
     if spec.kind in ("number", "table", "integer"):
         try:
             number = float(text)
         except ValueError:
             raise BatchFileError(f"{context}: expected a number, got {text!r}") from None
         return int(number) if spec.kind == "integer" and number.is_integer() else number
+    if spec.kind == "strings":
+        return text.split()
     if spec.kind == "boolean":
         if text.lower() not in ("true", "false"):
             raise BatchFileError(f"{context}: expected true or false, got {text!r}")
