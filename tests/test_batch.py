@@ -174,3 +174,15 @@ def test_without_dask_a_batch_runs_serially_and_a_cluster_asked_for_names_the_ex
     report = run_batch(_batch(tmp_path), tmp_path / "out", progress=False)
     assert report.executor == 'serial: no dask.distributed here (pip install "mbkron[distributed]")'
     assert sorted(report.computed) == ["elbow-10", "heavy", "rk", "typo"]
+
+
+def test_a_running_cluster_given_by_its_address(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    items = _batch(tmp_path)[:2]
+    run_batch(items, tmp_path / "serial", serial=True, progress=False)
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        report = run_batch(items, tmp_path / "remote", scheduler=cluster.scheduler_address, progress=False)
+    assert report.executor == cluster.scheduler_address and sorted(report.computed) == ["elbow-10", "heavy"]
+    for name in ("elbow-10", "heavy"):
+        assert (tmp_path / "remote" / name / "simulation.csv").read_bytes() == (
+            tmp_path / "serial" / name / "simulation.csv").read_bytes()
