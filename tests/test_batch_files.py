@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mbkron.batch import BatchFileError, read_batch
+from mbkron.batch import JOBS, BatchFileError, read_batch
 from mbkron.batch.jobs import METHODS
 from mbkron.integrate.simulate import METHODS as SIMULATE_METHODS
 
@@ -150,3 +150,12 @@ def test_an_analysis_batch_carries_its_motion_files_as_text(tmp_path):
     (item,) = read_batch(path)
     assert item.kind == "analyze" and item.fields["analyses"] == ["id", "muscles"]
     assert item.files == {"model": MODEL.read_text(), "motion": motion}
+
+
+def test_the_docs_list_every_field_of_every_kind():
+    doc = (ROOT / "docs" / "batch.md").read_text()
+    simulate = doc[doc.index("Fields of a `simulate` item"):doc.index("Fields of an `analyze` item")]
+    analyze = doc[doc.index("Fields of an `analyze` item"):doc.index("Limits:")]
+    for kind, text in (("simulate", simulate), ("analyze", analyze)):
+        for name in JOBS[kind].fields:
+            assert f"`{name}`" in text, (kind, name)

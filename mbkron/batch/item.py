@@ -33,8 +33,6 @@ class Field:
     kind : {"file", "number", "integer", "string", "boolean", "table", "strings"}
         ``file``: a path, relative to the batch file, whose text travels with the item; ``number``: a
         finite number; ``table``: names to finite numbers; ``strings``: a list of strings.
-    help : str
-        What the field is (``docs/batch.md``).
     required : bool
     positive : bool
         Numbers: > 0.
@@ -45,7 +43,6 @@ class Field:
     """
 
     kind: str
-    help: str
     required: bool = False
     positive: bool = False
     minimum: int = 0

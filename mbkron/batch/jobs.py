@@ -168,28 +168,28 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
 
 
 _COMMON = {
-    "model": Field("file", "the model file (TOML)", required=True),
-    "parameters": Field("table", "model parameters to set, NAME = number (the model's [parameters])"),
-    "backend": Field("string", "the model backend (default: compiled with numba, else numpy)", choices=BACKENDS),
+    "model": Field("file", required=True),  # the model file (TOML)
+    "parameters": Field("table"),  # model parameters to set, NAME = number (the model's [parameters])
+    "backend": Field("string", choices=BACKENDS),  # the model backend (default: compiled with numba, else numpy)
 }
 
 JOBS: dict[str, JobKind] = {
     "simulate": JobKind("simulate", simulate_job, {
         **_COMMON,
-        "t_end": Field("number", "end time, s (default 1)", positive=True),
-        "method": Field("string", "the solver (default TRBDF2)", choices=METHODS),
-        "rtol": Field("number", "relative tolerance (default 1e-6)", positive=True),
-        "atol": Field("number", "absolute tolerance, SI units (default 1e-8)", positive=True),
-        "samples": Field("integer", "output samples, evenly spaced (default 501)", minimum=2),
-        "q0": Field("table", "initial coordinates, file units (default: the file's defaults)"),
-        "qd0": Field("table", "initial rates, file units per s (default 0)"),
-        "allow_outside_range": Field("boolean", "integrate outside the coordinates' ranges (default false)"),
+        "t_end": Field("number", positive=True),  # end time, s (default 1)
+        "method": Field("string", choices=METHODS),  # the solver (default TRBDF2)
+        "rtol": Field("number", positive=True),  # relative tolerance (default 1e-6)
+        "atol": Field("number", positive=True),  # absolute tolerance, SI units (default 1e-8)
+        "samples": Field("integer", minimum=2),  # output samples, evenly spaced (default 501)
+        "q0": Field("table"),  # initial coordinates, file units (default: the file's defaults)
+        "qd0": Field("table"),  # initial rates, file units per s (default 0)
+        "allow_outside_range": Field("boolean"),  # integrate outside the coordinates' ranges (default false)
     }),
     "analyze": JobKind("analyze", analyze_job, {
         **_COMMON,
-        "motion": Field("file", "the motion (OpenSim .mot/.sto of coordinates)", required=True),
-        "external_loads": Field("file", "the external loads (ground reactions, .mot)"),
-        "analyses": Field("strings", "the analyses (default all)", choices=("id", "muscles", "so", "reactions")),
+        "motion": Field("file", required=True),  # the motion (OpenSim .mot/.sto of coordinates)
+        "external_loads": Field("file"),  # the external loads (ground reactions, .mot)
+        "analyses": Field("strings", choices=("id", "muscles", "so", "reactions")),  # the analyses (default all)
     }),
 }
-"""The job kinds, by name."""
+"""The job kinds, by name (their fields are documented in ``docs/batch.md``; a test keeps both equal)."""
