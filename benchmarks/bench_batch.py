@@ -73,11 +73,13 @@ def main(argv: list[str] | None = None) -> None:
         assert len(resumed.skipped) == len(items) and not resumed.computed
     print(machine())
     print(f"{len(items)} simulations (two_link_arm, TRBDF2, 0-2 s, 201 samples), identical results in both runs")
-    print(f"  serial, this process:                      {serial_time:7.2f} s  ({serial_time / len(items) * 1e3:.1f} ms per item)")
-    print(f"  LocalCluster, {args.workers} workers (start and stop included): {cluster_time:7.2f} s  "
-          f"({serial_time / cluster_time:.2f}x the serial speed)")
-    print(f"  re-run, every item finished (skipped):     {resume_time:7.2f} s")
-
+    rows = [("serial, in this process", serial_time),
+            (f"LocalCluster, {args.workers} workers (start and stop included)", cluster_time),
+            ("re-run, every item finished (skipped)", resume_time)]
+    for label, seconds in rows:
+        print(f"  {label:<58} {seconds:7.2f} s")
+    print(f"  cluster / serial speed: {serial_time / cluster_time:.2f}x; serial {serial_time / len(items) * 1e3:.1f} ms "
+          "per item")
 
 if __name__ == "__main__":
     main()

@@ -97,6 +97,8 @@ def test_items_are_the_simulations_they_describe(tmp_path):
 
     marker = json.loads((tmp_path / "out" / "rk" / MARKER).read_text())
     assert marker["outcome"] == "completed" and marker["spec_sha256"] == items[2].digest
+    assert marker["fields"] == {"model": MODEL.as_posix(), "backend": "numpy", "t_end": 0.2, "samples": 21,
+                                "q0": {"alpha1": 30.0}, "method": "RKF45", "qd0": {"alpha2": -20.0}, "rtol": 1e-8}
     assert marker["settings"]["method"] == "RKF45" and marker["settings"]["rtol"] == 1e-8
     assert marker["outputs"]["simulation.csv"]["bytes"] == (tmp_path / "out" / "rk" / "simulation.csv").stat().st_size
     failed = json.loads((tmp_path / "out" / "typo" / MARKER).read_text())

@@ -75,8 +75,8 @@ class Field:
         if self.kind == "strings":
             if not isinstance(value, list) or not all(isinstance(v, str) and (
                     not self.choices or v in self.choices) for v in value):
-                raise BatchFileError(f"{context}: expected a list of strings"
-                                     + (f" from {', '.join(self.choices)}" if self.choices else "") + f", got {value!r}")
+                among = f" from {', '.join(self.choices)}" if self.choices else ""
+                raise BatchFileError(f"{context}: expected a list of strings{among}, got {value!r}")
             return list(value)
         if not isinstance(value, dict):  # table
             raise BatchFileError(f"{context}: expected a table of NAME = number, got {value!r}")

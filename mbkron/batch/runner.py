@@ -236,7 +236,7 @@ def _store(directory: Path, item: Item, result: dict) -> None:
     for path in directory.iterdir():
         if path.is_file() and path.name not in files:
             path.unlink()
-    marker = {"id": item.id, "kind": item.kind, "spec_sha256": item.digest, **result["summary"],
+    marker = {"id": item.id, "kind": item.kind, "fields": item.fields, "spec_sha256": item.digest, **result["summary"],
               "outputs": {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                           for name, data in files.items()},
               "mbkron_version": mbkron.__version__, "timings_s": {"job": round(result["seconds"], 6)}}

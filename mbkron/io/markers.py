@@ -120,9 +120,11 @@ def read_trc(path: str | Path) -> Markers:
         raise MarkerError(f"{path}:4: expected the labels `Frame#`, `Time` and the marker names, got "
                           f"{' '.join(labels[:2])!r}")
     names = tuple(label for label in labels[2:] if label)
-    if declared != len(names) or len(set(names)) != len(names):
-        raise MarkerError(f"{path}:4: {len(names)} marker names{' (some twice)' if len(set(names)) != len(names) else ''}"
-                          f", but NumMarkers = {declared:g}")
+    if len(set(names)) != len(names):
+        twice = sorted({name for name in names if names.count(name) > 1})
+        raise MarkerError(f"{path}:4: marker names must be distinct; given twice: {', '.join(twice)}")
+    if declared != len(names):
+        raise MarkerError(f"{path}:4: {len(names)} marker names, but NumMarkers = {declared:g}")
     width = 2 + 3 * len(names)
     rows = []
     for number, line in enumerate(lines[5:], start=6):
