@@ -100,7 +100,7 @@ HEADER = ("PathFileType\t4\t(X/Y/Z)\tx.trc\n"
     (HEADER.replace("60\t60\t2\t1", "fast\t60\t2\t1"), "x.trc:3: DataRate `fast` is not a number"),
     (HEADER.replace("DataRate\t", "Rate\t"), "x.trc:2: no `DataRate` in the header"),
     (HEADER.replace("2\t1\tmm", "2\t2\tmm"), "x.trc:4: 1 marker names, but NumMarkers = 2"),
-    (HEADER.replace("2\t1\tmm", "2\t2\tmm").replace("A\t\t\t", "A\t\t\tA\t\t\t"),
+    (HEADER.replace("2\t1\tmm", "2\t2\tmm").replace("A\t\t\n", "A\t\t\tA\t\t\n"),
      "x.trc:4: marker names must be distinct; given twice: A"),
     (HEADER.replace("Frame#\tTime", "Frame\tTime"), "x.trc:4: expected the labels `Frame#`, `Time`"),
     (HEADER + "1\t0\t1\t2\n", "x.trc:7: 4 fields, expected 5 (frame, time and x, y, z of 1 markers"),
