@@ -15,19 +15,20 @@ def register(commands) -> None:
     command = add_command(
         commands, "batch", "many simulations (or analyses) from a batch file, on dask or serially",
         "Run the items of a batch file (TOML: [batch] kind, [defaults], [[item]] tables or a CSV of parameter\n"
-        "sets; docs/batch.md) on a dask.distributed LocalCluster of this machine (the `distributed` extra),\n"
-        "on a running cluster (--scheduler), or one after another here (--serial; the same results, byte for\n"
-        "byte). Each item's results go into DIR/<id>/, atomically, its item.json (outcome, definition hash)\n"
-        "last; a re-run skips the finished items, so an interrupted batch resumes where it stopped, and\n"
-        "computes again the items whose definition changed or that failed. A failed item is reported and the\n"
-        "others go on; the exit status is then 1 (130 after Ctrl-C or SIGTERM).",
+        "sets; docs/batch.md) on a dask.distributed LocalCluster of this machine (the `distributed` extra;\n"
+        "without it the items run serially), on a running cluster (--scheduler), or one after another here\n"
+        "(--serial; the same results, byte for byte). Each item's results go into DIR/<id>/, atomically, its\n"
+        "item.json (outcome, definition hash) last; a re-run skips the finished items, so an interrupted\n"
+        "batch resumes where it stopped, and computes again the items whose definition changed or that\n"
+        "failed. A failed item is reported and the others go on; the exit status is then 1 (130 after\n"
+        "Ctrl-C or SIGTERM).",
         "mbkron batch arm_batch.toml --out arm_batch --workers 2")
     command.add_argument("batch", metavar="BATCH", help="batch file (TOML)")
     command.add_argument("--out", metavar="DIR", required=True, help="output directory (created if missing)")
     where = command.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster here)")
-    where.add_argument("--workers", type=integer_at_least(1, "one worker process"),
+    where.add_argument("--workers", metavar="N", type=integer_at_least(1, "one worker process"),
                        help="worker processes of the LocalCluster (default: the number of CPUs)")
     where.add_argument("--serial", action="store_true", help="run the items here, one after another, without dask")
     command.add_argument("--no-progress", action="store_true", help="no progress bar")
