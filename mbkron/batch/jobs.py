@@ -153,9 +153,11 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
 
     MERGE POINT (the lead wires this at the merge of the ``analysis`` branch): call the trial analysis of
     :mod:`mbkron.analysis` with the model text ``item.files["model"]`` (:func:`model_file`), the motion
-    file's text ``item.files["motion"]`` (and ``item.files["external_loads"]`` when given) and the analyses
-    ``item.fields.get("analyses")``; write its tables into ``out_dir``; return ``{"outcome": ...,
-    "message": ...}`` plus what it reports. Until then an item of this kind fails with a message saying
+    file's text ``item.files["motion"]``, when given the ExternalLoads description
+    ``item.files["external_loads"]`` with its data ``item.files["external_loads_data"]`` (texts, not
+    paths — a worker cannot see the driver's files: parse them, or write them to temporary files), the cut-off ``item.fields.get("lowpass")`` and the analyses
+    ``item.fields.get("analyses")`` (as ``mbkron analyze``); write its tables into ``out_dir``; return
+    ``{"outcome": ..., "message": ...}`` plus what it reports. Until then an item of this kind fails with a message saying
     so (the batch goes on).
     """
     import mbkron.analysis as analysis
@@ -188,7 +190,9 @@ JOBS: dict[str, JobKind] = {
     "analyze": JobKind("analyze", analyze_job, {
         **_COMMON,
         "motion": Field("file", required=True),  # the motion (OpenSim .mot/.sto of coordinates)
-        "external_loads": Field("file"),  # the external loads (ground reactions, .mot)
+        "external_loads": Field("file"),  # an OpenSim ExternalLoads file (.xml)
+        "external_loads_data": Field("file"),  # its data (ground reactions, .mot): travels as text, as the XML
+        "lowpass": Field("number", positive=True),  # low-pass cut-off for the coordinates, Hz (default none)
         "analyses": Field("strings", choices=("id", "muscles", "so", "reactions")),  # the analyses (default all)
     }),
 }
