@@ -151,14 +151,14 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
     """Analysis of a measured motion (issue #17: inverse dynamics, muscle analysis, static optimisation,
     joint reactions) with :mod:`mbkron.analysis`.
 
-    MERGE POINT (the lead wires this at the merge of the ``analysis`` branch): call the trial analysis of
-    :mod:`mbkron.analysis` with the model text ``item.files["model"]`` (:func:`model_file`), the motion
-    file's text ``item.files["motion"]``, when given the ExternalLoads description
-    ``item.files["external_loads"]`` with its data ``item.files["external_loads_data"]`` (texts, not
-    paths — a worker cannot see the driver's files: parse them, or write them to temporary files), the cut-off ``item.fields.get("lowpass")`` and the analyses
-    ``item.fields.get("analyses")`` (as ``mbkron analyze``); write its tables into ``out_dir``; return
-    ``{"outcome": ..., "message": ...}`` plus what it reports. Until then an item of this kind fails with a message saying
-    so (the batch goes on).
+    MERGE POINT (the lead wires this at the merge of the ``analysis`` branch): call the trial analysis
+    of :mod:`mbkron.analysis` (as ``mbkron analyze``) with the model text ``item.files["model"]``
+    (:func:`model_file`), the motion's text ``item.files["motion"]``, when given the ExternalLoads
+    description ``item.files["external_loads"]`` with its data ``item.files["external_loads_data"]``
+    (texts, not paths: a worker cannot see the driver's files), the cut-off ``item.fields.get("lowpass")``
+    and the analyses ``item.fields.get("analyses")``; write its tables into ``out_dir``; return
+    ``{"outcome": ..., "message": ...}`` plus what it reports. Until then an item of this kind fails with
+    a message saying so (the batch goes on).
     """
     import mbkron.analysis as analysis
 
