@@ -22,7 +22,8 @@ import sympy
 from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
-from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, FourierSeries, tabulated_function
+from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
+from mbkron.jointvars.gcvspl import GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
@@ -310,6 +311,32 @@ class ValueReader:
         result = rebuild(expr)
         return None if failed else result
 
+    def gcv_options(self, table: dict, path: str, output_scale: float) -> dict | None:
+        """``half_order`` (required, an integer ≥ 1) and ``error_variance`` (default 0; in the unit of
+        ``y`` squared, so scaled by ``output_scale²``; negative: generalized cross-validation) of a
+        ``kind = "gcv"`` table; None (reported) when invalid."""
+        half_order = table.get("half_order")
+        if isinstance(half_order, bool) or not isinstance(half_order, int) or not 1 <= half_order <= 32:
+            self.problem(join(path, "half_order"), f"expected an integer 1-32 (the spline's degree is "
+                                                   f"2·half_order − 1), got {show(half_order)}")
+            return None
+        variance = self.number(table.get("error_variance", 0.0), join(path, "error_variance"),
+                               scale=output_scale**2)
+        return None if variance is None else {"half_order": half_order, "error_variance": variance}
+
+    def affine_map(self, table: dict, path: str, key: str, scale: float) -> tuple[float, float] | None:
+        """``key = [slope, intercept]`` of a tabulated function (``argument``: the table is evaluated at
+        ``slope·q + intercept``; ``value``: its value ``v`` becomes ``slope·v + intercept``), the
+        intercept in the unit of ``x`` or ``y`` (multiplied by ``scale``); ``(1, 0)`` when absent."""
+        if key not in table:
+            return 1.0, 0.0
+        values = self.number_array(table[key], join(path, key))
+        if values is None or len(values) != 2 or values[0] == 0.0:
+            if values is not None:
+                self.problem(join(path, key), f"expected [slope, intercept] with a non-zero slope, got {show(table[key])}")
+            return None
+        return values[0], values[1] * scale
+
     def function_variable(self, table: dict, path: str, output_scale: float) -> object:
         kind = self.string(table.get("type"), join(path, "type"), ("tabulated", "fourier"))
         if kind is None:
@@ -323,17 +350,23 @@ class ValueReader:
             coordinate = None
         input_scale = self.angle_scale if self.coordinate_units.get(coordinate) == "angle" else 1.0
         if kind == "tabulated":
-            self.keys(table, path, ["type", "coordinate", "x", "y", "kind"], [])
+            spline_kind = self.string(table.get("kind"), join(path, "kind"), (*SPLINE_KINDS, "gcv")) if "kind" in table else None
+            self.keys(table, path, ["type", "coordinate", "x", "y", "kind"],
+                      ["half_order", "error_variance"] * (spline_kind == "gcv") + ["argument", "value"],
+                      {key: "only for `kind = \"gcv\"`" for key in ("half_order", "error_variance") if spline_kind != "gcv"})
             x = self.number_array(table.get("x"), join(path, "x"), scale=input_scale, minimum=2) if "x" in table else None
             y = self.number_array(table.get("y"), join(path, "y"), scale=output_scale, minimum=2) if "y" in table else None
-            spline_kind = self.string(table.get("kind"), join(path, "kind"), SPLINE_KINDS) if "kind" in table else None
-            if None in (coordinate, x, y, spline_kind):
+            options = self.gcv_options(table, path, output_scale) if spline_kind == "gcv" else {}
+            maps = [self.affine_map(table, path, key, scale) for key, scale in (("argument", input_scale), ("value", output_scale))]
+            if None in (coordinate, x, y, spline_kind, options, *maps):
                 return 0.0
             try:
-                function = tabulated_function(x, y, spline_kind)
+                function = GCVSpline(x, y, **options) if spline_kind == "gcv" else tabulated_function(x, y, spline_kind)
             except ValueError as exc:
                 self.problem(path, str(exc))
                 return 0.0
+            if maps != [(1.0, 0.0), (1.0, 0.0)]:
+                function = AffineMapped(function, *maps)
         else:
             self.keys(table, path, ["type", "coordinate", "period"], ["a0", "a", "b"])
             period = self.number(table.get("period"), join(path, "period"), scale=input_scale) if "period" in table else None

@@ -25,11 +25,10 @@ relative width of 1e-6), minimising the criterion of the method:
   interpolates the data to round-off (the *natural spline interpolant* of degree ``2m − 1``);
 - ``MD = 2``: the generalized cross-validation function ``R(p) / (tr(I − A)/n)²``.
 
-The port follows GCVSPL's arithmetic operation by operation (same order of operations, the same
-floating-point results as Simbody's compiled code), because the search compares criterion values that
-differ in their last digits near the minimum: a different rounding can end the search at another
-``p``. Fitting runs in Python loops (``O(n m²)`` per trial ``p``, about 50 trials); evaluation
-(:func:`splder`) is vectorised over the evaluation points.
+The port repeats GCVSPL's floating-point operations in their order (so its results are Simbody's
+to the bit): near the minimum the search compares criterion values that differ in their last digits,
+and another rounding can end it at another ``p``. Fitting runs in Python loops (``O(n m²)`` per trial
+``p``, about 50 trials); evaluation (:func:`splder`) is vectorised over the evaluation points.
 
 Example
 -------
@@ -55,16 +54,15 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.jointvars.functions import EmpiricalFunction, Evaluation
+
 __all__ = ["GCVSpline", "gcvspl", "splder"]
 
 FloatArray = NDArray[np.float64]
 
-#: GCVSPL's bounds on ``p·‖Wᵀ‖`` (``c_b6`` in Simbody's ``gcvspl.cpp``).
-_EPS = 1e-15
-#: The golden ratio as GCVSPL writes it.
-_GOLDEN = 1.618033983
-#: The largest smoothing parameter GCVSPL's bracketing tries before giving up.
-_P_MAX = 999999999999999.88
+_EPS = 1e-15  # GCVSPL's bounds on p·‖Wᵀ‖ (c_b6 in Simbody's gcvspl.cpp)
+_GOLDEN = 1.618033983  # the golden ratio as GCVSPL writes it
+_P_MAX = 999999999999999.88  # the largest smoothing parameter GCVSPL's bracketing tries
 
 
 def _basis(m: int, n: int, x: list) -> tuple[list, float]:
@@ -392,12 +390,25 @@ def gcvspl(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float = 
         The spline's coefficients for :func:`splder` (OpenSim's ``coefficients``).
     p : float
         The smoothing parameter used (0 when GCVSPL's lower bound was reached).
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments, and when the fit leaves double precision (knot spacings or data so
+        extreme that a pivot vanishes or the coefficients overflow).
     """
     xs, ys, m = _checked(x, y, half_order, error_variance)
-    fit = _Fit([0.0, *map(float, xs)], [0.0, *map(float, ys)], m,
-               3 if error_variance >= 0 else 2, float(max(error_variance, 0.0)))
-    fit.criterion(_search(fit))  # L100: the final fit
-    return np.array(fit.c[1:]), fit.p
+    try:
+        fit = _Fit([0.0, *map(float, xs)], [0.0, *map(float, ys)], m,
+                   3 if error_variance >= 0 else 2, float(max(error_variance, 0.0)))
+        fit.criterion(_search(fit))  # L100: the final fit
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise ValueError(f"`x` and `y` cannot be fitted in double precision ({exc}); rescale the data") from None
+    coefficients = np.array(fit.c[1:])
+    if not np.all(np.isfinite(coefficients)):
+        raise ValueError("`x` and `y` cannot be fitted in double precision (the coefficients overflow); "
+                         "rescale the data")
+    return coefficients, fit.p
 
 
 def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float
@@ -456,12 +467,13 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     intervals = np.searchsorted(x, flat_t, side="right")
     xs = [0.0, *map(float, x)]
     cs = [None, *c]
-    for l in np.unique(intervals).tolist():
-        where = intervals == l
-        ti = flat_t[where]
-        if c.ndim == 2:
-            ti = ti[:, None]
-        flat_out[where] = _splder_interval(xs, cs, m, n, derivative, l, ti)
+    with np.errstate(over="ignore", invalid="ignore"):  # extreme data: inf and nan, as in OpenSim
+        for l in np.unique(intervals).tolist():
+            where = intervals == l
+            ti = flat_t[where]
+            if c.ndim == 2:
+                ti = ti[:, None]
+            flat_out[where] = _splder_interval(xs, cs, m, n, derivative, l, ti)
     return out
 
 
@@ -518,8 +530,12 @@ def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
     return np.broadcast_to(z, np.broadcast_shapes(np.shape(z), tt.shape))
 
 
-class GCVSpline:
+class GCVSpline(EmpiricalFunction):
     """OpenSim's ``GCVSpline``: GCVSPL's spline of half order ``m`` through or near the data.
+
+    An :class:`~mbkron.jointvars.functions.EmpiricalFunction` (for one column of data): a
+    :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated in
+    numpy (also by the compiled backend).
 
     Parameters
     ----------
@@ -551,12 +567,9 @@ class GCVSpline:
     (array([ 0., 13.]), np.float64(2.0))
     """
 
-    def __init__(self, x: ArrayLike, y: ArrayLike, half_order: int = 3,
-                 error_variance: float = 0.0):
+    def __init__(self, x: ArrayLike, y: ArrayLike, half_order: int = 3, error_variance: float = 0.0):
         xs, ys, m = _checked(x, y, half_order, error_variance)
-        self.x, self.y = xs, ys
-        self.half_order = m
-        self.error_variance = float(error_variance)
+        self.x, self.y, self.half_order, self.error_variance = xs, ys, m, float(error_variance)
         columns = [gcvspl(xs, column, m, error_variance) for column in ys.reshape(xs.size, -1).T]
         self.coefficients = np.stack([c for c, _ in columns], axis=-1).reshape(ys.shape)
         self.smoothing = np.array([p for _, p in columns]).reshape(ys.shape[1:])
@@ -568,7 +581,18 @@ class GCVSpline:
         -------
         ndarray, shape ``np.shape(t) + y.shape[1:]``
         """
-        if isinstance(derivative, bool) or not isinstance(derivative, (int, np.integer)) \
-                or derivative < 0:
+        if isinstance(derivative, bool) or not isinstance(derivative, (int, np.integer)) or derivative < 0:
             raise ValueError(f"`derivative` must be an integer ≥ 0, got {derivative!r}")
         return splder(self.x, self.coefficients, self.half_order, t, int(derivative))
+
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        return (self(x), self(x, 1) if order >= 1 else None, self(x, 2) if order >= 2 else None)
+
+    @property
+    def kind(self) -> str:
+        """``"gcv"``, the name of this spline in model files."""
+        return "gcv"
+
+    def describe(self) -> str:
+        return (f"GCV spline of degree {2 * self.half_order - 1}, error variance {self.error_variance:.6g}, "
+                f"{self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]")
