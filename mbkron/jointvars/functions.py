@@ -9,8 +9,7 @@ following the humerus) arrive as tables or fitted series. This module turns them
   Malcolm & Moler: the third derivative at each end equals that of the cubic through the four
   nearest knots; this is OpenSim's ``SimmSpline``, the spline SIMM calls "natural cubic");
 - :class:`PiecewiseLinear` -- linear interpolation (second derivative zero);
-- :class:`PiecewiseConstant` -- OpenSim's step function ``PiecewiseConstantFunction`` (derivatives
-  zero; constant outside the knots);
+- :class:`PiecewiseConstant` -- OpenSim's ``PiecewiseConstantFunction`` (a step function);
 - :class:`AffineMapped` -- ``a·G(c·x + d) + b`` of any of them;
 - :class:`FourierSeries` -- ``a0 + Σ_k a_k cos(kωx) + b_k sin(kωx)``, ``ω = 2π/period``.
 
@@ -112,7 +111,8 @@ def _knots(x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, FloatArray]:
         raise ValueError(f"at least 2 knots are needed, got {x.size}")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("x and y must be finite numbers")
-    steps = np.diff(x)
+    with np.errstate(over="ignore"):
+        steps = np.diff(x)
     if np.any(steps <= 0):
         k = int(np.argmax(steps <= 0))
         raise ValueError(f"x must be strictly increasing; x[{k}] = {float(x[k])!r} is followed by x[{k + 1}] = {float(x[k + 1])!r}")
