@@ -23,7 +23,7 @@ from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
 from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
@@ -312,14 +312,14 @@ class ValueReader:
         return None if failed else result
 
     def gcv_options(self, table: dict, path: str) -> dict | None:
-        """``half_order`` (required, an integer 1-32) and ``error_variance`` (default 0; in the unit of
+        """``half_order`` (required, an integer 1-:data:`~mbkron.jointvars.gcvspl.MAX_HALF_ORDER`) and ``error_variance`` (default 0; in the unit of
         ``y`` squared as written; negative: generalized cross-validation) of a ``kind = "gcv"`` table;
         None (reported, or missing: reported by :meth:`keys`) when invalid."""
         if "half_order" not in table:
             return None
         half_order = table["half_order"]
-        if isinstance(half_order, bool) or not isinstance(half_order, int) or not 1 <= half_order <= 32:
-            self.problem(join(path, "half_order"), f"expected an integer 1-32 (the spline's degree is "
+        if isinstance(half_order, bool) or not isinstance(half_order, int) or not 1 <= half_order <= MAX_HALF_ORDER:
+            self.problem(join(path, "half_order"), f"expected an integer 1-{MAX_HALF_ORDER} (the spline's degree is "
                                                    f"2·half_order − 1), got {show(half_order)}")
             return None
         variance = self.number(table.get("error_variance", 0.0), join(path, "error_variance"))

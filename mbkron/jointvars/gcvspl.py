@@ -56,10 +56,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.jointvars.functions import EmpiricalFunction, Evaluation
 
-__all__ = ["GCVSpline", "gcvspl", "splder"]
+__all__ = ["GCVSpline", "MAX_HALF_ORDER", "gcvspl", "splder"]
 
 FloatArray = NDArray[np.float64]
 
+#: The largest half order model files and the OpenSim importer accept (degree 63; OpenSim sets no
+#: bound, but degree 15 is already beyond double precision; a fit costs O(n·half_order²) per trial).
+MAX_HALF_ORDER = 32
 _EPS = 1e-15  # GCVSPL's bounds on p·‖Wᵀ‖ (c_b6 in Simbody's gcvspl.cpp)
 _GOLDEN = 1.618033983  # the golden ratio as GCVSPL writes it
 _P_MAX = 999999999999999.88  # the largest smoothing parameter GCVSPL's bracketing tries
@@ -394,8 +397,7 @@ def gcvspl(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float = 
     Raises
     ------
     ValueError
-        For invalid arguments, and when the fit leaves double precision (knot spacings or data so
-        extreme that a pivot vanishes or the coefficients overflow).
+        For invalid arguments, and when the fit leaves double precision (extreme knots or data).
     """
     xs, ys, m = _checked(x, y, half_order, error_variance)
     try:

@@ -47,7 +47,7 @@ import numpy as np
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.jointvars.functions import AffineMapped, EmpiricalFunction, tabulated_function
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
            "constant_term", "emit", "preimage", "read_function", "OSIM_FUNCTIONS"]
@@ -68,9 +68,6 @@ OSIM_FUNCTIONS = {
 }
 _TABLE_KINDS = {"SimmSpline": "fmm", "NaturalCubicSpline": "fmm", "PiecewiseLinearFunction": "linear",
                 "GCVSpline": "gcv", "PiecewiseConstantFunction": "constant"}
-#: The largest GCVSpline half order imported (degree 63; OpenSim sets no bound, but already degree 15
-#: is beyond what double precision resolves, and the fit costs O(n·half_order²) per trial).
-MAX_HALF_ORDER = 32
 _X = "§"  # the argument's placeholder in formula templates
 _CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
              "SimmSpline": ("x", "y"), "NaturalCubicSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"),
