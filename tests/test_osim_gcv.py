@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import mbkron
+from mbkron.backends import available_backends
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.io.osim.functions import Affine, Table, Term, compose, compose_term, emit, evaluate, preimage, read_function
 from mbkron.io.osim.xml import XmlReader
@@ -196,6 +197,8 @@ def test_gcv_model_imports_round_trips_and_runs_compiled(tmp_path):
         assert kind in text
     again = parse_model_file(text).model
     assert model_differences(model, again) == []
+    if "compiled" not in available_backends():
+        pytest.skip("numba (the `fast` extra) is not installed")
     compiled = model.with_backend("compiled")
     q = np.array([[0.1, -0.2, 0.15], [-0.6, 0.3, -0.3], [0.8, 1.2, 0.9]])
     for ours, theirs in zip(model.joint_variables(q), compiled.joint_variables(q)):
