@@ -590,11 +590,9 @@ class GCVSpline(EmpiricalFunction):
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
         return (self(x), self(x, 1) if order >= 1 else None, self(x, 2) if order >= 2 else None)
 
-    @property
-    def kind(self) -> str:
-        """``"gcv"``, the name of this spline in model files."""
-        return "gcv"
+    kind = "gcv"  # the name of this spline in model files
 
     def describe(self) -> str:
-        return (f"GCV spline of degree {2 * self.half_order - 1}, error variance {self.error_variance:.6g}, "
-                f"{self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]")
+        v = self.error_variance
+        fit = "interpolating" if v == 0 else "smoothed by GCV" if v < 0 else f"smoothed for error variance {v:.6g}"
+        return f"GCV spline of degree {2 * self.half_order - 1}, {fit}, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
