@@ -312,9 +312,10 @@ class ValueReader:
         return None if failed else result
 
     def gcv_options(self, table: dict, path: str) -> dict | None:
-        """``half_order`` (required, an integer 1-:data:`~mbkron.jointvars.gcvspl.MAX_HALF_ORDER`) and ``error_variance`` (default 0; in the unit of
-        ``y`` squared as written; negative: generalized cross-validation) of a ``kind = "gcv"`` table;
-        None (reported, or missing: reported by :meth:`keys`) when invalid."""
+        """``half_order`` (required, an integer 1-:data:`~mbkron.jointvars.gcvspl.MAX_HALF_ORDER`) and
+        ``error_variance`` (default 0; in the unit of ``y`` squared as written; negative: generalized
+        cross-validation) of a ``kind = "gcv"`` table; None (reported, or missing: reported by
+        :meth:`keys`) when invalid."""
         if "half_order" not in table:
             return None
         half_order = table["half_order"]

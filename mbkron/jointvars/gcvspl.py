@@ -595,4 +595,5 @@ class GCVSpline(EmpiricalFunction):
     def describe(self) -> str:
         v = self.error_variance
         fit = "interpolating" if v == 0 else "smoothed by GCV" if v < 0 else f"smoothed for error variance {v:.6g}"
-        return f"GCV spline of degree {2 * self.half_order - 1}, {fit}, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
+        where = f"{self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
+        return f"GCV spline of degree {2 * self.half_order - 1}, {fit}, {where}"
