@@ -31,7 +31,7 @@ from pathlib import Path
 from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify, fuzz_command
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
-FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist")
+FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv")
 SPECIAL_TEXT = ["nan", "inf", "-inf", "1e999", "-1e999", "1e308", "-0", "5e-324", "9" * 5000, "abc", "", "1 2",
                 "1 2 3 4 5 6 7", "true", "0x10", "1_000", "  ", "/nowhere", "../..", "ground"]
 WRAP_NOTICE = "imported without their wrap objects"
@@ -77,7 +77,7 @@ def _move(root, rng):
 def _rename(root, rng):
     _, child = rng.choice(_elements(root))
     old, child.tag = child.tag, rng.choice(["Unknown", "BallJoint", "GCVSpline", "FreeJoint", "WeldConstraint", "Body",
-                                            "PathWrap", "Coordinate", "x"])
+                                            "PathWrap", "Coordinate", "x", "PiecewiseConstantFunction"])
     return f"<{old}> renamed <{child.tag}>"
 
 

@@ -26,7 +26,8 @@ import mbkron
 
 DATA = Path(__file__).parent / "data" / "osim"
 MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
-          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes", "splines")
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes", "splines",
+          "gcv")
 TOLERANCE = 1e-9
 DYNAMICS = ("mass_matrix", "gravity", "bias", "inverse_dynamics")
 #: The bias forces implied by OpenSim's own mass matrix (difference quotients, ≈ 1e-10 relative).
@@ -124,7 +125,7 @@ def test_stored_data_covers_the_acceptance():
     assert len(stored("gait2392_thelen2003muscle")["muscles"]) == 92
 
 
-@pytest.mark.parametrize("name", ["arm26", "leg39", "joints", "functions", "free_ball", "multi", "splines"])  # gait2392 takes longer: compare_osim's main runs it
+@pytest.mark.parametrize("name", ["arm26", "leg39", "joints", "functions", "free_ball", "multi", "splines", "gcv"])  # gait2392 takes longer: compare_osim's main runs it
 def test_live_opensim_reproduces_the_stored_data(name, osim_files):
     pytest.importorskip("opensim")
     from validation.opensim import compare_osim

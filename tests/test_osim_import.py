@@ -32,7 +32,8 @@ from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
 
 DATA = Path(__file__).parent / "data" / "osim"
 MODELS = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "gait10dof18musc", "wrist",
-          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes", "splines")
+          "Tug_of_War_Millard", "Rajagopal2015_opensense", "joints", "functions", "free_ball", "multi", "multi_axes", "splines",
+          "gcv")
 WRAPPED = ("TRIlong", "TRIlat", "TRImed", "BIClong", "BRA")
 
 
@@ -128,10 +129,6 @@ def test_functions_of_several_terms_are_formulas_in_the_coordinates():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("<GCVSpline><half_order>3</half_order><x>0 1 2 3 4 5 6</x><y>0 1 0 1 0 1 0</y></GCVSpline>",
-     "supported: GCVSpline of half_order 2 and error_variance 0 (interpolating natural cubic), got half_order 3.0"),
-    ("<GCVSpline><half_order>2</half_order><error_variance>0.01</error_variance><x>0 1 2 3</x><y>0 1 0 1</y></GCVSpline>",
-     "got half_order 2.0, error_variance 0.01"),
     ("<StepFunction />", "supported: the functions Constant, LinearFunction"),
 ])
 def test_unsupported_functions_are_reported_with_what_is_supported(text, expected):
@@ -142,15 +139,19 @@ def test_unsupported_functions_are_reported_with_what_is_supported(text, expecte
 
 def test_natural_cubic_and_gcv_splines_are_tables():
     """OpenSim reads NaturalCubicSpline as SimmSpline (FMM ends); an unsmoothed GCVSpline of half order 2
-    is the natural cubic interpolant: its second derivative vanishes at the end knots."""
+    is the natural cubic interpolant: its second derivative vanishes at the end knots (its weights and
+    stored coefficients are not read: OpenSim's fit uses neither)."""
     knots = f"<x>{' '.join(map(str, X))}</x><y>{' '.join(map(str, Y))}</y>"
     ncs, _ = function_of(f"<NaturalCubicSpline>{knots}</NaturalCubicSpline>")
     assert ncs == Table("fmm", tuple(X), tuple(Y))
     gcv, reader = function_of(f"<GCVSpline><half_order>2</half_order><error_variance>0</error_variance>{knots}"
                               "<weights>1 2 1 1 1</weights><coefficients>0 0 0 0 0</coefficients></GCVSpline>")
-    assert gcv == Table("natural", tuple(X), tuple(Y)) and not reader.problems and not reader.unsupported
-    values, _, second = CubicSpline(X, Y, kind="natural").evaluate(np.array([X[0], X[-1], *X]), 2)
-    assert np.abs(second[:2]).max() < 1e-13 and np.allclose(values[2:], Y, rtol=0, atol=1e-15)
+    assert gcv == Table("gcv", tuple(X), tuple(Y), 2, 0.0) and not reader.problems and not reader.unsupported
+    values, _, second = gcv.function().evaluate(np.array([X[0], X[-1], *X]), 2)
+    # to GCVSPL's floor of the smoothing parameter (p·‖Wᵀ‖ = 1e-15), not to the last bit
+    assert np.abs(second[:2]).max() < 1e-13 and np.allclose(values[2:], Y, rtol=0, atol=1e-14)
+    natural = CubicSpline(X, Y, kind="natural")(POINTS)
+    assert np.allclose(gcv.function()(POINTS), natural, rtol=0, atol=1e-13)
     _, reader = function_of("<GCVSpline><half_order>2</half_order><x>0 1 2</x><y>0 1 0</y></GCVSpline>")
     assert reader.problems  # OpenSim's GCVSPL needs 2·half_order knots
 
@@ -313,14 +314,15 @@ def test_unsupported_elements_are_listed_together_with_their_xml_paths(tmp_path)
         mbkron.load_model(write(tmp_path, "leg39", text))
     problems = raised.value.problems
     ball = [p for p in problems if "<EllipsoidJoint> is not supported" in p]
-    gcv = [p for p in problems if "<GCVSpline> is not supported" in p]
+    gcv = [p for p in problems if "expected an integer half order 1-32 (degree 2·half_order − 1), got 0.0" in p]
     assert ball and ball[0].startswith("/OpenSimDocument/Model[@name='leg39']/JointSet[@name='jointset']/objects/EllipsoidJoint[@name='ankle_r']")
     assert "supported: the joints CustomJoint" in ball[0]
     assert any(p.startswith("/OpenSimDocument/Model[@name='leg39']/BodySet[@name='bodyset']/objects/Body[@name='pelvis']/"
                             "mass_centre: <mass_centre> is not supported; supported: inside <Body>: mass, mass_center, inertia")
                for p in problems)
     assert gcv and gcv[0].startswith("/OpenSimDocument/Model[@name='leg39']/ConstraintSet[@name='constraintset']/objects/"
-                                     "CoordinateCouplerConstraint[@name='knee_tx_r']/coupled_coordinates_function/GCVSpline: ")
+                                     "CoordinateCouplerConstraint[@name='knee_tx_r']/coupled_coordinates_function/GCVSpline/"
+                                     "half_order: ")  # OpenSim's default half order 0 is no spline
 
 
 def test_bad_numbers_name_the_xml_path_and_what_was_expected(tmp_path):

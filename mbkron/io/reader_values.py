@@ -22,7 +22,8 @@ import sympy
 from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
-from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, FourierSeries, tabulated_function
+from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
+from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
@@ -310,6 +311,35 @@ class ValueReader:
         result = rebuild(expr)
         return None if failed else result
 
+    def gcv_options(self, table: dict, path: str) -> dict | None:
+        """``half_order`` (required, an integer 1-:data:`~mbkron.jointvars.gcvspl.MAX_HALF_ORDER`) and
+        ``error_variance`` (default 0; in the unit of ``y`` squared as written; negative: generalized
+        cross-validation) of a ``kind = "gcv"`` table; None (reported, or missing: reported by
+        :meth:`keys`) when invalid."""
+        if "half_order" not in table:
+            return None
+        half_order = table["half_order"]
+        if isinstance(half_order, bool) or not isinstance(half_order, int) or not 1 <= half_order <= MAX_HALF_ORDER:
+            self.problem(join(path, "half_order"), f"expected an integer 1-{MAX_HALF_ORDER} (the spline's degree is "
+                                                   f"2·half_order − 1), got {show(half_order)}")
+            return None
+        variance = self.number(table.get("error_variance", 0.0), join(path, "error_variance"))
+        return None if variance is None else {"half_order": half_order, "error_variance": variance}
+
+    def affine_map(self, table: dict, path: str, key: str, scale: float) -> tuple[float, float] | None:
+        """``key = [slope, intercept]`` of a tabulated function (``argument``: the table is evaluated at
+        ``slope·q + intercept``, ``q`` in the file's unit; ``value``: its value ``v`` becomes
+        ``slope·v + intercept``), the intercept in the unit of ``x`` or ``y`` (multiplied by ``scale``,
+        theirs); ``(1, 0)`` when absent."""
+        if key not in table:
+            return 1.0, 0.0
+        values = self.number_array(table[key], join(path, key))
+        if values is None or len(values) != 2 or values[0] == 0.0:
+            if values is not None:
+                self.problem(join(path, key), f"expected [slope, intercept] with a non-zero slope, got {show(table[key])}")
+            return None
+        return values[0], values[1] * scale
+
     def function_variable(self, table: dict, path: str, output_scale: float) -> object:
         kind = self.string(table.get("type"), join(path, "type"), ("tabulated", "fourier"))
         if kind is None:
@@ -323,17 +353,30 @@ class ValueReader:
             coordinate = None
         input_scale = self.angle_scale if self.coordinate_units.get(coordinate) == "angle" else 1.0
         if kind == "tabulated":
-            self.keys(table, path, ["type", "coordinate", "x", "y", "kind"], [])
-            x = self.number_array(table.get("x"), join(path, "x"), scale=input_scale, minimum=2) if "x" in table else None
-            y = self.number_array(table.get("y"), join(path, "y"), scale=output_scale, minimum=2) if "y" in table else None
-            spline_kind = self.string(table.get("kind"), join(path, "kind"), SPLINE_KINDS) if "kind" in table else None
-            if None in (coordinate, x, y, spline_kind):
+            spline_kind = self.string(table.get("kind"), join(path, "kind"), (*SPLINE_KINDS, "gcv")) if "kind" in table else None
+            gcv = spline_kind == "gcv"
+            self.keys(table, path, ["type", "coordinate", "x", "y", "kind"] + ["half_order"] * gcv,
+                      ["error_variance"] * gcv + ["argument", "value"],
+                      {key: "only for `kind = \"gcv\"`" for key in ("half_order", "error_variance") if not gcv})
+            # a GCV spline is fitted to the numbers as written (its smoothing search depends on their
+            # units) and the units are converted around it, by its maps; the other kinds convert x, y
+            x_scale, y_scale = (1.0, 1.0) if gcv else (input_scale, output_scale)
+            x = self.number_array(table.get("x"), join(path, "x"), scale=x_scale, minimum=2) if "x" in table else None
+            y = self.number_array(table.get("y"), join(path, "y"), scale=y_scale, minimum=2) if "y" in table else None
+            options = self.gcv_options(table, path) if gcv else {}
+            maps = [self.affine_map(table, path, key, scale) for key, scale in (("argument", x_scale), ("value", y_scale))]
+            if None in (coordinate, x, y, spline_kind, options, *maps):
                 return 0.0
             try:
-                function = tabulated_function(x, y, spline_kind)
+                function = GCVSpline(x, y, **options) if gcv else tabulated_function(x, y, spline_kind)
             except ValueError as exc:
                 self.problem(path, str(exc))
                 return 0.0
+            if gcv:  # u = c·q_file + d = (c/s_in)·q + d; F = s_out·(a·S(u) + b)
+                (c, d), (a, b) = maps
+                maps = [(c / input_scale, d), (output_scale * a, output_scale * b)]
+            if maps != [(1.0, 0.0), (1.0, 0.0)]:
+                function = AffineMapped(function, *maps)
         else:
             self.keys(table, path, ["type", "coordinate", "period"], ["a0", "a", "b"])
             period = self.number(table.get("period"), join(path, "period"), scale=input_scale) if "period" in table else None

@@ -18,7 +18,9 @@ from mbkron.io.schema import (COORDINATE_UNITS, FORMAT_VERSION, HILL_FIELDS, LOA
                               SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
-from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries, PiecewiseLinear
+from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
+                                       PiecewiseLinear)
+from mbkron.jointvars.gcvspl import GCVSpline
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.hill import ThelenCurves
@@ -166,10 +168,16 @@ def _variable_text(variable: object, body: str) -> object:
 def _function_table(variable: CoordinateFunction) -> dict | None:
     """A tabulated or Fourier function of one coordinate as a model-file table; None for other kinds."""
     function = variable.function
-    if isinstance(function, (CubicSpline, PiecewiseLinear)):
-        return {"type": "tabulated", "coordinate": variable.coordinate, "kind": function.kind,
+    maps = {}
+    if isinstance(function, AffineMapped):
+        maps = {key: list(value) for key, value in (("argument", function.argument), ("value", function.value))}
+        function = function.function
+    if isinstance(function, (CubicSpline, PiecewiseLinear, PiecewiseConstant, GCVSpline)):
+        gcv = {"half_order": function.half_order, "error_variance": function.error_variance} \
+            if isinstance(function, GCVSpline) else {}
+        return {"type": "tabulated", "coordinate": variable.coordinate, "kind": function.kind, **gcv, **maps,
                 "x": function.x.tolist(), "y": function.y.tolist()}
-    if isinstance(function, FourierSeries):
+    if isinstance(function, FourierSeries) and not maps:
         return {"type": "fourier", "coordinate": variable.coordinate, "period": function.period,
                 "a0": function.a0, "a": function.a.tolist(), "b": function.b.tolist()}
     return None

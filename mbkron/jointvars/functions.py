@@ -9,11 +9,14 @@ following the humerus) arrive as tables or fitted series. This module turns them
   Malcolm & Moler: the third derivative at each end equals that of the cubic through the four
   nearest knots; this is OpenSim's ``SimmSpline``, the spline SIMM calls "natural cubic");
 - :class:`PiecewiseLinear` -- linear interpolation (second derivative zero);
+- :class:`PiecewiseConstant` -- OpenSim's ``PiecewiseConstantFunction`` (a step function);
+- :class:`AffineMapped` -- ``a·G(c·x + d) + b`` of any of them;
 - :class:`FourierSeries` -- ``a0 + Σ_k a_k cos(kωx) + b_k sin(kωx)``, ``ω = 2π/period``.
 
-Outside the knots the tabulated functions continue as straight lines with the end slope (as
-OpenSim's ``SimmSpline`` and ``PiecewiseLinearFunction`` do), so their second derivative is zero
-there.
+Outside the knots the splines and linear interpolation continue as straight lines with the end slope
+(as OpenSim's ``SimmSpline`` and ``PiecewiseLinearFunction`` do), so their second derivative is zero
+there; the step function keeps its end values. (OpenSim's ``GCVSpline`` of any order and smoothing is
+:class:`mbkron.jointvars.gcvspl.GCVSpline`, an :class:`EmpiricalFunction` too.)
 
 :class:`CoordinateFunction` applies such a function to one generalized coordinate,
 ``f_i(q) = F(q_k)``; it is accepted by :meth:`mbkron.ModelBuilder.add_body` as a joint variable and
@@ -51,6 +54,8 @@ __all__ = [
     "EmpiricalFunction",
     "CubicSpline",
     "PiecewiseLinear",
+    "PiecewiseConstant",
+    "AffineMapped",
     "FourierSeries",
     "tabulated_function",
     "StackedPiecewiseCubic",
@@ -59,7 +64,7 @@ __all__ = [
 ]
 
 #: Interpolation kinds of tabulated data, as named in model files.
-SPLINE_KINDS = ("natural", "fmm", "linear")
+SPLINE_KINDS = ("natural", "fmm", "linear", "constant")
 
 FloatArray = NDArray[np.float64]
 Evaluation = tuple[FloatArray, "FloatArray | None", "FloatArray | None"]
@@ -106,7 +111,8 @@ def _knots(x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, FloatArray]:
         raise ValueError(f"at least 2 knots are needed, got {x.size}")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("x and y must be finite numbers")
-    steps = np.diff(x)
+    with np.errstate(over="ignore"):
+        steps = np.diff(x)
     if np.any(steps <= 0):
         k = int(np.argmax(steps <= 0))
         raise ValueError(f"x must be strictly increasing; x[{k}] = {float(x[k])!r} is followed by x[{k + 1}] = {float(x[k + 1])!r}")
@@ -281,10 +287,104 @@ class PiecewiseLinear(_PiecewiseCubic):
         return f"linear interpolation, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
 
 
-def tabulated_function(x: ArrayLike, y: ArrayLike, kind: str) -> CubicSpline | PiecewiseLinear:
+#: OpenSim's ``EQUAL_WITHIN_ERROR`` tolerance at the end knots (``ROUNDOFF_ERROR``, SimmMacros.h).
+_ROUNDOFF = 0.0000000000002
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class PiecewiseConstant(EmpiricalFunction):
+    """OpenSim's ``PiecewiseConstantFunction``: a step function, derivatives zero.
+
+    As ``PiecewiseConstantFunction::calcValue`` (OpenSim 4.6): ``y_0`` up to ``x_0`` (and within
+    2e-13 of it), ``y_{n−1}`` from ``x_{n−1}`` on (and within 2e-13 below it), ``y_i`` on the open
+    interval ``(x_i, x_{i+1})`` — so ``y_0`` on all of ``(−∞, x_1)`` — and at an interior knot ``x_i``
+    the value OpenSim's bisection ends on there (``y_{i−1}`` or ``y_i``, by the bisection's path).
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        Knots, strictly increasing, ``n >= 2``.
+    y : array_like, shape (n,)
+    """
+
+    x: FloatArray
+    y: FloatArray
+
+    def __init__(self, x: ArrayLike, y: ArrayLike):
+        x, y = _knots(x, y)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+
+    @property
+    def kind(self) -> str:
+        """``"constant"``, the name of this interpolation in model files."""
+        return "constant"
+
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        t = np.asarray(x, dtype=float)
+        flat = t.reshape(-1)
+        knots, n = self.x, self.x.size
+        piece = np.zeros(flat.size, dtype=np.intp)
+        with np.errstate(invalid="ignore"):
+            last = (flat > knots[-1]) | (np.abs(flat - knots[-1]) <= _ROUNDOFF)
+            first = (flat < knots[0]) | (np.abs(flat - knots[0]) <= _ROUNDOFF)
+        piece[last & ~first] = n - 1
+        # OpenSim's bisection: k = (i + j)/2 until x_k ≤ t ≤ x_{k+1}
+        active = ~(first | last)
+        low, high = np.zeros(flat.size, dtype=np.intp), np.full(flat.size, n, dtype=np.intp)
+        while active.any():
+            k = (low + high) // 2
+            below = active & (flat < knots[np.minimum(k, n - 1)])
+            above = active & ~below & (flat > knots[np.minimum(k + 1, n - 1)])
+            high = np.where(below, k, high)
+            low = np.where(above, k, low)
+            found = active & ~below & ~above
+            piece[found] = k[found]
+            active &= ~found
+        value = self.y[piece].reshape(t.shape)
+        return value, (np.zeros(t.shape) if order >= 1 else None), (np.zeros(t.shape) if order >= 2 else None)
+
+    def describe(self) -> str:
+        return f"piecewise constant, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
+
+
+@dataclass(frozen=True, eq=False)
+class AffineMapped(EmpiricalFunction):
+    """``F(x) = a·G(c·x + d) + b`` (``F' = a c G'``, ``F'' = a c² G''``): a function fitted on its own
+    data (OpenSim's ``GCVSpline`` of a coupled coordinate) keeps them (a refit on mapped data need
+    not be the same function to the last digits).
+
+    Parameters
+    ----------
+    function : EmpiricalFunction
+        ``G``.
+    argument : (float, float)
+        ``(c, d)``.
+    value : (float, float)
+        ``(a, b)``.
+    """
+
+    function: EmpiricalFunction
+    argument: tuple[float, float] = (1.0, 0.0)
+    value: tuple[float, float] = (1.0, 0.0)
+
+    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
+        (c, d), (a, b) = self.argument, self.value
+        g, first, second = self.function.evaluate(c * np.asarray(x, dtype=float) + d, order)
+        return (a * g + b, None if first is None else a * c * first,
+                None if second is None else a * c * c * second)
+
+    def describe(self) -> str:
+        (c, d), (a, b) = self.argument, self.value
+        return f"{a:.6g}·F({c:.6g}·x + {d:.6g}) + {b:.6g}, F a {self.function.describe()}"
+
+
+def tabulated_function(x: ArrayLike, y: ArrayLike, kind: str) -> CubicSpline | PiecewiseLinear | PiecewiseConstant:
     """The interpolant of tabulated data named by ``kind`` (one of :data:`SPLINE_KINDS`)."""
     if kind == "linear":
         return PiecewiseLinear(x, y)
+    if kind == "constant":
+        return PiecewiseConstant(x, y)
     if kind in ("natural", "fmm"):
         return CubicSpline(x, y, kind)
     raise ValueError(f"interpolation kind must be one of {', '.join(SPLINE_KINDS)}, got {kind!r}")
@@ -412,7 +512,7 @@ class CoordinateFunction:
         if not isinstance(self.function, EmpiricalFunction):
             raise TypeError(
                 f"CoordinateFunction.function must be an EmpiricalFunction (CubicSpline, PiecewiseLinear, "
-                f"FourierSeries), got {type(self.function).__name__}"
+                f"PiecewiseConstant, FourierSeries, GCVSpline), got {type(self.function).__name__}"
             )
         if not isinstance(self.coordinate, str):
             raise TypeError(f"CoordinateFunction.coordinate must be a coordinate name, got {self.coordinate!r}")

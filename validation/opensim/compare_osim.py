@@ -60,16 +60,23 @@ MODELS = {"arm26": True, "leg6dof9musc": False, "leg39": False, "gait2392_thelen
 #: MultivariatePolynomialFunction and a LinearFunction); ``multi_axes``, MultivariatePolynomialFunctions
 #: in the TransformAxes, rotations among them (OpenSim's velocity terms are wrong there, see docs/opensim.md);
 #: ``splines``, NaturalCubicSplines and unsmoothed GCVSplines of half order 2 in TransformAxes (evaluated
-#: beyond their knots), a coupler, a moving point, and a conditional point on the GCV-coupled coordinate.
-HAND_WRITTEN = ("free_ball", "multi", "multi_axes", "splines")
+#: beyond their knots), a coupler, a moving point, and a conditional point on the GCV-coupled coordinate;
+#: ``gcv``, GCVSplines of half orders 1-4 (degrees 1, 3, 5, 7), interpolating and smoothing (a known
+#: error variance, and generalized cross-validation) in TransformAxes (one of an affinely coupled
+#: coordinate with negative slope, one inside a MultiplierFunction), in couplers (half order 4 smoothed,
+#: entering a rotation; half order 2 smoothed, with a conditional point on its coordinate) and in a
+#: MovingPathPoint, and PiecewiseConstantFunctions in a TransformAxis and a MovingPathPoint (the states
+#: keep :data:`MARGIN` from their steps, :func:`step_knots`).
+HAND_WRITTEN = ("free_ball", "multi", "multi_axes", "splines", "gcv")
 #: States per model: the default pose and random ones.
 STATES = 5
 #: Step of the difference quotients (rad or m).
 STEP = 1e-5
 #: Step of the Hessians of MultivariatePolynomialFunction couplers (from OpenSim's exact gradients).
 HESSIAN_STEP = 1e-3
-#: Random poses keep this margin (rad or m) from conditional path points' range ends, so that no
-#: difference stencil crosses one (the length jumps there).
+#: Random poses keep this margin (rad or m) from conditional path points' range ends and from the
+#: steps of piecewise-constant functions, so that no difference stencil crosses one (the length or
+#: the pose jumps there).
 MARGIN = 10 * STEP
 #: Significant digits stored (the states are rounded before OpenSim evaluates them, so they are exact).
 SIGNIFICANT = 12
@@ -139,6 +146,8 @@ class OpenSimModel:
         self.independent = [name for name, c in self.coordinates.items() if name not in self.couplers and not c.getDefaultLocked()]
         self.q_order = value_indices(self)
         self.conditions = conditional_ranges(path)
+        for coordinate, knots in step_knots(path).items():
+            self.conditions.setdefault(coordinate, []).extend((k, k) for k in knots)
         joints = self.model.getJointSet()
         #: Whether the speeds of some joint are not its coordinates' rates (Ball, Free): there
         #: ``computeMomentArm`` (conjugate to ``u``) is not −∂L/∂q, and the reference is the gradient.
@@ -279,7 +288,8 @@ class OpenSimModel:
 
     def clear_of_conditions(self, q, margin: float = MARGIN) -> bool:
         """Whether every conditional point's coordinate (coupled ones from their couplers) is at least
-        ``margin`` from its range ends at ``q`` (so that no difference stencil crosses one)."""
+        ``margin`` from its range ends at ``q``, and every piecewise-constant function's argument from
+        its knots (so that no difference stencil crosses one)."""
         zero = np.zeros(len(q))
         values = self.full_state(q, zero, zero)[0]
         return all(abs(values[c] - e) > margin for c, ranges in self.conditions.items() for r in ranges for e in r)
@@ -340,6 +350,30 @@ def conditional_ranges(path: Path) -> dict[str, list[tuple[float, float]]]:
             point = osim.ConditionalPathPoint.safeDownCast(points.get(k))
             if point is not None:
                 out.setdefault(point.getCoordinate().getName(), []).append((point.get_range(0), point.get_range(1)))
+    return out
+
+
+def step_knots(path: Path) -> dict[str, list[float]]:
+    """Per coordinate, the knots of the PiecewiseConstantFunctions of it (in TransformAxes, moving path
+    points and couplers), where those functions jump."""
+    import xml.etree.ElementTree as ET
+
+    parents = {}
+    root = ET.parse(path).getroot()
+    for parent in root.iter():
+        for child in parent:
+            parents[child] = parent
+    out: dict[str, list[float]] = {}
+    for function in root.iter("PiecewiseConstantFunction"):
+        holder = parents[function]
+        if holder.tag == "TransformAxis":
+            names = (holder.findtext("coordinates") or "").split()
+        elif holder.tag in ("x_location", "y_location", "z_location"):
+            names = [parents[holder].findtext(f"socket_{holder.tag[0]}_coordinate").split("/")[-1]]
+        else:  # a coupler's function
+            names = (parents[holder].findtext("independent_coordinate_names") or "").split()
+        for name in names:
+            out.setdefault(name, []).extend(float(v) for v in function.findtext("x").split())
     return out
 
 

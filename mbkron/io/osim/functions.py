@@ -9,9 +9,14 @@ or a :class:`Multi` of several:
   knots ``x``, values ``y`` (two knots: the straight line, an :class:`Affine`); both continue as
   straight lines with the end slope outside the knots, as in OpenSim (agreement with OpenSim's ``calcValue`` measured in ``tests/test_osim_import.py``).
   OpenSim 4.6 reads a ``NaturalCubicSpline`` as a ``SimmSpline`` (``Object::renameType`` in
-  ``RegisterTypes_osimCommon.cpp``: it was never a natural spline), so it is kind ``"fmm"`` too; a
-  ``GCVSpline`` of half order 2 without smoothing is the natural cubic interpolant (kind
-  ``"natural"``, see :func:`_interpolating_gcv`); ``PiecewiseConstantFunction`` is not imported;
+  ``RegisterTypes_osimCommon.cpp``: it was never a natural spline), so it is kind ``"fmm"`` too.
+  A ``GCVSpline`` is kind ``"gcv"`` with its ``half_order`` and ``error_variance``: OpenSim fits it
+  from ``x`` and ``y`` alone (Simbody's ``SplineFitter``, unit weights: its ``weights`` and stored
+  ``coefficients`` are not read), and so does mbkron (:class:`mbkron.jointvars.gcvspl.GCVSpline`, a
+  port of that fit). ``PiecewiseConstantFunction`` is kind ``"constant"``
+  (:class:`mbkron.jointvars.functions.PiecewiseConstant`, OpenSim's ``calcValue``; one knot: a
+  constant). Composed with affine functions these two keep their data and map their argument and
+  value (``argument``, ``value``: ``a·G(c·q + d) + b``), the other kinds transform ``x`` and ``y``;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
   and ``Sine`` (``amplitude·sin(omega·x + phase) + offset``), as formula text with exact derivatives;
 - :class:`Multi`, a formula of several arguments: ``LinearFunction`` with ``n + 1 > 2`` coefficients
@@ -35,13 +40,14 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.jointvars.functions import tabulated_function
+from mbkron.jointvars.functions import AffineMapped, EmpiricalFunction, tabulated_function
+from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
            "constant_term", "emit", "preimage", "read_function", "OSIM_FUNCTIONS"]
@@ -53,17 +59,19 @@ OSIM_FUNCTIONS = {
     "MultiplierFunction": "scale times its function",
     "SimmSpline": "tabulated, kind fmm",
     "NaturalCubicSpline": "tabulated, kind fmm (OpenSim reads it as a SimmSpline)",
-    "GCVSpline": "tabulated, kind natural (half_order 2, error_variance 0: the interpolating natural cubic spline)",
+    "GCVSpline": "tabulated, kind gcv (half_order 1-32, any error_variance: Woltring's GCVSPL as OpenSim fits it)",
     "PiecewiseLinearFunction": "tabulated, kind linear",
+    "PiecewiseConstantFunction": "tabulated, kind constant (OpenSim's step function)",
     "PolynomialFunction": "a formula",
     "Sine": "a formula",
     "MultivariatePolynomialFunction": "a formula of its arguments",
 }
 _TABLE_KINDS = {"SimmSpline": "fmm", "NaturalCubicSpline": "fmm", "PiecewiseLinearFunction": "linear",
-                "GCVSpline": "natural"}
+                "GCVSpline": "gcv", "PiecewiseConstantFunction": "constant"}
 _X = "§"  # the argument's placeholder in formula templates
 _CHILDREN = {"Constant": ("value",), "LinearFunction": ("coefficients",), "MultiplierFunction": ("function", "scale"),
              "SimmSpline": ("x", "y"), "NaturalCubicSpline": ("x", "y"), "PiecewiseLinearFunction": ("x", "y"),
+             "PiecewiseConstantFunction": ("x", "y"),
              "GCVSpline": ("half_order", "error_variance", "x", "y", "weights", "coefficients"), "PolynomialFunction": ("coefficients",),
              "Sine": ("amplitude", "omega", "phase", "offset"),
              "MultivariatePolynomialFunction": ("coefficients", "dimension", "order")}
@@ -79,11 +87,39 @@ class Affine:
 
 @dataclass(frozen=True)
 class Table:
-    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"``, ``"natural"`` or ``"linear"``)."""
+    """Tabulated data ``(x, y)`` interpolated by ``kind`` (``"fmm"``, ``"natural"``, ``"linear"``,
+    ``"constant"``, or ``"gcv"`` with its ``half_order`` and ``error_variance``), as the function
+    ``a·G(c·q + d) + b`` of ``q`` with ``argument = (c, d)`` and ``value = (a, b)``."""
 
     kind: str
     x: tuple[float, ...]
     y: tuple[float, ...]
+    half_order: int = 0
+    error_variance: float = 0.0
+    argument: tuple[float, float] = (1.0, 0.0)
+    value: tuple[float, float] = (1.0, 0.0)
+
+    def function(self) -> EmpiricalFunction:
+        """The interpolant as a function of ``q``."""
+        if self.kind == "gcv":
+            function = GCVSpline(self.x, self.y, self.half_order, self.error_variance)
+        else:
+            function = tabulated_function(self.x, self.y, self.kind)
+        if self.argument == (1.0, 0.0) and self.value == (1.0, 0.0):
+            return function
+        return AffineMapped(function, self.argument, self.value)
+
+    @property
+    def mapped(self) -> bool:
+        """Whether compositions with affine functions map the argument and value (a GCV spline: its
+        fit on mapped data need not be the same function to the last digits; a step function: its
+        steps' sides would swap under a reversal) rather than the knots and values."""
+        return self.kind in ("gcv", "constant")
+
+    def knots(self) -> np.ndarray:
+        """The knots as values of ``q``, increasing."""
+        c, d = self.argument
+        return np.sort((np.array(self.x) - d) / c)
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,7 +183,7 @@ def evaluate(function: Function, x: float) -> float:
     if isinstance(function, Affine):
         return function.slope * x + function.intercept
     if isinstance(function, Table):
-        return float(tabulated_function(function.x, function.y, function.kind).evaluate(np.array([x]), 0)[0][0])
+        return float(function.function().evaluate(np.array([x]), 0)[0][0])
     return function.value(x)
 
 
@@ -165,15 +201,21 @@ def compose(outer: Function, inner: Function) -> Function | None:
         if c == 0.0:
             return Affine(0.0, evaluate(outer, d))
         if isinstance(outer, Table):
+            if outer.mapped:
+                e, f = outer.argument
+                return replace(outer, argument=(e * c, e * d + f))
             x = [(v - d) / c for v in outer.x]
-            return Table(outer.kind, tuple(x), outer.y) if c > 0 else Table(outer.kind, tuple(x[::-1]), outer.y[::-1])
+            return replace(outer, x=tuple(x)) if c > 0 else replace(outer, x=tuple(x[::-1]), y=outer.y[::-1])
         return Formula(outer.text(f"({c!r}*{_X} + {d!r})"), lambda v, f=outer.value: f(c * v + d))
     if isinstance(outer, Affine):
         a, b = outer.slope, outer.intercept
         if a == 0.0:
             return Affine(0.0, b)
         if isinstance(inner, Table):
-            return Table(inner.kind, inner.x, tuple(a * v + b for v in inner.y))
+            if inner.mapped:
+                e, f = inner.value
+                return replace(inner, value=(a * e, a * f + b))
+            return replace(inner, y=tuple(a * v + b for v in inner.y))
         return Formula(f"{a!r}*({inner.template}) + {b!r}", lambda v, g=inner.value: a * g(v) + b)
     if isinstance(outer, Formula) and isinstance(inner, Formula):
         return Formula(outer.text(f"({inner.template})"), lambda v, f=outer.value, g=inner.value: f(g(v)))
@@ -182,15 +224,19 @@ def compose(outer: Function, inner: Function) -> Function | None:
 
 def preimage(function: Table, low: float, high: float) -> tuple[float, float] | None:
     """``{x : low ≤ F(x) ≤ high}`` as ``(a, b)`` for a table ``F`` strictly monotone on the whole line
-    (linear extrapolation included); None when ``F`` is not (then the set need not be an interval).
+    (linear extrapolation included); None when ``F`` is not (then the set need not be an interval) or
+    is not a piecewise cubic with straight continuations (a step function; a GCV spline of half order
+    other than 2, whose continuation is constant or a polynomial of degree ≥ 2).
 
     Monotonicity is decided exactly per cubic piece: ``F'`` is a quadratic whose extremum lies where the
     linear ``F''`` vanishes. The bounds are roots of ``F(x) = low`` and ``F(x) = high`` to round-off
     (scipy's ``brentq``, ``xtol`` 1e-15, ``rtol`` 8.9e-16)."""
     from scipy.optimize import brentq
 
-    spline = tabulated_function(function.x, function.y, function.kind)
-    x = np.array(function.x)
+    if function.kind == "constant" or (function.kind == "gcv" and function.half_order != 2):
+        return None
+    spline = function.function()
+    x = function.knots()
     _, slope, curvature = spline.evaluate(x, 2)
     candidates = [slope]
     if function.kind != "linear":  # interior extrema of F' on each piece
@@ -199,14 +245,14 @@ def preimage(function: Table, low: float, high: float) -> tuple[float, float] | 
         points = x[:-1][inside] + (x[1:] - x[:-1])[inside] * a[inside] / (a[inside] - b[inside])
         candidates.append(spline.evaluate(points, 1)[1])
     else:
-        candidates.append(np.diff(function.y))
+        candidates.append(np.diff(spline(x)))
     values = np.concatenate(candidates)
     sign = 1.0 if values.min() > 0 else -1.0 if values.max() < 0 else 0.0
     if sign == 0.0:
         return None
 
     def root(level: float) -> float:
-        first, last = function.y[0], function.y[-1]
+        first, last = spline(x[[0, -1]])
         if sign * (level - first) <= 0:  # on the extrapolated line before the first knot
             return x[0] + (level - first) / slope[0]
         if sign * (level - last) >= 0:
@@ -279,7 +325,11 @@ def emit(term: Term) -> object:
             return coordinate
         return f"{function.slope!r}*{coordinate} + {function.intercept!r}"
     if isinstance(function, Table):
-        return InlineTable(type="tabulated", coordinate=coordinate, kind=function.kind,
+        options = {"half_order": function.half_order, "error_variance": function.error_variance} \
+            if function.kind == "gcv" else {}
+        options.update({key: list(value) for key, value in (("argument", function.argument), ("value", function.value))
+                        if value != (1.0, 0.0)})
+        return InlineTable(type="tabulated", coordinate=coordinate, kind=function.kind, **options,
                            x=list(function.x), y=list(function.y))
     if isinstance(function, Expression):
         return function.text
@@ -340,23 +390,18 @@ def _multivariate_polynomial(reader: XmlReader, element: ET.Element) -> Multi | 
     return _multi(list(zip(coefficients, exponents)), int(dimension))
 
 
-def _interpolating_gcv(reader: XmlReader, element: ET.Element) -> bool:
-    """Whether a ``GCVSpline`` is the interpolating natural cubic spline (``half_order`` 2,
-    ``error_variance`` 0; its ``weights`` then do not matter, the stored ``coefficients`` are OpenSim's
-    output); else it is reported. OpenSim fits it by Simbody's ``SplineFitter::fitFromErrorVariance``
-    (Woltring's GCVSPL), a natural spline of degree ``2·half_order − 1`` continued by a polynomial of
-    degree ``half_order − 1`` beyond the knots: for half order 2 with no error, the natural cubic
-    interpolant with linear extrapolation (equal to OpenSim's ``calcValue`` to 2e-14,
-    ``tests/test_osim_import.py``). Other half orders (OpenSim's default degree is 5) and smoothing
-    splines (``error_variance`` ≠ 0, or < 0: GCV) depend on GCVSPL's iterative fit and are not imported."""
+def _gcv_options(reader: XmlReader, element: ET.Element) -> dict | None:
+    """``half_order`` (an integer 1-:data:`MAX_HALF_ORDER`; OpenSim's default 0 is no spline) and
+    ``error_variance`` (default 0: interpolation; negative: generalized cross-validation) of a
+    ``GCVSpline``; None after recording a problem."""
     half_order, variance = reader.number(element, "half_order", 0.0), reader.number(element, "error_variance", 0.0)
     if half_order is None or variance is None:
-        return False
-    if half_order != 2.0 or variance != 0.0:
-        reader.unsupported_element(element, f"GCVSpline of half_order 2 and error_variance 0 (interpolating natural "
-                                   f"cubic), got half_order {half_order!r}, error_variance {variance!r}")
-        return False
-    return True
+        return None
+    if not (half_order == int(half_order) and 1 <= half_order <= MAX_HALF_ORDER):
+        reader.problem(element, f"expected an integer half order 1-{MAX_HALF_ORDER} (degree 2·half_order − 1), "
+                       f"got {half_order!r}", "half_order")
+        return None
+    return {"half_order": int(half_order), "error_variance": variance}
 
 
 def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | None:
@@ -383,11 +428,13 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | 
         inner_element = reader.only_child(holder, "function") if holder is not None else None
         inner = read_function(reader, inner_element) if inner_element is not None else None
         return None if scale is None or inner is None else compose(Affine(scale, 0.0), inner)
-    if tag == "GCVSpline" and not _interpolating_gcv(reader, element):
-        return None
     if tag in _TABLE_KINDS:
-        x = reader.numbers(element, "x", minimum=4 if tag == "GCVSpline" else 2)
-        y = reader.numbers(element, "y", minimum=2)
+        options = _gcv_options(reader, element) if tag == "GCVSpline" else {}
+        if options is None:
+            return None
+        minimum = 2 * options["half_order"] if options else 1 if tag == "PiecewiseConstantFunction" else 2
+        x = reader.numbers(element, "x", minimum=minimum)
+        y = reader.numbers(element, "y", minimum=minimum)
         if x is None or y is None:
             return None
         if len(x) != len(y):
@@ -396,10 +443,19 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | 
         if any(b <= a for a, b in zip(x, x[1:])):
             reader.problem(element, "expected strictly increasing knots", "x")
             return None
-        if len(x) == 2:  # every kind is the straight line through two knots, extrapolated linearly
+        kind = _TABLE_KINDS[tag]
+        if len(x) == 1:  # a step function of one knot
+            return Affine(0.0, y[0])
+        if len(x) == 2 and kind not in ("gcv", "constant"):  # the straight line, extrapolated linearly
             slope = (y[1] - y[0]) / (x[1] - x[0])
             return Affine(slope, y[0] - slope * x[0])
-        return Table(_TABLE_KINDS[tag], tuple(x), tuple(y))
+        table = Table(kind, tuple(x), tuple(y), **options)
+        try:
+            table.function()
+        except ValueError as exc:  # knots or values too extreme for double precision
+            reader.problem(element, str(exc))
+            return None
+        return table
     if tag == "PolynomialFunction":
         coefficients = reader.numbers(element, "coefficients", minimum=1)
         return None if coefficients is None else _polynomial(coefficients)
