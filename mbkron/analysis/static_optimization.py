@@ -324,7 +324,8 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
     Parameters
     ----------
     model : Model
-        Muscles with Hill parameters (rigid tendon, Thelen 2003 curves: :mod:`mbkron.muscles.hill`).
+        Muscles with Hill parameters (rigid tendon, Thelen 2003 curves: :mod:`mbkron.muscles.hill`), or
+        none (reserves only).
     time : array_like, shape (n,)
         The frames' times, s (for the results' tables).
     q, qd : array_like, shape (n, nq)
@@ -375,19 +376,20 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
         raise ValueError(f"unknown coordinate(s) {', '.join(map(repr, unknown))} in `coordinates` or `reserves`; "
                          f"the model has: {', '.join(names)}")
     rows = [names.index(c) for c in enforced]
-    hill = hill_arrays(model)
+    if model.muscles:
+        arms = model.moment_arms(q, workspace=workspace)
+        speed = -np.einsum("nkm,nk->nm", arms, qd)
+        f_opt = optimal_forces(model, model.muscle_lengths(q, workspace=workspace), speed, use_muscle_physiology)
+        minimum = [curves.minimum_activation for curves in hill_arrays(model)["curves"]]
+    else:  # reserves only
+        arms, f_opt, minimum = np.zeros((time.size, model.nq, 0)), np.zeros((time.size, 0)), []
     if activation_bounds is None:
-        lower = np.array([c.minimum_activation if c is not None else 0.0 for c in hill["curves"]])
-        upper = np.ones(lower.size)
+        lower, upper = np.array(minimum, dtype=float), np.ones(len(minimum))
     else:
         lower, upper = (np.broadcast_to(np.asarray(b, dtype=float), (len(model.muscles),)) for b in activation_bounds)
     if np.any(lower > upper):
         raise ValueError("`activation_bounds`: the lower bound exceeds the upper bound for muscle(s) "
                          + ", ".join(m for m, lo, hi in zip(model.muscles, lower, upper) if lo > hi))
-    arms = model.moment_arms(q, workspace=workspace)
-    length = model.muscle_lengths(q, workspace=workspace)
-    speed = -np.einsum("nkm,nk->nm", arms, qd)
-    f_opt = optimal_forces(model, length, speed, use_muscle_physiology)
     reserve_columns = np.zeros((len(rows), len(reserves)))
     for j, reserve in enumerate(reserves):
         if reserve.coordinate in enforced:
