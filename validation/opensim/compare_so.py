@@ -66,7 +66,8 @@ from mbkron.analysis.muscle_analysis import muscle_analysis, read_thelen_curves,
 from mbkron.analysis.static_optimization import Reserve, static_optimization
 from mbkron.io import read_storage, write_atomically
 
-__all__ = ["CASES", "Case", "main", "run_case", "run_mbkron", "run_opensim"]
+__all__ = ["CASES", "Case", "git_show", "main", "opensim_module", "prepare_model", "reserves_xml", "run_case",
+           "run_mbkron", "run_opensim", "setup_xml", "static_optimization_xml"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "validation" / "results"
@@ -108,7 +109,8 @@ CASES = {
 }
 
 
-def _git_show(repository: Path, path: str, destination: Path) -> Path:
+def git_show(repository: Path, path: str, destination: Path) -> Path:
+    """Write the file ``path`` of the mirror ``repository``'s HEAD to ``destination``."""
     git_dir = repository / "repo" if (repository / "repo").is_dir() else repository
     text = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"], check=True,
                           capture_output=True).stdout
@@ -116,7 +118,8 @@ def _git_show(repository: Path, path: str, destination: Path) -> Path:
     return destination
 
 
-def _opensim():
+def opensim_module():
+    """The ``opensim`` module, logging errors only and to no file."""
     import opensim as osim
 
     osim.Logger.removeFileSink()
@@ -124,7 +127,7 @@ def _opensim():
     return osim
 
 
-def _prepare_model(source: Path, destination: Path) -> dict[str, tuple[float, float]]:
+def prepare_model(source: Path, destination: Path) -> dict[str, tuple[float, float]]:
     """Write ``source`` without wrap objects (and a Thelen muscle's minimum activation
     and ``min_control`` raised to OpenSim 4.6's least, 0.01: arm26 has 0); return each muscle's control
     bounds (OpenSim's defaults: ``minimum_activation`` and 1)."""
@@ -147,7 +150,9 @@ def _prepare_model(source: Path, destination: Path) -> dict[str, tuple[float, fl
     return bounds
 
 
-def _reserves_xml(reserves, path: Path) -> None:
+def reserves_xml(reserves, path: Path) -> None:
+    """Write a force set of ``CoordinateActuator`` reserves ``<coordinate>_reserve`` (unbounded controls)
+    for ``(coordinate, optimal_force)`` pairs."""
     body = "".join(
         f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate><optimal_force>{f!r}</optimal_force>'
         "<min_control>-Inf</min_control><max_control>Inf</max_control></CoordinateActuator>" for c, f in reserves)
@@ -155,23 +160,32 @@ def _reserves_xml(reserves, path: Path) -> None:
                     f"<objects>{body}</objects><groups/></ForceSet></OpenSimDocument>\n")
 
 
-def _setup_xml(case: Case, work: Path, model: Path, motion: Path, loads: Path | None, reserves: Path | None,
-               start: float, end: float) -> Path:
-    analyses = (
-        "<StaticOptimization name=\"StaticOptimization\"><on>true</on><step_interval>1</step_interval>"
-        "<in_degrees>false</in_degrees><use_model_force_set>true</use_model_force_set>"
-        "<activation_exponent>2</activation_exponent><use_muscle_physiology>true</use_muscle_physiology>"
-        "<optimizer_convergence_criterion>1e-10</optimizer_convergence_criterion>"
-        "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>"
-        "<MuscleAnalysis name=\"MuscleAnalysis\"><on>true</on><step_interval>1</step_interval>"
-        "<in_degrees>false</in_degrees><muscle_list>all</muscle_list>"
-        "<moment_arm_coordinate_list>all</moment_arm_coordinate_list><compute_moments>true</compute_moments>"
-        "</MuscleAnalysis>"
-        "<Kinematics name=\"Kinematics\"><on>true</on><step_interval>1</step_interval>"
-        "<in_degrees>false</in_degrees><coordinates>all</coordinates></Kinematics>")
-    setup = work / f"{case.name}_Setup_SO.xml"
+def static_optimization_xml(convergence: float = 1e-10) -> str:
+    """OpenSim's ``StaticOptimization`` analysis (p = 2, the model's force set, muscle physiology)."""
+    return ("<StaticOptimization name=\"StaticOptimization\"><on>true</on><step_interval>1</step_interval>"
+            "<in_degrees>false</in_degrees><use_model_force_set>true</use_model_force_set>"
+            "<activation_exponent>2</activation_exponent><use_muscle_physiology>true</use_muscle_physiology>"
+            f"<optimizer_convergence_criterion>{convergence!r}</optimizer_convergence_criterion>"
+            "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>")
+
+
+#: ``MuscleAnalysis`` (moment arms for all coordinates) and ``Kinematics`` (q, u in radians).
+MUSCLES_AND_KINEMATICS_XML = (
+    "<MuscleAnalysis name=\"MuscleAnalysis\"><on>true</on><step_interval>1</step_interval>"
+    "<in_degrees>false</in_degrees><muscle_list>all</muscle_list>"
+    "<moment_arm_coordinate_list>all</moment_arm_coordinate_list><compute_moments>true</compute_moments>"
+    "</MuscleAnalysis>"
+    "<Kinematics name=\"Kinematics\"><on>true</on><step_interval>1</step_interval>"
+    "<in_degrees>false</in_degrees><coordinates>all</coordinates></Kinematics>")
+
+
+def setup_xml(name: str, work: Path, model: Path, motion: Path, loads: Path | None, reserves: Path | None,
+              start: float, end: float, analyses: str) -> Path:
+    """An ``AnalyzeTool`` setup file ``work/<name>_Setup_SO.xml`` running ``analyses`` (XML) on ``motion``
+    (6 Hz low-pass) from ``start`` to ``end``, results in ``work/results`` with 20 digits."""
+    setup = work / f"{name}_Setup_SO.xml"
     setup.write_text(
-        f'<?xml version="1.0" encoding="UTF-8"?><OpenSimDocument Version="40000"><AnalyzeTool name="{case.name}">'
+        f'<?xml version="1.0" encoding="UTF-8"?><OpenSimDocument Version="40000"><AnalyzeTool name="{name}">'
         f"<model_file>{model}</model_file><replace_force_set>false</replace_force_set>"
         f"<force_set_files>{reserves or ''}</force_set_files><results_directory>{work / 'results'}</results_directory>"
         f"<output_precision>20</output_precision><initial_time>{start!r}</initial_time><final_time>{end!r}</final_time>"
@@ -185,24 +199,25 @@ def _setup_xml(case: Case, work: Path, model: Path, motion: Path, loads: Path | 
 
 def run_opensim(case: Case, work: Path) -> dict:
     """Run OpenSim's ``AnalyzeTool`` on ``case`` in ``work``; return its states and results as arrays."""
-    osim = _opensim()
-    source = _git_show(case.repository, case.model, work / f"{case.name}_source.osim")
-    motion = _git_show(case.repository, case.motion, work / Path(case.motion).name)
+    osim = opensim_module()
+    source = git_show(case.repository, case.model, work / f"{case.name}_source.osim")
+    motion = git_show(case.repository, case.motion, work / Path(case.motion).name)
     loads = None
     for k, path in enumerate(case.external_loads):
-        written = _git_show(case.repository, path, work / Path(path).name)
+        written = git_show(case.repository, path, work / Path(path).name)
         loads = written if k == 0 else loads
     model = work / f"{case.name}.osim"
-    bounds = _prepare_model(source, model)
+    bounds = prepare_model(source, model)
     osim.Model(str(model)).printToXML(str(model))  # in OpenSim 4's format (arm26 is an OpenSim 3 file)
     reserves = None
     if case.reserves is not None:
         reserves = work / f"{case.name}_reserves.xml"
-        _reserves_xml(case.reserves, reserves)
+        reserves_xml(case.reserves, reserves)
     table = read_storage(motion)
     start = table.time[0] if case.start is None else case.start
     end = table.time[-1] if case.end is None else case.end
-    setup = _setup_xml(case, work, model, motion, loads, reserves, float(start), float(end))
+    setup = setup_xml(case.name, work, model, motion, loads, reserves, float(start), float(end),
+                      static_optimization_xml() + MUSCLES_AND_KINEMATICS_XML)
     results = work / "results"
     done = results / f"{case.name}_StaticOptimization_force.sto"
     if not done.exists() and not osim.AnalyzeTool(str(setup)).run():
@@ -304,7 +319,7 @@ def run_case(case: Case, store: bool, work: Path | None = None) -> tuple[dict, d
             DATA.mkdir(parents=True, exist_ok=True)
             keep = {k: (v[::case.stride] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == data["time"].size else v)
                     for k, v in data.items()}
-            keep["opensim"] = _opensim().__version__
+            keep["opensim"] = opensim_module().__version__
             keep["source"] = {"repository": case.repository.name, "model": case.model, "motion": case.motion}
             keep["stride"] = case.stride
             write_atomically(DATA / f"{case.name}.json.gz", gzip.compress(
