@@ -36,7 +36,11 @@ method with the generalized Hessian ``−A D Aᵀ``, ``D = diag(∂x_j/∂s_j)``
 bound: an active-set method on the KKT system) and a backtracking (Armijo) line search, vectorised
 over frames: one batched ``nc × nc`` solve per iteration for all frames. It starts from the
 unconstrained minimum-norm solution. For ``p = 2`` it ends after finitely many steps with the exact
-active set; the iteration stops when ``‖A x − τ‖∞ ≤ tolerance`` (N·m).
+active set; the iteration stops when ``‖A x − τ‖∞ ≤ tolerance`` (N·m). For ``p > 2``, ``x(s)`` has an
+unbounded slope where a control crosses zero and Newton can stall; there the problem is solved by
+sequential quadratic programming from the ``p = 2`` optimum, each quadratic subproblem (the objective's
+gradient and diagonal Hessian, bound-constrained) by the same dual method, each step an exact line
+minimisation of the objective towards the subproblem's solution (see ``_optimise``).
 
 A frame where no controls within the bounds balance ``τ`` (a model too weak without reserves) has an
 unbounded dual: it is reported with ``converged`` False and its residual.
@@ -51,8 +55,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-
-from scipy.optimize import minimize
 
 from mbkron.analysis.muscle_analysis import hill_arrays, rigid_tendon_fibers
 from mbkron.io.storage import write_storage
@@ -237,79 +239,147 @@ class StaticOptimizationResult:
         return paths
 
 
-def _controls(s: NDArray, p: float, lower: NDArray, upper: NDArray) -> tuple[NDArray, NDArray]:
-    """The minimiser ``x(s)`` of ``|x|^p − s x`` over ``[l, u]`` and ``∂x/∂s`` (zero at a bound)."""
-    if p == 2.0:
-        free = s / 2.0
-        slope = np.full(s.shape, 0.5)
-    else:
-        magnitude = (np.abs(s) / p) ** (1.0 / (p - 1.0))
-        free = np.sign(s) * magnitude
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope = np.where(s != 0.0, magnitude / ((p - 1.0) * np.abs(s)), 0.0 if p < 2 else 1.0)
-        slope = np.clip(slope, 1e-12, 1e12)
-    x = np.clip(free, lower, upper)
-    return x, np.where((free > lower) & (free < upper), slope, 0.0)
+@dataclass(frozen=True)
+class _Separable:
+    """A separable objective ``Σ_j φ_j(x_j)`` over ``[lower, upper]`` per frame (arrays (n, n_x)): the power
+    ``|x|^p`` (``p ≤ 2``) when ``weights`` is None, else the quadratic ``½ h (x − c)²``."""
+
+    lower: NDArray
+    upper: NDArray
+    p: float = 2.0
+    weights: NDArray | None = None  # h
+    centres: NDArray | None = None  # c
+
+    def rows(self, rows: NDArray) -> _Separable:
+        return _Separable(self.lower[rows], self.upper[rows], self.p,
+                          None if self.weights is None else self.weights[rows],
+                          None if self.centres is None else self.centres[rows])
+
+    def value(self, x: NDArray) -> NDArray:
+        if self.weights is None:
+            return (np.abs(x) ** self.p).sum(axis=1)
+        return 0.5 * (self.weights * (x - self.centres) ** 2).sum(axis=1)
+
+    def controls(self, s: NDArray) -> tuple[NDArray, NDArray]:
+        """The minimiser ``x(s)`` of ``φ(x) − s x`` over the bounds and ``∂x/∂s`` (zero at a bound)."""
+        p = self.p
+        if self.weights is not None:
+            free, slope = self.centres + s / self.weights, 1.0 / self.weights
+        elif p == 2.0:
+            free, slope = s / 2.0, np.full(s.shape, 0.5)
+        else:  # 1 < p < 2: x(s) = sign(s) (|s|/p)^(1/(p−1)) is continuously differentiable, slope 0 at s = 0
+            magnitude = (np.abs(s) / p) ** (1.0 / (p - 1.0))
+            free = np.sign(s) * magnitude
+            slope = magnitude ** (2.0 - p) / (p * (p - 1.0))
+        x = np.clip(free, self.lower, self.upper)
+        return x, np.where((free > self.lower) & (free < self.upper), slope, 0.0)
 
 
-def _dual(lam: NDArray, A: NDArray, tau: NDArray, p: float, lower: NDArray, upper: NDArray):
-    """``d(λ)``, ``x(λ)``, ``∂x/∂s`` per frame."""
+def _dual(lam: NDArray, A: NDArray, tau: NDArray, terms: _Separable):
+    """``d(λ) = λᵀτ + Σ_j (φ_j(x_j) − s_j x_j)``, ``x(λ)`` and ``∂x/∂s`` per frame, ``s = Aᵀλ``, and the
+    rounding error of ``d`` (64 ulp of the sum of the terms' magnitudes)."""
     s = np.einsum("nkj,nk->nj", A, lam)
-    x, slope = _controls(s, p, lower, upper)
-    value = np.einsum("nk,nk->n", lam, tau) + (np.abs(x) ** p - s * x).sum(axis=1)
-    return value, x, slope
+    x, slope = terms.controls(s)
+    parts = (np.einsum("nk,nk->n", lam, tau), terms.value(x), (s * x).sum(axis=1))
+    rounding = 64 * np.finfo(float).eps * (np.abs(lam * tau).sum(axis=1) + np.abs(parts[1]) + np.abs(s * x).sum(axis=1))
+    return parts[0] + parts[1] - parts[2], x, slope, rounding
 
 
-def _solve(A: NDArray, tau: NDArray, p: float, lower: NDArray, upper: NDArray, tolerance: float,
-           max_iterations: int):
-    """Maximise the dual of every frame by damped semismooth Newton (module docstring)."""
-    n, nc, _ = A.shape
-    gram = A @ A.transpose(0, 2, 1)
-    ridge = 1e-14 * np.trace(gram, axis1=1, axis2=2)[:, None, None] * np.eye(nc) + 1e-300 * np.eye(nc)
-    lam = p * np.linalg.solve(gram + ridge, tau[..., None])[..., 0]  # unconstrained minimum-norm start (p = 2)
-    value, x, slope = _dual(lam, A, tau, p, lower, upper)
+def _solve(A: NDArray, tau: NDArray, terms: _Separable, lam: NDArray, tolerance: float, max_iterations: int):
+    """Maximise the dual of every frame from ``lam`` by damped semismooth Newton (module docstring).
+
+    Returns ``x``, ``λ`` and the iterations taken.
+    """
+    nc = A.shape[1]
+    value, x, slope, _ = _dual(lam, A, tau, terms)
+    size = np.trace(A @ A.transpose(0, 2, 1), axis1=1, axis2=2)[:, None, None]
     iterations = 0
     for iterations in range(1, max_iterations + 1):
         gradient = tau - np.einsum("nkj,nj->nk", A, x)
-        active = np.abs(gradient).max(axis=1) > tolerance
+        active = np.abs(gradient).max(axis=1, initial=0.0) > tolerance
         if not active.any():
-            iterations -= 1
-            break
-        hessian = np.einsum("nkj,nj,nlj->nkl", A[active], slope[active], A[active])
-        scale = np.trace(hessian, axis1=1, axis2=2)[:, None, None] + np.trace(gram[active], axis1=1, axis2=2)[
-            :, None, None]
-        step = np.linalg.solve(hessian + 1e-13 * scale * np.eye(nc), gradient[active][..., None])[..., 0]
-        slope_dual = np.einsum("nk,nk->n", gradient[active], step)
-        t = np.ones(step.shape[0])
-        pending = np.ones(step.shape[0], dtype=bool)
-        new_lam = lam[active].copy()
-        new_value, new_x, new_slope = value[active].copy(), x[active].copy(), slope[active].copy()
-        for _ in range(60):  # Armijo backtracking, frame by frame
-            trial = lam[active] + t[:, None] * step
-            v, xt, st = _dual(trial, A[active], tau[active], p, lower[active], upper[active])
-            accept = pending & (v >= value[active] + 1e-4 * t * slope_dual)
-            new_lam[accept], new_value[accept], new_x[accept], new_slope[accept] = trial[accept], v[accept], \
-                xt[accept], st[accept]
+            return x, lam, iterations - 1
+        Aa, ga = A[active], gradient[active]
+        hessian = np.einsum("nkj,nj,nlj->nkl", Aa, slope[active], Aa)
+        ridge = 1e-13 * (np.trace(hessian, axis1=1, axis2=2)[:, None, None] + size[active]) + 1e-300
+        step = np.linalg.solve(hessian + ridge * np.eye(nc), ga[..., None])[..., 0]
+        ascent = np.einsum("nk,nk->n", ga, step)
+        sub = terms.rows(active)
+        base, start = value[active], lam[active]
+        new = [start.copy(), base.copy(), x[active].copy(), slope[active].copy()]
+        t = np.ones(len(step))
+        pending = np.ones(len(step), dtype=bool)
+        norm = np.abs(ga).max(axis=1)
+        for _ in range(60):  # Armijo backtracking, frame by frame; near the optimum, where the increase
+            trial = start + t[:, None] * step  # drowns in d's rounding, a step that halves the residual
+            v, xt, st, rounding = _dual(trial, Aa, tau[active], sub)
+            smaller = np.abs(tau[active] - np.einsum("nkj,nj->nk", Aa, xt)).max(axis=1) <= 0.5 * norm
+            accept = pending & ((v >= base + 1e-4 * t * ascent) | ((v >= base - rounding) & smaller))
+            for target, source in zip(new, (trial, v, xt, st)):
+                target[accept] = source[accept]
             pending &= ~accept
             if not pending.any():
                 break
             t = np.where(pending, 0.5 * t, t)
-        lam[active], value[active], x[active], slope[active] = new_lam, new_value, new_x, new_slope
-    residual = np.einsum("nkj,nj->nk", A, x) - tau
-    return x, lam, residual, iterations
+        lam[active], value[active], x[active], slope[active] = new
+    return x, lam, iterations
 
 
-def _polish(A: NDArray, tau: NDArray, p: float, lower: NDArray, upper: NDArray, x: NDArray, tolerance: float):
-    """SLSQP on the primal problem of one frame from ``x`` (with analytic derivatives), for ``p ≠ 2``:
-    there the dual's curvature is unbounded where a control crosses zero and Newton can stall."""
-    scale = 1.0 / np.maximum(np.abs(A).max(axis=1), np.finfo(float).tiny)  # rows of unit size
-    As, taus = A * scale[:, None], tau * scale
-    result = minimize(lambda v: np.sum(np.abs(v) ** p), x, jac=lambda v: p * np.sign(v) * np.abs(v) ** (p - 1),
-                      method="SLSQP", bounds=list(zip(lower, upper)),
-                      constraints=[{"type": "eq", "fun": lambda v: As @ v - taus, "jac": lambda v: As}],
-                      options={"ftol": 1e-15, "maxiter": 1000})
-    better = np.abs(A @ result.x - tau).max() < max(np.abs(A @ x - tau).max(), tolerance)
-    return result.x if better else x
+def _minimum_norm_start(A: NDArray, tau: NDArray) -> NDArray:
+    """``λ`` of the unconstrained minimum-norm solution ``x = Aᵀλ/2``: ``λ = 2 (A Aᵀ)⁻¹ τ`` (regularised)."""
+    gram = A @ A.transpose(0, 2, 1)
+    ridge = 1e-14 * np.trace(gram, axis1=1, axis2=2)[:, None, None] + 1e-300
+    return 2.0 * np.linalg.solve(gram + ridge * np.eye(A.shape[1]), tau[..., None])[..., 0]
+
+
+def _line_minimum(x: NDArray, d: NDArray, p: float) -> NDArray:
+    """Per frame, the ``t ∈ [0, 1]`` minimising the convex ``Σ |x + t d|^p`` (bisection on its derivative)."""
+    def derivative(t):
+        y = x + t[:, None] * d
+        return (p * np.sign(y) * np.abs(y) ** (p - 1.0) * d).sum(axis=1)
+
+    low, high = np.zeros(len(x)), np.ones(len(x))
+    whole = derivative(high) <= 0.0
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        rising = derivative(middle) > 0.0
+        high, low = np.where(rising, middle, high), np.where(rising, low, middle)
+    return np.where(whole, 1.0, 0.5 * (low + high))
+
+
+def _optimise(A: NDArray, tau: NDArray, p: float, lower: NDArray, upper: NDArray, tolerance: float,
+              max_iterations: int):
+    """Minimise ``Σ |x|^p`` s.t. ``A x = τ``, ``l ≤ x ≤ u`` for every frame; returns ``x``, ``λ``, iterations.
+
+    ``p ≤ 2``: the dual Newton method. ``p > 2``: there ``x(s)`` has unbounded slope where a control
+    crosses zero, so the dual Newton method can stall; instead sequential quadratic programming from the
+    ``p = 2`` optimum: each step solves, by the dual method, the bound-constrained QP with the objective's
+    gradient ``g`` and diagonal Hessian ``h = p(p − 1)|x|^{p−2}`` (floored at ``|x| = 1e-6``), then
+    minimises the objective exactly on the segment to the QP's solution (feasible, by convexity), until
+    the step taken is below 1e-12; the last QP's multipliers are the problem's (``g = Aᵀλ`` on the free set).
+    """
+    quadratic = _Separable(lower, upper)
+    x, lam, iterations = _solve(A, tau, quadratic if p >= 2.0 else _Separable(lower, upper, p),
+                                _minimum_norm_start(A, tau), tolerance, max_iterations)
+    if p <= 2.0:
+        return x, lam, iterations
+    active = np.ones(len(x), dtype=bool)
+    for _ in range(max_iterations):
+        xa = x[active]
+        magnitude = np.maximum(np.abs(xa), 1e-6)
+        weights = p * (p - 1.0) * magnitude ** (p - 2.0)
+        centres = xa - p * np.sign(xa) * np.abs(xa) ** (p - 1.0) / weights
+        y, lam[active], taken = _solve(A[active], tau[active], _Separable(lower[active], upper[active], 2.0, weights,
+                                                                         centres), lam[active], tolerance,
+                                       max_iterations)
+        iterations += taken + 1
+        step = _line_minimum(xa, y - xa, p)[:, None] * (y - xa)
+        x[active] = xa + step
+        done = np.abs(step).max(axis=1, initial=0.0) <= 1e-12 * (1.0 + np.abs(xa).max(axis=1, initial=0.0))
+        active[np.flatnonzero(active)[done]] = False
+        if not active.any():
+            break
+    return x, lam, iterations
 
 
 def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, *,
@@ -399,12 +469,9 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
     low = np.concatenate([lower, [r.min_control for r in reserves]])
     high = np.concatenate([upper, [r.max_control for r in reserves]])
     shape = (time.size, A.shape[2])
-    x, lam, residual, iterations = _solve(A, tau[:, rows], p, np.broadcast_to(low, shape),
-                                          np.broadcast_to(high, shape), tolerance, max_iterations)
-    if p != 2.0:
-        for i in np.flatnonzero(np.abs(residual).max(axis=1, initial=0.0) > tolerance):
-            x[i] = _polish(A[i], tau[i, rows], p, low, high, x[i], tolerance)
-            residual[i] = A[i] @ x[i] - tau[i, rows]
+    x, lam, iterations = _optimise(A, tau[:, rows], p, np.broadcast_to(low, shape), np.broadcast_to(high, shape),
+                                   tolerance, max_iterations)
+    residual = np.einsum("nkj,nj->nk", A, x) - tau[:, rows]
     m = len(model.muscles)
     optimal = np.array([r.optimal_force for r in reserves])
     return StaticOptimizationResult(
