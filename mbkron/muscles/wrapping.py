@@ -205,6 +205,7 @@ class WrapSphere(_Surface):
         u, v = p / dp[..., None], q / dq[..., None]
         cosine = np.sum(u * v, axis=-1)
         normal = v - cosine[..., None] * u  # the plane of P, Q and the centre: e2 ⊥ u
+        normal -= np.sum(normal * u, axis=-1)[..., None] * u  # again: ⊥ u to round-off when P, Q are nearly opposite
         sine = np.linalg.norm(normal, axis=-1)
         # P, Q and the centre on one line: any plane through them (the path is not unique there)
         fallback = np.cross(u, np.where(np.abs(u[..., :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
