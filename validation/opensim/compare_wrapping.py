@@ -10,11 +10,12 @@ cylinders, BIClong has no wrap), until the ellipsoid is merged.
 Run ``python -m validation.opensim.compare_wrapping`` from the repository root: it writes
 ``tests/data/wrapping_opensim.npz`` (read by ``tests/test_wrapping_opensim.py``), the figures
 ``docs/figures/wrap_<sweep>.png`` and prints the largest length differences where OpenSim's length
-is continuous (consecutive OpenSim lengths differing by less than :data:`JUMP`).
+is continuous (no second difference of OpenSim's lengths above :data:`JUMP` next to the sample).
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 import tempfile
 import warnings
@@ -26,7 +27,7 @@ import mbkron
 from validation.opensim.compare_osim import OpenSimModel
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = Path("/work/.mirror/opensim-org+opensim-models/repo")
+DATA = ROOT / "tests" / "data" / "osim"
 OUTPUT = ROOT / "tests" / "data" / "wrapping_opensim.npz"
 FIGURES = ROOT / "docs" / "figures"
 #: (sweep name, model, swept coordinate, range (rad), samples)
@@ -36,25 +37,18 @@ SWEEPS = (("arm26_elbow", "arm26_cylinders", "r_elbow_flex", (0.0, 2.2689), 121)
           ("rajagopal_hip", "Rajagopal2016", "hip_flexion_r", (-0.5236, 2.0944), 121))
 #: Step of OpenSim's −dL/dq (rad).
 STEP = 1e-6
-#: OpenSim's length is taken as continuous between samples differing by less than this (m): the
-#: sweeps' steps move lengths by well under 1 mm where nothing jumps.
-JUMP = 2e-3
+#: OpenSim's length is taken as discontinuous next to a second difference above this (m).
+JUMP = 5e-4
 
 
 def model_text(name: str) -> str:
-    """The ``.osim`` text of a model (``arm26_cylinders``: arm26 without its ellipsoid PathWraps)."""
+    """The ``.osim`` text of a model from ``tests/data/osim`` (``arm26_cylinders``: arm26 without its
+    ellipsoid PathWraps)."""
     if name == "Rajagopal2016":
-        return _git_show("Models/Rajagopal/Rajagopal2016.osim")
-    text = _git_show("Models/Arm26/arm26.osim")
+        return gzip.decompress((DATA / "Rajagopal2016.osim.gz").read_bytes()).decode()
+    text = gzip.decompress((DATA / "arm26.osim.gz").read_bytes()).decode()
     return re.sub(r"<PathWrap name=\"[^\"]*\">\s*(?:<!--[^>]*-->\s*)?<wrap_object>(TRIlonghh|BIClonghh)</wrap_object>"
                   r".*?</PathWrap>", "", text, flags=re.S)
-
-
-def _git_show(path: str) -> str:
-    import subprocess
-
-    return subprocess.run(["git", "-C", str(MODELS), "show", f"HEAD:{path}"], check=True, capture_output=True,
-                          text=True).stdout
 
 
 def sweep(name: str, model_name: str, coordinate: str, bounds: tuple, count: int, directory: Path) -> dict:
@@ -83,11 +77,12 @@ def sweep(name: str, model_name: str, coordinate: str, bounds: tuple, count: int
 
 
 def continuous(lengths: np.ndarray) -> np.ndarray:
-    """Samples where OpenSim's length is continuous with both neighbours (mask, shape of ``lengths``)."""
-    jumps = np.abs(np.diff(lengths, axis=0)) > JUMP
+    """Samples where a length is continuous (mask, shape of ``lengths``): not next to a second
+    difference above :data:`JUMP` (the sweeps' smooth second differences are below 0.1 mm)."""
+    kinks = np.abs(lengths[2:] - 2 * lengths[1:-1] + lengths[:-2]) > JUMP
     bad = np.zeros(lengths.shape, dtype=bool)
-    bad[1:] |= jumps
-    bad[:-1] |= jumps
+    for shift in range(3):
+        bad[shift:shift + len(kinks)] |= kinks
     return ~bad
 
 

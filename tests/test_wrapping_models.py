@@ -1,0 +1,134 @@
+"""Wrapping in imported models: OpenSim import, model files, agreement with OpenSim 4.6 (stored data of
+``validation/opensim/compare_wrapping.py``) and C¹ through engagement on arm26's cylinder sweeps."""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron.core.errors import ModelError
+from mbkron.io import dump_model, model_differences, parse_model_file
+from validation.opensim.compare_wrapping import SWEEPS, continuous, model_text
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("wrapping")
+    out = {}
+    for name in ("Rajagopal2016", "arm26_cylinders"):
+        path = directory / f"{name}.osim"
+        path.write_text(model_text(name))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # importing wraps warns about nothing
+            out[name] = mbkron.load_model(path, backend="numpy")
+    return out
+
+
+def test_rajagopal_imports_its_42_wrapped_paths_and_round_trips_through_a_model_file(models):
+    model = models["Rajagopal2016"]
+    wrapping = model.muscle_set.wrapping
+    assert wrapping.muscles.size == 42 and len(model.muscles) == 80
+    assert {type(w.surface).__name__ for m in wrapping.muscles for w in model.muscle_set.paths[m].wraps} == {"WrapCylinder"}
+    text = dump_model(model)
+    assert "[wraps.Gastroc_at_condyles_r]" in text and 'quadrant = "-y"' in text
+    again = parse_model_file(text, backend="numpy").model
+    assert model_differences(model, again) == []
+    assert model_differences(model, models["arm26_cylinders"]) != []
+
+
+def test_ellipsoids_are_not_yet_imported_and_ignore_still_works(tmp_path):
+    path = tmp_path / "arm26.osim"
+    path.write_bytes(gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes()))
+    with pytest.raises(ModelError, match=r"WrapEllipsoid\[@name='TRIlonghh'\]: <WrapEllipsoid> is not supported.*not yet"):
+        mbkron.load_model(path)
+    with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects"):
+        assert mbkron.load_model(path, wrapping="ignore").muscle_set.wrapping is None
+
+
+BASE = """
+[coordinates.q1]
+[bodies.link]
+axis = [0, 0, 1]
+variable = "q1"
+mass = 1.0
+"""
+
+
+@pytest.mark.parametrize("wraps, muscle, expected", [
+    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', got 'cone'"),
+    ('[wraps.c]\nkind = "cylinder"\nbody = "link"\nradius = 0.1\n', '"c"', "wraps.c: `length` is required"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = -0.1\n', '"c"', "wraps.c: `radius` must be a finite number > 0 (m), got -0.1"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\nquadrant = "up"\n', '"c"', "wraps.c.quadrant: expected one of: 'all', '+x'"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "nowhere"\nradius = 0.1\n', '"c"', "wrap object `c` is on unknown body 'nowhere'"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\n', '"d"', "muscles.m.wraps[0]: expected the name of a [wraps] table (c), got 'd'"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\n', '{ object = "c", range = [1] }',
+     "muscles.m.wraps[0].range: expected 2 integers [first, last]"),
+    ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\n', '{ object = "c", method = "best" }',
+     "muscles.m.wraps[0].method: expected one of: 'hybrid', 'midpoint', 'axial', got 'best'"),
+])
+def test_model_file_wraps_are_checked(wraps, muscle, expected):
+    text = BASE + wraps + f"""
+[muscles.m]
+model = "path"
+wraps = [{muscle}]
+path = [{{ body = "ground", point = [0, 0.1, 0] }}, {{ body = "link", point = [0.5, 0, 0] }}]
+"""
+    with pytest.raises(ModelError) as error:
+        parse_model_file(text)
+    assert expected in str(error.value)
+
+
+def test_lengths_agree_with_opensim_where_its_length_is_continuous(models):
+    stored = np.load(DATA / "wrapping_opensim.npz")
+    for name, model_name, coordinate, _, _ in SWEEPS:
+        model = models[model_name]
+        q = np.tile([c.default for c in model.coordinate_records], (len(stored[f"{name}.q"]), 1))
+        q[:, list(model.coordinates).index(coordinate)] = stored[f"{name}.q"]
+        columns = [list(model.muscles).index(m) for m in stored[f"{name}.muscles"]]
+        lengths = model.muscle_lengths(q)[:, columns]
+        reference = stored[f"{name}.opensim_length"]
+        ok = continuous(reference)
+        # OpenSim's gastrocnemii at knee flexion below 0.5 rad: OpenSim's length is 6 mm (2.6 mm) shorter than
+        # its own path through its tangent points (docs/wrapping.md): excluded, and checked to be so
+        excluded = np.zeros_like(ok)
+        if name == "rajagopal_knee":
+            gastrocnemii = np.isin(stored[f"{name}.muscles"], ["gasmed_r", "gaslat_r"])
+            excluded = (stored[f"{name}.q"] < 0.5)[:, None] & gastrocnemii[None, :]
+            assert (lengths - reference)[excluded].max() > 2e-3
+        assert np.abs(lengths - reference)[ok & ~excluded].max() < 1e-3, name
+        assert ok.mean() > 0.95
+
+
+def test_arm26_lengths_are_c1_through_engagement(models):
+    model = models["arm26_cylinders"]
+    ms = model.muscle_set
+    k = list(model.coordinates).index("r_elbow_flex")
+    base = np.array([c.default for c in model.coordinate_records])
+
+    def at(x):
+        q = base.copy()
+        q[k] = x
+        return q
+
+    def wrapped(x):
+        return ms.geometry(model.kinematics(at(x)[None], 0)).wrap.wrapped[0]
+    grid = np.linspace(0.0, 2.2689, 60)
+    flags = np.array([wrapped(x) for x in grid])
+    engagements = 0
+    for i, j in zip(*np.nonzero(flags[1:] != flags[:-1])):
+        a, b = grid[i], grid[i + 1]
+        for _ in range(55):
+            mid = (a + b) / 2
+            a, b = (mid, b) if wrapped(mid)[j] == flags[i, j] else (a, mid)
+        muscle = ms.wrapping._wrap_muscle()[j]
+        arms = model.moment_arms(np.array([at(a), at(b)]))[:, k, muscle]
+        assert abs(arms[1] - arms[0]) < 1e-7
+        engagements += 1
+    assert engagements >= 3  # TRIlat, TRImed, BRA (and TRIlong) engage the TRI cylinder on this sweep
