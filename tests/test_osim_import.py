@@ -291,12 +291,12 @@ def test_load_model_dispatches_on_the_suffix_in_any_case(tmp_path):
 def test_wrapping_error_names_every_wrapped_path_and_ignore_warns(tmp_path):
     path = write(tmp_path, "arm26")
     with pytest.raises(ModelError) as raised:
-        mbkron.load_model(path)
+        mbkron.load_model(path, wrapping="error")
     assert len(raised.value.problems) == 1 and all(name in raised.value.problems[0] for name in WRAPPED)
     with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects: " + ", ".join(WRAPPED)):
         model = mbkron.load_model(path, wrapping="ignore")
     assert len(model.muscles) == 6
-    with pytest.raises(ValueError, match="`wrapping` must be one of 'error', 'ignore'"):
+    with pytest.raises(ValueError, match="`wrapping` must be one of 'import', 'ignore', 'error'"):
         mbkron.load_model(path, wrapping="drop")
 
 
