@@ -139,7 +139,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     for name, body in bodies.items():
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
-    wrap_objects = read_wrap_objects(reader, model, bodies)
+    wrap_objects = read_wrap_objects(reader, model, bodies if wrapping == "import" else None)
     forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping, wrap_objects)
     muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})

@@ -39,11 +39,12 @@ def _holders(model: ET.Element, bodies: dict[str, ET.Element]) -> list[tuple[str
     return ([(GROUND, ground)] if ground is not None else []) + list(bodies.items())
 
 
-def read_wrap_objects(reader: XmlReader, model: ET.Element, bodies: dict[str, ET.Element]) -> WrapObjects:
-    """The wrap objects of ground and of every body (``WrapObjectSet/objects``)."""
+def read_wrap_objects(reader: XmlReader, model: ET.Element, bodies: dict[str, ET.Element] | None) -> WrapObjects:
+    """The wrap objects of ground and of every body (``WrapObjectSet/objects``); none when ``bodies``
+    is None (wrap objects not imported)."""
     tables: dict[str, dict] = {}
     unsupported: dict[str, ET.Element] = {}
-    for body, holder in _holders(model, bodies):
+    for body, holder in _holders(model, bodies) if bodies is not None else ():
         objects = holder.find("WrapObjectSet/objects")
         for element in objects if objects is not None else []:
             name = reader.name(element)
