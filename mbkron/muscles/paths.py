@@ -41,12 +41,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.paths import path_lengths_and_moment_arms
+from mbkron.compiled.wrapping import wrapped_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
 from mbkron.muscles.conditions import ActivePoints, condition_problems
 from mbkron.muscles.points import MovingPoint, MovingPointTerms, point_condition
 from mbkron.muscles.surfaces import SURFACES
-from mbkron.muscles.wrap_paths import PathWrapping, WrapGeometry
+from mbkron.muscles.wrap_paths import MAX_SWEEPS, TANGENT_TOLERANCE, PathWrapping, WrapGeometry
 from mbkron.muscles.wrapping import PathWrap, surface_problems, wrap_method_problems
 
 __all__ = ["MusclePath", "MuscleSet", "PathGeometry", "check_path", "ZERO_LENGTH"]
@@ -303,12 +304,24 @@ class MuscleSet:
             self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH, active)
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
-        if self.wrapping is not None:  # the wrapped paths by the numpy route
+        wrapping = self.wrapping
+        if wrapping is None:
+            return lengths, R
+        if wrapping.tables is None:  # a surface without a compiled solver: the wrapped paths by the numpy route
             geometry = self.geometry(kin)
-            wrapped = self.wrapping.muscles
-            lengths[..., wrapped] = geometry.lengths[..., wrapped]
+            lengths[..., wrapping.muscles] = geometry.lengths[..., wrapping.muscles]
             if order:
-                R[..., wrapped] = self.moment_arms(kin, geometry)[..., wrapped]
+                R[..., wrapping.muscles] = self.moment_arms(kin, geometry)[..., wrapping.muscles]
+            return lengths, R
+        points = self._points(kin.T, offsets)
+        wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
+            points, active, kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, gradients,
+            wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
+        if short >= 0:
+            self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
+        lengths[..., wrapping.muscles] = wrapped_lengths
+        if order:
+            R[..., wrapping.muscles] = wrapped_R
         return lengths, R
 
     def geometry(self, kin) -> PathGeometry:
@@ -326,14 +339,12 @@ class MuscleSet:
             muscle, the points and q; a moving point outside its tabulated range.
         """
         q = kin.q
-        local, offset_gradients, moving_rotations = self.local_points, None, None
+        offsets, offset_gradients, moving_rotations = None, None, None
         if self.moving_terms is not None:
             offsets, offset_gradients = self.moving_terms.evaluate(q)
-            local = local + self.moving_selection @ offsets
-        T = kin.T[..., self.gather_body, :, :]
-        points = np.where(self.on_ground, local, (T[..., :3, :3] @ local[..., None])[..., 0] + T[..., :3, 3])
+        points = self._points(kin.T, offsets)
         if self.moving_terms is not None:
-            rotations = T[..., self.moving_rows, :3, :3]
+            rotations = kin.T[..., self.gather_body[self.moving_rows], :3, :3]
             moving_rotations = np.where(self.on_ground[self.moving_rows, :, None], np.eye(3), rotations)
         active, segment_lengths, units = self._segments(q, points)
         lengths = segment_lengths @ self.segment_to_muscle.T
@@ -342,6 +353,12 @@ class MuscleSet:
             wrap = self.wrapping.evaluate(kin.T, points, active, q)
             lengths[..., self.wrapping.muscles] = wrap.lengths
         return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations, active, wrap)
+
+    def _points(self, T: NDArray, offsets: NDArray | None) -> NDArray[np.float64]:
+        """Ground positions of all path points (Eq. 41), shape (..., P, 3); ``offsets``: the moving points'."""
+        local = self.local_points if offsets is None else self.local_points + self.moving_selection @ offsets
+        T = T[..., self.gather_body, :, :]
+        return np.where(self.on_ground, local, (T[..., :3, :3] @ local[..., None])[..., 0] + T[..., :3, 3])
 
     def _fixed_segments(self, q: NDArray, points: NDArray) -> tuple[None, NDArray, NDArray]:
         """Active set (None: all points), segment lengths and unit vectors of paths without conditions."""

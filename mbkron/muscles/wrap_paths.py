@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.wrapping import COMPILED_KINDS
 from mbkron.core.errors import ConfigurationError
 
 __all__ = ["PathWrapping", "WrapGeometry", "MAX_SWEEPS", "TANGENT_TOLERANCE"]
@@ -111,6 +112,28 @@ class PathWrapping:
         self.frame_rotations = np.array([f[0] for f in frames]).reshape(-1, 3, 3)
         self.frame_translations = np.array([f[1] for f in frames]).reshape(-1, 3)
         self.wrap_names = tuple(labels)
+        self.tables = self._kernel_tables()
+
+    def _kernel_tables(self) -> tuple | None:
+        """The constant arrays of :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms`, or None
+        when a surface has no compiled solver (then the compiled backend uses the numpy route)."""
+        surfaces = [(surface, span) for _, _, group, spans, *_ in self.groups for surface, span in zip(group, spans)]
+        if not all(type(surface).__name__ in COMPILED_KINDS for surface, _ in surfaces):
+            return None
+        params = []
+        for surface, _ in surfaces:
+            axis, sign = surface.constraint()
+            params.append((surface.radius, getattr(surface, "length", 0.0), axis, sign))
+        tables = (np.array([rows[0] for _, rows, *_ in self.groups], dtype=np.int64),
+                  np.array([len(rows) for _, rows, *_ in self.groups], dtype=np.int64),
+                  np.cumsum([0] + [len(group) for _, _, group, *_ in self.groups]).astype(np.int64),
+                  np.array([COMPILED_KINDS[type(surface).__name__] for surface, _ in surfaces], dtype=np.int64),
+                  np.array(params, dtype=float).reshape(-1, 4), self.frame_rotations.copy(),
+                  self.frame_translations.copy(), self.tangent_body[::2].astype(np.int64).copy(),
+                  np.array([span for _, span in surfaces], dtype=float).reshape(-1, 2))
+        for array in tables:
+            array.setflags(write=False)
+        return tables
 
     def wrap_frames(self, T: NDArray) -> tuple[NDArray, NDArray]:
         """Ground-frame rotations (..., W, 3, 3) and origins (..., W, 3) of all wraps' frames."""
