@@ -130,7 +130,8 @@ def _sort(keys, order, count):  # pragma: no cover - compiled
 
 
 @jit
-def _wrap_kernel(points, active, T, twists, point_body, moving_of_point, offset_gradients, muscle_first, muscle_count,
+def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, offset_gradients, active, muscle_first,
+                 muscle_count,
                  muscle_wraps, wrap_kind, wrap_params, wrap_rotation, wrap_translation, wrap_body, wrap_span,
                  tolerance, max_sweeps, zero_length, order):  # pragma: no cover - compiled
     """See :func:`wrapped_lengths_and_moment_arms`."""
@@ -151,6 +152,7 @@ def _wrap_kernel(points, active, T, twists, point_body, moving_of_point, offset_
     for s in range(states):
         active_state = s if active.shape[0] > 1 else 0
         moving_state = s if offset_gradients.shape[0] > 1 else 0
+        offset_state = s if offsets.shape[0] > 1 else 0
         for w in range(n_wraps):  # the wraps' frames in the ground
             body = wrap_body[w]
             for i in range(3):
@@ -168,9 +170,19 @@ def _wrap_kernel(points, active, T, twists, point_body, moving_of_point, offset_
             n, first, w0 = muscle_count[m], muscle_first[m], muscle_wraps[m]
             W = muscle_wraps[m + 1] - w0
             N = n + 2 * W
-            for j in range(n):
-                for i in range(3):
-                    X[j, i] = points[s, first + j, i]
+            for j in range(n):  # ground positions (Eq. 41) of the path's points
+                x0, x1, x2 = local_points[first + j, 0], local_points[first + j, 1], local_points[first + j, 2]
+                row = moving_of_point[first + j]
+                if row >= 0:
+                    x0 += offsets[offset_state, row, 0]
+                    x1 += offsets[offset_state, row, 1]
+                    x2 += offsets[offset_state, row, 2]
+                body = point_body[first + j]
+                if body == nb:
+                    X[j, 0], X[j, 1], X[j, 2] = x0, x1, x2
+                else:
+                    for i in range(3):
+                        X[j, i] = T[s, body, i, 0] * x0 + T[s, body, i, 1] * x1 + T[s, body, i, 2] * x2 + T[s, body, i, 3]
                 keys[j] = j if active[active_state, first + j] else np.inf
                 owner[j] = -1
             for w in range(W):
@@ -273,21 +285,21 @@ def _wrap_kernel(points, active, T, twists, point_body, moving_of_point, offset_
     return lengths, R, -1
 
 
-def wrapped_lengths_and_moment_arms(points: NDArray, active: NDArray, T: NDArray, twists: NDArray | None,
-                                    point_body: NDArray, moving_of_point: NDArray, offset_gradients: NDArray | None,
-                                    tables: tuple, tolerance: float, max_sweeps: int,
+def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
+                                    local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
+                                    active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
                                     zero_length: float) -> tuple[NDArray, NDArray | None, int]:
     """Lengths and moment arms ``R = −∂L/∂q`` of the wrapped paths.
 
     Parameters
     ----------
-    points : ndarray, shape (..., P, 3)
-        Ground positions of all path points of the muscle set.
-    active : ndarray of bool, shape (..., P) or (1, P)
     T : ndarray, shape (..., nb, 4, 4)
     twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
     point_body, moving_of_point : ndarray of int64, shape (P,)
-    offset_gradients : ndarray, shape (..., n_moving, 3, nq), or None
+        Of all path points of the muscle set (as :func:`mbkron.compiled.paths.path_lengths_and_moment_arms`).
+    local_points : ndarray, shape (P, 3)
+    offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
+    active : ndarray of bool, shape (..., P) or (1, P)
     tables : tuple
         The constant arrays of :meth:`mbkron.muscles.wrap_paths.PathWrapping.kernel_tables`:
         ``muscle_first``, ``muscle_count``, ``muscle_wraps`` (M_w + 1 offsets into the wraps),
@@ -309,14 +321,16 @@ def wrapped_lengths_and_moment_arms(points: NDArray, active: NDArray, T: NDArray
     nq = 0 if twists is None else twists.shape[-3]
     T_rows = writable(T).reshape((-1, nb, 4, 4))
     twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else writable(twists).reshape((-1, nb, nq, 4, 4))
-    gradients = (np.zeros((1, 0, 3, max(nq, 1))) if offset_gradients is None else batch_rows(offset_gradients, batch, 3))
-    points = writable(points).reshape((-1,) + points.shape[-2:])
+    if offsets is None:
+        offsets, gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
+    else:
+        offsets, gradients = batch_rows(offsets, batch, 2), batch_rows(offset_gradients, batch, 3)
     if active.ndim != 2 or active.flags.writeable:
         active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
         active.setflags(write=False)
     n_muscles = tables[0].shape[0]
-    lengths, R, short = _wrap_kernel(points, active, T_rows, twist_rows, point_body, moving_of_point, gradients, *tables,
-                                     tolerance, max_sweeps, zero_length, order)
+    lengths, R, short = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets, gradients,
+                                     active, *tables, tolerance, max_sweeps, zero_length, order)
     if short >= 0:
         return lengths, None, short
     return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)

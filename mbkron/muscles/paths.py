@@ -274,6 +274,14 @@ class MuscleSet:
         self.all_active = np.ones((1, P), dtype=bool)
         wrapping = PathWrapping(self.paths, body_index, point_rows, ZERO_LENGTH)
         self.wrapping = wrapping if wrapping.muscles.size else None
+        if self.wrapping is not None:  # the compiled straight-path kernel skips the wrapped paths' points
+            rows = np.flatnonzero(~np.isin(self.point_muscle, self.wrapping.muscles))
+            renumber = np.cumsum(np.isin(np.arange(P), rows)) - 1
+            kept = self.segment_start[~np.isin(self.segment_muscle, self.wrapping.muscles)]
+            self._straight = (rows, self.point_body[rows], self.point_muscle[rows], self.moving_of_point[rows],
+                              self.local_points[rows], renumber[kept].astype(np.int64))
+            for array in self._straight:
+                array.setflags(write=False)
         for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
                       self.point_muscle, self.moving_of_point, self.all_active,
                       self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
@@ -299,24 +307,30 @@ class MuscleSet:
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q, compiled=True)
         active = self.all_active if self.active_points is None else self.active_points.active(kin.q)
-        lengths, R, short = path_lengths_and_moment_arms(
-            kin.T, kin.twists if order else None, self.point_body, self.point_muscle, self.moving_of_point,
-            self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH, active)
+        wrapping = self.wrapping
+        compiled_wraps = wrapping is not None and wrapping.tables is not None
+        rows, body, muscle, moving, local, starts = self._straight if compiled_wraps else (
+            None, self.point_body, self.point_muscle, self.moving_of_point, self.local_points, self.segment_start)
+        if rows is not None and not rows.size:  # every path wraps
+            batch = kin.q.shape[:-1]
+            lengths, R, short = np.zeros(batch + (self.size,)), np.zeros(batch + (self.nq, self.size)) if order else None, -1
+        else:
+            lengths, R, short = path_lengths_and_moment_arms(
+                kin.T, kin.twists if order else None, body, muscle, moving, local, offsets, gradients, starts, self.size,
+                ZERO_LENGTH, active if rows is None else active[..., rows])
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
-        wrapping = self.wrapping
         if wrapping is None:
             return lengths, R
-        if wrapping.tables is None:  # a surface without a compiled solver: the wrapped paths by the numpy route
+        if not compiled_wraps:  # a surface without a compiled solver: the wrapped paths by the numpy route
             geometry = self.geometry(kin)
             lengths[..., wrapping.muscles] = geometry.lengths[..., wrapping.muscles]
             if order:
                 R[..., wrapping.muscles] = self.moment_arms(kin, geometry)[..., wrapping.muscles]
             return lengths, R
-        points = self._points(kin.T, offsets)
         wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
-            points, active, kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, gradients,
-            wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
+            kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, self.local_points, offsets,
+            gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
         lengths[..., wrapping.muscles] = wrapped_lengths
