@@ -9,9 +9,12 @@ import math
 import numpy as np
 import pytest
 
+from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
+
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
 
 
 def half_wrap(d: float, r: float) -> float:
@@ -231,6 +234,7 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
     assert found == 20
 
 
+@needs_numba
 def test_compiled_backend_and_several_wraps_agree_with_numpy():
     numpy_model, compiled_model = arm_model("numpy"), arm_model("compiled")
     q = np.random.default_rng(3).uniform(-2.5, 2.5, (50, 2))

@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 import mbkron
+from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
 from validation.opensim.compare_wrapping import SWEEPS, continuous, model_text
 
 DATA = Path(__file__).parent / "data"
+
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +44,20 @@ def test_rajagopal_imports_its_42_wrapped_paths_and_round_trips_through_a_model_
     again = parse_model_file(text, backend="numpy").model
     assert model_differences(model, again) == []
     assert model_differences(model, models["arm26_cylinders"]) != []
+
+
+@needs_numba
+def test_compiled_kernel_agrees_with_the_numpy_route_on_rajagopal(models, tmp_path):
+    path = tmp_path / "Rajagopal2016.osim"
+    path.write_text(model_text("Rajagopal2016"))
+    compiled = mbkron.load_model(path, backend="compiled")
+    model = models["Rajagopal2016"]
+    rng = np.random.default_rng(2)
+    q = np.tile([c.default for c in model.coordinate_records], (5, 1)) + rng.normal(0, 0.3, (5, model.nq))
+    assert np.abs(compiled.muscle_lengths(q) - model.muscle_lengths(q)).max() < 1e-14
+    kin = model.kinematics(q, 1)
+    numpy_R = model.muscle_set.moment_arms(kin)  # (model.moment_arms would be the same, slower)
+    assert np.abs(compiled.moment_arms(q) - numpy_R).max() < 1e-12
 
 
 def test_ellipsoids_are_not_yet_imported_and_ignore_still_works(tmp_path):
