@@ -143,7 +143,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
     most = 0
     for m in range(n_muscles):
         most = max(most, muscle_count[m] + 2 * (muscle_wraps[m + 1] - muscle_wraps[m]))
-    X, F = np.empty((most, 3)), np.empty((most, 3))
+    X, F, old, older = np.empty((most, 3)), np.empty((most, 3)), np.zeros((most, 3)), np.zeros((most, 3))
     keys, owner, sorted_nodes = np.empty(most), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64)
     Rg, og = np.empty((n_wraps, 3, 3)), np.empty((n_wraps, 3))
     arcs, found = np.empty(n_wraps), np.empty(n_wraps, dtype=np.bool_)
@@ -189,8 +189,13 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
                 owner[n + 2 * w] = owner[n + 2 * w + 1] = w
                 arcs[w0 + w], found[w0 + w] = 0.0, False
+            steady = 0  # sweeps since the last change of which wraps wrap, or the last extrapolation
             for _ in range(1 if W == 1 else max_sweeps):
                 moved = 0.0
+                for j in range(n, N):
+                    for i in range(3):
+                        older[j, i] = old[j, i]
+                        old[j, i] = X[j, i]
                 for w in range(W):  # remove wrap w's tangent points, wrap the best segment of its range
                     g = w0 + w
                     keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
@@ -236,6 +241,19 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             X[n + 2 * w + slot, i] = x
                 if moved <= tolerance:
                     break
+                steady = 0 if moved == np.inf else steady + 1
+                if steady >= 3:  # Aitken: the sweeps converge linearly; jump to the limit of the last two steps
+                    last = previous = 0.0
+                    for j in range(n, N):
+                        for i in range(3):
+                            last += (X[j, i] - old[j, i]) ** 2
+                            previous += (old[j, i] - older[j, i]) ** 2
+                    ratio = math.sqrt(last / previous) if previous > 0.0 else 1.0
+                    if ratio < 0.9:
+                        for j in range(n, N):
+                            for i in range(3):
+                                X[j, i] += ratio / (1.0 - ratio) * (X[j, i] - old[j, i])
+                        steady = 0
             _sort(keys, sorted_nodes, N)  # the polyline: its length and f = u_out − u_in (none along a geodesic)
             for j in range(N):
                 F[j, 0] = F[j, 1] = F[j, 2] = 0.0
