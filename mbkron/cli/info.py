@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"  {i}: {_describe_load(load)}" for i, load in enumerate(model.loads)] or ["  none"]
     lines += ["", f"muscles ({len(model.muscles)})"]
     lines += [f"  {path.name:<14} {len(path.points)} path points, "
+              + "".join(f"over {type(w.surface).__name__} {w.surface.name}, " for w in path.wraps)
               + ("Hill (Thelen 2003)" if path.hill is not None else "path only")
               for path in (model.muscle_set.paths if model.muscle_set is not None else ())] or ["  none"]
     if model_file.parameters:

@@ -175,13 +175,15 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
                       stacklevel=3)
+    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table]
     return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed,
-                                          loops, len(coordinate_tables)),
+                                          loops, len(coordinate_tables), wrapping_paths, len(forces.wraps)),
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
 def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
-            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int) -> str:
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int,
+            wrapping_paths: list[str], wrap_objects: int) -> str:
     eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
     locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
     lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
@@ -197,6 +199,9 @@ def _header(source: str, name: str, credits: str, publications: str, coordinates
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
     if renamed:
         lines.append("Renamed (model-file names are identifiers): " + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
+    if wrapping_paths:
+        lines.append(f"Wrapping: {len(wrapping_paths)} path(s) over {wrap_objects} wrap object(s) ([wraps]; exact shortest "
+                     "paths with OpenSim's rules of when and where to wrap, see docs/wrapping.md).")
     if wrapped:
         lines.append("Imported WITHOUT their wrap objects: " + ", ".join(wrapped) + ".")
     if ignored:
