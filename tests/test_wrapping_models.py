@@ -60,6 +60,31 @@ def test_compiled_kernel_agrees_with_the_numpy_route_on_rajagopal(models, tmp_pa
     assert np.abs(compiled.moment_arms(q) - numpy_R).max() < 1e-12
 
 
+@needs_numba
+def test_rajagopal_moment_arms_against_differences_at_200_poses(tmp_path):
+    path = tmp_path / "Rajagopal2016.osim"
+    path.write_text(model_text("Rajagopal2016"))
+    model = mbkron.load_model(path, backend="compiled")
+    wrapped = model.muscle_set.wrapping.muscles
+    rng = np.random.default_rng(8)
+    low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
+    q = rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0), (200, model.nq))
+    R = model.moment_arms(q)[..., wrapped]
+    h, checked = 2e-5, 0
+    for name in ("hip_flexion_r", "hip_adduction_r", "hip_rotation_r", "knee_angle_r", "ankle_angle_r"):
+        k = list(model.coordinates).index(name)
+        step = np.zeros(model.nq)
+        step[k] = h
+        L = [model.muscle_lengths(q + j * step)[..., wrapped] for j in (-2, -1, 1, 2)]
+        difference = (8 * (L[2] - L[1]) - (L[3] - L[0])) / (12 * h)  # O(h⁴)
+        # a stencil that crosses a change of the wrapped set (L is not smooth there) shows it as a jump in the
+        # differences; elsewhere R is −dL/dq
+        smooth = np.abs((L[3] - L[0]) / (4 * h) - (L[2] - L[1]) / (2 * h)) < 1e-6
+        assert np.abs(-difference - R[:, k, :])[smooth].max() < 1e-9
+        checked += smooth.sum()
+    assert checked > 0.9 * 5 * 200 * len(wrapped)
+
+
 def test_ellipsoids_are_not_yet_imported_and_ignore_still_works(tmp_path):
     path = tmp_path / "arm26.osim"
     path.write_bytes(gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes()))
