@@ -174,3 +174,15 @@ def test_arm26_lengths_are_c1_through_engagement(models):
         assert abs(arms[1] - arms[0]) < 1e-7
         engagements += 1
     assert engagements >= 3  # TRIlat, TRImed, BRA (and TRIlong) engage the TRI cylinder on this sweep
+
+
+def test_writing_refuses_two_wrap_objects_of_one_name():
+    from mbkron.model.builder import ModelBuilder
+    from mbkron.muscles.wrapping import PathWrap, WrapCylinder
+
+    b = ModelBuilder().add_coordinate("q1").add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
+    for name, radius in (("m", 0.01), ("n", 0.02)):
+        b.add_muscle(name, [("ground", (0, 0.1, 0)), ("link", (0.5, 0, 0))],
+                     wraps=[PathWrap(WrapCylinder(name="c", body="link", radius=radius, length=1.0))])
+    with pytest.raises(ValueError, match="muscle `n`: two different wrap objects are named `c`"):
+        dump_model(b.build())

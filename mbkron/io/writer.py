@@ -317,7 +317,12 @@ def dump_model(model: Model) -> str:
     if loads:
         document["loads"] = loads
     if model.muscle_set is not None:
-        surfaces = {w.surface.name: w.surface for path in model.muscle_set.paths for w in path.wraps}
+        surfaces = {}
+        for path in model.muscle_set.paths:
+            for wrap in path.wraps:
+                if surfaces.setdefault(wrap.surface.name, wrap.surface) != wrap.surface:
+                    raise ValueError(f"muscle `{path.name}`: two different wrap objects are named "
+                                     f"`{wrap.surface.name}`; a model file names each once")
         if surfaces:
             document["wraps"] = {name: _surface_table(surface) for name, surface in surfaces.items()}
         document["muscles"] = {path.name: _muscle_table(path) for path in model.muscle_set.paths}
