@@ -5,7 +5,10 @@ their wrap bodies), state by state.
 The same computation as :mod:`mbkron.muscles.wrapping` (the surfaces' ``solve``) and
 :mod:`mbkron.muscles.wrap_paths` (the numpy route, vectorised over states; the tests check that the
 two agree), here per state, so that every state stops sweeping when its own tangent points have
-converged. Surfaces: :data:`COMPILED_KINDS`.
+converged; the linearly converging sweeps over several wraps are extrapolated (Aitken: after three
+steady sweeps, a jump to the limit of the geometric sequence of steps; the next sweep re-solves every
+wrap from there, so the fixed point and the stopping test are those of the plain sweeps). Surfaces:
+:data:`COMPILED_KINDS`.
 """
 
 from __future__ import annotations
