@@ -206,7 +206,8 @@ class PathWrapping:
         keys[..., n + 2 * w + 1] = np.where(found, k1 + 2 * (k2 - k1) / 3, np.inf)
         for slot, tangent in ((0, t1), (1, t2)):
             local_point = np.take_along_axis(tangent, best[..., None], axis=-2)[..., 0, :]
-            X[..., n + 2 * w + slot, :] = origin + (rotation @ local_point[..., None])[..., 0]
+            X[..., n + 2 * w + slot, :] = np.where(found[..., None], origin + (rotation @ local_point[..., None])[..., 0],
+                                                   X[..., n + 2 * w + slot, :])  # (unchanged where it does not wrap)
         arcs[..., w] = np.where(found, np.take_along_axis(arc, best, axis=-1)[..., 0], 0.0)
 
     def _polyline(self, X: NDArray, keys: NDArray, owner: NDArray, arcs: NDArray, q: NDArray,
