@@ -203,12 +203,16 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                     g = w0 + w
                     keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
                     _sort(keys, sorted_nodes, N)
+                    low, high = np.inf, -np.inf  # OpenSim's range: its first and last active points
+                    for j in range(int(wrap_span[g, 0]), int(wrap_span[g, 1]) + 1):
+                        if keys[j] < np.inf:
+                            low, high = min(low, keys[j]), max(high, keys[j])
                     best, best_arc, k1, k2 = np.inf, 0.0, 0.0, 0.0
                     for i in range(N - 1):
                         a, b = sorted_nodes[i], sorted_nodes[i + 1]
                         if keys[b] == np.inf:
                             break
-                        if keys[a] < wrap_span[g, 0] or keys[b] > wrap_span[g, 1] or (owner[a] == owner[b] and owner[a] >= 0):
+                        if keys[a] < low or keys[b] > high or (owner[a] == owner[b] and owner[a] >= 0):
                             continue
                         for c in range(3):  # Rgᵀ (x − o)
                             p[c] = ((X[a, 0] - og[g, 0]) * Rg[g, 0, c] + (X[a, 1] - og[g, 1]) * Rg[g, 1, c]

@@ -190,7 +190,10 @@ class PathWrapping:
         sorted_X = np.take_along_axis(X, order[..., None], axis=-2)
         ka, kb = sorted_keys[..., :-1], sorted_keys[..., 1:]
         oa, ob = owner[order[..., :-1]], owner[order[..., 1:]]
-        candidate = np.isfinite(kb) & (ka >= span[0]) & (kb <= span[1]) & ~((oa == ob) & (oa >= 0))
+        # OpenSim's range: from the first active point at or after its start to the last active one at or before its end
+        first = keys[..., span[0]:span[1] + 1].min(axis=-1, initial=np.inf)[..., None]
+        last = np.where(np.isfinite(keys[..., :span[1] + 1]), keys[..., :span[1] + 1], -np.inf).max(axis=-1)[..., None]
+        candidate = np.isfinite(kb) & (ka >= first) & (kb <= last) & ~((oa == ob) & (oa >= 0))
         # the segments' ends in the wrap frame: Rᵀ (x − o)
         local = ((sorted_X - origin[..., None, :])[..., None, :] @ rotation[..., None, :, :])[..., 0, :]
         p, q = local[..., :-1, :], local[..., 1:, :]
