@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mbkron.compiled.common import AVAILABLE
-from mbkron.core.errors import ModelError
+from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
 
@@ -263,3 +263,10 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
                      "is on unknown body 'nowhere'", "`range` [0, 5] must name points 1 ≤ first < last ≤ 2",
                      "wrap 1 must be a PathWrap of a wrap object"):
         assert expected in text
+
+
+def test_the_literal_reference_refuses_wrapped_paths():
+    model = arm_model("kronecker")
+    assert model.muscle_lengths(np.zeros(2)).shape == (3,)  # lengths are the fast path's
+    with pytest.raises(ConfigurationError, match="do not support wrapping surfaces .*`one`, `two`, `ranged`"):
+        model.moment_arms(np.zeros(2))
