@@ -270,3 +270,27 @@ def test_the_literal_reference_refuses_wrapped_paths():
     assert model.muscle_lengths(np.zeros(2)).shape == (3,)  # lengths are the fast path's
     with pytest.raises(ConfigurationError, match="do not support wrapping surfaces .*`one`, `two`, `ranged`"):
         model.moment_arms(np.zeros(2))
+
+
+@needs_numba
+@pytest.mark.parametrize("quadrant", ["all", "+x", "-x", "+y", "-y", "+z", "-z"])
+def test_compiled_solvers_equal_the_surfaces(quadrant):
+    from mbkron.compiled import wrapping as kernels
+
+    rng = np.random.default_rng(6)
+    p, q = rng.normal(size=(2, 300, 3)) * 0.1
+    axis, sign = parse_quadrant(quadrant)
+    sphere = WrapSphere(name="s", body="ground", radius=0.05, quadrant=quadrant)
+    cylinder = WrapCylinder(name="c", body="ground", radius=0.05, length=0.15, quadrant=quadrant)
+    for surface in (sphere, cylinder):
+        wrapped, t1, t2, arc = surface.solve(p, q)
+        assert 30 < wrapped.sum() < 270
+        for i in range(len(p)):
+            s1, s2 = np.zeros(3), np.zeros(3)
+            if surface is sphere:
+                result = kernels._sphere(p[i], q[i], 0.05, axis, sign, s1, s2)
+            else:
+                result = kernels._cylinder(p[i], q[i], 0.05, 0.15, axis, sign, s1, s2)
+            assert (result >= 0) == wrapped[i]
+            if wrapped[i]:
+                assert abs(result - arc[i]) < 1e-15 and np.abs(s1 - t1[i]).max() < 1e-15 and np.abs(s2 - t2[i]).max() < 1e-15
