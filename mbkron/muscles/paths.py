@@ -301,41 +301,51 @@ class MuscleSet:
         return self.geometry(kin).lengths
 
     def compiled_lengths_and_moment_arms(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """Lengths and (``order`` 1) moment arms by the compiled kernel
-        :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` (the ``compiled`` backend)."""
+        """Lengths and (``order`` 1) moment arms by the compiled kernels (the ``compiled`` backend):
+        :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` for the straight paths and
+        :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` for the wrapped ones (by the numpy
+        route, :meth:`geometry`, when a surface has no compiled solver)."""
         offsets = gradients = None
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q, compiled=True)
         active = self.all_active if self.active_points is None else self.active_points.active(kin.q)
         wrapping = self.wrapping
         compiled_wraps = wrapping is not None and wrapping.tables is not None
-        rows, body, muscle, moving, local, starts = self._straight if compiled_wraps else (
-            None, self.point_body, self.point_muscle, self.moving_of_point, self.local_points, self.segment_start)
-        if rows is not None and not rows.size:  # every path wraps
-            batch = kin.q.shape[:-1]
-            lengths, R, short = np.zeros(batch + (self.size,)), np.zeros(batch + (self.nq, self.size)) if order else None, -1
-        else:
-            lengths, R, short = path_lengths_and_moment_arms(
-                kin.T, kin.twists if order else None, body, muscle, moving, local, offsets, gradients, starts, self.size,
-                ZERO_LENGTH, active if rows is None else active[..., rows])
-        if short >= 0:
-            self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
+        lengths, R = self._compiled_straight(kin, order, offsets, gradients, active, compiled_wraps)
         if wrapping is None:
             return lengths, R
-        if not compiled_wraps:  # a surface without a compiled solver: the wrapped paths by the numpy route
+        if compiled_wraps:
+            wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
+                kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, self.local_points, offsets,
+                gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
+            if short >= 0:
+                self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
+        else:
             geometry = self.geometry(kin)
-            lengths[..., wrapping.muscles] = geometry.lengths[..., wrapping.muscles]
-            if order:
-                R[..., wrapping.muscles] = self.moment_arms(kin, geometry)[..., wrapping.muscles]
-            return lengths, R
-        wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
-            kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, self.local_points, offsets,
-            gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
-        if short >= 0:
-            self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
+            wrapped_lengths = geometry.lengths[..., wrapping.muscles]
+            wrapped_R = self.moment_arms(kin, geometry)[..., wrapping.muscles] if order else None
         lengths[..., wrapping.muscles] = wrapped_lengths
         if order:
             R[..., wrapping.muscles] = wrapped_R
+        return lengths, R
+
+    def _compiled_straight(self, kin, order: int, offsets: NDArray | None, gradients: NDArray | None, active: NDArray,
+                           skip_wrapped: bool) -> tuple[NDArray, NDArray | None]:
+        """The straight-path kernel over all paths, or (``skip_wrapped``) over the unwrapped ones only
+        (the wrapped paths' columns are then zero)."""
+        if not skip_wrapped:
+            arrays = (self.point_body, self.point_muscle, self.moving_of_point, self.local_points, self.segment_start)
+        elif self._straight[0].size:
+            rows, *arrays = self._straight
+            active = active[..., rows]
+        else:  # every path wraps
+            batch = kin.q.shape[:-1]
+            return np.zeros(batch + (self.size,)), np.zeros(batch + (self.nq, self.size)) if order else None
+        body, muscle, moving, local, starts = arrays
+        lengths, R, short = path_lengths_and_moment_arms(kin.T, kin.twists if order else None, body, muscle, moving,
+                                                         local, offsets, gradients, starts, self.size, ZERO_LENGTH, active)
+        if short >= 0:
+            self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
         return lengths, R
 
     def geometry(self, kin) -> PathGeometry:
