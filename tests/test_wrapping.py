@@ -294,3 +294,21 @@ def test_compiled_solvers_equal_the_surfaces(quadrant):
             assert (result >= 0) == wrapped[i]
             if wrapped[i]:
                 assert abs(result - arc[i]) < 1e-15 and np.abs(s1 - t1[i]).max() < 1e-15 and np.abs(s2 - t2[i]).max() < 1e-15
+
+
+def test_step_study_of_the_differences():
+    """The differences the moment arms are checked against converge as h⁴ to R (so R is their limit, and the
+    1e-9 m of the checks is round-off and truncation of the differences, not a tolerance fitted to R)."""
+    model = arm_model()
+    ms = model.muscle_set
+    q = np.random.default_rng(12).uniform(-2.5, 2.5, (200, 2))
+    wrapped = ms.geometry(model.kinematics(q, 0)).wrap.wrapped
+    e = np.eye(2)[1]
+    same = np.all([ms.geometry(model.kinematics(q + s * 0.02 * e, 0)).wrap.wrapped == wrapped for s in (-1, 1)],
+                  axis=(0, 2)) & wrapped[:, 0] & wrapped[:, 1]  # `one` and `two` wrap the cylinder
+    assert same.sum() >= 5
+    # muscles `two` and `ranged` (`one` has poses within 8e-3 rad of its cut locus, where both sides round the
+    # cylinder are equally long and the shortest path changes side: L has a kink there, like at a switch)
+    R = model.moment_arms(q[same])[:, 1, 1:]
+    errors = [np.abs(-richardson(model.muscle_lengths, q[same], e, h)[:, 1:] - R).max() for h in (4e-3, 2e-3, 1e-3)]
+    assert 8 < errors[0] / errors[1] < 32 and 8 < errors[1] / errors[2] < 32  # O(h⁴): 16 per halving
