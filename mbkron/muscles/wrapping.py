@@ -210,7 +210,7 @@ class WrapSphere(_Surface):
         # P, Q and the centre on one line: any plane through them (the path is not unique there)
         fallback = np.cross(u, np.where(np.abs(u[..., :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
         degenerate = sine < 1e-12
-        e2 = np.where(degenerate[..., None], fallback / np.linalg.norm(fallback, axis=-1, keepdims=True),
+        e2 = np.where(degenerate[..., None], fallback / np.maximum(np.linalg.norm(fallback, axis=-1, keepdims=True), 1e-300),
                       normal / np.where(degenerate, 1.0, sine)[..., None])
         gamma = np.arctan2(sine, cosine)
         ap, aq = np.arccos(r / dp), np.arccos(r / dq)
