@@ -11,6 +11,7 @@ file's numbers (``rotation`` = ``xyz_body_rotation``, radians); a ``PathWrap`` b
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import fields
 from typing import NamedTuple
 
 from mbkron.io.osim.joints import GROUND
@@ -69,9 +70,10 @@ def read_wrap_objects(reader: XmlReader, model: ET.Element, bodies: dict[str, ET
                      "translation": reader.numbers(element, "translation", 3, default=[0.0, 0.0, 0.0]),
                      "rotation": reader.numbers(element, "xyz_body_rotation", 3, default=[0.0, 0.0, 0.0]),
                      "quadrant": quadrant, "active": reader.boolean(element, "active", True)}
-            for key in shape:
-                values = reader.numbers(element, key, minimum=1)
-                table[key] = values[0] if values is not None and len(values) == 1 else values
+            for field in fields(SURFACES[element.tag]):  # a number (float) or a 3-vector
+                if field.name in shape:
+                    values = reader.numbers(element, field.name, 1 if field.type in (float, "float") else 3)
+                    table[field.name] = values[0] if values is not None and len(values) == 1 else values
             if all(value is not None for value in table.values()):
                 tables[name] = table
     return WrapObjects(tables, unsupported, set())
