@@ -20,7 +20,7 @@ def register(commands) -> None:
     convert.add_argument("model", metavar="MODEL", help="OpenSim model file (.osim, OpenSim 4 format)")
     convert.add_argument("-o", "--output", metavar="OUT", required=True, help="the model file to write (.toml)")
     convert.add_argument("--ignore-wrapping", action="store_true",
-                         help="import paths with wrap objects without them (a warning names them); default: refuse")
+                         help="import paths with wrap objects without them (a warning names them); default: import them")
     convert.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     convert.set_defaults(run=run)
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--output: {args.output} is a directory; expected a file name")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        imported = read_osim(source, wrapping="ignore" if args.ignore_wrapping else "error")
+        imported = read_osim(source, wrapping="ignore" if args.ignore_wrapping else "import")
     for warning in caught:
         print(f"mbkron: warning: {warning.message}", file=sys.stderr)
     text = imported.header + format_toml(imported.document)

@@ -18,7 +18,7 @@ def register(commands) -> None:
                       help="model definition file (TOML, docs/model-format.md) or OpenSim model (.osim, docs/opensim.md)")
     info.add_argument("--ignore-wrapping", action="store_true",
                       help="OpenSim models: import paths with wrap objects without them (a warning names them); "
-                           "default: refuse")
+                           "default: import them")
     info.set_defaults(run=run)
 
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "error")
+        model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "import")
     for warning in caught:
         print(f"mbkron: warning: {warning.message}", file=sys.stderr)
     model = model_file.model
@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"  {i}: {_describe_load(load)}" for i, load in enumerate(model.loads)] or ["  none"]
     lines += ["", f"muscles ({len(model.muscles)})"]
     lines += [f"  {path.name:<14} {len(path.points)} path points, "
+              + "".join(f"over {type(w.surface).__name__} {w.surface.name}, " for w in path.wraps)
               + ("Hill (Thelen 2003)" if path.hill is not None else "path only")
               for path in (model.muscle_set.paths if model.muscle_set is not None else ())] or ["  none"]
     if model_file.parameters:

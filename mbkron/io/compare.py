@@ -17,6 +17,7 @@ from mbkron.io.schema import FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, 
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.points import point_condition
+from mbkron.muscles.wrapping import shape_fields
 
 __all__ = ["model_differences", "models_equal"]
 
@@ -167,6 +168,7 @@ def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: fl
                               rtol, atol))):
             out.append(f"muscle `{pa.name}`: Hill parameters {pa.hill} vs {pb.hill}")
         out.extend(_condition_differences(pa, pb, rtol, atol))
+        out.extend(_wrap_differences(pa, pb, rtol, atol))
     evaluated = []
     for model in (a, b):
         try:
@@ -181,6 +183,20 @@ def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: fl
         if not _close(va, vb, rtol, atol):
             out.append(f"muscle paths: {label} differ at random q")
     return out
+
+
+def _wrap_differences(pa, pb, rtol: float, atol: float) -> list[str]:
+    """The wraps of two paths: surfaces (kind, body, quadrant, numbers), ranges and methods."""
+    def shown(path) -> list:
+        return [(type(w.surface).__name__, w.surface.name, w.surface.body, w.surface.quadrant, w.surface.active,
+                 w.range, w.method) for w in path.wraps]
+
+    def numbers(path) -> list[float]:
+        return [float(x) for w in path.wraps for key in ("translation", "xyz_body_rotation", *shape_fields(type(w.surface)))
+                for x in np.ravel(getattr(w.surface, key))]
+    if shown(pa) != shown(pb) or not _close(numbers(pa), numbers(pb), rtol, atol):
+        return [f"muscle `{pa.name}`: wraps {shown(pa)} vs {shown(pb)}"[:500]]
+    return []
 
 
 def _condition_differences(pa, pb, rtol: float, atol: float) -> list[str]:

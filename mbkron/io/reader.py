@@ -32,6 +32,7 @@ from mbkron.io.reader_constraints import ConstraintReader
 from mbkron.io.reader_loads import LoadReader
 from mbkron.io.osim import read_osim
 from mbkron.io.reader_values import show, show_key, suggest
+from mbkron.io.reader_wraps import WrapReader
 from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, MAX_ENTRIES, MAX_FILE_CHARACTERS, SECTIONS
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.model import Model
@@ -79,7 +80,7 @@ class ModelFile:
         return self.angle_scale if self.model.coordinate(name).unit == "rad" else 1.0
 
 
-def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = "error") -> Model:
+def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = "import") -> Model:
     """Read a model definition file (TOML, see ``docs/model-format.md``) or an OpenSim model.
 
     A path ending in ``.osim`` (any case) is imported from OpenSim's format by
@@ -91,9 +92,10 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
     backend : {"kronecker", "numpy", "compiled"}, optional
         How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` when numba is
         installed, else ``"numpy"``.
-    wrapping : {"error", "ignore"}
-        ``.osim`` files only: a path with wrap objects raises a ModelError naming every such path
-        (``"error"``), or is imported without them with a warning (``"ignore"``).
+    wrapping : {"import", "ignore", "error"}
+        ``.osim`` files only: paths keep their wrap objects (``"import"``, default), are imported
+        without them with a warning (``"ignore"``), or raise a ModelError naming every such path
+        (``"error"``).
 
     Returns
     -------
@@ -117,7 +119,7 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
     return read_model_file(path, backend, wrapping=wrapping).model
 
 
-def read_model_file(path: str | Path, backend: str | None = None, *, wrapping: str = "error") -> ModelFile:
+def read_model_file(path: str | Path, backend: str | None = None, *, wrapping: str = "import") -> ModelFile:
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
     if Path(path).suffix.lower() == ".osim":
@@ -197,7 +199,7 @@ def _long_integer(text: str) -> str:
             "expected a number of at most 309 digits (the double-precision range)")
 
 
-class _ModelReader(BodyReader, ConstraintReader, LoadReader):
+class _ModelReader(BodyReader, ConstraintReader, LoadReader, WrapReader):
     """Reads one parsed TOML document, collecting problems; see :func:`parse_model_file`."""
 
     def read(self, document: dict, sha256: str, backend: str) -> ModelFile:
@@ -239,6 +241,7 @@ class _ModelReader(BodyReader, ConstraintReader, LoadReader):
             loads = []
         for index, load in enumerate(loads):
             self.read_load(load, f"loads[{index}]", builder)
+        self.read_wraps(document.get("wraps", {}))
         muscles = self.table(document.get("muscles", {}), "muscles") or {}
         for muscle, table in muscles.items():
             self.read_muscle(muscle, table, builder)

@@ -93,10 +93,10 @@ class LoadReader(ValueReader):
         kind = self.string(table.get("model", "hill"), join(path, "model"), MUSCLE_MODELS)
         hill_keys = {key for key, _ in HILL_FIELDS}
         if kind == "path":
-            self.keys(table, path, ["path"], ["model"], {key: "a muscle of model \"path\" has no Hill parameters"
-                                                          for key in hill_keys})
+            self.keys(table, path, ["path"], ["model", "wraps"], {key: "a muscle of model \"path\" has no Hill parameters"
+                                                                   for key in hill_keys})
         else:
-            self.keys(table, path, ["path", *HILL_REQUIRED], ["model", *(hill_keys - set(HILL_REQUIRED))])
+            self.keys(table, path, ["path", *HILL_REQUIRED], ["model", "wraps", *(hill_keys - set(HILL_REQUIRED))])
         hill = None
         if kind == "hill":
             values = {key: self.number(table[key], join(path, key), scale=self.angle_scale if angle else 1.0)
@@ -108,8 +108,9 @@ class LoadReader(ValueReader):
             self.problem(join(path, "path"), f"expected an array of tables ([[{path}.path]] sections), got {show(points)}")
             return
         read = [self.path_point(point, f"{join(path, 'path')}[{index}]") for index, point in enumerate(points)]
-        if None not in read and kind is not None:
-            builder.add_muscle(name, read, hill=hill)
+        wraps = self.muscle_wraps(table["wraps"], join(path, "wraps")) if "wraps" in table else ()
+        if None not in read and kind is not None and wraps is not None:
+            builder.add_muscle(name, read, hill=hill, wraps=wraps)
 
     def path_point(self, table: dict, path: str) -> object:
         """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies;

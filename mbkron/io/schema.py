@@ -33,10 +33,10 @@ MAX_FILE_CHARACTERS = 4 * 2**20
 #: Most entries read in each section: larger files are refused before any work (docs/model-format.md,
 #: "Limits"), so that the work per file stays bounded (seconds).
 MAX_ENTRIES = {"parameters": 50_000, "coordinates": 10_000, "bodies": 10_000, "constraints": 1_000, "loads": 10_000,
-               "muscles": 10_000}
+               "muscles": 10_000, "wraps": 10_000}
 TIME = "t"
 VELOCITY_SUFFIX = "_dot"
-SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "muscles")
+SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "wraps", "muscles")
 JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
 MUSCLE_MODELS = ("hill", "path")
 #: Hill parameters in a ``[muscles.NAME]`` section: (key, is an angle), in HillParameters' order.

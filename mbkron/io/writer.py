@@ -25,6 +25,8 @@ from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.hill import ThelenCurves
 from mbkron.muscles.points import MovingPoint, point_condition
+from mbkron.muscles.surfaces import kind_of
+from mbkron.muscles.wrapping import shape_fields
 
 __all__ = ["dump_model", "format_toml"]
 
@@ -196,6 +198,17 @@ def _point_term_text(term: object, where: str) -> object:
     raise ValueError(f"{where}: a {type(term).__name__} term cannot be written to a model file")
 
 
+def _surface_table(surface: object) -> dict:
+    """A wrapping surface as a ``[wraps.NAME]`` table (SI units, radians; :mod:`mbkron.io.reader_wraps`)."""
+    table = {"kind": kind_of(surface), "body": surface.body, "translation": [float(x) for x in surface.translation],
+             "rotation": [float(x) for x in surface.xyz_body_rotation], "quadrant": surface.quadrant,
+             "active": surface.active}
+    for key in shape_fields(type(surface)):
+        value = getattr(surface, key)
+        table[key] = [float(x) for x in value] if isinstance(value, (tuple, list)) else float(value)
+    return table
+
+
 def _muscle_table(path) -> dict:
     """A :class:`~mbkron.muscles.paths.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
     where = f"muscle `{path.name}`"
@@ -218,6 +231,8 @@ def _muscle_table(path) -> dict:
                                           range=[float(condition.lo), float(condition.hi)])
         points.append(table)
     entry["path"] = points
+    if path.wraps:
+        entry["wraps"] = [InlineTable(object=w.surface.name, range=list(w.range), method=w.method) for w in path.wraps]
     return entry
 
 
@@ -310,6 +325,14 @@ def dump_model(model: Model) -> str:
     if loads:
         document["loads"] = loads
     if model.muscle_set is not None:
+        surfaces = {}
+        for path in model.muscle_set.paths:
+            for wrap in path.wraps:
+                if surfaces.setdefault(wrap.surface.name, wrap.surface) != wrap.surface:
+                    raise ValueError(f"muscle `{path.name}`: two different wrap objects are named "
+                                     f"`{wrap.surface.name}`; a model file names each once")
+        if surfaces:
+            document["wraps"] = {name: _surface_table(surface) for name, surface in surfaces.items()}
         document["muscles"] = {path.name: _muscle_table(path) for path in model.muscle_set.paths}
     header = f"# mbkron model file (format version {FORMAT_VERSION}), written by mbkron.dump_model.\n" \
              "# SI units; angles in radians.\n\n"

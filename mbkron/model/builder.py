@@ -178,7 +178,7 @@ class ModelBuilder:
         self._loads.append(load)
         return self
 
-    def add_muscle(self, name: str, path: Sequence, hill: object = None) -> ModelBuilder:
+    def add_muscle(self, name: str, path: Sequence, hill: object = None, wraps: Sequence = ()) -> ModelBuilder:
         """Add a musculotendon unit: a straight-line path through body-fixed and moving points.
 
         Parameters
@@ -191,10 +191,11 @@ class ModelBuilder:
             ``ConditionalPathPoint``), part of the path only while a coordinate is in a closed range,
             is ``(body, (x, y, z), PathPointCondition(coordinate, lo, hi))`` or a moving point with
             ``active=PathPointCondition(...)`` (:mod:`mbkron.muscles.conditions`; ``lo``, ``hi`` in the
-            coordinate's SI unit); the origin and the insertion must be unconditional. Wrapping
-            surfaces are not modelled.
+            coordinate's SI unit); the origin and the insertion must be unconditional.
         hill : HillParameters, optional
             Musculotendon parameters (:mod:`mbkron.muscles.hill`).
+        wraps : sequence of PathWrap, optional
+            Wrapping surfaces the path passes round, in order (:mod:`mbkron.muscles.wrapping`).
 
         Returns the builder, for chaining. Problems (unknown bodies or coordinates, coincident
         consecutive points, bad parameters or conditions) are reported by :meth:`build`; segments that become
@@ -208,7 +209,7 @@ class ModelBuilder:
         >>> b.build().moment_arms([0.0]).round(6)      # = −∂L/∂q = 0.05/|(0.5, −0.1)|
         array([[0.098058]])
         """
-        self._muscles.append(MusclePath(name, tuple(path), hill))
+        self._muscles.append(MusclePath(name, tuple(path), hill, tuple(wraps)))
         return self
 
     def add_constraints(

@@ -3,7 +3,9 @@
 A path is a sequence of points, each fixed in a body (or the ground) or moving in it
 (:class:`~mbkron.muscles.points.MovingPoint`), and possibly part of the path only while a coordinate
 is in a range (a conditional point, :mod:`mbkron.muscles.conditions`); the musculotendon unit is the
-polyline through the active points (no wrapping surfaces). For tension ``F`` (> 0 pulls the ends
+polyline through the active points, or, where the path has wraps (:class:`~mbkron.muscles.wrapping.PathWrap`),
+through the active points and the wraps' tangent points with surface geodesics between those
+(:mod:`mbkron.muscles.wrap_paths`; moment arms exact by the envelope theorem, :mod:`mbkron.muscles.wrapping`). For tension ``F`` (> 0 pulls the ends
 together) the unit applies at point ``j`` the force ``F f_j`` with ``f_j = u_j − u_{j−1}`` (``u_s`` the
 unit vector of segment ``s`` from its first to its second point; the missing ``u`` at the ends is zero).
 
@@ -26,7 +28,8 @@ against finite differences and the chain rule, and against the literal Eq. 193 /
 Everything is vectorised over the leading axes of ``q`` and over all muscles at once: the index
 bookkeeping (which point is on which body, which segment belongs to which muscle) is done once,
 into constant 0/1 matrices. Conditional points add, per state, the active set and the segment ends
-(:class:`~mbkron.muscles.conditions.ActivePoints`); a set without them never computes these.
+(:class:`~mbkron.muscles.conditions.ActivePoints`); a set without them never computes these. Wrapped
+paths replace their lengths and their points' forces and add their tangent points' part of ``R``.
 """
 
 from __future__ import annotations
@@ -38,10 +41,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.paths import path_lengths_and_moment_arms
+from mbkron.compiled.wrapping import wrapped_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
 from mbkron.muscles.conditions import ActivePoints, condition_problems
 from mbkron.muscles.points import MovingPoint, MovingPointTerms, point_condition
+from mbkron.muscles.surfaces import SURFACES
+from mbkron.muscles.wrap_paths import MAX_SWEEPS, TANGENT_TOLERANCE, PathWrapping, WrapGeometry
+from mbkron.muscles.wrapping import PathWrap, surface_problems, wrap_method_problems
 
 __all__ = ["MusclePath", "MuscleSet", "PathGeometry", "check_path", "ZERO_LENGTH"]
 
@@ -64,11 +71,15 @@ class MusclePath:
         to insertion; the origin and the insertion are unconditional.
     hill : HillParameters or None
         Musculotendon parameters (:mod:`mbkron.muscles.hill`); None for a path without a force model.
+    wraps : tuple of PathWrap
+        The path's wraps in order (OpenSim's ``PathWrapSet``), each naming its surface and the range of
+        points it may wrap (:mod:`mbkron.muscles.wrap_paths`).
     """
 
     name: str
     points: tuple
     hill: object = None
+    wraps: tuple = ()
 
 
 def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], problems: list[str]) -> None:
@@ -112,9 +123,47 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
             problems.append(f"{label} coincides with point {n - 1} (same body, same location): "
                             "a zero-length segment has no direction")
         previous = current
+    _check_wraps(path, allowed, problems)
     hill = path.hill
     if hill is not None and not hasattr(hill, "max_isometric_force"):
         problems.append(f"{where}: `hill` must be HillParameters or None, got {type(hill).__name__}")
+
+
+def _check_wraps(path: MusclePath, bodies: set[str], problems: list[str]) -> None:
+    """Append the problems of a path's wraps: surfaces, bodies, ranges, methods, repeats."""
+    where = f"muscle `{path.name}`"
+    if not isinstance(path.wraps, tuple):
+        problems.append(f"{where}: `wraps` must be a tuple of PathWrap, got {type(path.wraps).__name__}")
+        return
+    seen = set()
+    for n, wrap in enumerate(path.wraps):
+        label = f"{where}: wrap {n}"
+        if not isinstance(wrap, PathWrap) or type(wrap.surface).__name__ not in SURFACES:
+            surface = getattr(wrap, "surface", wrap)
+            problems.append(f"{label} must be a PathWrap of a wrap object ({', '.join(SURFACES)}), got "
+                            f"{type(wrap).__name__} of {type(surface).__name__}")
+            continue
+        surface = wrap.surface
+        problems.extend(f"{label}: {p}" for p in surface_problems(surface))
+        if isinstance(surface.body, str) and surface.body not in bodies:
+            problems.append(f"{label}: wrap object `{surface.name}` is on unknown body {surface.body!r}; expected one "
+                            f"of: {', '.join(sorted(bodies))}")
+        if surface.name in seen:
+            problems.append(f"{label}: wrap object `{surface.name}` is listed twice")
+        seen.add(surface.name)
+        problems.extend(wrap_method_problems(wrap.method, label))
+        bounds = wrap.range
+        count = len(path.points)
+        if (not isinstance(bounds, tuple) or len(bounds) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)):
+            problems.append(f"{label}: `range` must be 2 integers (1-based first and last points, < 1 for the ends), "
+                            f"got {bounds!r}")
+            continue
+        first = 1 if bounds[0] < 1 else bounds[0]
+        last = count if bounds[1] < 1 else bounds[1]
+        if not 1 <= first < last <= count:
+            problems.append(f"{label}: `range` {list(bounds)} must name points 1 ≤ first < last ≤ {count} of the path "
+                            "(< 1 for the ends)")
 
 
 @dataclass(frozen=True)
@@ -137,6 +186,9 @@ class PathGeometry:
     active : ndarray of bool, shape (..., P), or None
         Which points are active (None: a set without conditional points, all are); segments whose
         start is inactive have zero length and unit vector.
+    wrap : WrapGeometry or None
+        The wrapped paths (None: a set without wraps); ``lengths`` include them, ``units`` and
+        ``segment_lengths`` are those of their straight polylines.
     """
 
     points: NDArray[np.float64]
@@ -146,6 +198,7 @@ class PathGeometry:
     offset_gradients: NDArray[np.float64] | None
     moving_rotations: NDArray[np.float64] | None
     active: NDArray[np.bool_] | None = None
+    wrap: WrapGeometry | None = None
 
 
 class MuscleSet:
@@ -165,9 +218,10 @@ class MuscleSet:
         self.nb, self.nq = len(body_index), len(coordinate_names)
         ground = self.nb
         bodies, local, muscle_of_point, moving_rows, slots, labels, extrapolate = [], [], [], [], [], [], []
-        starts, segment_muscle, conditions = [], [], []
+        starts, segment_muscle, conditions, point_rows = [], [], [], []
         for m, path in enumerate(self.paths):
             first = len(bodies)
+            point_rows.append(np.arange(first, first + len(path.points)))
             for n, point in enumerate(path.points):
                 row = len(bodies)
                 condition = point_condition(point)
@@ -218,6 +272,16 @@ class MuscleSet:
         self.active_points = ActivePoints(conditions, coordinate_names, self.segment_start, P) if conditions else None
         self._segments = self._fixed_segments if self.active_points is None else self._conditional_segments
         self.all_active = np.ones((1, P), dtype=bool)
+        wrapping = PathWrapping(self.paths, body_index, point_rows, ZERO_LENGTH)
+        self.wrapping = wrapping if wrapping.muscles.size else None
+        if self.wrapping is not None:  # the compiled straight-path kernel skips the wrapped paths' points
+            rows = np.flatnonzero(~np.isin(self.point_muscle, self.wrapping.muscles))
+            renumber = np.cumsum(np.isin(np.arange(P), rows)) - 1
+            kept = self.segment_start[~np.isin(self.segment_muscle, self.wrapping.muscles)]
+            self._straight = (rows, self.point_body[rows], self.point_muscle[rows], self.moving_of_point[rows],
+                              self.local_points[rows], renumber[kept].astype(np.int64))
+            for array in self._straight:
+                array.setflags(write=False)
         for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
                       self.point_muscle, self.moving_of_point, self.all_active,
                       self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
@@ -237,15 +301,49 @@ class MuscleSet:
         return self.geometry(kin).lengths
 
     def compiled_lengths_and_moment_arms(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """Lengths and (``order`` 1) moment arms by the compiled kernel
-        :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` (the ``compiled`` backend)."""
+        """Lengths and (``order`` 1) moment arms by the compiled kernels (the ``compiled`` backend):
+        :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` for the straight paths and
+        :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` for the wrapped ones (by the numpy
+        route, :meth:`geometry`, when a surface has no compiled solver)."""
         offsets = gradients = None
         if self.moving_terms is not None:
             offsets, gradients = self.moving_terms.evaluate(kin.q, compiled=True)
         active = self.all_active if self.active_points is None else self.active_points.active(kin.q)
-        lengths, R, short = path_lengths_and_moment_arms(
-            kin.T, kin.twists if order else None, self.point_body, self.point_muscle, self.moving_of_point,
-            self.local_points, offsets, gradients, self.segment_start, self.size, ZERO_LENGTH, active)
+        wrapping = self.wrapping
+        compiled_wraps = wrapping is not None and wrapping.tables is not None
+        lengths, R = self._compiled_straight(kin, order, offsets, gradients, active, compiled_wraps)
+        if wrapping is None:
+            return lengths, R
+        if compiled_wraps:
+            wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
+                kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, self.local_points, offsets,
+                gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
+            if short >= 0:
+                self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
+        else:
+            geometry = self.geometry(kin)
+            wrapped_lengths = geometry.lengths[..., wrapping.muscles]
+            wrapped_R = self.moment_arms(kin, geometry)[..., wrapping.muscles] if order else None
+        lengths[..., wrapping.muscles] = wrapped_lengths
+        if order:
+            R[..., wrapping.muscles] = wrapped_R
+        return lengths, R
+
+    def _compiled_straight(self, kin, order: int, offsets: NDArray | None, gradients: NDArray | None, active: NDArray,
+                           skip_wrapped: bool) -> tuple[NDArray, NDArray | None]:
+        """The straight-path kernel over all paths, or (``skip_wrapped``) over the unwrapped ones only
+        (the wrapped paths' columns are then zero)."""
+        if not skip_wrapped:
+            arrays = (self.point_body, self.point_muscle, self.moving_of_point, self.local_points, self.segment_start)
+        elif self._straight[0].size:
+            rows, *arrays = self._straight
+            active = active[..., rows]
+        else:  # every path wraps
+            batch = kin.q.shape[:-1]
+            return np.zeros(batch + (self.size,)), np.zeros(batch + (self.nq, self.size)) if order else None
+        body, muscle, moving, local, starts = arrays
+        lengths, R, short = path_lengths_and_moment_arms(kin.T, kin.twists if order else None, body, muscle, moving,
+                                                         local, offsets, gradients, starts, self.size, ZERO_LENGTH, active)
         if short >= 0:
             self.geometry(kin)  # raises the ConfigurationError naming the muscle, its points and q
         return lengths, R
@@ -265,18 +363,26 @@ class MuscleSet:
             muscle, the points and q; a moving point outside its tabulated range.
         """
         q = kin.q
-        local, offset_gradients, moving_rotations = self.local_points, None, None
+        offsets, offset_gradients, moving_rotations = None, None, None
         if self.moving_terms is not None:
             offsets, offset_gradients = self.moving_terms.evaluate(q)
-            local = local + self.moving_selection @ offsets
-        T = kin.T[..., self.gather_body, :, :]
-        points = np.where(self.on_ground, local, (T[..., :3, :3] @ local[..., None])[..., 0] + T[..., :3, 3])
+        points = self._points(kin.T, offsets)
         if self.moving_terms is not None:
-            rotations = T[..., self.moving_rows, :3, :3]
+            rotations = kin.T[..., self.gather_body[self.moving_rows], :3, :3]
             moving_rotations = np.where(self.on_ground[self.moving_rows, :, None], np.eye(3), rotations)
         active, segment_lengths, units = self._segments(q, points)
         lengths = segment_lengths @ self.segment_to_muscle.T
-        return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations, active)
+        wrap = None
+        if self.wrapping is not None:
+            wrap = self.wrapping.evaluate(kin.T, points, active, q)
+            lengths[..., self.wrapping.muscles] = wrap.lengths
+        return PathGeometry(points, units, segment_lengths, lengths, offset_gradients, moving_rotations, active, wrap)
+
+    def _points(self, T: NDArray, offsets: NDArray | None) -> NDArray[np.float64]:
+        """Ground positions of all path points (Eq. 41), shape (..., P, 3); ``offsets``: the moving points'."""
+        local = self.local_points if offsets is None else self.local_points + self.moving_selection @ offsets
+        T = T[..., self.gather_body, :, :]
+        return np.where(self.on_ground, local, (T[..., :3, :3] @ local[..., None])[..., 0] + T[..., :3, 3])
 
     def _fixed_segments(self, q: NDArray, points: NDArray) -> tuple[None, NDArray, NDArray]:
         """Active set (None: all points), segment lengths and unit vectors of paths without conditions."""
@@ -314,10 +420,14 @@ class MuscleSet:
 
     def point_forces(self, geometry: PathGeometry) -> NDArray[np.float64]:
         """Force at every path point per unit tension, ``f_j = u_j − u_{j−1}`` (the segments of the
-        active polyline; zero at inactive points), shape (..., P, 3)."""
+        active polyline; zero at inactive points; a wrapped path's with its tangent points), shape (..., P, 3)."""
         if geometry.active is not None:
-            return self.active_points.point_forces(geometry.active, geometry.units)
-        return np.swapaxes(np.swapaxes(geometry.units, -1, -2) @ self.segment_to_point.T, -1, -2)
+            forces = self.active_points.point_forces(geometry.active, geometry.units)
+        else:
+            forces = np.swapaxes(np.swapaxes(geometry.units, -1, -2) @ self.segment_to_point.T, -1, -2)
+        if geometry.wrap is not None:
+            forces[..., self.wrapping.point_rows, :] = geometry.wrap.point_forces
+        return forces
 
     def moment_arms(self, kin, geometry: PathGeometry | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R = −∂L/∂q`` by the ground-frame sparse column form (Eq. 195).
@@ -348,6 +458,8 @@ class MuscleSet:
         R = twists.reshape(batch + (nq, nb * 12)) @ np.swapaxes(wrenches.reshape(batch + (M, nb * 12)), -1, -2)
         if self.moving_terms is not None:
             R = R + self.sliding_moment_arms(geometry, forces)
+        if geometry.wrap is not None:
+            R = R + self.wrapping.tangent_moment_arms(kin.twists, geometry.wrap, M)
         return R
 
     def sliding_moment_arms(self, geometry: PathGeometry, forces: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
@@ -370,7 +482,18 @@ class MuscleSet:
 
     def located_paths(self, q: NDArray[np.float64]) -> tuple[MusclePath, ...]:
         """The paths at one state ``q`` (nq,): the active points only, every moving point fixed where
-        it is at ``q`` (body-fixed points, what the seed's forms of :mod:`mbkron.muscles.moment_arms` need)."""
+        it is at ``q`` (body-fixed points, what the seed's forms of :mod:`mbkron.muscles.moment_arms` need).
+
+        Raises
+        ------
+        ConfigurationError
+            The set has wrapped paths: the literal forms know body-fixed points only (use the fast path).
+        """
+        if self.wrapping is not None:
+            raise ConfigurationError(
+                "the literal Eq. 193/195 forms (mbkron.muscles.moment_arms, the `kronecker` backend's moment arms) do "
+                "not support wrapping surfaces (muscles " + ", ".join(f"`{self.paths[m].name}`" for m in self.wrapping.muscles)
+                + "); use the `vectorised` or `compiled` backend")
         if self.moving_terms is None and self.active_points is None:
             return self.paths
         local = self.local_points

@@ -25,12 +25,13 @@ from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.muscles import read_muscles
+from mbkron.io.osim.wraps import read_wrap_objects
 from mbkron.io.osim.xml import XmlReader, parse_osim_bytes, read_osim_bytes
 
 __all__ = ["OsimDocument", "WRAPPING", "osim_document", "read_osim"]
 
 #: Values of the ``wrapping`` argument.
-WRAPPING = ("error", "ignore")
+WRAPPING = ("import", "ignore", "error")
 _INFORMATION = ("credits", "publications", "length_units", "force_units", "assembly_accuracy", "defaults")
 _MECHANICS = ("Ground", "BodySet", "JointSet", "ConstraintSet", "ForceSet", "gravity")
 _IGNORED = ("MarkerSet", "ContactGeometrySet", "ControllerSet", "ProbeSet")
@@ -59,15 +60,16 @@ class OsimDocument:
     wrapped: list[str] = field(default_factory=list)
 
 
-def read_osim(path, *, wrapping: str = "error") -> OsimDocument:
+def read_osim(path, *, wrapping: str = "import") -> OsimDocument:
     """Read an ``.osim`` file (OpenSim 4 format) into an :class:`OsimDocument`.
 
     Parameters
     ----------
     path : str or path-like
-    wrapping : {"error", "ignore"}
-        ``"error"``: a model whose paths have wrap objects raises one ModelError naming every such
-        path; ``"ignore"``: they are imported without their wrap objects, with a warning naming them.
+    wrapping : {"import", "ignore", "error"}
+        ``"import"`` (default): paths keep their wrap objects (:mod:`mbkron.io.osim.wraps`);
+        ``"ignore"``: they are imported without them, with a warning naming them; ``"error"``: a
+        model whose paths have wrap objects raises one ModelError naming every such path.
 
     Raises
     ------
@@ -83,7 +85,7 @@ def _texts(element: ET.Element | None) -> str:
     return " ".join((element.text or "").split()) if element is not None else ""
 
 
-def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimDocument:
+def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> OsimDocument:
     """:func:`read_osim` of the bytes ``data`` (``source`` names them in messages)."""
     if wrapping not in WRAPPING:
         raise ValueError(f"`wrapping` must be one of {', '.join(map(repr, WRAPPING))}, got {wrapping!r}")
@@ -137,16 +139,17 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     for name, body in bodies.items():
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
-    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    wrap_objects = read_wrap_objects(reader, model, bodies if wrapping == "import" else None)
+    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping, wrap_objects)
     muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
     if forces.actuators:
         ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
                        "apply generalized forces as tau instead)")
     if wrapped and wrapping == "error":
-        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
-                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
+        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (refused with wrapping=\"error\"; import "
+                                  "them with wrapping=\"import\", or without them with wrapping=\"ignore\" or the "
+                                  f"option `--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
                                   f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
     name = model.get("name") or "model"
@@ -163,6 +166,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         "units": {"angle": "rad", "length": "m", "mass": "kg"},
         "coordinates": coordinate_tables,
         "bodies": document_bodies,
+        **({"wraps": forces.wraps} if forces.wraps else {}),
         "muscles": muscles,
     }
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
@@ -171,13 +175,15 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
                       stacklevel=3)
+    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table]
     return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed,
-                                          loops, len(coordinate_tables)),
+                                          loops, len(coordinate_tables), wrapping_paths, len(forces.wraps)),
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
 def _header(source: str, name: str, credits: str, publications: str, coordinates: Coordinates,
-            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int) -> str:
+            wrapped: list[str], ignored: list[str], renamed: dict[str, str], loops: list[str], count: int,
+            wrapping_paths: list[str], wrap_objects: int) -> str:
     eliminated = [f"{d} = {c[3]!r}·f({c[1]})" for d, c in coordinates.couplers.items()]
     locked = [f"{n} = {i.default!r}" for n, i in coordinates.info.items() if i.locked and n not in coordinates.couplers]
     lines = [f"OpenSim model `{name}`, converted from {source} by `mbkron convert` (see docs/opensim.md).",
@@ -193,6 +199,9 @@ def _header(source: str, name: str, credits: str, publications: str, coordinates
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
     if renamed:
         lines.append("Renamed (model-file names are identifiers): " + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
+    if wrapping_paths:
+        lines.append(f"Wrapping: {len(wrapping_paths)} path(s) over {wrap_objects} wrap object(s) ([wraps]; exact shortest "
+                     "paths with OpenSim's rules of when and where to wrap, see docs/wrapping.md).")
     if wrapped:
         lines.append("Imported WITHOUT their wrap objects: " + ", ".join(wrapped) + ".")
     if ignored:

@@ -22,8 +22,9 @@ Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body c
   :func:`~mbkron.io.osim.functions.preimage`).
 
 Actuators driven by controls (:data:`ACTUATORS`) are not imported (listed in the convert header).
-A path with wrap objects (``PathWrapSet``) is refused, or imported without them with
-``wrapping="ignore"`` (:func:`read_muscles` returns the names of those paths).
+A path's wrap objects (``PathWrapSet``) become its ``wraps`` list (:mod:`mbkron.io.osim.wraps`); with
+``wrapping="ignore"`` the path is imported without them, with ``wrapping="error"`` it is refused
+(:func:`read_muscles` returns the names of those paths).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import NamedTuple
 from mbkron.io.osim.coordinates import Coordinates, identifiers
 from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
 from mbkron.io.osim.joints import GROUND
+from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
@@ -150,18 +152,21 @@ class ImportedForces(NamedTuple):
 
     muscles: dict[str, dict]  # the [muscles] tables, by model name
     wrapped: list[str]  # paths with wrap objects
+    wraps: dict[str, dict]  # the [wraps] tables the imported paths name
     renamed: dict[str, str]  # OpenSim name → model name, for names that are not identifiers
     actuators: list[str]  # the ACTUATORS, not imported
 
 
 def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
-                 wrapping: str) -> ImportedForces:
+                 wrapping: str, objects: WrapObjects) -> ImportedForces:
     """The muscles of the ``ForceSet`` and what else it holds (see :class:`ImportedForces`).
 
-    With ``wrapping="error"`` a wrapped path is recorded as unsupported; with ``"ignore"`` it is
-    imported without its wrap objects. Names are made identifiers by :func:`identifiers`.
+    With ``wrapping="import"`` a wrapped path keeps its wraps (over ``objects``, the model's wrap
+    objects); with ``"error"`` it is recorded as unsupported; with ``"ignore"`` it is imported without
+    its wrap objects. Names are made identifiers by :func:`identifiers`.
     """
     muscles: dict[str, dict] = {}
+    used: dict[str, dict] = {}
     wrapped, actuators = [], []
     for force in forces:
         name = reader.name(force)
@@ -181,10 +186,16 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
             continue
         reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
         wraps = path.find("PathWrapSet/objects")
+        wrap_list = []
         if wraps is not None and len(wraps):
-            wrapped.append(name)
-            if wrapping == "error":
-                continue
+            if wrapping != "import":
+                wrapped.append(name)
+                if wrapping == "error":
+                    continue
+            else:
+                wrap_list = read_path_wraps(reader, path, objects)
+                if wrap_list is None:
+                    continue
         table: dict = {"model": "path"}
         if force.tag in HILL_MUSCLES:
             table["model"] = "hill"
@@ -193,7 +204,10 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
                 if value is not None:
                     table[key] = value
         table["path"] = _path(reader, path, bodies, coordinates)
+        if wrap_list:
+            table["wraps"] = wrap_list
+            used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
         muscles[name] = table
     names = identifiers(list(muscles), set())
-    return ImportedForces({names[n]: table for n, table in muscles.items()}, wrapped,
+    return ImportedForces({names[n]: table for n, table in muscles.items()}, wrapped, used,
                           {n: m for n, m in names.items() if n != m}, actuators)

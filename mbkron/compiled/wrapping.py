@@ -1,0 +1,361 @@
+"""Compiled wrapped paths: the sphere's and the cylinder's shortest paths, OpenSim's segment choice and
+the sweeps over several wraps, lengths and exact moment arms (Eq. 195 with the tangent points held in
+their wrap bodies), state by state.
+
+The same computation as :mod:`mbkron.muscles.wrapping` (the surfaces' ``solve``) and
+:mod:`mbkron.muscles.wrap_paths` (the numpy route, vectorised over states; the tests check that the
+two agree), here per state, so that every state stops sweeping when its own tangent points have
+converged; the linearly converging sweeps over several wraps are extrapolated (Aitken: after three
+steady sweeps, a jump to the limit of the geometric sequence of steps; the next sweep re-solves every
+wrap from there, so the fixed point and the stopping test are those of the plain sweeps). Surfaces:
+:data:`COMPILED_KINDS`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.compiled.common import batch_rows, jit, writable
+
+__all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms"]
+
+#: Surface class name → kernel kind.
+COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1}
+_TWO_PI = 2.0 * math.pi
+
+
+@jit
+def _on_side(x, sign):  # pragma: no cover - compiled
+    """OpenSim's ``DSIGN(x) == sign`` (``DSIGN(0) = +1``)."""
+    return (1 if x >= 0.0 else -1) == sign
+
+
+@jit
+def _angle(x):  # pragma: no cover - compiled
+    """``x`` in (−2π, 2π) (a difference of two ``atan2``) modulo 2π, in [0, 2π)."""
+    return x + _TWO_PI if x < 0.0 else x
+
+
+@jit
+def _sphere(p, q, r, axis, sign, t1, t2):  # pragma: no cover - compiled
+    """:meth:`mbkron.muscles.wrapping.WrapSphere.solve` at one pair of points; returns the arc (−1: no wrap)."""
+    dp = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
+    dq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])
+    if not (dp > r and dq > r):
+        return -1.0
+    u = p / dp
+    v = q / dq
+    cosine = u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+    e2 = v - cosine * u
+    e2 -= (e2[0] * u[0] + e2[1] * u[1] + e2[2] * u[2]) * u
+    sine = math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
+    if sine < 1e-12:
+        other = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        e2 = np.array([u[1] * other[2] - u[2] * other[1], u[2] * other[0] - u[0] * other[2],
+                       u[0] * other[1] - u[1] * other[0]])
+        e2 /= math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
+    else:
+        e2 /= sine
+    gamma = math.atan2(sine, cosine)
+    ap, aq = math.acos(r / dp), math.acos(r / dq)
+    theta = gamma - ap - aq
+    if not theta > 0.0:
+        return -1.0
+    start, end = ap, gamma - aq
+    if sign != 0:
+        both = _on_side(p[axis], sign) and _on_side(q[axis], sign)
+        short_mid, long_mid = (ap + gamma - aq) / 2, (gamma + aq - ap) / 2 - math.pi
+        toward = sign * (math.cos(short_mid) * u[axis] + math.sin(short_mid) * e2[axis])
+        away = sign * (math.cos(long_mid) * u[axis] + math.sin(long_mid) * e2[axis])
+        if not both and away > toward:
+            start, end, theta = -ap, gamma + aq - _TWO_PI, _TWO_PI - gamma - ap - aq
+    for i in range(3):
+        t1[i] = r * (math.cos(start) * u[i] + math.sin(start) * e2[i])
+        t2[i] = r * (math.cos(end) * u[i] + math.sin(end) * e2[i])
+    return r * theta
+
+
+@jit
+def _cylinder(p, q, r, length, axis, sign, t1, t2):  # pragma: no cover - compiled
+    """:meth:`mbkron.muscles.wrapping.WrapCylinder.solve` at one pair of points; returns the arc (−1: no wrap)."""
+    rp, rq = math.hypot(p[0], p[1]), math.hypot(q[0], q[1])
+    if not (rp > r and rq > r):
+        return -1.0
+    phi_p, phi_q = math.atan2(p[1], p[0]), math.atan2(q[1], q[0])
+    ap, aq = math.acos(r / rp), math.acos(r / rq)
+    ccw, cw = _angle(phi_q - phi_p), _angle(phi_p - phi_q)
+    direction = 1.0 if ccw <= math.pi else -1.0
+    rule = min(ccw, cw) - ap - aq > 0.0
+    if sign != 0:
+        if axis < 2:
+            mid_ccw = phi_p + (ccw + ap - aq) / 2
+            mid_cw = phi_p - (cw + ap - aq) / 2
+            if axis == 0:
+                direction = 1.0 if sign * math.cos(mid_ccw) >= sign * math.cos(mid_cw) else -1.0
+            else:
+                direction = 1.0 if sign * math.sin(mid_ccw) >= sign * math.sin(mid_cw) else -1.0
+        on_p, on_q = _on_side(p[axis], sign), _on_side(q[axis], sign)
+        c0, c1 = q[0] - p[0], q[1] - p[1]
+        planar = max(c0 * c0 + c1 * c1, 1e-300)
+        near = p[axis] + (-(p[0] * c0 + p[1] * c1) / planar) * (q[axis] - p[axis])
+        forced = on_p != on_q and not _on_side(near, sign)
+        rule = (rule or forced) if (on_p or on_q) else True
+    theta = (ccw if direction > 0 else cw) - ap - aq
+    if not (rule and theta > 0.0):
+        return -1.0
+    lp, lq = math.sqrt(rp * rp - r * r), math.sqrt(rq * rq - r * r)
+    planar_length = lp + r * theta + lq
+    rise = q[2] - p[2]
+    z1 = p[2] + rise * lp / planar_length
+    z2 = p[2] + rise * (lp + r * theta) / planar_length
+    if abs(z1) > 0.5 * length and abs(z2) > 0.5 * length:
+        return -1.0
+    phi1, phi2 = phi_p + direction * ap, phi_q - direction * aq
+    t1[0], t1[1], t1[2] = r * math.cos(phi1), r * math.sin(phi1), z1
+    t2[0], t2[1], t2[2] = r * math.cos(phi2), r * math.sin(phi2), z2
+    return r * theta * math.sqrt(1.0 + (rise / planar_length) ** 2)
+
+
+@jit
+def _sort(keys, order, count):  # pragma: no cover - compiled
+    """``order[:count]`` = indices sorting ``keys[:count]`` (insertion sort, stable; a handful of nodes)."""
+    for i in range(count):
+        order[i] = i
+    for i in range(1, count):
+        j, item = i, order[i]
+        while j > 0 and keys[order[j - 1]] > keys[item]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = item
+
+
+@jit
+def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, offset_gradients, active, muscle_first,
+                 muscle_count,
+                 muscle_wraps, wrap_kind, wrap_params, wrap_rotation, wrap_translation, wrap_body, wrap_span,
+                 tolerance, max_sweeps, zero_length, order):  # pragma: no cover - compiled
+    """See :func:`wrapped_lengths_and_moment_arms`."""
+    states, nb = T.shape[0], T.shape[1]
+    nq = twists.shape[2]
+    n_muscles, n_wraps = muscle_first.shape[0], wrap_kind.shape[0]
+    lengths = np.zeros((states, n_muscles))
+    R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
+    most = 0
+    for m in range(n_muscles):
+        most = max(most, muscle_count[m] + 2 * (muscle_wraps[m + 1] - muscle_wraps[m]))
+    X, F, old, older = np.empty((most, 3)), np.empty((most, 3)), np.zeros((most, 3)), np.zeros((most, 3))
+    keys, owner, sorted_nodes = np.empty(most), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64)
+    Rg, og = np.empty((n_wraps, 3, 3)), np.empty((n_wraps, 3))
+    arcs, found = np.empty(n_wraps), np.empty(n_wraps, dtype=np.bool_)
+    p, q, t1, t2, b1, b2, rotation = (np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
+                                      np.empty((3, 3)))
+    for s in range(states):
+        active_state = s if active.shape[0] > 1 else 0
+        moving_state = s if offset_gradients.shape[0] > 1 else 0
+        offset_state = s if offsets.shape[0] > 1 else 0
+        for w in range(n_wraps):  # the wraps' frames in the ground
+            body = wrap_body[w]
+            for i in range(3):
+                og[w, i] = wrap_translation[w, i] if body == nb else T[s, body, i, 3]
+                for j in range(3):
+                    Rg[w, i, j] = wrap_rotation[w, i, j]
+            if body < nb:
+                for i in range(3):
+                    og[w, i] += (T[s, body, i, 0] * wrap_translation[w, 0] + T[s, body, i, 1] * wrap_translation[w, 1]
+                                 + T[s, body, i, 2] * wrap_translation[w, 2])
+                    for j in range(3):
+                        Rg[w, i, j] = (T[s, body, i, 0] * wrap_rotation[w, 0, j] + T[s, body, i, 1] * wrap_rotation[w, 1, j]
+                                       + T[s, body, i, 2] * wrap_rotation[w, 2, j])
+        for m in range(n_muscles):
+            n, first, w0 = muscle_count[m], muscle_first[m], muscle_wraps[m]
+            W = muscle_wraps[m + 1] - w0
+            N = n + 2 * W
+            for j in range(n):  # ground positions (Eq. 41) of the path's points
+                x0, x1, x2 = local_points[first + j, 0], local_points[first + j, 1], local_points[first + j, 2]
+                row = moving_of_point[first + j]
+                if row >= 0:
+                    x0 += offsets[offset_state, row, 0]
+                    x1 += offsets[offset_state, row, 1]
+                    x2 += offsets[offset_state, row, 2]
+                body = point_body[first + j]
+                if body == nb:
+                    X[j, 0], X[j, 1], X[j, 2] = x0, x1, x2
+                else:
+                    for i in range(3):
+                        X[j, i] = T[s, body, i, 0] * x0 + T[s, body, i, 1] * x1 + T[s, body, i, 2] * x2 + T[s, body, i, 3]
+                keys[j] = j if active[active_state, first + j] else np.inf
+                owner[j] = -1
+            for w in range(W):
+                keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
+                owner[n + 2 * w] = owner[n + 2 * w + 1] = w
+                arcs[w0 + w], found[w0 + w] = 0.0, False
+            steady = 0  # sweeps since the last change of which wraps wrap, or the last extrapolation
+            for _ in range(1 if W == 1 else max_sweeps):
+                moved = 0.0
+                for j in range(n, N):
+                    for i in range(3):
+                        older[j, i] = old[j, i]
+                        old[j, i] = X[j, i]
+                for w in range(W):  # remove wrap w's tangent points, wrap the best segment of its range
+                    g = w0 + w
+                    keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
+                    _sort(keys, sorted_nodes, N)
+                    low, high = np.inf, -np.inf  # OpenSim's range: its first and last active points
+                    for j in range(int(wrap_span[g, 0]), int(wrap_span[g, 1]) + 1):
+                        if keys[j] < np.inf:
+                            low, high = min(low, keys[j]), max(high, keys[j])
+                    best, best_arc, k1, k2 = np.inf, 0.0, 0.0, 0.0
+                    for i in range(N - 1):
+                        a, b = sorted_nodes[i], sorted_nodes[i + 1]
+                        if keys[b] == np.inf:
+                            break
+                        if keys[a] < low or keys[b] > high or (owner[a] == owner[b] and owner[a] >= 0):
+                            continue
+                        for c in range(3):  # Rgᵀ (x − o)
+                            p[c] = ((X[a, 0] - og[g, 0]) * Rg[g, 0, c] + (X[a, 1] - og[g, 1]) * Rg[g, 1, c]
+                                    + (X[a, 2] - og[g, 2]) * Rg[g, 2, c])
+                            q[c] = ((X[b, 0] - og[g, 0]) * Rg[g, 0, c] + (X[b, 1] - og[g, 1]) * Rg[g, 1, c]
+                                    + (X[b, 2] - og[g, 2]) * Rg[g, 2, c])
+                        if wrap_kind[g] == 0:
+                            arc = _sphere(p, q, wrap_params[g, 0], int(wrap_params[g, 2]), int(wrap_params[g, 3]), t1, t2)
+                        else:
+                            arc = _cylinder(p, q, wrap_params[g, 0], wrap_params[g, 1], int(wrap_params[g, 2]),
+                                            int(wrap_params[g, 3]), t1, t2)
+                        if arc < 0.0:
+                            continue
+                        change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
+                                  + math.sqrt((q[0] - t2[0]) ** 2 + (q[1] - t2[1]) ** 2 + (q[2] - t2[2]) ** 2)
+                                  - math.sqrt((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2))
+                        if change < best:
+                            best, best_arc, k1, k2 = change, arc, keys[a], keys[b]
+                            b1[:] = t1
+                            b2[:] = t2
+                    hit = best < np.inf
+                    if hit != found[g]:
+                        moved = np.inf
+                    found[g], arcs[g] = hit, best_arc
+                    if not hit:
+                        continue
+                    keys[n + 2 * w], keys[n + 2 * w + 1] = k1 + (k2 - k1) / 3, k1 + 2 * (k2 - k1) / 3
+                    for slot in range(2):
+                        local = b1 if slot == 0 else b2
+                        for i in range(3):
+                            x = og[g, i] + Rg[g, i, 0] * local[0] + Rg[g, i, 1] * local[1] + Rg[g, i, 2] * local[2]
+                            moved = max(moved, abs(x - X[n + 2 * w + slot, i]))
+                            X[n + 2 * w + slot, i] = x
+                if moved <= tolerance:
+                    break
+                steady = 0 if moved == np.inf else steady + 1
+                if steady >= 3:  # Aitken: the sweeps converge linearly; jump to the limit of the last two steps
+                    last = previous = 0.0
+                    for j in range(n, N):
+                        for i in range(3):
+                            last += (X[j, i] - old[j, i]) ** 2
+                            previous += (old[j, i] - older[j, i]) ** 2
+                    ratio = math.sqrt(last / previous) if previous > 0.0 else 1.0
+                    if ratio < 0.9:
+                        for j in range(n, N):
+                            for i in range(3):
+                                X[j, i] += ratio / (1.0 - ratio) * (X[j, i] - old[j, i])
+                        steady = 0
+            _sort(keys, sorted_nodes, N)  # the polyline: its length and f = u_out − u_in (none along a geodesic)
+            for j in range(N):
+                F[j, 0] = F[j, 1] = F[j, 2] = 0.0
+            total = 0.0
+            for i in range(N - 1):
+                a, b = sorted_nodes[i], sorted_nodes[i + 1]
+                if keys[b] == np.inf:
+                    break
+                if owner[a] == owner[b] and owner[a] >= 0:
+                    total += arcs[w0 + owner[a]]
+                    continue
+                d0, d1, d2 = X[b, 0] - X[a, 0], X[b, 1] - X[a, 1], X[b, 2] - X[a, 2]
+                piece = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                if piece < zero_length:
+                    return lengths, R, s * n_muscles + m
+                total += piece
+                F[a, 0] += d0 / piece
+                F[a, 1] += d1 / piece
+                F[a, 2] += d2 / piece
+                F[b, 0] -= d0 / piece
+                F[b, 1] -= d1 / piece
+                F[b, 2] -= d2 / piece
+            lengths[s, m] = total
+            if order < 1:
+                continue
+            for j in range(N):  # R_km = Σ_j ω_bk · (x_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
+                f0, f1, f2 = F[j, 0], F[j, 1], F[j, 2]
+                if f0 == 0.0 and f1 == 0.0 and f2 == 0.0:
+                    continue
+                body = point_body[first + j] if j < n else wrap_body[w0 + (j - n) // 2]
+                if body < nb:
+                    x0, x1, x2 = X[j, 0], X[j, 1], X[j, 2]
+                    n0, n1, n2 = x1 * f2 - x2 * f1, x2 * f0 - x0 * f2, x0 * f1 - x1 * f0
+                    for k in range(nq):
+                        Y = twists[s, body, k]
+                        R[s, k, m] += (Y[2, 1] * n0 + Y[0, 2] * n1 + Y[1, 0] * n2 + Y[0, 3] * f0 + Y[1, 3] * f1
+                                       + Y[2, 3] * f2)
+                row = moving_of_point[first + j] if j < n else -1
+                if row >= 0:
+                    for r in range(3):
+                        for c in range(3):
+                            rotation[r, c] = T[s, body, r, c] if body < nb else (1.0 if r == c else 0.0)
+                    for c in range(3):
+                        body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
+                        for k in range(nq):
+                            R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
+    return lengths, R, -1
+
+
+def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
+                                    local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
+                                    active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
+                                    zero_length: float) -> tuple[NDArray, NDArray | None, int]:
+    """Lengths and moment arms ``R = −∂L/∂q`` of the wrapped paths.
+
+    Parameters
+    ----------
+    T : ndarray, shape (..., nb, 4, 4)
+    twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
+    point_body, moving_of_point : ndarray of int64, shape (P,)
+        Of all path points of the muscle set (as :func:`mbkron.compiled.paths.path_lengths_and_moment_arms`).
+    local_points : ndarray, shape (P, 3)
+    offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
+    active : ndarray of bool, shape (..., P) or (1, P)
+    tables : tuple
+        The constant arrays of :meth:`mbkron.muscles.wrap_paths.PathWrapping.kernel_tables`:
+        ``muscle_first``, ``muscle_count``, ``muscle_wraps`` (M_w + 1 offsets into the wraps),
+        ``wrap_kind``, ``wrap_params`` (radius, length, quadrant axis, sign), ``wrap_rotation``,
+        ``wrap_translation``, ``wrap_body``, ``wrap_span`` (0-based first, last point).
+    tolerance, max_sweeps : float, int
+        The sweeps over several wraps stop when no tangent point moved more than ``tolerance`` (m).
+    zero_length : float
+
+    Returns
+    -------
+    lengths : ndarray, shape (..., M_w)
+    R : ndarray, shape (..., nq, M_w), or None
+    short : int
+        ``state * M_w + muscle`` of the first path with a piece shorter than ``zero_length``, −1 if none.
+    """
+    batch, nb = T.shape[:-3], T.shape[-3]
+    order = 0 if twists is None else 1
+    nq = 0 if twists is None else twists.shape[-3]
+    T_rows = writable(T).reshape((-1, nb, 4, 4))
+    twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else writable(twists).reshape((-1, nb, nq, 4, 4))
+    if offsets is None:
+        offsets, gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
+    else:
+        offsets, gradients = batch_rows(offsets, batch, 2), batch_rows(offset_gradients, batch, 3)
+    if active.ndim != 2 or active.flags.writeable:
+        active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
+        active.setflags(write=False)
+    n_muscles = tables[0].shape[0]
+    lengths, R, short = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets, gradients,
+                                     active, *tables, tolerance, max_sweeps, zero_length, order)
+    if short >= 0:
+        return lengths, None, short
+    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)

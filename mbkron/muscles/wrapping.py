@@ -1,0 +1,316 @@
+"""Wrapping surfaces: the shortest path over a sphere or a cylinder, and exact moment arms.
+
+A musculotendon path that must pass round an obstacle (OpenSim's ``WrapSphere``, ``WrapCylinder``,
+…) between two neighbouring path points ``P`` and ``Q`` has the length
+
+    L = |T1 − P| + s(T1, T2) + |Q − T2|,
+
+minimised over the tangent points ``T1``, ``T2`` on the surface (``s`` the surface geodesic between
+them). The minimiser has straight segments tangent to the surface, continued without a kink by the
+geodesic.
+
+**Exact moment arms (envelope theorem).** ``L(q) = min_{T1,T2} ℓ(q; T1, T2)`` with ``T1``, ``T2``
+parametrised in the wrap's body. At the minimiser ``∂ℓ/∂T = 0``, so ``dL/dq = ∂ℓ/∂q`` with ``T1``
+and ``T2`` *held fixed in the wrap's body*; then ``s`` is constant, and ``R = −∂L/∂q`` is exactly the
+moment-arm formula of the straight polyline ``P → T1`` and ``T2 → Q`` with ``T1``, ``T2`` body-fixed
+points of the wrap's body, in which the piece ``T1 → T2`` carries no force and contributes its length
+``s`` only. In the virtual-work form of :mod:`mbkron.muscles.paths` (Eq. 161, 185, 195):
+``f_T1 = −u(P→T1)``, ``f_T2 = +u(T2→Q)``, and no sliding term for the tangent points. No finite
+differences. Where the path does not wrap it is the polyline; at engagement ``T1 = T2`` and ``s = 0``,
+so ``L`` is C¹ there for the true shortest path (``tests/test_wrapping_surfaces.py``).
+
+**The surfaces** (frozen dataclasses with OpenSim's properties; a surface's frame is placed in its
+``body`` by ``translation`` and the body-fixed X-Y-Z angles ``xyz_body_rotation``). Each has
+``solve(p, q) -> (wrapped, t1, t2, arc)``: ``p``, ``q`` (..., 3) the neighbouring points in the wrap
+frame; ``wrapped`` (...,) bool; ``t1``, ``t2`` (..., 3) the tangent points (``t1`` joined to ``p``);
+``arc`` (...,) the geodesic length between them (0 where not wrapped, where ``t1``, ``t2`` are finite
+but meaningless).
+
+- :class:`WrapSphere` — the shortest path lies in the plane through ``P``, ``Q`` and the centre (a
+  great circle). With ``d_P = |P|``, ``α_P = arccos(r/d_P)`` and ``γ`` the angle between ``P`` and
+  ``Q`` seen from the centre, the arc angle is ``θ = γ − α_P − α_Q`` (> 0 exactly when the segment
+  ``PQ`` meets the sphere) and ``L = √(d_P² − r²) + rθ + √(d_Q² − r²)``.
+- :class:`WrapCylinder` (axis ``z`` of its frame) — the path is a helix: unrolled, the 2-D problem in
+  the plane normal to the axis (the circle of radius ``r``, the projections ``P'``, ``Q'``) gives the
+  arc angle ``θ = Δφ − α_P − α_Q`` (``Δφ`` the angle swept from ``P'`` to ``Q'`` on the chosen side)
+  and the planar length ``ℓ = √(ρ_P² − r²) + rθ + √(ρ_Q² − r²)``; the axial coordinate is linear in
+  the unrolled length, so ``L = √(ℓ² + (z_Q − z_P)²)``.
+
+**OpenSim's rules of when and where to wrap** (``WrapSphere::wrapLine``, ``WrapCylinder::wrapLine``,
+OpenSim 4.6; the geometry is exact here, the decisions are OpenSim's):
+
+- a point inside the sphere (inside the infinite cylinder) — no wrap (OpenSim's ``insideRadius``);
+- ``quadrant = "all"``: wrap when the straight segment meets the surface (the cylinder taken as
+  infinite), on the shorter side;
+- a quadrant ``±x``/``±y``/``±z`` (axis ``a``, sign ``σ``; ``sign(0) = +1`` as OpenSim's ``DSIGN``):
+  the cylinder (axis ``a`` = x or y) wraps on the side of the circle whose arc midpoint lies furthest
+  towards ``σ``. When ``P`` or ``Q`` lies on the constrained side (``sign(x_a) = σ``) it wraps if the
+  segment meets the cylinder, or if ``P``, ``Q`` are on opposite sides and the point of the line
+  nearest the axis is not on the constrained side; when neither is, it wraps (the path must go
+  round). Here the side's arc angle must also be positive (OpenSim's approximate tangent points
+  would give a negative helix there). A ``z`` quadrant (along the axis) does not choose a side.
+  The sphere needs the segment to meet it whatever the quadrant (as OpenSim); then with both points
+  on the constrained side it takes the short great-circle arc, otherwise the arc (short or long)
+  whose midpoint lies furthest towards ``σ`` (OpenSim's ``far_side_wrap``; OpenSim 4.6 gives that
+  long arc a *negative* length, a bug not copied).
+- the cylinder's ``length``: no wrap when both tangent points lie beyond ``|z| > length/2`` (OpenSim's
+  rule; the cylinder is otherwise infinite). This, the quadrant rules and the switch to the long arc
+  make ``L`` jump where they change their decision — as in OpenSim.
+
+The differences with OpenSim's method are in ``docs/wrapping.md``: OpenSim's cylinder path is tangent
+"to within 1 degree" (for a single wrap its tangent points are not iterated at all), so its length
+is not the minimum, and its ``computeMomentArm`` is not ``−dL/dq``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
+           "parse_quadrant", "shape_fields", "surface_problems", "wrap_method_problems", "WRAP_METHODS"]
+
+#: OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all.
+QUADRANTS = {**{name: (0, 0) for name in ("all", "ALL", "All")},
+             **{f"{s}{a}": (i, -1 if s == "-" else 1) for i, axis in enumerate("xyz")
+                for a in (axis, axis.upper()) for s in ("-", "+", "")}}
+#: OpenSim's ``PathWrap`` methods; they select the ellipsoid algorithm and are ignored for spheres and cylinders.
+WRAP_METHODS = ("hybrid", "midpoint", "axial")
+#: The properties every surface has (the others of a surface class are its shape parameters).
+COMMON_FIELDS = ("name", "body", "translation", "xyz_body_rotation", "quadrant", "active")
+
+
+def parse_quadrant(quadrant: str) -> tuple[int, int]:
+    """``(axis, sign)`` of an OpenSim quadrant name (sign 0 for ``"all"``); ValueError for others."""
+    try:
+        return QUADRANTS[quadrant]
+    except (KeyError, TypeError):
+        raise ValueError(f"`quadrant` must be one of \"all\", \"+x\", \"-x\", \"x\", \"+y\", …, \"-z\", "
+                         f"got {quadrant!r}") from None
+
+
+def body_fixed_xyz(angles) -> NDArray[np.float64]:
+    """The rotation of body-fixed X-Y-Z angles (SimTK's ``setRotationToBodyFixedXYZ``):
+    ``R = R_x(a) R_y(b) R_z(c)``, shape (3, 3)."""
+    a, b, c = (float(x) for x in angles)
+    ca, sa, cb, sb, cc, sc = math.cos(a), math.sin(a), math.cos(b), math.sin(b), math.cos(c), math.sin(c)
+    Rx = np.array([[1.0, 0.0, 0.0], [0.0, ca, -sa], [0.0, sa, ca]])
+    Ry = np.array([[cb, 0.0, sb], [0.0, 1.0, 0.0], [-sb, 0.0, cb]])
+    Rz = np.array([[cc, -sc, 0.0], [sc, cc, 0.0], [0.0, 0.0, 1.0]])
+    return Rx @ Ry @ Rz
+
+
+def shape_fields(surface_class: type) -> tuple[str, ...]:
+    """The shape parameters of a surface class (its dataclass fields beyond :data:`COMMON_FIELDS`)."""
+    return tuple(f.name for f in fields(surface_class) if f.name not in COMMON_FIELDS)
+
+
+def _vector_problem(value: object, label: str) -> str | None:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.shape != (3,) or not np.all(np.isfinite(array)):
+        return f"{label} must be 3 finite numbers, got {value!r}"
+    return None
+
+
+def _positive_problem(value: object, label: str) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+        return f"{label} must be a finite number > 0 (m), got {value!r}"
+    return None
+
+
+def surface_problems(surface: object) -> list[str]:
+    """Everything wrong with a surface's properties (each message names the surface and the field)."""
+    where = f"wrap object `{getattr(surface, 'name', '?')}`"
+    problems = []
+    if not isinstance(surface.name, str) or not surface.name:
+        problems.append(f"{where}: `name` must be a non-empty string, got {surface.name!r}")
+    if not isinstance(surface.body, str):
+        problems.append(f"{where}: `body` must be the name of a body or \"ground\", got {surface.body!r}")
+    for key in ("translation", "xyz_body_rotation"):
+        problem = _vector_problem(getattr(surface, key), f"{where}: `{key}`")
+        if problem:
+            problems.append(problem)
+    if surface.quadrant not in QUADRANTS:
+        problems.append(f"{where}: `quadrant` must be one of \"all\", \"+x\", \"-x\", \"x\", \"+y\", \"-y\", \"y\", "
+                        f"\"+z\", \"-z\", \"z\", got {surface.quadrant!r}")
+    if not isinstance(surface.active, bool):
+        problems.append(f"{where}: `active` must be true or false, got {surface.active!r}")
+    problems.extend(p for p in surface.shape_problems(where) if p)
+    return problems
+
+
+def wrap_method_problems(method: object, where: str) -> list[str]:
+    """A problem if ``method`` is not one of OpenSim's :data:`WRAP_METHODS`."""
+    if method not in WRAP_METHODS:
+        return [f"{where}: `method` must be one of {', '.join(map(repr, WRAP_METHODS))}, got {method!r}"]
+    return []
+
+
+def _side(sign_axis: NDArray, sigma: int) -> NDArray[np.bool_]:
+    """OpenSim's ``DSIGN(x) == sigma`` (``DSIGN(0) = +1``)."""
+    return np.where(sign_axis >= 0.0, 1, -1) == sigma
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Surface:
+    """The properties every wrapping surface shares (OpenSim's ``WrapObject``)."""
+
+    name: str
+    body: str
+    translation: tuple = (0.0, 0.0, 0.0)
+    xyz_body_rotation: tuple = (0.0, 0.0, 0.0)
+    quadrant: str = "all"
+    active: bool = True
+
+    def frame(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(R, t)``: a point ``x`` of the wrap frame is ``R x + t`` in the body frame."""
+        return body_fixed_xyz(self.xyz_body_rotation), np.asarray(self.translation, dtype=float)
+
+    def constraint(self) -> tuple[int, int]:
+        """``(axis, sign)`` of the quadrant (sign 0: unconstrained)."""
+        return parse_quadrant(self.quadrant)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WrapSphere(_Surface):
+    """OpenSim's ``WrapSphere``: a sphere of ``radius`` (m) centred at the wrap frame's origin.
+
+    Examples
+    --------
+    >>> sphere = WrapSphere(name="ball", body="ground", radius=1.0)
+    >>> wrapped, t1, t2, arc = sphere.solve(np.array([-2.0, 0.0, 0.0]), np.array([2.0, 0.0, 0.0]))
+    >>> bool(wrapped), round(float(arc), 12) == round(math.pi - 2 * math.acos(0.5), 12)
+    (True, True)
+    """
+
+    radius: float
+
+    def shape_problems(self, where: str) -> list[str | None]:
+        return [_positive_problem(self.radius, f"{where}: `radius`")]
+
+    def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """The shortest path from ``p`` to ``q`` round the sphere (a great circle); see the module."""
+        r = float(self.radius)
+        p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
+        dp, dq = np.linalg.norm(p, axis=-1), np.linalg.norm(q, axis=-1)
+        outside = (dp > r) & (dq > r)
+        dp, dq = np.where(outside, dp, 2 * r), np.where(outside, dq, 2 * r)
+        u, v = p / dp[..., None], q / dq[..., None]
+        cosine = np.sum(u * v, axis=-1)
+        normal = v - cosine[..., None] * u  # the plane of P, Q and the centre: e2 ⊥ u
+        normal -= np.sum(normal * u, axis=-1)[..., None] * u  # again: ⊥ u to round-off when P, Q are nearly opposite
+        sine = np.linalg.norm(normal, axis=-1)
+        # P, Q and the centre on one line: any plane through them (the path is not unique there)
+        fallback = np.cross(u, np.where(np.abs(u[..., :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
+        degenerate = sine < 1e-12
+        e2 = np.where(degenerate[..., None], fallback / np.maximum(np.linalg.norm(fallback, axis=-1, keepdims=True), 1e-300),
+                      normal / np.where(degenerate, 1.0, sine)[..., None])
+        gamma = np.arctan2(sine, cosine)
+        ap, aq = np.arccos(r / dp), np.arccos(r / dq)
+        theta = gamma - ap - aq
+        wrapped = outside & (theta > 0.0)
+        # the two arcs of the great circle, by angle ψ from u towards e2 (Q at ψ = γ)
+        start, end = ap, gamma - aq
+        axis, sigma = self.constraint()
+        if sigma != 0:
+            both = _side(p[..., axis], sigma) & _side(q[..., axis], sigma)
+            short_mid, long_mid = (ap + gamma - aq) / 2, (gamma + aq - ap) / 2 - np.pi
+            toward = sigma * (np.cos(short_mid) * u[..., axis] + np.sin(short_mid) * e2[..., axis])
+            away = sigma * (np.cos(long_mid) * u[..., axis] + np.sin(long_mid) * e2[..., axis])
+            long = ~both & (away > toward)
+            start, end = np.where(long, -ap, start), np.where(long, gamma + aq - 2 * np.pi, end)
+            theta = np.where(long, 2 * np.pi - gamma - ap - aq, theta)
+        t1 = r * (np.cos(start)[..., None] * u + np.sin(start)[..., None] * e2)
+        t2 = r * (np.cos(end)[..., None] * u + np.sin(end)[..., None] * e2)
+        return wrapped, t1, t2, np.where(wrapped, r * theta, 0.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WrapCylinder(_Surface):
+    """OpenSim's ``WrapCylinder``: ``radius`` (m), axis ``z`` of the wrap frame, ``length`` (m) centred
+    at the origin (wrapping stops only when both tangent points lie beyond it, as in OpenSim).
+
+    Examples
+    --------
+    >>> cylinder = WrapCylinder(name="c", body="ground", radius=1.0, length=1.0)
+    >>> wrapped, t1, t2, arc = cylinder.solve(np.array([-2.0, 0.0, -1.0]), np.array([2.0, 0.0, 1.0]))
+    >>> bool(wrapped), t1.round(6).tolist(), t2.round(6).tolist()   # under the axis, rising linearly
+    (True, [-0.5, -0.866025, -0.232128], [0.5, -0.866025, 0.232128])
+    """
+
+    radius: float
+    length: float
+
+    def shape_problems(self, where: str) -> list[str | None]:
+        return [_positive_problem(self.radius, f"{where}: `radius`"), _positive_problem(self.length, f"{where}: `length`")]
+
+    def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """The shortest path from ``p`` to ``q`` round the cylinder (a helix); see the module."""
+        r = float(self.radius)
+        p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
+        rp, rq = np.hypot(p[..., 0], p[..., 1]), np.hypot(q[..., 0], q[..., 1])
+        outside = (rp > r) & (rq > r)
+        rp, rq = np.where(outside, rp, 2 * r), np.where(outside, rq, 2 * r)
+        phi_p, phi_q = np.arctan2(p[..., 1], p[..., 0]), np.arctan2(q[..., 1], q[..., 0])
+        ap, aq = np.arccos(r / rp), np.arccos(r / rq)
+        ccw = np.mod(phi_q - phi_p, 2 * np.pi)  # the angle swept counterclockwise from P' to Q'
+        cw = np.mod(phi_p - phi_q, 2 * np.pi)
+        short = np.where(ccw <= np.pi, 1.0, -1.0)
+        meets = np.minimum(ccw, cw) - ap - aq > 0.0  # the segment meets the (infinite) cylinder
+        axis, sigma = self.constraint()
+        direction, rule = short, meets
+        if sigma != 0:
+            if axis < 2:  # the side whose arc midpoint lies furthest towards sigma
+                mid_ccw = phi_p + (ccw + ap - aq) / 2
+                mid_cw = phi_p - (cw + ap - aq) / 2
+                trig = np.cos if axis == 0 else np.sin
+                direction = np.where(sigma * trig(mid_ccw) >= sigma * trig(mid_cw), 1.0, -1.0)
+            on_p, on_q = _side(p[..., axis], sigma), _side(q[..., axis], sigma)
+            chord = q - p  # the point of the line P→Q nearest the axis (OpenSim's near12)
+            planar = np.maximum(np.sum(chord[..., :2] ** 2, axis=-1), 1e-300)
+            near = p + (-np.sum(p[..., :2] * chord[..., :2], axis=-1) / planar)[..., None] * chord
+            forced = (on_p != on_q) & ~_side(near[..., axis], sigma)
+            rule = np.where(on_p | on_q, meets | forced, True)
+        theta = np.where(direction > 0, ccw, cw) - ap - aq
+        wrapped = outside & rule & (theta > 0.0)
+        theta = np.where(wrapped, theta, 0.0)
+        lp, lq = np.sqrt(rp**2 - r**2), np.sqrt(rq**2 - r**2)
+        planar_length = lp + r * theta + lq
+        rise = q[..., 2] - p[..., 2]
+        phi1, phi2 = phi_p + direction * ap, phi_q - direction * aq
+        z1 = p[..., 2] + rise * lp / planar_length
+        z2 = p[..., 2] + rise * (lp + r * theta) / planar_length
+        t1 = np.stack([r * np.cos(phi1), r * np.sin(phi1), z1], axis=-1)
+        t2 = np.stack([r * np.cos(phi2), r * np.sin(phi2), z2], axis=-1)
+        half = 0.5 * float(self.length)
+        wrapped &= (np.abs(z1) <= half) | (np.abs(z2) <= half)
+        arc = r * theta * np.sqrt(1.0 + (rise / planar_length) ** 2)
+        return wrapped, t1, t2, np.where(wrapped, arc, 0.0)
+
+
+@dataclass(frozen=True)
+class PathWrap:
+    """One wrap of a path (OpenSim's ``PathWrap``).
+
+    Attributes
+    ----------
+    surface : WrapSphere, WrapCylinder, …
+        The wrap object (it names its body).
+    range : (int, int)
+        OpenSim's ``range``: the 1-based first and last path points between which the path may wrap
+        over this object; a value < 1 means the first (last) point. Default ``(-1, -1)``: all.
+    method : str
+        OpenSim's ``method`` (``"hybrid"``, ``"midpoint"``, ``"axial"``): it selects OpenSim's ellipsoid
+        algorithm; kept for the file formats, ignored by spheres and cylinders (exact geodesics).
+    """
+
+    surface: object
+    range: tuple = (-1, -1)
+    method: str = "hybrid"
