@@ -3,8 +3,8 @@
 Run from the repository root: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_static_optimization.py``.
 
 Model: ``gait2392_thelen2003muscle.osim`` (23 coordinates, 92 Thelen muscles; ``tests/data/osim``) with
-its wrap objects removed (mbkron does not wrap; OpenSim runs the same modified file) and its Thelen
-curve constants applied (:func:`mbkron.analysis.muscle_analysis.with_thelen_curves`). Motion: the
+its wrap objects removed (OpenSim runs the same modified file; its wrapped lengths differ from the exact
+ones, docs/wrapping.md, which would change the problems solved). Motion: the
 gait2392 walking trial's inverse kinematics (``Pipelines/Gait2392_Simbody/subject01_walk1_ik.mot`` from
 the opensim-models mirror, ``$MBKRON_OPENSIM_MODELS``), every other frame from the start: 100 frames.
 Reserves: a ``CoordinateActuator`` on every coordinate (optimal force 100 on the pelvis, 1 N·m on
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import mbkron  # noqa: E402
 from benchmarks.common import machine  # noqa: E402
-from mbkron.analysis.muscle_analysis import muscle_analysis, read_thelen_curves, with_thelen_curves  # noqa: E402
+from mbkron.analysis.muscle_analysis import muscle_analysis  # noqa: E402
 from mbkron.analysis.static_optimization import Reserve, static_optimization  # noqa: E402
 from mbkron.io import read_storage, write_storage  # noqa: E402
 from validation.opensim import compare_so  # noqa: E402
@@ -70,7 +70,7 @@ def main() -> None:
         model_path, motion, table = inputs(work)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = with_thelen_curves(mbkron.load_model(model_path), read_thelen_curves(model_path))
+            model = mbkron.load_model(model_path)
         spline = CubicSpline(table.time, table.coordinates(model))
         t = table.time
         q, qd, qdd = spline(t), spline(t, 1), spline(t, 2)

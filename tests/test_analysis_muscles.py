@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.analysis.muscle_analysis import MAXIMUM_PENNATION, muscle_analysis, read_thelen_curves, \
-    with_thelen_curves
+from mbkron.analysis.muscle_analysis import MAXIMUM_PENNATION, muscle_analysis
 from mbkron.io import read_storage
 from mbkron.muscles.hill import HillParameters
 
@@ -19,10 +18,10 @@ DATA = Path(__file__).parent / "data" / "analysis_so"
 
 
 def case_model(name: str, directory: Path):
-    """The mbkron model of a stored comparison case (its ``.osim`` without wraps, with its Thelen constants)."""
+    """The mbkron model of a stored comparison case (its ``.osim`` without wraps; the import keeps its Thelen constants)."""
     path = directory / f"{name}.osim"
     path.write_bytes(gzip.decompress((DATA / f"{name}.osim.gz").read_bytes()))
-    return with_thelen_curves(mbkron.load_model(path), read_thelen_curves(path))
+    return mbkron.load_model(path)
 
 
 def hinge_model(specs, theta: float, hill: HillParameters | None = None):

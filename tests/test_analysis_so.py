@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.analysis.muscle_analysis import read_thelen_curves, with_thelen_curves
 from mbkron.analysis.static_optimization import Reserve, optimal_forces, read_reserves, static_optimization
 from mbkron.io import read_storage
 from mbkron.muscles.hill import HillParameters
@@ -227,13 +226,15 @@ def test_bad_arguments_are_named():
         Reserve("q", 0.0)
 
 
-def test_thelen_curves_of_the_gait_model_are_applied(tmp_path):
+def test_thelen_curves_of_the_gait_model_are_imported(tmp_path):
+    """gait2354 sets KshapeActive 0.5, KshapePassive 4, Af 0.3 on every Thelen2003Muscle (read from the file's text)."""
     path = tmp_path / "gait2354.osim"
-    path.write_bytes(gzip.decompress((DATA / "gait2354.osim.gz").read_bytes()))
-    curves = read_thelen_curves(path)
-    assert len(curves) == 54 and {c.active_shape for c in curves.values()} == {0.5}
-    assert {(c.passive_shape, c.af, c.flen) for c in curves.values()} == {(4.0, 0.3, 1.8)}
-    model = with_thelen_curves(mbkron.load_model(path), {"soleus_r": curves["soleus_r"]})
-    assert model.muscle_set.paths[model.muscles.index("soleus_r")].hill.curves.af == 0.3
-    with pytest.raises(ValueError, match="not Hill muscles of the model: nothing"):
-        with_thelen_curves(model, {"nothing": curves["soleus_r"]})
+    text = gzip.decompress((DATA / "gait2354.osim.gz").read_bytes())
+    path.write_bytes(text)
+    assert text.count(b"<Thelen2003Muscle") == 54 and text.count(b"<KshapeActive>0.5</KshapeActive>") == 54
+    assert text.count(b"<KshapePassive>4</KshapePassive>") == 54 and text.count(b"<Af>0.29999999999999999</Af>") == 54
+    model = mbkron.load_model(path)
+    curves = {p.hill.curves for p in model.muscle_set.paths}
+    assert len(model.muscles) == 54 and len(curves) == 1
+    (c,) = curves
+    assert (c.active_shape, c.passive_shape, c.af, c.flen) == (0.5, 4.0, 0.3, 1.8)

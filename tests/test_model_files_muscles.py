@@ -146,6 +146,27 @@ def test_hill_parameters_are_read_in_si_units():
     assert paths[1].hill is None
 
 
+def test_thelen_curve_constants_are_read_written_compared_and_checked():
+    curved = ARM.replace("pennation_angle = 10\n", "pennation_angle = 10\ncurves = { active_shape = 0.5, af = 0.3 }\n", 1)
+    assert curved != ARM
+    model = parse_model_file(curved).model
+    curves = model.muscle_set.paths[0].hill.curves
+    assert (curves.active_shape, curves.af, curves.passive_shape, curves.flen) == (0.5, 0.3, 5.0, 1.8)
+    text = dump_model(model)
+    assert "curves = { active_shape = 0.5, af = 0.3 }" in text
+    assert model_differences(parse_model_file(text).model, model) == []
+    assert any("muscle `flexor`: Hill parameters" in d for d in model_differences(model, parse_model_file(ARM).model))
+    bad = ARM.replace("pennation_angle = 10\n", "pennation_angle = 10\ncurves = { active_shape = -1, shape = 2 }\n", 1)
+    with pytest.raises(ModelError) as error:
+        parse_model_file(bad)
+    message = str(error.value)
+    assert "muscles.flexor.curves.shape: unknown key" in message
+    assert "curve constant `active_shape` must be a positive number, got -1" in message
+    bad = ARM.replace("pennation_angle = 10\n", "pennation_angle = 10\ncurves = { active_shape = -1 }\n", 1)
+    with pytest.raises(ModelError, match="curve constant `active_shape` must be a positive number, got -1"):
+        parse_model_file(bad)
+
+
 def test_a_file_equals_the_python_built_model_and_differences_are_found():
     from_file = parse_model_file(ARM).model
     assert model_differences(from_file, python_arm()) == []

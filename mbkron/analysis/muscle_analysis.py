@@ -19,9 +19,6 @@ What OpenSim's ``MuscleAnalysis`` reports for a trial, computed for all frames i
 
 from __future__ import annotations
 
-import dataclasses
-import xml.etree.ElementTree as ET
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +27,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.io.storage import write_storage
-from mbkron.muscles.hill import ThelenCurves
-from mbkron.muscles.paths import MuscleSet
 
 __all__ = ["MAXIMUM_PENNATION", "MuscleAnalysisResult", "RigidTendonFibers", "hill_arrays", "muscle_analysis",
-           "read_thelen_curves", "rigid_tendon_fibers", "with_thelen_curves"]
+           "rigid_tendon_fibers"]
 
 MAXIMUM_PENNATION = float(np.arccos(0.1))
 """``φ_max``, rad: OpenSim's ``Thelen2003Muscle`` default ``maximum_pennation_angle`` (``acos 0.1``)."""
@@ -61,64 +56,6 @@ def hill_arrays(model) -> dict[str, NDArray]:
            for key in keys}
     out["curves"] = tuple(None if p.hill is None else p.hill.curves for p in paths)
     return out
-
-
-#: OpenSim's ``Thelen2003Muscle`` properties and the :class:`ThelenCurves` fields they set.
-THELEN_PROPERTIES = (("FmaxTendonStrain", "tendon_strain_at_fmax"), ("FmaxMuscleStrain", "fiber_strain_at_fmax"),
-                     ("KshapeActive", "active_shape"), ("KshapePassive", "passive_shape"), ("Af", "af"),
-                     ("Flen", "flen"), ("fv_linear_extrap_threshold", "extrapolation_threshold"),
-                     ("activation_time_constant", "activation_time"),
-                     ("deactivation_time_constant", "deactivation_time"), ("minimum_activation", "minimum_activation"))
-
-
-def read_thelen_curves(path: str | Path) -> dict[str, ThelenCurves]:
-    """The curve constants of every ``Thelen2003Muscle`` of an OpenSim model file, by muscle name.
-
-    The model-file import keeps a muscle's parameters but not these constants (mbkron's defaults are
-    OpenSim's class defaults; many OpenSim models set others, e.g. gait2354's ``KshapeActive = 0.5``,
-    ``KshapePassive = 4``, ``Af = 0.3``): apply them with :func:`with_thelen_curves`. Properties a
-    muscle does not set keep mbkron's defaults.
-
-    Raises
-    ------
-    ValueError
-        If the file cannot be parsed or a property is not a number.
-    """
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as error:
-        raise ValueError(f"cannot read the OpenSim model file `{path}`: {error}") from None
-    out = {}
-    for muscle in root.iter("Thelen2003Muscle"):
-        values = {}
-        for tag, name in THELEN_PROPERTIES:
-            text = muscle.findtext(tag)
-            if text is not None and text.strip():
-                try:
-                    values[name] = float(text)
-                except ValueError:
-                    raise ValueError(f"`{path}`: muscle `{muscle.get('name')}`: `{tag}` is not a number: "
-                                     f"{text.strip()!r}") from None
-        out[muscle.get("name")] = ThelenCurves(**values)
-    return out
-
-
-def with_thelen_curves(model, curves: Mapping[str, ThelenCurves]):
-    """The model with the Hill muscles named in ``curves`` given those curve constants.
-
-    Raises
-    ------
-    ValueError
-        If a name in ``curves`` is not a Hill muscle of the model.
-    """
-    paths = _paths(model)
-    hill = {p.name for p in paths if p.hill is not None}
-    unknown = sorted(set(curves) - hill)
-    if unknown:
-        raise ValueError(f"`curves` names muscles that are not Hill muscles of the model: {', '.join(unknown)}")
-    paths = [dataclasses.replace(p, hill=dataclasses.replace(p.hill, curves=curves[p.name])) if p.name in curves else p
-             for p in paths]
-    return dataclasses.replace(model, muscle_set=MuscleSet(paths, {b: model.body_index(b) for b in model.bodies}, model.coordinates))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MU
                               SCALAR, TIME, VECTOR, VELOCITY_SUFFIX, ExpressionValue)
 from mbkron.jointvars.functions import CoordinateFunction
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.hill import HillParameters
+from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
 from mbkron.muscles.conditions import PathPointCondition
 from mbkron.muscles.points import MovingPoint
 
@@ -96,13 +96,14 @@ class LoadReader(ValueReader):
             self.keys(table, path, ["path"], ["model", "wraps"], {key: "a muscle of model \"path\" has no Hill parameters"
                                                                    for key in hill_keys})
         else:
-            self.keys(table, path, ["path", *HILL_REQUIRED], ["model", "wraps", *(hill_keys - set(HILL_REQUIRED))])
+            self.keys(table, path, ["path", *HILL_REQUIRED], ["model", "wraps", "curves", *(hill_keys - set(HILL_REQUIRED))])
         hill = None
         if kind == "hill":
             values = {key: self.number(table[key], join(path, key), scale=self.angle_scale if angle else 1.0)
                       for key, angle in HILL_FIELDS if key in table}
-            if all(key in values for key in HILL_REQUIRED) and None not in values.values():
-                hill = HillParameters(**values)
+            curves = self.thelen_curves(table["curves"], join(path, "curves")) if "curves" in table else ThelenCurves()
+            if all(key in values for key in HILL_REQUIRED) and None not in values.values() and curves is not None:
+                hill = HillParameters(**values, curves=curves)
         points = table.get("path", [])
         if not isinstance(points, list) or not all(isinstance(point, dict) for point in points):
             self.problem(join(path, "path"), f"expected an array of tables ([[{path}.path]] sections), got {show(points)}")
@@ -111,6 +112,15 @@ class LoadReader(ValueReader):
         wraps = self.muscle_wraps(table["wraps"], join(path, "wraps")) if "wraps" in table else ()
         if None not in read and kind is not None and wraps is not None:
             builder.add_muscle(name, read, hill=hill, wraps=wraps)
+
+    def thelen_curves(self, value: object, path: str) -> ThelenCurves | None:
+        """A muscle's ``curves`` table: Thelen (2003) curve constants other than the defaults (SI units)."""
+        table = self.table(value, path)
+        if table is None:
+            return None
+        self.keys(table, path, [], CURVE_FIELDS)
+        values = {key: self.number(table[key], join(path, key)) for key in CURVE_FIELDS if key in table}
+        return None if None in values.values() else ThelenCurves(**values)
 
     def path_point(self, table: dict, path: str) -> object:
         """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies;

@@ -23,7 +23,7 @@ from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicS
 from mbkron.jointvars.gcvspl import GCVSpline
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
-from mbkron.muscles.hill import ThelenCurves
+from mbkron.muscles.hill import CURVE_FIELDS, ThelenCurves
 from mbkron.muscles.points import MovingPoint, point_condition
 from mbkron.muscles.surfaces import kind_of
 from mbkron.muscles.wrapping import shape_fields
@@ -214,9 +214,11 @@ def _muscle_table(path) -> dict:
     where = f"muscle `{path.name}`"
     entry: dict[str, object] = {"model": "path" if path.hill is None else "hill"}
     if path.hill is not None:
-        if path.hill.curves != ThelenCurves():
-            raise ValueError(f"{where}: non-default Thelen curve constants cannot be written to a model file")
         entry.update({key: float(getattr(path.hill, key)) for key, _ in HILL_FIELDS})
+        curves = {key: float(getattr(path.hill.curves, key)) for key in CURVE_FIELDS
+                  if getattr(path.hill.curves, key) != getattr(ThelenCurves(), key)}
+        if curves:
+            entry["curves"] = InlineTable(**curves)
     points = []
     for n, point in enumerate(path.points):
         if isinstance(point, MovingPoint):

@@ -33,12 +33,13 @@ and states (arrays broadcast against the per-muscle parameters).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "CURVE_FIELDS",
     "HillParameters",
     "ThelenCurves",
     "active_force_length",
@@ -82,6 +83,10 @@ class ThelenCurves:
         return 0.67 / (self.tendon_strain_at_fmax - self.toe_strain)
 
 
+#: The names of the :class:`ThelenCurves` constants (model files' ``curves`` keys).
+CURVE_FIELDS = tuple(f.name for f in fields(ThelenCurves))
+
+
 @dataclass(frozen=True)
 class HillParameters:
     """Per-muscle parameters of the Hill model.
@@ -118,6 +123,15 @@ class HillParameters:
         phi = self.pennation_angle
         if isinstance(phi, bool) or not isinstance(phi, (int, float)) or not 0 <= phi < np.pi / 2:
             out.append(f"{where}: `pennation_angle` must be in [0, π/2) rad, got {phi!r}")
+        if not isinstance(self.curves, ThelenCurves):
+            out.append(f"{where}: `curves` must be a ThelenCurves, got {type(self.curves).__name__}")
+            return out
+        for name in CURVE_FIELDS:
+            value = getattr(self.curves, name)
+            low_ok = value >= 0 if name == "minimum_activation" else value > 0
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or not low_ok:
+                bound = "a number ≥ 0" if name == "minimum_activation" else "a positive number"
+                out.append(f"{where}: curve constant `{name}` must be {bound}, got {value!r}")
         return out
 
 

@@ -16,8 +16,7 @@ Both models wrap muscles around cylinders and ellipsoids; mbkron does not wrap y
 are removed in OpenSim too (a modified ``.osim``, also what mbkron imports). OpenSim 4.6 refuses a
 ``Thelen2003Muscle`` minimum activation below 0.01 (arm26 has 0): raised to 0.01, with ``min_control``.
 The muscles' Thelen curve constants (``KshapeActive`` 0.5, ``KshapePassive`` 4, ``Af`` 0.3 in both
-models), which the import does not keep, are applied with
-:func:`mbkron.analysis.muscle_analysis.with_thelen_curves`; the activation bounds are each muscle's
+models) are kept by the import (each muscle's ``curves``); the activation bounds are each muscle's
 ``min_control``/``max_control``.
 
 OpenSim's ``AnalyzeTool`` runs ``StaticOptimization`` (convergence criterion 1e-10), ``MuscleAnalysis``
@@ -62,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 import mbkron
-from mbkron.analysis.muscle_analysis import muscle_analysis, read_thelen_curves, with_thelen_curves
+from mbkron.analysis.muscle_analysis import muscle_analysis
 from mbkron.analysis.static_optimization import Reserve, static_optimization
 from mbkron.io import read_storage, write_atomically
 
@@ -274,8 +273,8 @@ def run_mbkron(model, data: dict) -> dict:
 
 
 def load_case_model(path: Path):
-    """The mbkron model of a prepared ``.osim`` file (no wraps) with the file's Thelen curve constants."""
-    return with_thelen_curves(mbkron.load_model(path), read_thelen_curves(path))
+    """The mbkron model of a prepared ``.osim`` file (no wraps; the import keeps its Thelen curve constants)."""
+    return mbkron.load_model(path)
 
 
 def deviations(ours: dict, data: dict) -> dict[str, float]:

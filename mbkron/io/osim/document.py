@@ -206,7 +206,8 @@ def _header(source: str, name: str, credits: str, publications: str, coordinates
         lines.append("Imported WITHOUT their wrap objects: " + ", ".join(wrapped) + ".")
     if ignored:
         lines.append("Not imported (no effect on the mechanics): " + ", ".join(ignored) + ".")
-    lines.append("Hill muscles keep F_max, optimal fibre length, tendon slack length, pennation, v_max; the curve constants are mbkron's.")
+    lines.append("Hill muscles keep F_max, optimal fibre length, tendon slack length, pennation, v_max and a Thelen2003Muscle's curve constants; "
+                 "other muscle classes get Thelen curves with the default constants.")
     if credits:
         lines.append(f"Credits: {credits}")
     if publications:

@@ -3,9 +3,14 @@
 ``Thelen2003Muscle``, ``Millard2012EquilibriumMuscle``, ``DeGrooteFregly2016Muscle`` and
 ``Schutte1993Muscle_Deprecated`` become Hill muscles (``model = "hill"``) with the file's
 ``max_isometric_force``, ``optimal_fiber_length``, ``tendon_slack_length``,
-``pennation_angle_at_optimal`` and ``max_contraction_velocity`` (OpenSim's default 10 when absent);
-the curve constants of each OpenSim model are not kept (mbkron's Hill muscle has Thelen 2003 curves
-with its own defaults). ``PathActuator`` becomes ``model = "path"`` (geometry only).
+``pennation_angle_at_optimal`` and ``max_contraction_velocity`` (OpenSim's default 10 when absent).
+A ``Thelen2003Muscle``'s curve constants (``FmaxTendonStrain``, ``FmaxMuscleStrain``, ``KshapeActive``,
+``KshapePassive``, ``Af``, ``Flen``, ``fv_linear_extrap_threshold``, the activation and deactivation
+time constants and ``minimum_activation``) become its ``curves`` table where they differ from the
+defaults (:class:`~mbkron.muscles.hill.ThelenCurves`, OpenSim's class defaults); the other muscle
+classes have curves of their own (Millard's quintic Béziers, De Groote–Fregly's closed forms) that mbkron
+does not model: they get Thelen curves with the default constants. ``PathActuator`` becomes
+``model = "path"`` (geometry only).
 
 Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body coordinates:
 
@@ -39,6 +44,7 @@ from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
+from mbkron.muscles.hill import ThelenCurves
 
 __all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_muscles"]
 
@@ -51,6 +57,12 @@ ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuato
 _HILL_KEYS = (("max_isometric_force", "max_isometric_force", None), ("optimal_fiber_length", "optimal_fiber_length", None),
               ("tendon_slack_length", "tendon_slack_length", None), ("pennation_angle", "pennation_angle_at_optimal", 0.0),
               ("max_contraction_velocity", "max_contraction_velocity", 10.0))
+#: ``Thelen2003Muscle`` properties and the :class:`~mbkron.muscles.hill.ThelenCurves` constants they set.
+THELEN_CURVES = (("FmaxTendonStrain", "tendon_strain_at_fmax"), ("FmaxMuscleStrain", "fiber_strain_at_fmax"),
+                 ("KshapeActive", "active_shape"), ("KshapePassive", "passive_shape"), ("Af", "af"), ("Flen", "flen"),
+                 ("fv_linear_extrap_threshold", "extrapolation_threshold"),
+                 ("activation_time_constant", "activation_time"), ("deactivation_time_constant", "deactivation_time"),
+                 ("minimum_activation", "minimum_activation"))
 _POINTS = {"PathPoint": ("socket_parent_frame", "location"),
            "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
            "MovingPathPoint": ("socket_parent_frame", "x_location", "y_location", "z_location", "socket_x_coordinate",
@@ -203,6 +215,12 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
                 value = reader.number(force, tag, default)
                 if value is not None:
                     table[key] = value
+            if force.tag == "Thelen2003Muscle":
+                curves = {key: reader.number(force, tag, getattr(ThelenCurves(), key)) for tag, key in THELEN_CURVES}
+                curves = {key: value for key, value in curves.items()
+                          if value is not None and value != getattr(ThelenCurves(), key)}
+                if curves:
+                    table["curves"] = InlineTable(**curves)
         table["path"] = _path(reader, path, bodies, coordinates)
         if wrap_list:
             table["wraps"] = wrap_list
