@@ -81,7 +81,7 @@ class LegacyReader(XmlReader):
         self.former_child: dict[tuple[ET.Element, str], str] = {}
 
     def path(self, element: ET.Element, tag: str | None = None) -> str:
-        parts = [] if tag is None else [self.former_child.get((element, tag), _FORMER.get(tag, tag))]
+        parts = [] if tag is None else [self.old_name(element, tag)]
         node: ET.Element | None = self.origin.get(element, element)
         while node is not None:
             name = node.get("name")
@@ -93,8 +93,12 @@ class LegacyReader(XmlReader):
     def child(self, element: ET.Element, tag: str, *, required: bool = True) -> ET.Element | None:
         found = element.find(tag)
         if found is None and required:
-            self.problem(element, f"missing <{self.former_child.get((element, tag), _FORMER.get(tag, tag))}>")
+            self.problem(element, f"missing <{self.old_name(element, tag)}>")
         return found
+
+    def old_name(self, element: ET.Element, tag: str) -> str:
+        """The original file's name of the child ``tag`` of ``element`` (present or missing)."""
+        return self.former_child.get((element, tag), _FORMER.get(tag, tag))
 
     # ------------------------------------------------------------------ editing the tree
     def rename(self, parent: ET.Element, element: ET.Element, tag: str) -> None:
@@ -153,22 +157,22 @@ def upgrade_legacy(root: ET.Element, version: int, source: str) -> LegacyReader:
         for child in [c for c in element if c.tag in _DISPLAY]:
             element.remove(child)
     frames = model.find("FrameSet")
-    if frames is not None and not len(frames.find("objects") if frames.find("objects") is not None else []):
+    if frames is not None and not _children(frames, "objects"):
         model.remove(frames)
     bodies = model.find("BodySet/objects")
     joints = _joint_set(reader, model)
     if bodies is not None:
         for body in list(bodies):
-            _body(reader, model, bodies, body, joints, version)
+            _body(reader, bodies, body, joints, version)
     for joint in list(joints):
         _joint(reader, joint, version)
     for point in _iter_tags(model, ("PathPoint", "ConditionalPathPoint", "MovingPathPoint")):
         _path_point(reader, point)
     for coordinate in _iter_tags(model, ("Coordinate",)):
         _take(coordinate, "motion_type")
-    for force in model.find("ForceSet/objects") if model.find("ForceSet/objects") is not None else []:
+    for force in _children(model, "ForceSet/objects"):
         _negate(reader, force, "appliesForce")
-    for constraint in model.find("ConstraintSet/objects") if model.find("ConstraintSet/objects") is not None else []:
+    for constraint in _children(model, "ConstraintSet/objects"):
         _negate(reader, constraint, "isEnforced")
         if constraint.tag == "PointConstraint":
             for tag in ("body_1", "body_2"):
@@ -180,6 +184,12 @@ def upgrade_legacy(root: ET.Element, version: int, source: str) -> LegacyReader:
 
 def _iter_tags(model: ET.Element, tags: tuple[str, ...]) -> list[ET.Element]:
     return [element for element in model.iter() if element.tag in tags]
+
+
+def _children(element: ET.Element, path: str) -> list[ET.Element]:
+    """The children of the element at ``path`` below ``element`` (none if it is missing)."""
+    holder = element.find(path)
+    return list(holder) if holder is not None else []
 
 
 def _rename_types(reader: LegacyReader, model: ET.Element) -> None:
@@ -205,8 +215,7 @@ def _joint_set(reader: LegacyReader, model: ET.Element) -> ET.Element:
     return reader.new(holder, "objects", holder)
 
 
-def _body(reader: LegacyReader, model: ET.Element, bodies: ET.Element, body: ET.Element, joints: ET.Element,
-          version: int) -> None:
+def _body(reader: LegacyReader, bodies: ET.Element, body: ET.Element, joints: ET.Element, version: int) -> None:
     """Move a body's nested joint to ``joints``; make its inertia a Vec6; ground leaves the BodySet."""
     holder = _take(body, "Joint")
     concrete = list(holder) if holder is not None else []
