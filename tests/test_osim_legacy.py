@@ -175,3 +175,18 @@ def test_files_older_than_2_3_2_and_bad_versions_are_refused(tmp_path):
         _load(_write(tmp_path, SMALL.replace('Version="30000"', 'Version="20301"')))
     with pytest.raises(ModelError, match=re.escape("Version 'x': expected the file format's version number")):
         _load(_write(tmp_path, SMALL.replace('Version="30000"', 'Version="x"')))
+
+
+@pytest.mark.parametrize("name", ["legacy_double_pendulum", "legacy_gait10dof18musc"])
+def test_live_opensim_reproduces_the_stored_data(name, tmp_path):
+    """With OpenSim installed, its upgrade of the old file gives the stored reference again."""
+    pytest.importorskip("opensim")
+    from validation.opensim import compare_osim
+
+    data = stored(name)
+    live = compare_osim.reference(name, _file(tmp_path, name), False)
+    assert live["coordinates"] == data["coordinates"] and live["q"] == data["q"] and live["edge_q"] == data["edge_q"]
+    for key in (*DYNAMICS, "lengths", "moment_arms", "edge_lengths"):
+        ours, theirs = np.array(live[key]), np.array(data[key])
+        scale = max(float(np.abs(theirs).max()), 1.0) if theirs.size else 1.0
+        assert np.abs(ours - theirs).max(initial=0.0) <= TOLERANCE * scale, key
