@@ -31,7 +31,10 @@ from pathlib import Path
 from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify, fuzz_command
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
-FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv")
+FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv",
+         "legacy_double_pendulum", "legacy_gait10dof18musc")
+#: Elements naming a body, frame or coordinate in the OpenSim 2.x/3.x files (sockets in OpenSim 4).
+LEGACY_SOCKETS = ("body", "parent_body", "coordinate", "x_coordinate", "y_coordinate", "z_coordinate", "connectee_name")
 SPECIAL_TEXT = ["nan", "inf", "-inf", "1e999", "-1e999", "1e308", "-0", "5e-324", "9" * 5000, "abc", "", "1 2",
                 "1 2 3 4 5 6 7", "true", "0x10", "1_000", "  ", "/nowhere", "../..", "ground"]
 WRAP_NOTICE = "imported without their wrap objects"
@@ -92,7 +95,7 @@ def _names(root, rng):
 
 
 def _socket(root, rng):
-    sockets = [e for e in root.iter() if e.tag.startswith("socket_")]
+    sockets = [e for e in root.iter() if e.tag.startswith("socket_") or e.tag in LEGACY_SOCKETS]
     if not sockets:
         return "no socket"
     element = rng.choice(sockets)

@@ -355,7 +355,7 @@ EXTERNAL = """<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/p
      "nested more than 64 levels"),
     ("<OpenSimDocument Version='40000'><Model>", "not well-formed XML"),
     ("<html/>", "expected the root element <OpenSimDocument>"),
-    ("<OpenSimDocument Version='30000'><Model/></OpenSimDocument>", "OpenSim 4 files"),
+    ("<OpenSimDocument Version='20000'><Model/></OpenSimDocument>", "OpenSim files of Version ≥ 20302 are read"),
 ])
 def test_unsafe_or_invalid_xml_is_a_model_error(tmp_path, text, match):
     path = tmp_path / "bad.osim"

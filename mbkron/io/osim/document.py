@@ -24,6 +24,7 @@ from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.joints import GROUND, add_joint
+from mbkron.io.osim.legacy import upgrade_legacy
 from mbkron.io.osim.muscles import read_muscles
 from mbkron.io.osim.wraps import read_wrap_objects
 from mbkron.io.osim.xml import XmlReader, parse_osim_bytes, read_osim_bytes
@@ -61,7 +62,8 @@ class OsimDocument:
 
 
 def read_osim(path, *, wrapping: str = "import") -> OsimDocument:
-    """Read an ``.osim`` file (OpenSim 4 format) into an :class:`OsimDocument`.
+    """Read an ``.osim`` file (OpenSim 4 format; 2.x and 3.x files are upgraded first by
+    :func:`~mbkron.io.osim.legacy.upgrade_legacy`) into an :class:`OsimDocument`.
 
     Parameters
     ----------
@@ -90,11 +92,12 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     if wrapping not in WRAPPING:
         raise ValueError(f"`wrapping` must be one of {', '.join(map(repr, WRAPPING))}, got {wrapping!r}")
     root = parse_osim_bytes(data, source)
-    reader = XmlReader(root, source)
     version = root.get("Version", "")
-    if not version.isdigit() or int(version) < 40000:
-        raise ModelError([f"/OpenSimDocument: Version {version!r}: OpenSim 4 files (Version ≥ 40000) are read; "
-                          "open and save an older file in OpenSim 4 to convert it"], source)
+    if not version.isdigit():
+        raise ModelError([f"/OpenSimDocument: Version {version!r}: expected the file format's version number "
+                          "(40000 and later: OpenSim 4; 20302-39999: OpenSim 2 and 3, upgraded as OpenSim 4 does)"], source)
+    legacy = int(version) < 40000
+    reader = upgrade_legacy(root, int(version), source) if legacy else XmlReader(root, source)
     model = root.find("Model")
     if model is None:
         raise ModelError(["/OpenSimDocument: missing <Model>"], source)
@@ -176,8 +179,11 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
                       stacklevel=3)
     wrapping_paths = [m for m, table in muscles.items() if "wraps" in table]
-    return OsimDocument(document, _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed,
-                                          loops, len(coordinate_tables), wrapping_paths, len(forces.wraps)),
+    header = _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed, loops,
+                     len(coordinate_tables), wrapping_paths, len(forces.wraps))
+    if legacy:
+        header = f"# OpenSim {version[0]}.x file (Version {version}), upgraded to OpenSim 4 as OpenSim 4.6 does.\n" + header
+    return OsimDocument(document, header,
                         hashlib.sha256(data).hexdigest(), wrapped)
 
 
