@@ -30,7 +30,7 @@ from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, 
 from mbkron.io.storage import Storage, StorageError, read_storage
 from mbkron.jointvars.gcvspl import GCVSpline
 
-__all__ = ["ExternalLoads", "FrameLoads", "external_loads", "frame_loads", "generalized_forces", "body_loads"]
+__all__ = ["ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces", "body_loads"]
 
 _GROUND = "ground"
 
@@ -222,13 +222,13 @@ def body_loads(model, kin, loads: FrameLoads) -> tuple:
         T = kin.T[..., model.body_index(body), :, :]
         lever = (T[..., :3, :3] @ loads.point[:, j, :, None])[..., 0]
         force, moment = loads.force[:, j], loads.torque[:, j] + np.cross(lever, loads.force[:, j])
-        result.append(loads_module.PointForce(body, np.zeros(3), _Constant(force)))
-        result.append(loads_module.BodyTorque(body, _Constant(moment)))
+        result.append(loads_module.PointForce(body, np.zeros(3), PerFrame(force)))
+        result.append(loads_module.BodyTorque(body, PerFrame(moment)))
     return tuple(result)
 
 
 @dataclass(frozen=True, eq=False)
-class _Constant:
+class PerFrame:
     """A load value known at every frame: ``value(t, q, qd)`` returns the (n, 3) array."""
 
     values: NDArray[np.float64]
