@@ -27,8 +27,8 @@ from numpy.typing import NDArray
 
 from mbkron.dynamics import loads as loads_module
 from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, read_external_loads
+from mbkron.analysis.motion import splines
 from mbkron.io.storage import Storage, StorageError, read_storage
-from mbkron.jointvars.gcvspl import GCVSpline
 
 __all__ = ["ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces", "body_loads"]
 
@@ -122,15 +122,15 @@ def external_loads(loads: str | Path | ExternalLoadsSpec, data: str | Path | Sto
     return ExternalLoads(spec, table, tuple(columns))
 
 
-def _functions_of_time(time: NDArray[np.float64], values: NDArray[np.float64], frames: NDArray[np.float64]):
+def _functions_of_time(time: NDArray[np.float64], values: NDArray[np.float64], frames: NDArray[np.float64],
+                       method: str) -> NDArray[np.float64]:
     """``ExternalForce``'s functions of the columns ``values`` (m, 3) evaluated at ``frames``: a cubic GCV
     spline (four rows or more), piecewise linear (two or three), constant (one)."""
     if time.size == 1:
         return np.broadcast_to(values[0], (frames.size, 3)).copy()
     if time.size <= 3:
         return np.column_stack([_linear(time, values[:, k], frames) for k in range(3)])
-    return np.column_stack([np.asarray(GCVSpline(time, values[:, k], half_order=2, error_variance=0.0)(
-        frames, derivative=0), dtype=float) for k in range(3)])
+    return splines(time, values, 2, method)(frames)
 
 
 def _linear(x: NDArray, y: NDArray, t: NDArray) -> NDArray:
@@ -143,7 +143,7 @@ def _rotation(kin, model, body: str) -> NDArray[np.float64] | None:
     return None if body == _GROUND else kin.T[..., model.body_index(body), :3, :3]
 
 
-def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64]) -> FrameLoads:
+def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64], spline: str = "natural") -> FrameLoads:
     """The loads at the frames ``time`` with the model's configurations ``kin`` (module docstring).
 
     Parameters
@@ -153,19 +153,26 @@ def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64]) -> 
         Of ``model`` at the frames' ``q``, shape (n, nq), order ≥ 0.
     loads : ExternalLoads
     time : ndarray, shape (n,)
+        Within the data file's time span.
+    spline : {"natural", "gcvspl"}
+        How the cubic splines are fitted (:func:`mbkron.analysis.motion.splines`).
 
     Raises
     ------
     ValueError
-        If a force names a body the model does not have (the force and the field are named).
+        If a force names a body the model does not have (the force and the field are named), or a frame
+        is outside the data's time span.
     """
     time = np.asarray(time, dtype=float)
     _check_bodies(model, loads.forces)
+    data = loads.data
+    if time.size and (time[0] < data.time[0] or time[-1] > data.time[-1]):
+        raise ValueError(f"the frames ({time[0]:.6g} to {time[-1]:.6g} s) are not all within the external loads' "
+                         f"data `{data.name}` ({data.time[0]:.6g} to {data.time[-1]:.6g} s)")
     n, count = time.size, len(loads.forces)
     force, point, torque = (np.zeros((n, count, 3)) for _ in range(3))
-    data = loads.data
     for j, (spec, columns) in enumerate(zip(loads.forces, loads.columns)):
-        at = {kind: _functions_of_time(data.time, data.values[:, cols], time) for kind, cols in columns.items()}
+        at = {kind: _functions_of_time(data.time, data.values[:, cols], time, spline) for kind, cols in columns.items()}
         expressed = _rotation(kin, model, spec.force_expressed_in_body)
         for kind, target in (("force", force), ("torque", torque)):
             if kind in at:

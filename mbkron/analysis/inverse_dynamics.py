@@ -97,6 +97,6 @@ def inverse_dynamics(model, kinematics: TrialKinematics, external_loads: Externa
     loads = None
     if external_loads is not None:
         kin = model.kinematics(q, 1, workspace=workspace)
-        loads = frame_loads(model, kin, external_loads, kinematics.time)
+        loads = frame_loads(model, kin, external_loads, kinematics.time, kinematics.spline)
         tau = tau - generalized_forces(model, kin, loads)
     return InverseDynamics(kinematics.time, tau, generalized_force_labels(model), kinematics, loads)

@@ -159,7 +159,7 @@ def joint_reactions(model, kinematics: TrialKinematics, external_loads: External
     kin = model.kinematics(q, 1, workspace=workspace)
     loads = tuple(model.loads)
     if external_loads is not None:
-        loads += body_loads(model, kin, frame_loads(model, kin, external_loads, kinematics.time))
+        loads += body_loads(model, kin, frame_loads(model, kin, external_loads, kinematics.time, kinematics.spline))
     if muscle_forces is not None:
         loads += muscle_loads(model, kin, muscle_forces)
     net = model.joint_reactions(q, qd, qdd, loads=loads, workspace=workspace)
