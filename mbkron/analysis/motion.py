@@ -27,8 +27,8 @@ time in this order (``InverseDynamicsTool::run``, ``Storage::pad``, ``Storage::l
    span by default. With a low-pass filter and unevenly printed times these are the resampled times,
    which differ from the file's by up to a few 1e-7 s — the times OpenSim reports.
 
-Angles are converted from degrees (``inDegrees=yes``) by the model's coordinate units before the
-filter (OpenSim converts after it; the filter is linear, so the results differ by rounding only).
+Angles are converted from degrees (``inDegrees=yes``, by the model's coordinate units) after the filter,
+before the splines, as OpenSim does.
 The file's columns that are not coordinates of the model — coupled (eliminated) and locked
 coordinates, which the ``.osim`` importer turns into functions and constants, markers, or anything
 else — are ignored and listed in :attr:`TrialKinematics.ignored`.
@@ -37,13 +37,12 @@ else — are ignored and listed in :attr:`TrialKinematics.ignored`.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.interpolate import make_interp_spline
-from scipy.signal import lfilter
 
 from mbkron.io.storage import Storage, StorageError, read_storage
 from mbkron.jointvars.gcvspl import GCVSpline
@@ -150,14 +149,13 @@ def lowpass_iir(values: NDArray[np.float64], step: float, cutoff: float) -> NDAr
 
 
 def _recursion(x: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """One pass of the filter: ``y[:3] = x[:3]``, then ``y_i = Σ a_k x_{i−k} − Σ_{k≥1} b_k y_{i−k}``."""
-    # the filter's state after the first three samples, as if they had been filtered (direct form II transposed)
-    x0, x1, x2 = x[0], x[1], x[2]
-    zi = np.stack([a[1] * x2 + a[2] * x1 + a[3] * x0 - b[1] * x2 - b[2] * x1 - b[3] * x0,
-                   a[2] * x2 + a[3] * x1 - b[2] * x2 - b[3] * x1,
-                   a[3] * x2 - b[3] * x2])
-    y, _ = lfilter(a, b, x[3:], axis=0, zi=zi)
-    return np.concatenate([x[:3], y])
+    """One pass of the filter: ``y[:3] = x[:3]``, then ``y_i = Σ a_k x_{i−k} − Σ_{k≥1} b_k y_{i−k}``, row by row
+    in OpenSim's order of operations (all columns at once)."""
+    y = x.copy()
+    for i in range(3, x.shape[0]):
+        y[i] = (a[0] * x[i] + a[1] * x[i - 1] + a[2] * x[i - 2] + a[3] * x[i - 3]
+                - b[1] * y[i - 1] - b[2] * y[i - 2] - b[3] * y[i - 3])
+    return y
 
 
 SPLINES = ("natural", "gcvspl")
@@ -265,7 +263,8 @@ def trial_kinematics(model, motion: str | Path | Storage, lowpass: float | None 
     if storage.time.size < MIN_FRAMES:
         raise StorageError(f"{source}: {storage.time.size} rows; the splines of the coordinates need at least "
                            f"{MIN_FRAMES}")
-    q = storage.coordinates(model)
+    q = replace(storage, in_degrees=False).coordinates(model)  # the file's units: OpenSim filters those
+    scale = np.array([np.pi / 180 if storage.in_degrees and c.unit == "rad" else 1.0 for c in model.coordinate_records])
     ignored = tuple(label for label in storage.labels if label not in model.coordinates)
     first, last = (storage.time[0], storage.time[-1]) if time_range is None else _checked_range(time_range)
     time = storage.time
@@ -274,6 +273,7 @@ def trial_kinematics(model, motion: str | Path | Storage, lowpass: float | None 
         time, q = pad(time, padding), pad(q, padding)
         time, q, step = _resample(time, q, spline)
         q = lowpass_iir(q, step, lowpass)
+    q = q * scale  # SimTK_DEGREE_TO_RADIAN, after the filter as in OpenSim
     start = find_index(time, max(time[0], first))
     stop = find_index(time, min(time[-1], last))
     if min(time[-1], last) < max(time[0], first):
