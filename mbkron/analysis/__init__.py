@@ -14,12 +14,18 @@ A trial, as OpenSim's tools run it (``docs/analysis.md``)::
 
 Modules: :mod:`~mbkron.analysis.motion` (trial kinematics: OpenSim's filter and splines),
 :mod:`~mbkron.analysis.external_loads` (ExternalLoads at the frames), :mod:`~mbkron.analysis.inverse_dynamics`,
-:mod:`~mbkron.analysis.reactions`. The names below are imported on first use.
+:mod:`~mbkron.analysis.reactions`.
 """
 
 from __future__ import annotations
 
-import importlib
+# imported at once, not lazily: the functions share their modules' names, and importing a submodule
+# would otherwise bind the package attribute to the module
+from mbkron.analysis.external_loads import ExternalLoads, external_loads
+from mbkron.analysis.inverse_dynamics import InverseDynamics, inverse_dynamics
+from mbkron.analysis.motion import TrialKinematics, trial_kinematics
+from mbkron.analysis.reactions import JointReactionLoads, joint_reactions
+from mbkron.io.osim.external_loads import read_external_loads
 
 __all__ = [
     "ExternalLoads",
@@ -32,32 +38,3 @@ __all__ = [
     "read_external_loads",
     "trial_kinematics",
 ]
-
-#: Where each public name lives: (module, attribute).
-_LAZY: dict[str, tuple[str, str]] = {
-    "ExternalLoads": ("mbkron.analysis.external_loads", "ExternalLoads"),
-    "InverseDynamics": ("mbkron.analysis.inverse_dynamics", "InverseDynamics"),
-    "JointReactionLoads": ("mbkron.analysis.reactions", "JointReactionLoads"),
-    "TrialKinematics": ("mbkron.analysis.motion", "TrialKinematics"),
-    "external_loads": ("mbkron.analysis.external_loads", "external_loads"),
-    "inverse_dynamics": ("mbkron.analysis.inverse_dynamics", "inverse_dynamics"),
-    "joint_reactions": ("mbkron.analysis.reactions", "joint_reactions"),
-    "read_external_loads": ("mbkron.io.osim.external_loads", "read_external_loads"),
-    "trial_kinematics": ("mbkron.analysis.motion", "trial_kinematics"),
-}
-
-
-def __getattr__(name: str):
-    """Import the public attribute ``name`` on first use and keep it (PEP 562)."""
-    try:
-        module, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'mbkron.analysis' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the public ones not imported yet included."""
-    return sorted(set(globals()) | set(__all__))
