@@ -11,7 +11,10 @@ from mbkron.analysis import reactions
 from mbkron.cli import analyze
 from mbkron.cli.main import main
 from mbkron.io.storage import read_storage
-from tests.test_analysis_id import ACCEPTANCE, trial  # noqa: F401  (fixtures)
+from tests import test_analysis_id as shared
+from tests.test_analysis_id import ACCEPTANCE
+
+trial = shared.trial  # the stored trial's fixtures
 
 
 def test_analyze_writes_opensims_tables_csv_and_metadata(trial, tmp_path, capsys):

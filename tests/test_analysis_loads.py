@@ -9,7 +9,9 @@ from mbkron.analysis.external_loads import external_loads, frame_loads, generali
 from mbkron.dynamics.loads import BodyTorque, PointForce
 from mbkron.io.osim.external_loads import ExternalLoadsError, read_external_loads
 from mbkron.io.storage import Storage, StorageError
-from tests.test_analysis_id import model, trial  # noqa: F401  (fixtures)
+from tests import test_analysis_id as shared
+
+model, trial = shared.model, shared.trial  # the stored trial's fixtures
 
 FORCE = """<?xml version="1.0" encoding="UTF-8"?>
 <OpenSimDocument Version="40000">

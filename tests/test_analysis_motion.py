@@ -11,7 +11,9 @@ import mbkron
 from mbkron.analysis import motion
 from mbkron.analysis.motion import find_index, lowpass_iir, pad, splines, trial_kinematics
 from mbkron.io.storage import Storage, StorageError, write_storage
-from tests.test_analysis_id import model, trial  # noqa: F401  (fixtures)
+from tests import test_analysis_id as shared
+
+model, trial = shared.model, shared.trial  # the stored trial's fixtures
 
 
 def test_pad_reflects_and_negates_about_the_end_rows():

@@ -7,7 +7,10 @@ import pytest
 
 from mbkron import analysis
 from mbkron.analysis import reactions
-from tests.test_analysis_id import TIME_RANGE, model, trial  # noqa: F401  (fixtures)
+from tests import test_analysis_id as shared
+from tests.test_analysis_id import TIME_RANGE
+
+model, trial = shared.model, shared.trial  # the stored trial's fixtures
 
 HIP = ("hip_flexion_r", "hip_adduction_r", "hip_rotation_r")
 
