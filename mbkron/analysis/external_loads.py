@@ -124,12 +124,12 @@ def external_loads(loads: str | Path | ExternalLoadsSpec, data: str | Path | Sto
 
 def _functions_of_time(time: NDArray[np.float64], values: NDArray[np.float64], frames: NDArray[np.float64],
                        method: str) -> NDArray[np.float64]:
-    """``ExternalForce``'s functions of the columns ``values`` (m, 3) evaluated at ``frames``: a cubic GCV
-    spline (four rows or more), piecewise linear (two or three), constant (one)."""
+    """``ExternalForce``'s functions of the columns ``values`` (m, k) evaluated at ``frames``: a cubic GCV spline
+    (four rows or more), piecewise linear (two or three), constant (one)."""
     if time.size == 1:
-        return np.broadcast_to(values[0], (frames.size, 3)).copy()
+        return np.broadcast_to(values[0], (frames.size, values.shape[1])).copy()
     if time.size <= 3:
-        return np.column_stack([_linear(time, values[:, k], frames) for k in range(3)])
+        return np.column_stack([_linear(time, values[:, k], frames) for k in range(values.shape[1])])
     return splines(time, values, 2, method)(frames)
 
 
@@ -171,8 +171,11 @@ def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64], spl
                          f"data `{data.name}` ({data.time[0]:.6g} to {data.time[-1]:.6g} s)")
     n, count = time.size, len(loads.forces)
     force, point, torque = (np.zeros((n, count, 3)) for _ in range(3))
+    used = sorted({int(i) for columns in loads.columns for cols in columns.values() for i in cols})
+    evaluated = np.zeros((time.size, len(data.labels)))
+    evaluated[:, used] = _functions_of_time(data.time, data.values[:, used], time, spline)  # all columns at once
     for j, (spec, columns) in enumerate(zip(loads.forces, loads.columns)):
-        at = {kind: _functions_of_time(data.time, data.values[:, cols], time, spline) for kind, cols in columns.items()}
+        at = {kind: evaluated[:, cols] for kind, cols in columns.items()}
         expressed = _rotation(kin, model, spec.force_expressed_in_body)
         for kind, target in (("force", force), ("torque", torque)):
             if kind in at:

@@ -149,12 +149,12 @@ def lowpass_iir(values: NDArray[np.float64], step: float, cutoff: float) -> NDAr
 
 
 def _recursion(x: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """One pass of the filter: ``y[:3] = x[:3]``, then ``y_i = Σ a_k x_{i−k} − Σ_{k≥1} b_k y_{i−k}``, row by row
-    in OpenSim's order of operations (all columns at once)."""
+    """One pass of the filter: ``y[:3] = x[:3]``, then ``y_i = Σ a_k x_{i−k} − Σ_{k≥1} b_k y_{i−k}``, in OpenSim's
+    order of operations (left to right; the input terms for all rows at once, then row by row)."""
     y = x.copy()
+    inputs = a[0] * x[3:] + a[1] * x[2:-1] + a[2] * x[1:-2] + a[3] * x[:-3]
     for i in range(3, x.shape[0]):
-        y[i] = (a[0] * x[i] + a[1] * x[i - 1] + a[2] * x[i - 2] + a[3] * x[i - 3]
-                - b[1] * y[i - 1] - b[2] * y[i - 2] - b[3] * y[i - 3])
+        y[i] = inputs[i - 3] - b[1] * y[i - 1] - b[2] * y[i - 2] - b[3] * y[i - 3]
     return y
 
 
