@@ -21,7 +21,7 @@ from the trial change the loads at its frames by far less than round-off; the sc
 (mbkron on the cut data against mbkron on the whole file).
 
 Run ``python -m validation.opensim.compare_analysis [--write-data]`` from the repository root (needs
-``opensim``); the trial is read from the git repository ``$MBKRON_OPENSIM_MODELS`` (default
+``opensim``; ``--figure`` draws ``docs/figures/analysis_inverse_dynamics.png``); the trial is read from the git repository ``$MBKRON_OPENSIM_MODELS`` (default
 ``/work/.mirror/opensim-org+opensim-models/repo``). It writes ``validation/results/opensim_analysis.md``.
 """
 
@@ -55,8 +55,10 @@ FILES = {"subject01_simbody.osim": "OutputReference/subject01_simbody.osim",
 TIME_RANGE = (0.4, 1.6)
 CUTOFFS = (6.0, -1.0)
 FORCE_DATA_SPAN = (0.3, 1.7)
+FIGURE = ROOT / "docs" / "figures" / "analysis_inverse_dynamics.png"
+PLOTTED = ("hip_flexion_r_moment", "knee_angle_r_moment", "ankle_angle_r_moment", "pelvis_ty_force")
 
-__all__ = ["trial_files", "opensim_inverse_dynamics", "mbkron_inverse_dynamics", "differences", "main"]
+__all__ = ["trial_files", "opensim_inverse_dynamics", "mbkron_inverse_dynamics", "differences", "draw", "main"]
 
 
 def trial_files(directory: Path) -> Path:
@@ -130,6 +132,32 @@ def write_data(directory: Path, references: dict) -> None:
         _gzip(path, DATA / f"opensim_inverse_dynamics_{_cutoff_name(cutoff)}.sto.gz")
 
 
+def draw(result, time_os: np.ndarray, labels: tuple[str, ...], values: np.ndarray) -> None:
+    """mbkron's and OpenSim's generalized forces of :data:`PLOTTED` over the trial, and their difference."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(2, len(PLOTTED), figsize=(14, 5.5), sharex=True,
+                                gridspec_kw={"height_ratios": (3, 1.4)})
+    for column, label in enumerate(PLOTTED):
+        ours, theirs = result.tau[:, result.labels.index(label)], values[:, labels.index(label)]
+        axes[0, column].plot(time_os, theirs, color="0.6", lw=4, label="OpenSim 4.6")
+        axes[0, column].plot(result.time, ours, color="C0", lw=1.2, label="mbkron")
+        axes[0, column].set_title(label)
+        axes[1, column].plot(result.time, ours - theirs, color="C3", lw=1)
+        axes[1, column].set_xlabel("t (s)")
+        axes[1, column].ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+    axes[0, 0].set_ylabel("N·m (N for pelvis_ty)")
+    axes[1, 0].set_ylabel("mbkron − OpenSim")
+    axes[0, 0].legend(fontsize="small")
+    figure.suptitle("Inverse dynamics of the gait2354 walking trial (low-pass 6 Hz, ground reactions)")
+    figure.tight_layout()
+    figure.savefig(FIGURE, dpi=80)
+    plt.close(figure)
+
+
 def _gzip(source: Path, target: Path) -> None:
     with gzip.GzipFile(target, "wb", compresslevel=9, mtime=0) as file:  # reproducible bytes
         file.write(source.read_bytes())
@@ -149,6 +177,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write-data", action="store_true", help="store the inputs and OpenSim's results in "
                         "tests/data/analysis/")
+    parser.add_argument("--figure", action="store_true", help=f"draw {FIGURE.relative_to(ROOT)}")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as temporary:
         directory = trial_files(Path(temporary))
@@ -172,6 +201,8 @@ def main(argv=None) -> int:
                   f"mbkron's moments by at most {np.max(np.abs(full.tau - cut.tau)):.1e} N·m."]
         if args.write_data:
             write_data(directory, references)
+        if args.figure:
+            draw(full, *references[6.0][:3])
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "opensim_analysis.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
