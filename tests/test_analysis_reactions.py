@@ -7,6 +7,7 @@ import pytest
 
 from mbkron import analysis
 from mbkron.analysis import reactions
+from mbkron.io.storage import read_storage
 from tests import test_analysis_id as shared
 from tests.test_analysis_id import TIME_RANGE
 
@@ -89,3 +90,16 @@ def test_reactions_in_the_child_and_parent_frames_are_rotated(walk, model):
     with pytest.raises(ValueError, match="`frame` must be one of ground, child, parent"):
         analysis.joint_reactions(model, kinematics, loads, frame="body")
     assert reactions.FRAMES == ("ground", "child", "parent")
+
+
+def test_reactions_equal_opensims_joint_reactions(walk, model, trial):
+    """OpenSim's Joint.calcReactionOnChildExpressedInGround at 9 frames, its model driven by actuators whose
+    forces are its inverse dynamics (stored by validation/opensim/compare_analysis.py)."""
+    kinematics, loads, _ = walk
+    opensim = read_storage(trial / "opensim_joint_reactions_lowpass6.sto")
+    result = analysis.joint_reactions(model, kinematics, loads)
+    frames = np.searchsorted(result.time, opensim.time)
+    np.testing.assert_allclose(result.time[frames], opensim.time, rtol=0, atol=1e-15)
+    assert set(opensim.labels) == set(result.labels)
+    columns = [result.labels.index(label) for label in opensim.labels]
+    np.testing.assert_allclose(result.table[frames][:, columns], opensim.values, rtol=0, atol=1e-6)

@@ -55,10 +55,12 @@ FILES = {"subject01_simbody.osim": "OutputReference/subject01_simbody.osim",
 TIME_RANGE = (0.4, 1.6)
 CUTOFFS = (6.0, -1.0)
 FORCE_DATA_SPAN = (0.3, 1.7)
+REACTION_FRAMES = np.arange(0, 73, 9)
 FIGURE = ROOT / "docs" / "figures" / "analysis_inverse_dynamics.png"
 PLOTTED = ("hip_flexion_r_moment", "knee_angle_r_moment", "ankle_angle_r_moment", "pelvis_ty_force")
 
-__all__ = ["trial_files", "opensim_inverse_dynamics", "mbkron_inverse_dynamics", "differences", "draw", "main"]
+__all__ = ["trial_files", "opensim_inverse_dynamics", "opensim_joint_reactions", "mbkron_inverse_dynamics",
+           "differences", "draw", "main"]
 
 
 def trial_files(directory: Path) -> Path:
@@ -101,6 +103,58 @@ def mbkron_inverse_dynamics(directory: Path, cutoff: float, spline: str = "natur
     kinematics = analysis.trial_kinematics(model, directory / "subject01_walk1_ik.mot", cutoff, TIME_RANGE, spline)
     loads = analysis.external_loads(directory / "subject01_walk1_grf.xml", force_data)
     return analysis.inverse_dynamics(model, kinematics, loads)
+
+
+def opensim_joint_reactions(directory: Path, kinematics, labels: tuple[str, ...], tau: np.ndarray,
+                            frames: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+    """OpenSim's ``Joint.calcReactionOnChildExpressedInGround`` at ``frames`` of the trial, as its
+    ``JointReaction`` analysis computes it: the model without muscles, a ``CoordinateActuator`` per
+    coordinate whose actuation is overridden with OpenSim's inverse-dynamics ``tau`` (columns ``labels``),
+    the external loads added, the state set to mbkron's ``q``, ``q̇`` and realized to accelerations
+    (forward dynamics reproduces ``q̈``). Returns the labels ``<joint>_on_<child>_in_ground_fx … _pz`` of
+    every joint and the values (len(frames), 9 n_joints)."""
+    import opensim
+
+    here = os.getcwd()
+    os.chdir(directory)  # the loads' data file is relative to it
+    try:
+        model = opensim.Model(str(directory / "subject01_simbody.osim"))
+        model.updForceSet().clearAndDestroy()
+        for name in kinematics.coordinates:
+            actuator = opensim.CoordinateActuator(name)
+            actuator.setName(f"{name}_actuator")
+            actuator.setOptimalForce(1.0)
+            model.addForce(actuator)
+        model.addModelComponent(opensim.ExternalLoads(str(directory / "subject01_walk1_grf.xml"), True))
+        state = model.initSystem()
+    finally:
+        os.chdir(here)
+    coordinates = model.getCoordinateSet()
+    actuators = [opensim.CoordinateActuator.safeDownCast(model.getForceSet().get(f"{name}_actuator"))
+                 for name in kinematics.coordinates]
+    suffix = {True: "moment", False: "force"}
+    joints = [model.getJointSet().get(i) for i in range(model.getJointSet().getSize())]
+    names = [f"{j.getName()}_on_{j.getChildFrame().findBaseFrame().getName()}_in_ground_{kind}{axis}"
+             for j in joints for kind in "fmp" for axis in "xyz"]
+    rows = []
+    for i in frames:
+        state.setTime(float(kinematics.time[i]))
+        for k, name in enumerate(kinematics.coordinates):
+            coordinate = coordinates.get(name)
+            coordinate.setValue(state, float(kinematics.q[i, k]), False)
+            coordinate.setSpeedValue(state, float(kinematics.qd[i, k]))
+            rotational = coordinate.getMotionType() == opensim.Coordinate.Rotational
+            actuators[k].overrideActuation(state, True)
+            actuators[k].setOverrideActuation(state, float(tau[i, labels.index(f"{name}_{suffix[rotational]}")]))
+        model.realizeAcceleration(state)
+        row = []
+        for joint in joints:
+            reaction = joint.calcReactionOnChildExpressedInGround(state)
+            point = joint.getChildFrame().getTransformInGround(state).p()
+            row += [reaction.get(1)[x] for x in range(3)] + [reaction.get(0)[x] for x in range(3)] + [
+                point[x] for x in range(3)]
+        rows.append(row)
+    return tuple(names), np.array(rows)
 
 
 def differences(result, time_os: np.ndarray, labels: tuple[str, ...], values: np.ndarray) -> dict:
@@ -196,11 +250,26 @@ def main(argv=None) -> int:
                 lines.append(f"| {_cutoff_name(cutoff)} | {spline} | {found['time']:.1e} | {worst} | "
                              f"{found[worst]:.1e} | {np.max(np.abs(values)):.4g} |")
         full = mbkron_inverse_dynamics(directory, 6.0)
+        reaction_labels, reactions = opensim_joint_reactions(directory, full.kinematics, *references[6.0][1:3],
+                                                             REACTION_FRAMES)
+        model = mbkron.load_model(directory / "subject01_simbody.osim")
+        ours = analysis.joint_reactions(model, full.kinematics, analysis.external_loads(
+            directory / "subject01_walk1_grf.xml"))
+        ours_table = ours.table[REACTION_FRAMES][:, [ours.labels.index(label) for label in reaction_labels]]
+        lines += ["", f"Joint reactions on the child bodies at {REACTION_FRAMES.size} frames (force, moment about "
+                  "the child joint frame's origin and that point, in ground) against OpenSim's "
+                  "`Joint.calcReactionOnChildExpressedInGround` with actuators driven by its inverse dynamics: "
+                  f"largest difference {np.max(np.abs(ours_table - reactions)):.1e} (N, N·m, m; largest value "
+                  f"{np.max(np.abs(reactions)):.4g})."]
         cut = mbkron_inverse_dynamics(directory, 6.0, force_data=directory / "subject01_walk1_grf_cut.mot")
         lines += ["", f"The force data cut to {FORCE_DATA_SPAN[0]}–{FORCE_DATA_SPAN[1]} s (the stored copy) change "
                   f"mbkron's moments by at most {np.max(np.abs(full.tau - cut.tau)):.1e} N·m."]
         if args.write_data:
             write_data(directory, references)
+            path = directory / "reactions.sto"
+            write_storage(path, "Joint Reaction Loads", reaction_labels, full.time[REACTION_FRAMES], reactions,
+                          comments=(f"OpenSim {_opensim_version()} Joint.calcReactionOnChildExpressedInGround",))
+            _gzip(path, DATA / "opensim_joint_reactions_lowpass6.sto.gz")
         if args.figure:
             draw(full, *references[6.0][:3])
     RESULTS.mkdir(parents=True, exist_ok=True)
