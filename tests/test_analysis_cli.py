@@ -78,3 +78,26 @@ def test_input_errors_are_one_line_with_status_1(trial, tmp_path, capsys):
 
 def test_the_frames_choices_are_the_analysis_frames():
     assert analyze.FRAMES == reactions.FRAMES
+
+
+def test_an_interruption_keeps_the_results_written_so_far(trial, tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the inverse dynamics (here: requested as it ends) stops before the reactions: the
+    inverse dynamics are written, the metadata says so, exit status 130."""
+    from mbkron.cli.common import interruption
+
+    compute = analyze._analysis
+
+    def then_interrupt(name, *args):
+        compute(name, *args)
+        interruption.request(2, None)  # SIGINT while deferred: takes effect at the next check
+
+    monkeypatch.setattr(analyze, "_analysis", then_interrupt)
+    status = _analyze(trial, tmp_path, "--id", "--reactions")
+    assert status == 130
+    assert "interrupted; the results written up to then are kept" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert (out / "subject01_walk1_ik_inverse_dynamics.sto").exists()
+    assert not (out / "subject01_walk1_ik_joint_reactions.sto").exists()
+    metadata = json.loads((out / "subject01_walk1_ik_analysis.json").read_text())
+    assert metadata["settings"]["interrupted"] and set(metadata["outputs"]) == {"inverse_dynamics_sto",
+                                                                               "inverse_dynamics_csv"}
