@@ -16,6 +16,8 @@
    a residual (``τ`` beyond what the muscles can produce there) the point is reported infeasible
    with that residual and the least-squares forces.
 
+Both are :mod:`mbkron.analysis.tracking` (the package API), applied here to the seed's shoulder.
+
 Run ``python -m validation.shoulder_pipeline`` from the repository root: it writes
 ``validation/results/shoulder_tracking.csv`` (t, q, q_des, τ), ``shoulder_forces.csv`` (t, the
 muscle forces and activations, the residual, feasibility) and ``shoulder_pipeline.md``.
@@ -25,19 +27,18 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import least_squares, minimize
 
 import mbkron
+from mbkron.analysis import tracking
+from mbkron.analysis.tracking import FEASIBILITY_TOLERANCE, ForceSharing, Tracking, share_forces
 from mbkron.io import write_atomically
-from mbkron.muscles.hill import rigid_tendon_force
 
-__all__ = ["GAINS", "ForceSharing", "Tracking", "computed_torque", "desired_trajectory", "main", "share_forces",
-           "track"]
+__all__ = ["FEASIBILITY_TOLERANCE", "GAINS", "ForceSharing", "Tracking", "computed_torque", "desired_trajectory",
+           "main", "share_forces", "track"]
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "shoulder_rhythm.toml"
@@ -46,8 +47,6 @@ RESULTS = ROOT / "validation" / "results"
 GAINS = np.array([100.0, 100.0, 1000.0])
 PLANE, AXIAL = np.radians(90.0), np.radians(-30.0)
 ELEVATION_START, ELEVATION_END, DURATION = np.radians(15.0), np.radians(105.0), 1.0
-#: Equality residual (N·m) below which a force-sharing point counts as feasible.
-FEASIBILITY_TOLERANCE = 1e-6
 
 
 def desired_trajectory(t: NDArray | float) -> tuple[NDArray, NDArray, NDArray]:
@@ -68,119 +67,16 @@ def desired_trajectory(t: NDArray | float) -> tuple[NDArray, NDArray, NDArray]:
     return q, np.stack([zero, rate, zero], axis=-1), np.stack([zero, acceleration, zero], axis=-1)
 
 
-def commanded_acceleration(t: float, q: NDArray, qd: NDArray, gains: NDArray = GAINS) -> NDArray:
-    """``Q_d`` of Eq. 201."""
-    q_des, qd_des, qdd_des = desired_trajectory(t)
-    return qdd_des - 2 * gains * (qd - qd_des) - gains**2 * (q - q_des)
-
-
 def computed_torque(model: mbkron.Model, t: float, q: NDArray, qd: NDArray, gains: NDArray = GAINS) -> NDArray:
-    """``τ = M Q_d + N q̇ − G − Q`` (Eq. 200 with Eq. 201), N·m, shape (3,)."""
-    terms = model.equations_of_motion(q, qd)
-    acceleration = commanded_acceleration(t, q, qd, gains)
-    return (terms.mass_matrix @ acceleration + terms.velocity_forces - terms.gravity_forces
-            - terms.applied_forces)
-
-
-@dataclass
-class Tracking:
-    """The tracking run: times, states, desired states and the required torques (Fig. 20)."""
-
-    t: NDArray
-    q: NDArray
-    qd: NDArray
-    qdd: NDArray
-    q_desired: NDArray
-    qd_desired: NDArray
-    tau: NDArray
-    message: str
-    n_steps: int
-
-    @property
-    def max_error(self) -> NDArray:
-        """``max |q − q_des|`` per coordinate, rad."""
-        return np.abs(self.q - self.q_desired).max(axis=0)
-
-    @property
-    def max_rate_error(self) -> NDArray:
-        """``max |q̇ − q̇_des|`` per coordinate, rad/s."""
-        return np.abs(self.qd - self.qd_desired).max(axis=0)
+    """``τ = M Q_d + N q̇ − G − Q`` (Eq. 200 with Eq. 201) along :func:`desired_trajectory`, N·m, shape (3,)."""
+    return tracking.computed_torque(model, desired_trajectory, gains, t, q, qd)
 
 
 def track(model: mbkron.Model, samples: int = 101, rtol: float = 1e-8, atol: float = 1e-10) -> Tracking:
-    """Integrate the computed-torque closed loop with RKF45 from the desired initial state.
-
-    Raises
-    ------
-    RuntimeError
-        If the integration stops early (with the solver's message).
-    """
-    t_eval = np.linspace(0.0, DURATION, samples)
-    q0, qd0, _ = desired_trajectory(0.0)
-
-    def actuation(t: float, q: NDArray, qd: NDArray) -> NDArray:
-        return computed_torque(model, t, q, qd)
-
-    run = mbkron.simulate(model, (0.0, DURATION), q0, qd0, method="RKF45", rtol=rtol, atol=atol, t_eval=t_eval,
-                          tau=actuation)
-    if not run.success:
-        raise RuntimeError(f"the tracking run stopped early: {run.message}")
-    q_des, qd_des, _ = desired_trajectory(run.t)
-    tau = np.array([computed_torque(model, t, q, qd) for t, q, qd in zip(run.t, run.q, run.qd)])
-    return Tracking(run.t, run.q, run.qd, run.qdd, q_des, qd_des, tau, run.message, run.n_steps)
-
-
-@dataclass
-class ForceSharing:
-    """Static-optimisation result at one state."""
-
-    activations: NDArray
-    forces: NDArray
-    residual: float  # ‖R F − τ‖, N·m
-    feasible: bool
-    message: str
-
-
-def share_forces(model: mbkron.Model, q: NDArray, qd: NDArray, tau: NDArray) -> ForceSharing:
-    """Muscle forces that produce ``tau``: minimise ``Σ a²`` s.t. ``R F(a, L, L̇) = τ``, ``0 ≤ a ≤ 1``.
-
-    Parameters
-    ----------
-    model : Model
-        With Hill parameters for every muscle.
-    q, qd : ndarray, shape (nq,)
-    tau : ndarray, shape (nq,)
-        Required generalized forces, N·m.
-
-    Returns
-    -------
-    ForceSharing
-        Infeasible (``feasible`` False, the bounded least-squares forces and their residual) when
-        ``tau`` exceeds what the muscles can produce at this state.
-    """
-    params = [path.hill for path in model.muscle_set.paths]
-    arms = model.moment_arms(q)
-    lengths = model.muscle_lengths(q)
-    velocities = model.muscle_velocities(q, qd)
-
-    def forces(a: NDArray) -> NDArray:
-        return rigid_tendon_force(a, lengths, velocities, params)
-
-    def imbalance(a: NDArray) -> NDArray:
-        return arms @ forces(a) - tau
-
-    count = len(params)
-    fit = least_squares(imbalance, np.full(count, 0.1), bounds=(0.0, 1.0), xtol=1e-15, ftol=1e-15, gtol=1e-15)
-    best = float(np.linalg.norm(imbalance(fit.x)))
-    if best > FEASIBILITY_TOLERANCE:
-        return ForceSharing(fit.x, forces(fit.x), best, False,
-                            f"infeasible: the muscles cannot produce τ here (least residual {best:.3g} N·m)")
-    result = minimize(lambda a: a @ a, fit.x, jac=lambda a: 2 * a, method="SLSQP", bounds=[(0.0, 1.0)] * count,
-                      constraints=[{"type": "eq", "fun": imbalance}], options={"ftol": 1e-12, "maxiter": 500})
-    residual = float(np.linalg.norm(imbalance(result.x)))
-    activations = result.x if result.success and residual <= FEASIBILITY_TOLERANCE else fit.x
-    residual = float(np.linalg.norm(imbalance(activations)))
-    return ForceSharing(activations, forces(activations), residual, True, result.message)
+    """Integrate the computed-torque closed loop with RKF45 from the desired initial state
+    (:func:`mbkron.analysis.tracking.track` with :func:`desired_trajectory` and :data:`GAINS`)."""
+    return tracking.track(model, desired_trajectory, GAINS, (0.0, DURATION), samples=samples, method="RKF45",
+                          rtol=rtol, atol=atol)
 
 
 def _csv(columns: list[str], rows: NDArray) -> bytes:
