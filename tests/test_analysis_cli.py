@@ -44,7 +44,8 @@ def _analyze(trial, tmp_path, *arguments):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    ([], "choose at least one analysis: --id, --reactions"),
+    ([], "choose at least one analysis: --id, --muscles, --so, --reactions"),
+    (["--id", "--reserves", "r.xml"], "--reserves is for static optimisation: add --so"),
     (["--id", "--time-range", "1", "0"], "--time-range: START must not exceed END"),
 ])
 def test_options_that_cannot_go_together_are_one_line_with_status_2(trial, tmp_path, capsys, arguments, message):
@@ -55,7 +56,7 @@ def test_options_that_cannot_go_together_are_one_line_with_status_2(trial, tmp_p
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--id", "--lowpass", "-3"], "argument --lowpass: must be a positive frequency in Hz"),
+    (["--id", "--lowpass", "-3"], "argument --lowpass: must be a positive number (Hz)"),
     (["--reactions", "--reactions-frame", "body"], "argument --reactions-frame: invalid choice"),
 ])
 def test_bad_values_are_usage_errors(trial, tmp_path, capsys, arguments, message):
@@ -85,13 +86,13 @@ def test_an_interruption_keeps_the_results_written_so_far(trial, tmp_path, capsy
     inverse dynamics are written, the metadata says so, exit status 130."""
     from mbkron.cli.common import interruption
 
-    compute = analyze._analysis
+    write = analyze._write
 
     def then_interrupt(name, *args):
-        compute(name, *args)
+        write(name, *args)
         interruption.request(2, None)  # SIGINT while deferred: takes effect at the next check
 
-    monkeypatch.setattr(analyze, "_analysis", then_interrupt)
+    monkeypatch.setattr(analyze, "_write", then_interrupt)
     status = _analyze(trial, tmp_path, "--id", "--reactions")
     assert status == 130
     assert "interrupted; the results written up to then are kept" in capsys.readouterr().err
@@ -101,3 +102,49 @@ def test_an_interruption_keeps_the_results_written_so_far(trial, tmp_path, capsy
     metadata = json.loads((out / "subject01_walk1_ik_analysis.json").read_text())
     assert metadata["settings"]["interrupted"] and set(metadata["outputs"]) == {"inverse_dynamics_sto",
                                                                                "inverse_dynamics_csv"}
+
+
+RESERVES = """<?xml version="1.0" encoding="UTF-8"?>
+<OpenSimDocument Version="40000">
+  <ForceSet name="reserves">
+    <objects>
+{actuators}
+    </objects>
+  </ForceSet>
+</OpenSimDocument>
+"""
+
+
+def test_muscle_analysis_static_optimisation_and_reactions_with_its_muscle_forces(trial, tmp_path, capsys):
+    import mbkron
+
+    model = mbkron.load_model(trial / "subject01_simbody.osim")
+    actuators = "\n".join(f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate>'
+                          f"<optimal_force>{1000 if c.startswith('pelvis') else 1}</optimal_force></CoordinateActuator>"
+                          for c in model.coordinates)
+    (tmp_path / "reserves.xml").write_text(RESERVES.format(actuators=actuators))
+    assert _analyze(trial, tmp_path, "--external-loads", str(trial / "subject01_walk1_grf.xml"), "--lowpass", "6",
+                    "--time-range", "0.4", "1.6", "--muscles", "--so", "--reserves", str(tmp_path / "reserves.xml"),
+                    "--reactions") == 0
+    assert "warning" not in capsys.readouterr().err
+    out = tmp_path / "out"
+    length = read_storage(out / "subject01_walk1_ik_MuscleAnalysis_Length.sto")
+    assert length.labels == model.muscles and length.values.shape == (73, 54)
+    forces = read_storage(out / "subject01_walk1_ik_StaticOptimization_force.sto")
+    assert forces.labels[:54] == model.muscles and forces.labels[54] == "pelvis_tilt_reserve"
+    assert not (out / "subject01_walk1_ik_inverse_dynamics.sto").exists()  # computed for --so, not asked for
+    metadata = json.loads((out / "subject01_walk1_ik_analysis.json").read_text())
+    assert metadata["settings"]["static_optimization_unbalanced_frames"] == 0
+    assert metadata["settings"]["analyses"] == ["muscle_analysis", "static_optimization", "joint_reactions"]
+    # the reactions carry the muscle forces: the hip's flexion moment is what the muscles leave to the joint
+    reactions = read_storage(out / "subject01_walk1_ik_joint_reactions.sto")
+    without = _reactions_without_muscles(trial, model)
+    assert not np.allclose(reactions.column("hip_r_on_femur_r_in_ground_mz"), without.table[:, without.labels.index(
+        "hip_r_on_femur_r_in_ground_mz")])
+
+
+def _reactions_without_muscles(trial, model):
+    from mbkron import analysis
+
+    kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", 6.0, (0.4, 1.6))
+    return analysis.joint_reactions(model, kinematics, analysis.external_loads(trial / "subject01_walk1_grf.xml"))
