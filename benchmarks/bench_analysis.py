@@ -10,7 +10,12 @@ one run, rounds interleaved (mbkron, OpenSim, mbkron, …), medians reported:
   ``InverseDynamicsTool`` given the loaded model (``setModel``; reads the same files, filters, fits
   the splines, solves every frame, writes its ``.sto``). Target ≥ 20×.
 - **whole run** from the files: the same plus loading the model file (``mbkron.load_model``; OpenSim's
-  tool constructs its ``Model`` from the file) and writing the result (``InverseDynamics.write``).
+  tool constructs its ``Model`` from the file) and writing the result (``InverseDynamics.write``);
+- **whole run with muscle analysis**: the whole run plus the muscle analysis of the 54 muscles (lengths,
+  speeds, moment arms about all 23 coordinates; :func:`mbkron.analysis.muscle_analysis.muscle_analysis`,
+  its tables written); OpenSim's ``InverseDynamicsTool`` run plus an ``AnalyzeTool`` run with its
+  ``MuscleAnalysis`` (and ``Kinematics``) on the same filtered coordinates
+  (:func:`validation.opensim.compare_so.setup_xml`). Target ≥ 20×.
 
 The two results are checked equal (1e-6 N·m) before timing. OpenSim's parts are skipped when the
 ``opensim`` module is not installed.
@@ -34,10 +39,11 @@ sys.path.insert(0, str(ROOT))
 import mbkron  # noqa: E402
 from benchmarks.common import machine  # noqa: E402
 from mbkron import analysis  # noqa: E402
+from mbkron.analysis.muscle_analysis import muscle_analysis  # noqa: E402
 from mbkron.io.storage import read_storage  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "analysis"
-ROUNDS = 9
+ROUNDS = 5
 TIME_RANGE = (0.4, 1.6)
 SETUP = """<?xml version="1.0" encoding="UTF-8"?>
 <OpenSimDocument Version="40000">
@@ -67,11 +73,24 @@ def mbkron_analysis(model, directory: Path):
     return analysis.inverse_dynamics(model, kinematics, analysis.external_loads(directory / "subject01_walk1_grf.xml"))
 
 
-def mbkron_whole(directory: Path):
+def mbkron_whole(directory: Path, muscles: bool = False):
     model = mbkron.load_model(directory / "subject01_simbody.osim")
     result = mbkron_analysis(model, directory)
     result.write(directory / "mbkron_inverse_dynamics.sto")
+    if muscles:
+        kinematics = result.kinematics
+        muscle_analysis(model, kinematics.q, kinematics.qd, time=kinematics.time).write(directory, "mbkron")
     return result
+
+
+def opensim_muscle_analysis(directory: Path) -> None:
+    import opensim
+
+    from validation.opensim.compare_so import MUSCLES_AND_KINEMATICS_XML, setup_xml
+
+    setup = setup_xml("subject01", directory, directory / "subject01_simbody.osim", directory / "subject01_walk1_ik.mot",
+                      None, None, *TIME_RANGE, MUSCLES_AND_KINEMATICS_XML)
+    opensim.AnalyzeTool(str(setup)).run()
 
 
 def opensim_tool(directory: Path, model=None) -> None:
@@ -103,10 +122,11 @@ def main() -> None:
         directory = unpack(Path(temporary))
         model = mbkron.load_model(directory / "subject01_simbody.osim")
         ours = mbkron_analysis(model, directory)  # compiles and warms everything once
-        mbkron_whole(directory)
+        mbkron_whole(directory, True)
         print(f"# inverse dynamics of the gait2354 walking trial ({ours.time.size} frames, {model.nq} coordinates)")
         print(machine())
-        times = {"mbkron analysis": [], "mbkron whole run": [], "OpenSim analysis": [], "OpenSim whole run": []}
+        times = {"mbkron analysis": [], "mbkron whole run": [], "mbkron whole run + muscle analysis": [],
+                 "OpenSim analysis": [], "OpenSim whole run": [], "OpenSim whole run + muscle analysis": []}
         if opensim is not None:
             opensim.Logger.setLevelString("Off")
             osim_model = opensim.Model(str(directory / "subject01_simbody.osim"))
@@ -123,13 +143,18 @@ def main() -> None:
             times["mbkron whole run"].append(timed(lambda: mbkron_whole(directory)))
             if opensim is not None:
                 times["OpenSim whole run"].append(timed(lambda: opensim_tool(directory)))
+            times["mbkron whole run + muscle analysis"].append(timed(lambda: mbkron_whole(directory, True)))
+            if opensim is not None:
+                times["OpenSim whole run + muscle analysis"].append(
+                    times["OpenSim whole run"][-1] + timed(lambda: opensim_muscle_analysis(directory)))
         medians = {name: statistics.median(values) for name, values in times.items() if values}
         print("\n| what | median, ms |\n|---|---|")
         for name, value in medians.items():
             print(f"| {name} | {1e3 * value:.1f} |")
         if opensim is not None:
             print(f"\nanalysis: mbkron is {medians['OpenSim analysis'] / medians['mbkron analysis']:.0f}× faster "
-                  f"(target ≥ 20×); whole run: {medians['OpenSim whole run'] / medians['mbkron whole run']:.1f}×")
+                  f"(target ≥ 20×); whole run: {medians['OpenSim whole run'] / medians['mbkron whole run']:.1f}×; "
+                  f"with muscle analysis: {medians['OpenSim whole run + muscle analysis'] / medians['mbkron whole run + muscle analysis']:.0f}×")
         else:
             print("\n(opensim is not installed: OpenSim's side skipped)")
 
