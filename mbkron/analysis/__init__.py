@@ -14,7 +14,9 @@ A trial, as OpenSim's tools run it (``docs/analysis.md``)::
 
 Modules: :mod:`~mbkron.analysis.motion` (trial kinematics: OpenSim's filter and splines),
 :mod:`~mbkron.analysis.external_loads` (ExternalLoads at the frames), :mod:`~mbkron.analysis.inverse_dynamics`,
-:mod:`~mbkron.analysis.reactions`.
+:mod:`~mbkron.analysis.reactions`, :mod:`~mbkron.analysis.muscle_analysis`,
+:mod:`~mbkron.analysis.static_optimization`, :mod:`~mbkron.analysis.tracking` (import those three by
+their module paths).
 """
 
 from __future__ import annotations

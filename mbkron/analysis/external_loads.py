@@ -54,6 +54,7 @@ class ExternalLoads:
 
     @property
     def forces(self) -> tuple[ExternalForceSpec, ...]:
+        """The description's forces, in the order of :attr:`columns`."""
         return self.spec.forces
 
 
