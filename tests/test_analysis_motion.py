@@ -126,7 +126,7 @@ def test_missing_columns_too_few_rows_and_bad_ranges_are_named(model):
     with pytest.raises(StorageError, match=re.escape(f"5 rows; the splines of the coordinates need at least "
                                                      f"{motion.MIN_FRAMES}")):
         trial_kinematics(model, short)
-    with pytest.raises(ValueError, match="`time_range` must be finite with start ≤ end"):
+    with pytest.raises(ValueError, match="`time_range` must have start ≤ end"):
         trial_kinematics(model, table, time_range=(0.05, 0.01))
     with pytest.raises(ValueError, match="`time_range` \\(5.0, 6.0\\) holds no frame"):
         trial_kinematics(model, table, time_range=(5.0, 6.0))
@@ -135,6 +135,9 @@ def test_missing_columns_too_few_rows_and_bad_ranges_are_named(model):
     with pytest.raises(ValueError, match="`spline` must be one of natural, gcvspl"):
         trial_kinematics(model, table, spline="akima")
     assert trial_kinematics(model, table, lowpass=-1.0).lowpass is None  # OpenSim's "no filter"
+    # OpenSim's default time range, unbounded: with the filter, the padded rows (5 before, 5 after) too
+    padded = trial_kinematics(model, table, lowpass=6.0, time_range=(-np.inf, np.inf))
+    assert padded.time.size == 20 and padded.time[0] == pytest.approx(-0.05)
 
 
 def test_a_file_with_time_going_back_is_refused(model, tmp_path):

@@ -24,7 +24,7 @@ time in this order (``InverseDynamicsTool::run``, ``Storage::pad``, ``Storage::l
 
 3. **Frames**: the rows of the (padded, resampled) table from the last row at or before the start of
    ``time_range`` to the last row at or before its end (``Storage::findIndex``); the file's own time
-   span by default. With a low-pass filter and unevenly printed times these are the resampled times,
+   span by default (OpenSim's default, ``(-inf, inf)``, reports the padded rows as well). With a low-pass filter and unevenly printed times these are the resampled times,
    which differ from the file's by up to a few 1e-7 s — the times OpenSim reports.
 
 Angles are converted from degrees (``inDegrees=yes``, by the model's coordinate units) after the filter,
@@ -238,6 +238,7 @@ def trial_kinematics(model, motion: str | Path | Storage, lowpass: float | None 
         None (default) or a negative value: no filter.
     time_range : (float, float), optional
         The frames to report, s (OpenSim's ``time_range``); the file's first to last time by default.
+        OpenSim's default is ``(-inf, inf)``, which with the low-pass filter reports the padded rows too.
     spline : {"natural", "gcvspl"}
         How the splines are fitted (:func:`splines`).
 
@@ -290,6 +291,6 @@ def _checked_range(time_range) -> tuple[float, float]:
         first, last = (float(t) for t in time_range)
     except (TypeError, ValueError):
         raise ValueError(f"`time_range` must be two times (start, end) in s, got {time_range!r}") from None
-    if not (np.isfinite(first) and np.isfinite(last) and first <= last):
-        raise ValueError(f"`time_range` must be finite with start ≤ end, got {time_range!r}")
+    if not first <= last:  # NaN fails too
+        raise ValueError(f"`time_range` must have start ≤ end, got {time_range!r}")
     return first, last
