@@ -135,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
 
         save(write_json, metadata_path, result_metadata("analyze", args.argv, model_file, settings, [], timings,
                                                         written))
-    print(f"{model.name}: {kinematics.time.size} frames of {args.motion}; wrote "
+    ignored = f" (columns not of the model, ignored: {', '.join(kinematics.ignored)})" if kinematics.ignored else ""
+    print(f"{model.name}: {kinematics.time.size} frames of {args.motion}{ignored}; wrote "
           f"{', '.join(written.values()) or 'nothing'}, {metadata_path}")
     if interrupted:
         print("mbkron: interrupted; the results written up to then are kept", file=sys.stderr)
