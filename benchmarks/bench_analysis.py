@@ -128,6 +128,7 @@ def main() -> None:
         times = {"mbkron analysis": [], "mbkron whole run": [], "mbkron whole run + muscle analysis": [],
                  "OpenSim analysis": [], "OpenSim whole run": [], "OpenSim whole run + muscle analysis": []}
         if opensim is not None:
+            opensim.Logger.removeFileSink()  # no opensim.log in the working directory
             opensim.Logger.setLevelString("Off")
             osim_model = opensim.Model(str(directory / "subject01_simbody.osim"))
             opensim_tool(directory, osim_model)

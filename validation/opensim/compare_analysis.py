@@ -73,12 +73,19 @@ def trial_files(directory: Path) -> Path:
     return directory
 
 
+def _opensim():
+    """The ``opensim`` module, its log going nowhere (no ``opensim.log`` in the working directory)."""
+    import opensim
+
+    opensim.Logger.removeFileSink()
+    opensim.Logger.setLevelString("error")
+    return opensim
+
+
 def opensim_inverse_dynamics(directory: Path, cutoff: float) -> tuple[np.ndarray, tuple[str, ...], np.ndarray, float]:
     """OpenSim's InverseDynamicsTool on the trial with low-pass ``cutoff`` (Hz; negative: none):
     time, labels, values (17 significant digits) and the wall time of ``run()``, s."""
-    import opensim
-
-    opensim.Logger.setLevelString("error")
+    opensim = _opensim()
     opensim.IO.SetPrecision(16)
     tool = opensim.InverseDynamicsTool(str(directory / "subject01_Setup_InverseDynamics.xml"))
     tool.setLowpassCutoffFrequency(cutoff)
@@ -113,7 +120,7 @@ def opensim_joint_reactions(directory: Path, kinematics, labels: tuple[str, ...]
     the external loads added, the state set to mbkron's ``q``, ``q̇`` and realized to accelerations
     (forward dynamics reproduces ``q̈``). Returns the labels ``<joint>_on_<child>_in_ground_fx … _pz`` of
     every joint and the values (len(frames), 9 n_joints)."""
-    import opensim
+    opensim = _opensim()
 
     here = os.getcwd()
     os.chdir(directory)  # the loads' data file is relative to it
@@ -222,9 +229,7 @@ def _cutoff_name(cutoff: float) -> str:
 
 
 def _opensim_version() -> str:
-    import opensim
-
-    return opensim.__version__
+    return _opensim().__version__
 
 
 def main(argv=None) -> int:
