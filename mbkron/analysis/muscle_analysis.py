@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.core.errors import ConfigurationError
 from mbkron.io.storage import write_storage
 from mbkron.muscles.hill import ThelenCurves
 from mbkron.muscles.paths import MuscleSet
@@ -39,6 +40,13 @@ MAXIMUM_PENNATION = float(np.arccos(0.1))
 """``φ_max``, rad: OpenSim's ``Thelen2003Muscle`` default ``maximum_pennation_angle`` (``acos 0.1``)."""
 
 
+def _paths(model) -> tuple:
+    """The model's muscle paths; ConfigurationError without muscles."""
+    if model.muscle_set is None:
+        raise ConfigurationError(f"model `{model.name}` has no muscles (add them with ModelBuilder.add_muscle)")
+    return model.muscle_set.paths
+
+
 def hill_arrays(model) -> dict[str, NDArray]:
     """The model's per-muscle Hill parameters as arrays of shape (n_mt,), NaN for a muscle without one.
 
@@ -46,7 +54,7 @@ def hill_arrays(model) -> dict[str, NDArray]:
     ``pennation_angle``, ``max_contraction_velocity``; ``curves`` is the tuple of each muscle's
     :class:`~mbkron.muscles.hill.ThelenCurves` (None without Hill parameters).
     """
-    paths = model._muscle_set().paths
+    paths = _paths(model)
     keys = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle",
             "max_contraction_velocity")
     out = {key: np.array([np.nan if p.hill is None else getattr(p.hill, key) for p in paths], dtype=float)
@@ -103,14 +111,14 @@ def with_thelen_curves(model, curves: Mapping[str, ThelenCurves]):
     ValueError
         If a name in ``curves`` is not a Hill muscle of the model.
     """
-    paths = model._muscle_set().paths
+    paths = _paths(model)
     hill = {p.name for p in paths if p.hill is not None}
     unknown = sorted(set(curves) - hill)
     if unknown:
         raise ValueError(f"`curves` names muscles that are not Hill muscles of the model: {', '.join(unknown)}")
     paths = [dataclasses.replace(p, hill=dataclasses.replace(p.hill, curves=curves[p.name])) if p.name in curves else p
              for p in paths]
-    return dataclasses.replace(model, muscle_set=MuscleSet(paths, model._body_index, model.coordinates))
+    return dataclasses.replace(model, muscle_set=MuscleSet(paths, {b: model.body_index(b) for b in model.bodies}, model.coordinates))
 
 
 @dataclass(frozen=True)
