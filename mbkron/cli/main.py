@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import mbkron
-from mbkron.cli import batch, convert, demo, info, kinematics, moment_arms, simulate, validate
+from mbkron.cli import analyze, batch, convert, demo, info, kinematics, moment_arms, simulate, validate
 from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, interruption
 
 __all__ = ["main", "parser"]
@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"mbkron {mbkron.__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (info, convert, kinematics, moment_arms, simulate, batch, validate, demo):
+    for command in (info, convert, kinematics, moment_arms, simulate, analyze, batch, validate, demo):
         command.register(commands)
     return top
 

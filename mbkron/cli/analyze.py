@@ -1,0 +1,225 @@
+"""``mbkron analyze``: inverse dynamics and joint reactions of a measured motion (:mod:`mbkron.analysis`)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+from mbkron.cli.common import (EXIT_INTERRUPTED, CommandError, UsageError, add_command, interruption,
+                               output_directory, positive_number, result_metadata, result_set_lock, save)
+
+__all__ = ["register", "run"]
+
+FRAMES = ("ground", "child", "parent")
+"""``--reactions-frame`` values (:data:`mbkron.analysis.reactions.FRAMES`; a test keeps them equal), here so
+that a bad value is a usage error before numpy is imported."""
+
+
+def register(commands) -> None:
+    """Add the ``analyze`` command to the sub-command parsers ``commands``."""
+    command = add_command(
+        commands, "analyze", "inverse dynamics, muscle analysis, static optimisation and joint reactions of a "
+        "motion (.mot/.sto), as OpenSim's tools",
+        "Read the model's coordinates from MOTION (an OpenSim .mot/.sto: inverse kinematics), optionally\n"
+        "low-pass filter them as OpenSim does (--lowpass HZ: padding, 3rd-order Butterworth forward and\n"
+        "backward), differentiate them by quintic splines and compute, at every frame at once:\n"
+        "  --id         the generalized forces (OpenSim's InverseDynamicsTool: <coordinate>_moment/_force)\n"
+        "  --muscles    muscle lengths, speeds, moment arms (OpenSim's MuscleAnalysis tables)\n"
+        "  --so         static optimisation (OpenSim's StaticOptimization: activations and forces)\n"
+        "  --reactions  the joint reactions on each child body (OpenSim's JointReaction: _fx.._mz, _px.._pz),\n"
+        "               with --so including its muscle forces\n"
+        "with the loads of --external-loads (an OpenSim ExternalLoads .xml and its data file: ground\n"
+        "reactions). Writes into DIR, atomically, OpenSim's tables (.sto, which OpenSim reads; CSV too for\n"
+        "--id and --reactions) named <motion>_<analysis>..., and <motion>_analysis.json (metadata: model and\n"
+        "input SHA-256, settings, timings, outputs). Ctrl-C or SIGTERM keeps the results written so far\n"
+        "(exit 130).",
+        "mbkron analyze subject01_simbody.osim subject01_walk1_ik.mot --external-loads subject01_walk1_grf.xml "
+        "--lowpass 6 --id --reactions --out results")
+    command.add_argument("model", metavar="MODEL", help="model file (TOML) or OpenSim model (.osim)")
+    command.add_argument("motion", metavar="MOTION", help="coordinates along the trial (.mot/.sto), a column per "
+                         "coordinate of the model")
+    command.add_argument("--external-loads", metavar="XML", help="OpenSim ExternalLoads file (its datafile is read "
+                         "relative to it)")
+    command.add_argument("--lowpass", metavar="HZ", type=positive_number(" (Hz)"), help="low-pass cut-off for the coordinates, Hz "
+                         "(OpenSim's lowpass_cutoff_frequency_for_coordinates; default: no filter)")
+    command.add_argument("--time-range", metavar=("START", "END"), nargs=2, type=float,
+                         help="report the frames between START and END, s (default: the whole motion)")
+    command.add_argument("--id", action="store_true", help="inverse dynamics")
+    command.add_argument("--muscles", action="store_true", help="muscle analysis: lengths, speeds, moment arms, "
+                         "rigid-tendon fibre kinematics")
+    command.add_argument("--so", action="store_true", help="static optimisation (needs the inverse dynamics, "
+                         "computed for it); with --reactions the reactions include its muscle forces")
+    command.add_argument("--reserves", metavar="XML", help="reserve actuators for --so (an OpenSim force-set file "
+                         "of CoordinateActuators)")
+    command.add_argument("--activation-exponent", metavar="P", type=_exponent, default=2.0,
+                         help="exponent of the activations in --so's objective (default 2)")
+    command.add_argument("--reactions", action="store_true", help="joint reactions")
+    command.add_argument("--reactions-frame", choices=FRAMES, default="ground",
+                         help="frame the reactions are expressed in (default ground)")
+    command.add_argument("--ignore-wrapping", action="store_true",
+                         help="import an .osim model's paths without their wrap objects")
+    command.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")
+    command.set_defaults(run=run)
+
+
+def _exponent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 1 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a number greater than 1, got {text!r}")
+    return value
+
+
+ANALYSES = ("inverse_dynamics", "muscle_analysis", "static_optimization", "joint_reactions")
+"""The analyses in the order they run (static optimisation needs the inverse dynamics; the reactions use
+static optimisation's muscle forces)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mbkron analyze``; returns the exit status."""
+    import numpy as np
+
+    wanted = {"inverse_dynamics": args.id, "muscle_analysis": args.muscles, "static_optimization": args.so,
+              "joint_reactions": args.reactions}
+    if not any(wanted.values()):
+        raise UsageError("choose at least one analysis: --id, --muscles, --so, --reactions (see mbkron analyze --help)")
+    if args.time_range and not args.time_range[0] <= args.time_range[1]:
+        raise UsageError(f"--time-range: START must not exceed END, got {args.time_range[0]} {args.time_range[1]}")
+    if args.reserves and not args.so:
+        raise UsageError("--reserves is for static optimisation: add --so")
+    directory = output_directory(args.out)
+    stem = Path(args.motion).stem
+    metadata_path = directory / f"{stem}_analysis.json"
+    for path in [metadata_path] + [directory / f"{stem}_{name}{suffix}" for name in ("inverse_dynamics",
+                                   "joint_reactions") for suffix in (".sto", ".csv")]:
+        if path.is_dir():
+            raise CommandError(f"--out: {path} is a directory; the results are written to that name")
+
+    started = time.perf_counter()
+    model_file, model, kinematics, loads, reserves = _inputs(args)
+    timings = {"load": time.perf_counter() - started}
+    written: dict[str, str] = {}
+    results: dict = {}
+    interrupted = False
+    try:
+        with interruption.deferred():
+            for name in ANALYSES:
+                if wanted[name] or (name == "inverse_dynamics" and args.so):
+                    interruption.check()
+                    started = time.perf_counter()
+                    results[name] = _compute(name, model, kinematics, loads, reserves, args, results)
+                    timings[name] = time.perf_counter() - started
+                    if wanted[name]:
+                        _write(name, results[name], directory, stem, written)
+    except KeyboardInterrupt:
+        interrupted = True
+    settings = {"motion": args.motion, "motion_sha256": _sha256(args.motion), "external_loads": args.external_loads,
+                "lowpass_hz": args.lowpass, "time_range": args.time_range, "frames": int(kinematics.time.size),
+                "ignored_columns": list(kinematics.ignored), "analyses": [n for n in ANALYSES if wanted[n]],
+                "reactions_frame": args.reactions_frame, "reserves": args.reserves,
+                "activation_exponent": args.activation_exponent, "interrupted": interrupted}
+    if "static_optimization" in results:
+        unbalanced = int(np.count_nonzero(~results["static_optimization"].converged))
+        settings["static_optimization_unbalanced_frames"] = unbalanced
+        if unbalanced:
+            print(f"mbkron: warning: static optimisation could not balance the generalized forces at {unbalanced} of "
+                  f"{kinematics.time.size} frames within the muscles' bounds (reserve actuators help: --reserves)",
+                  file=sys.stderr)
+    with result_set_lock(metadata_path):
+        from mbkron.io import write_json
+
+        save(write_json, metadata_path, result_metadata("analyze", args.argv, model_file, settings, [], timings,
+                                                        written))
+    ignored = f" (columns not of the model, ignored: {', '.join(kinematics.ignored)})" if kinematics.ignored else ""
+    print(f"{model.name}: {kinematics.time.size} frames of {args.motion}{ignored}; wrote "
+          f"{', '.join(written.values()) or 'nothing'}, {metadata_path}")
+    if interrupted:
+        print("mbkron: interrupted; the results written up to then are kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def _inputs(args: argparse.Namespace):
+    """The model (with its ``.osim`` file's Thelen curve constants for --muscles/--so), the trial's
+    kinematics, its external loads and the reserves; input errors as :class:`CommandError`."""
+    from mbkron.analysis.external_loads import external_loads
+    from mbkron.analysis.motion import trial_kinematics
+    from mbkron.io import read_model_file
+    from mbkron.io.storage import StorageError
+
+    model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "error")
+    model = model_file.model
+    try:
+        if (args.muscles or args.so) and Path(args.model).suffix.lower() == ".osim" and model.muscles:
+            from mbkron.analysis.muscle_analysis import read_thelen_curves, with_thelen_curves
+
+            model = with_thelen_curves(model, {name: curves for name, curves in read_thelen_curves(args.model).items()
+                                               if name in model.muscles})
+        kinematics = trial_kinematics(model, args.motion, args.lowpass, args.time_range)
+        loads = external_loads(args.external_loads) if args.external_loads else None
+        reserves = ()
+        if args.reserves:
+            from mbkron.analysis.static_optimization import read_reserves
+
+            reserves, _ = read_reserves(args.reserves)
+    except (StorageError, ValueError) as error:
+        raise CommandError(str(error)) from None
+    return model_file, model, kinematics, loads, reserves
+
+
+def _compute(name: str, model, kinematics, loads, reserves, args: argparse.Namespace, results: dict):
+    """One analysis (``results``: those computed before it)."""
+    try:
+        if name == "inverse_dynamics":
+            from mbkron.analysis.inverse_dynamics import inverse_dynamics
+
+            return inverse_dynamics(model, kinematics, loads)
+        if name == "muscle_analysis":
+            from mbkron.analysis.muscle_analysis import muscle_analysis
+
+            return muscle_analysis(model, kinematics.q, kinematics.qd, time=kinematics.time)
+        if name == "static_optimization":
+            from mbkron.analysis.static_optimization import static_optimization
+
+            return static_optimization(model, kinematics.time, kinematics.q, kinematics.qd,
+                                       results["inverse_dynamics"].tau, activation_exponent=args.activation_exponent,
+                                       reserves=reserves)
+        from mbkron.analysis.reactions import joint_reactions
+
+        so = results.get("static_optimization")
+        return joint_reactions(model, kinematics, loads, None if so is None else so.forces, frame=args.reactions_frame)
+    except ValueError as error:
+        raise CommandError(f"{name.replace('_', ' ')}: {error}") from None
+
+
+def _write(name: str, result, directory: Path, stem: str, written: dict) -> None:
+    """Write one analysis's files (``.sto``, and ``.csv`` for the inverse dynamics and the reactions)."""
+    import numpy as np
+
+    from mbkron.io import write_csv
+
+    with result_set_lock(directory / stem):
+        if name in ("muscle_analysis", "static_optimization"):
+            try:
+                paths = result.write(directory, stem)
+            except OSError as exc:
+                raise CommandError(f"cannot write the {name.replace('_', ' ')} results: {exc.strerror or exc}") from None
+            written.update({Path(p).stem[len(stem) + 1:]: str(p) for p in paths})
+            return
+        table = result.tau if name == "inverse_dynamics" else result.table
+        sto, csv = directory / f"{stem}_{name}.sto", directory / f"{stem}_{name}.csv"
+        save(lambda path: result.write(path), sto)
+        save(write_csv, csv, ("time",) + tuple(result.labels), np.column_stack([result.time, table]))
+    written[f"{name}_sto"], written[f"{name}_csv"] = str(sto), str(csv)
+
+
+def _sha256(path: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None

@@ -1,0 +1,87 @@
+"""Inverse dynamics of the gait2354 walking trial against OpenSim 4.6's InverseDynamicsTool (issue #17).
+
+The inputs and OpenSim's results are stored in tests/data/analysis/ by
+``python -m validation.opensim.compare_analysis --write-data`` (opensim-org/opensim-models,
+Pipelines/Gait2354_Simbody; OpenSim's results with 17 significant digits). The acceptance: every
+generalized force within 1e-6 N·m (N) of OpenSim's, at OpenSim's frames.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron import analysis
+from mbkron.io.storage import read_storage
+
+DATA = Path(__file__).parent / "data" / "analysis"
+TIME_RANGE = (0.4, 1.6)  # subject01_Setup_InverseDynamics.xml
+ACCEPTANCE = 1e-6  # N·m or N (issue #17)
+
+
+def unpack(directory: Path) -> Path:
+    """The stored trial, decompressed into ``directory``."""
+    for packed in DATA.glob("*.gz"):
+        (directory / packed.name[:-3]).write_bytes(gzip.decompress(packed.read_bytes()))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def trial(tmp_path_factory) -> Path:
+    return unpack(tmp_path_factory.mktemp("trial"))
+
+
+@pytest.fixture(scope="module")
+def model(trial):
+    return mbkron.load_model(trial / "subject01_simbody.osim")
+
+
+@pytest.mark.parametrize("cutoff, reference", [(6.0, "lowpass6"), (None, "unfiltered")])
+def test_inverse_dynamics_of_the_walking_trial_equals_opensims(trial, model, cutoff, reference):
+    kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", cutoff, TIME_RANGE)
+    result = analysis.inverse_dynamics(model, kinematics, analysis.external_loads(trial / "subject01_walk1_grf.xml"))
+    opensim = read_storage(trial / f"opensim_inverse_dynamics_{reference}.sto")
+    assert set(result.labels) == set(opensim.labels)  # OpenSim's names, <coordinate>_moment / _force
+    assert result.labels[3] == "pelvis_tx_force" and result.labels[6] == "hip_flexion_r_moment"
+    # with the low-pass filter OpenSim resamples the padded coordinates (their times are printed with 8
+    # decimals, so the steps differ): the frames are 2.4e-7 s before the file's
+    np.testing.assert_allclose(result.time, opensim.time, rtol=0, atol=1e-12)
+    if cutoff is not None:
+        assert result.time[0] == pytest.approx(0.4 - 2.4e-7, abs=1e-9)
+    for k, label in enumerate(result.labels):
+        np.testing.assert_allclose(result.tau[:, k], opensim.column(label), rtol=0, atol=ACCEPTANCE, err_msg=label)
+
+
+def test_the_result_is_written_as_opensims_table(trial, model, tmp_path):
+    kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", 6.0, TIME_RANGE)
+    result = analysis.inverse_dynamics(model, kinematics)  # no external loads: another τ, same layout
+    result.write(tmp_path / "id.sto")
+    table = read_storage(tmp_path / "id.sto")
+    assert table.name == "Inverse Dynamics Generalized Forces" and table.labels == result.labels
+    np.testing.assert_array_equal(table.values, result.tau)
+    np.testing.assert_array_equal(table.time, result.time)
+
+
+def test_without_external_loads_the_ground_reactions_appear_in_the_pelvis_forces(trial, model):
+    """The six pelvis coordinates of a free pelvis carry what the feet's loads no longer provide: their
+    translational forces differ by the total ground reaction force (the translations are along ground axes)."""
+    kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", 6.0, TIME_RANGE)
+    loads = analysis.external_loads(trial / "subject01_walk1_grf.xml")
+    with_loads = analysis.inverse_dynamics(model, kinematics, loads)
+    without = analysis.inverse_dynamics(model, kinematics)
+    translations = [model.coordinates.index(name) for name in ("pelvis_tx", "pelvis_ty", "pelvis_tz")]
+    total = with_loads.loads.force.sum(axis=1)  # (n, 3), ground
+    np.testing.assert_allclose(without.tau[:, translations] - with_loads.tau[:, translations], total, rtol=1e-12,
+                               atol=1e-9)
+    assert np.max(total[:, 1]) > 700  # body weight on the force plates, N
+
+
+def test_kinematics_of_another_model_are_refused(trial, model):
+    kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot")
+    other = mbkron.load_model(Path(__file__).parents[1] / "models" / "two_link_arm.toml")
+    with pytest.raises(ValueError, match="`kinematics` has the coordinates"):
+        analysis.inverse_dynamics(other, kinematics)
