@@ -209,6 +209,11 @@ def test_reserves_are_read_from_an_opensim_force_set(tmp_path):
                     "</OpenSimDocument>")
     with pytest.raises(ValueError, match="`x` has no `coordinate`"):
         read_reserves(path)
+    path.write_text('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">]><OpenSimDocument><ForceSet>'
+                    '<objects><CoordinateActuator name="x"><coordinate>&a;</coordinate></CoordinateActuator>'
+                    '</objects></ForceSet></OpenSimDocument>')
+    with pytest.raises(ValueError, match="refused: the XML declares a DTD, entities or external references"):
+        read_reserves(path)
 
 
 def test_bad_arguments_are_named():

@@ -49,13 +49,14 @@ unbounded dual: it is reported with ``converged`` False and its residual.
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.core.errors import ModelError
+from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
 from mbkron.analysis.muscle_analysis import hill_arrays, rigid_tendon_fibers
 from mbkron.io.storage import write_storage
 from mbkron.muscles.hill import active_force_length, force_velocity
@@ -121,10 +122,10 @@ def read_reserves(path: str | Path) -> tuple[tuple[Reserve, ...], tuple[str, ...
     ValueError
         If the file is not an XML force set, or an actuator has no coordinate or a non-numeric value.
     """
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as error:
-        raise ValueError(f"cannot read the force-set file `{path}`: {error}") from None
+    try:  # untrusted XML: the .osim importer's parser (bounded size, no DTD or entities)
+        root = parse_osim_bytes(read_osim_bytes(path, str(path)), str(path))
+    except ModelError as error:
+        raise ValueError(f"cannot read the force-set file: {error}") from None
     objects = root.find("ForceSet/objects") if root.tag != "ForceSet" else root.find("objects")
     if objects is None:
         raise ValueError(f"`{path}` is not an OpenSim force set (no ForceSet/objects element)")

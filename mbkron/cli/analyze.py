@@ -152,14 +152,9 @@ def _inputs(args: argparse.Namespace):
     from mbkron.io import read_model_file
     from mbkron.io.storage import StorageError
 
-    model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "error")
+    model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "import")
     model = model_file.model
     try:
-        if (args.muscles or args.so) and Path(args.model).suffix.lower() == ".osim" and model.muscles:
-            from mbkron.analysis.muscle_analysis import read_thelen_curves, with_thelen_curves
-
-            model = with_thelen_curves(model, {name: curves for name, curves in read_thelen_curves(args.model).items()
-                                               if name in model.muscles})
         kinematics = trial_kinematics(model, args.motion, args.lowpass, args.time_range)
         loads = external_loads(args.external_loads) if args.external_loads else None
         reserves = ()
