@@ -128,7 +128,7 @@ def test_prolate_spheroid_meridian():
     azimuth = 0.7
     radial = np.array([np.cos(azimuth), np.sin(azimuth), 0.0])
     z = np.array([0.0, 0.0, 1.0])
-    p2, q2 = np.array([0.04, 0.045]), np.array([-0.035, -0.05])
+    p2, q2 = np.array([0.015, 0.07]), np.array([0.012, -0.06])  # the segment cuts the side: over the bulge
     p, q = p2[0] * radial + p2[1] * z, q2[0] * radial + q2[1] * z
     result = shortest_path(p, q, a)
     assert result[0]
@@ -136,7 +136,7 @@ def test_prolate_spheroid_meridian():
     assert abs(result[1] @ normal) < 1e-14 and abs(result[2] @ normal) < 1e-14
     expected = ellipse_path(p2, q2, a[0], a[2],
                             lambda lo, hi: quad(lambda t: np.hypot(a[0] * np.sin(t), a[2] * np.cos(t)), lo, hi,
-                                                epsabs=1e-15, epsrel=1e-14, limit=200)[0])
+                                                epsabs=1e-14, epsrel=1e-13, limit=200)[0])
     assert path_length(p, q, result) == pytest.approx(expected, abs=1e-12)
 
 
@@ -360,6 +360,10 @@ def test_against_opensim():
         p = np.array([[float(r[k]) for k in ("px", "py", "pz")] for r in case_rows])
         q = np.array([[float(r[k]) for k in ("qx", "qy", "qz")] for r in case_rows])
         opensim = np.array([float(r["opensim_length"]) for r in case_rows])
+        continuous = np.array([r["opensim_continuous"] == "1" for r in case_rows])
         ours = path_length(p, q, shortest_path(p, q, dims, quadrant))
-        bound = float(case_rows[0]["max_difference"])
-        assert np.abs(ours - opensim).max() <= bound, case
+        if not case_rows[0]["max_difference"]:
+            continue  # a quadrant sweep: recorded for docs/wrapping-ellipsoid.md, wraps differ by design
+        # OpenSim's path is feasible, so not shorter than ours, but for its polyline's chords (1 mm apart)
+        assert (ours - opensim).max() <= 1e-5, case
+        assert np.abs(ours - opensim)[continuous].max() <= float(case_rows[0]["max_difference"]), case

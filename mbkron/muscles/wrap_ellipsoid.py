@@ -75,8 +75,8 @@ from scipy.integrate._ivp import dop853_coefficients as _dop853
 
 from mbkron.core.errors import ConfigurationError
 
-__all__ = ["WrapEllipsoid", "QUADRANTS", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS", "STEP_CURVATURE",
-           "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic", "quadrant_side"]
+__all__ = ["WrapEllipsoid", "QUADRANTS", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
+           "STEP_CURVATURE", "TILTS", "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic", "quadrant_side"]
 
 TOLERANCE = 1e-13
 """Newton stops when both end conditions (distances of ``q`` from the end's tangent line, in m) are below this."""
@@ -86,6 +86,8 @@ MAX_ITERATIONS = 30
 """Newton iterations per continuation level before :func:`shortest_path` gives up (a ConfigurationError)."""
 CONTINUATION_LEVELS = (4, 16, 64)
 """Numbers of continuation steps from a sphere tried in turn where Newton's method alone fails."""
+TILTS = (0.0, np.pi / 4, -np.pi / 4)
+"""Angles (rad) by which the initial guess's tangent points are turned about the segment (the shortest result kept)."""
 STEP_CURVATURE = 0.2
 """Integration step times the ellipsoid's largest normal curvature ``max(a)/min(a)²`` (at most)."""
 
@@ -244,11 +246,12 @@ def _end_conditions(p, q, dimensions, phi, arc):
     return np.stack([_dot(gap, n), _dot(gap, b)], axis=-1), t1, t2, v
 
 
-def _initial_guess(p, q, dimensions, side):
-    """φ, s and the length of the path over the scaled sphere's great circle (module documentation).
+def _initial_guess(p, q, dimensions, side, tilt=0.0):
+    """φ, s and the length of a path over the scaled sphere's great circle (module documentation).
 
-    ``side`` (m,): +1 the short way round (through the scaled segment's point nearest the centre),
-    −1 the long way."""
+    ``side`` (m,): +1 the short way round (through the scaled segment's point nearest the centre, ``d``),
+    −1 the long way. ``tilt``: the tangent points are taken on the side of ``d`` turned by this angle
+    about the segment (0: the sphere's solution), joined by the great circle between them."""
     P, Q = p / dimensions, q / dimensions
     D = Q - P
     nearest = P - (_dot(P, D) / _dot(D, D))[:, None] * D
@@ -264,6 +267,8 @@ def _initial_guess(p, q, dimensions, side):
         nearest[through_centre] = fallback / np.linalg.norm(fallback, axis=-1, keepdims=True)
         length[through_centre] = 1.0
     d = side[:, None] * nearest / length[:, None]
+    if tilt:
+        d = np.cos(tilt) * d + np.sin(tilt) * np.cross(D / np.linalg.norm(D, axis=-1, keepdims=True), d)
     tangents = []
     for X in (P, Q):
         norm2 = _dot(X, X)
@@ -271,11 +276,14 @@ def _initial_guess(p, q, dimensions, side):
         across /= np.linalg.norm(across, axis=-1, keepdims=True)
         tangents.append(X / norm2[:, None] + np.sqrt(1.0 - 1.0 / norm2)[:, None] * across)
     T1, T2 = tangents
-    # the great-circle arc T1 → d → T2 mapped back to the ellipsoid; its length by Gauss-Legendre quadrature
-    axis = np.cross(T1, d)
-    axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
-    ortho = np.cross(axis, T1)
-    angle = np.arctan2(_dot(T2, ortho), _dot(T2, T1)) % (2 * np.pi)
+    # the great-circle arc T1 → T2 on the side of d (the minor arc if its middle is on that side, else
+    # the major arc) mapped back to the ellipsoid; its length by Gauss-Legendre quadrature
+    ortho = T2 - _dot(T2, T1)[:, None] * T1
+    ortho /= np.linalg.norm(ortho, axis=-1, keepdims=True)
+    angle = np.arctan2(np.linalg.norm(np.cross(T1, T2), axis=-1), _dot(T1, T2))
+    major = _dot(T1 + T2, d) < 0
+    angle = np.where(major, 2 * np.pi - angle, angle)
+    ortho *= np.where(major, -1.0, 1.0)[:, None]
     nodes, weights = np.polynomial.legendre.leggauss(_GUESS_NODES)
     theta = angle[None, :, None] * (0.5 * (nodes + 1.0))[:, None, None]
     speed = np.linalg.norm((np.cos(theta) * ortho - np.sin(theta) * T1) * dimensions, axis=-1)
@@ -396,52 +404,74 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
 def _wrap(p, q, dimensions, nearest, axis, sign):
     """Tangent points and arc of the wrapped paths (the side by the quadrant, module documentation)."""
     if sign == 0:
-        sides = [np.ones(len(p))]
+        t1, t2, arc, converged = _shortest_side(p, q, dimensions)
     else:
-        toward = np.sign(nearest[:, axis]) * sign  # +1: the short way is on the allowed side
-        if np.all(toward != 0):
-            sides = [toward]
-        else:  # through the quadrant's plane: both ways round, the shorter kept
-            sides = [np.where(toward == 0, 1.0, toward), np.where(toward == 0, -1.0, toward)]
+        # +1: the short way is on the allowed side; 0: the scaled segment passes through the centre
+        toward = np.sign(nearest[:, axis]) * sign
+        short, long = _shortest_side(p, q, dimensions), _solve(p, q, dimensions, np.full(len(p), -1.0))
+        lengths = [np.linalg.norm(r[0] - p, axis=-1) + r[2] + np.linalg.norm(q - r[1], axis=-1) for r in (short, long)]
+        take_long = np.where(toward == 0, lengths[1] < lengths[0], toward < 0)
+        # where the preferred way did not converge (a segment nearly through the centre), the other
+        take_long = np.where(take_long, long[3] | ~short[3], ~short[3] & long[3])
+        t1, t2, arc, converged = (np.where(take_long[:, None] if sh.ndim == 2 else take_long, lg, sh)
+                                  for sh, lg in zip(short, long))
+    if not converged.all():
+        bad = np.flatnonzero(~converged)[:3]
+        where = "; ".join(f"p={p[i].tolist()}, q={q[i].tolist()}" for i in bad)
+        raise ConfigurationError(
+            f"the shortest path over the ellipsoid with semi-axes {dimensions.tolist()} did not converge at "
+            f"{int((~converged).sum())} of {len(p)} segments ({where}): Newton's method did not reach "
+            f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
+    return t1, t2, arc
+
+
+def _shortest_side(p, q, dimensions):
+    """The shortest of the paths the short way round from the initial guesses tilted by :data:`TILTS`.
+
+    On a triaxial ellipsoid the geodesic nearest the scaled sphere's solution need not be the
+    shortest (it may pass over another side); starting Newton's method from tangent points turned
+    about the segment finds the others (from these only Newton's method, no continuation)."""
     best = None
-    for side in sides:
-        t1, t2, arc = _solve(p, q, dimensions, side)
-        length = np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1)
+    for tilt in TILTS:
+        t1, t2, arc, converged = _solve(p, q, dimensions, np.ones(len(p)), tilt, continuation=tilt == 0.0)
+        length = np.where(converged, np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1), np.inf)
         if best is None:
-            best = (t1, t2, arc, length)
+            best = (t1, t2, arc, converged, length)
         else:
-            keep = length < best[3]
+            keep = length < best[4]
             best = tuple(np.where(keep[:, None] if b.ndim == 2 else keep, new, b)
-                         for b, new in zip(best, (t1, t2, arc, length)))
-    return best[:3]
+                         for b, new in zip(best, (t1, t2, arc, converged, length)))
+    return best[:4]
 
 
 def _no_longer(p, q, t1, t2, arc, bound):
     """Whether the paths are no longer than ``bound`` (the initial guess's length, a feasible path over
     the surface on the same side): a converged path longer than that is another geodesic (one winding
-    round the ellipsoid), not the shortest."""
+    round the ellipsoid, or over another side), not the shortest."""
     length = np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1)
     return length <= bound * (1.0 + 1e-12)
 
 
-def _solve(p, q, dimensions, side):
+def _solve(p, q, dimensions, side, tilt=0.0, continuation=True):
     """Newton from the scaled sphere's solution; where that fails, continuation from a sphere.
 
     The continuation deforms a sphere (radius the semi-axes' geometric mean ``r``) into the ellipsoid,
     ``a(λ) = r^(1−λ) a^λ``, moving the points with it (``p(λ) = (p/a)·a(λ)``: the scaled points and the
     horizon parametrisation stay the same), in :data:`CONTINUATION_LEVELS` equal steps of ``λ``, each
     solved by Newton's method from the previous level's ``(φ, s)``."""
-    phi, arc, bound = _initial_guess(p, q, dimensions, side)
+    phi, arc, bound = _initial_guess(p, q, dimensions, side, tilt)
+    # the long way round is a saddle of the length (shorter paths lean towards the short side), no bound
+    bound[side < 0] = np.inf
     phi, arc, t1, t2, converged = _newton(p, q, dimensions, phi, arc, DIRECT_ITERATIONS)
     converged &= _no_longer(p, q, t1, t2, arc, bound)
-    for levels in CONTINUATION_LEVELS:
+    for levels in CONTINUATION_LEVELS if continuation else ():
         if converged.all():
             break
         todo = np.flatnonzero(~converged)
         scaled_p, scaled_q = p[todo] / dimensions, q[todo] / dimensions
         radius = float(np.exp(np.mean(np.log(dimensions))))
         previous = np.full(3, radius)
-        phi_c, arc_c, _ = _initial_guess(scaled_p * radius, scaled_q * radius, previous, side[todo])
+        phi_c, arc_c, _ = _initial_guess(scaled_p * radius, scaled_q * radius, previous, side[todo], tilt)
         ok = np.ones(len(todo), dtype=bool)
         for fraction in np.linspace(0.0, 1.0, levels + 1)[1:]:
             a = radius ** (1.0 - fraction) * dimensions ** fraction
@@ -452,14 +482,7 @@ def _solve(p, q, dimensions, side):
             previous = a
         ok &= _no_longer(p[todo], q[todo], t1_c, t2_c, arc_c, bound[todo])
         phi[todo], arc[todo], t1[todo], t2[todo], converged[todo] = phi_c, arc_c, t1_c, t2_c, ok
-    if not converged.all():
-        bad = np.flatnonzero(~converged)[:3]
-        where = "; ".join(f"p={p[i].tolist()}, q={q[i].tolist()}" for i in bad)
-        raise ConfigurationError(
-            f"the shortest path over the ellipsoid with semi-axes {dimensions.tolist()} did not converge at "
-            f"{int((~converged).sum())} of {len(p)} segments ({where}): Newton's method did not reach "
-            f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
-    return t1, t2, arc
+    return t1, t2, arc, converged
 
 
 @dataclass(frozen=True)
