@@ -93,13 +93,13 @@ def test_sphere_symmetric_closed_form():
 def test_sphere_random_great_circles():
     rng = np.random.default_rng(3)
     r = 0.025
-    p = rng.normal(size=(200, 3)) * 0.06
-    q = -p + rng.normal(size=(200, 3)) * 0.02
+    p = rng.normal(size=(80, 3)) * 0.06
+    q = -p + rng.normal(size=(80, 3)) * 0.02
     keep = (np.linalg.norm(p, axis=1) > 1.05 * r) & (np.linalg.norm(q, axis=1) > 1.05 * r)
     p, q = p[keep], q[keep]
     result = shortest_path(p, q, [r, r, r])
     wrapped = result[0]
-    assert wrapped.sum() > 50
+    assert wrapped.sum() > 20
     lengths = path_length(p, q, result)
     for i in np.flatnonzero(wrapped):
         assert lengths[i] == pytest.approx(sphere_length(p[i], q[i], r), abs=1e-12)
@@ -247,7 +247,7 @@ def test_no_longer_than_a_direct_minimisation():
 
 def test_integration_converged():
     # twice the integration steps change the tangent point t2 by less than 1e-12 m
-    p, q = random_wrapping_pairs(np.array([0.04, 0.015, 0.02]), 20, 9)
+    p, q = random_wrapping_pairs(np.array([0.04, 0.015, 0.02]), 8, 9)
     wrapped, t1, t2, arc = shortest_path(p, q, [0.04, 0.015, 0.02])
     u1 = (t1 - p) / np.linalg.norm(t1 - p, axis=1, keepdims=True)
     counts = wrap_ellipsoid._steps(np.array([0.04, 0.015, 0.02]), arc)

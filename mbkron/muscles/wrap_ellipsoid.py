@@ -37,7 +37,11 @@ Method (shooting on the geodesic equation)
 - The initial guess is the exact solution for the sphere in scaled coordinates: the great circle of the
   unit sphere through ``P`` and ``Q`` (``q / a``), its tangent points mapped back (they are on the
   horizons exactly, so only ``φ`` and ``s`` are approximate), ``s`` from the mapped arc. For a sphere
-  it is the answer.
+  it is the answer. On a triaxial ellipsoid the nearest geodesic need not be the shortest, so Newton
+  also starts with the tangent points turned by ±45° about the segment (:data:`TILTS`) and the
+  shortest converged path is kept; a path longer than its own (feasible) initial guess is rejected.
+  Where Newton fails from the sphere's guess, a continuation deforms a sphere into the ellipsoid
+  (:data:`CONTINUATION_LEVELS`).
 
 Which side (``quadrant``)
 -------------------------
@@ -71,12 +75,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.integrate._ivp import dop853_coefficients as _dop853
 
 from mbkron.core.errors import ConfigurationError
 
 __all__ = ["WrapEllipsoid", "QUADRANTS", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
-           "STEP_CURVATURE", "TILTS", "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic", "quadrant_side"]
+           "STEP_CURVATURE", "TILTS", "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic",
+           "quadrant_side"]
 
 TOLERANCE = 1e-13
 """Newton stops when both end conditions (distances of ``q`` from the end's tangent line, in m) are below this."""
@@ -98,10 +102,42 @@ QUADRANTS: dict[str, tuple[int, int]] = {
 }
 """OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all sides."""
 
-# Dormand & Prince's 8th-order explicit Runge-Kutta method (the 12 stages of scipy's DOP853)
-_STAGES = _dop853.N_STAGES
-_RK_A = _dop853.A[:_STAGES, :_STAGES]
-_RK_B = _dop853.B
+# Dormand & Prince's 8th-order explicit Runge-Kutta method: the 12 stages of DOP853 (Hairer, Nørsett &
+# Wanner, Solving Ordinary Differential Equations I, 1993; the values of scipy's dop853_coefficients)
+_RK_A = np.zeros((12, 12))
+_RK_A[1, [0]] = [0.05260015195876773]
+_RK_A[2, [0, 1]] = [0.0197250569845379, 0.0591751709536137]
+_RK_A[3, [0, 2]] = [0.02958758547680685, 0.08876275643042054]
+_RK_A[4, [0, 2, 3]] = [0.2413651341592667, -0.8845494793282861, 0.924834003261792]
+_RK_A[5, [0, 3, 4]] = [0.037037037037037035, 0.17082860872947386, 0.12546768756682242]
+_RK_A[6, [0, 3, 4, 5]] = [0.037109375, 0.17025221101954405, 0.06021653898045596, -0.017578125]
+_RK_A[7, [0, 3, 4, 5, 6]] = [
+    0.03709200011850479, 0.17038392571223998, 0.10726203044637328, -0.015319437748624402,
+    0.008273789163814023,
+]
+_RK_A[8, [0, 3, 4, 5, 6, 7]] = [
+    0.6241109587160757, -3.3608926294469414, -0.868219346841726, 27.59209969944671,
+    20.154067550477894, -43.48988418106996,
+]
+_RK_A[9, [0, 3, 4, 5, 6, 7, 8]] = [
+    0.47766253643826434, -2.4881146199716677, -0.590290826836843, 21.230051448181193,
+    15.279233632882423, -33.28821096898486, -0.020331201708508627,
+]
+_RK_A[10, [0, 3, 4, 5, 6, 7, 8, 9]] = [
+    -0.9371424300859873, 5.186372428844064, 1.0914373489967295, -8.149787010746927,
+    -18.52006565999696, 22.739487099350505, 2.4936055526796523, -3.0467644718982196,
+]
+_RK_A[11, [0, 3, 4, 5, 6, 7, 8, 9, 10]] = [
+    2.273310147516538, -10.53449546673725, -2.0008720582248625, -17.9589318631188,
+    27.94888452941996, -2.8589982771350235, -8.87285693353063, 12.360567175794303,
+    0.6433927460157636,
+]
+_RK_B = np.zeros(12)
+_RK_B[[0, 5, 6, 7, 8, 9, 10, 11]] = [
+    0.054293734116568765, 4.450312892752409, 1.8915178993145003, -5.801203960010585,
+    0.3111643669578199, -0.1521609496625161, 0.20136540080403034, 0.04471061572777259,
+]
+_STAGES = 12
 _COMPLEX_STEP = 1e-30
 _GUESS_NODES = 48  # Gauss-Legendre nodes for the initial guess's arc length
 
