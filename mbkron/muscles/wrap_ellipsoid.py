@@ -46,13 +46,11 @@ Method (shooting on the geodesic equation)
 Which side (``quadrant``)
 -------------------------
 As in OpenSim (``WrapEllipsoid::wrapLine``) the path wraps only where the straight segment passes
-through the ellipsoid and neither end is inside it. Unconstrained (``"all"``), the initial great
-circle passes the side where the segment passes the centre (the scaled segment's point nearest the
-origin, ``d``). With a quadrant ``±x, ±y, ±z`` the path must wrap on that side: if ``d`` is on the
-other side, the great circle goes the long way round (through ``−d``), as OpenSim flips its
-point ``c1`` to the active side and then wraps on the far side; the result is then the geodesic path
-on the allowed side, which is not the global shortest path. Where ``d`` is in the plane of the
-quadrant (the scaled segment passes through the centre) both sides are tried and the shorter is kept.
+through the ellipsoid and neither end is inside it. Unconstrained (``"all"``), the path is the
+shortest. With a quadrant ``±x, ±y, ±z`` the path must wrap on that side: where both tangent points of
+the shortest path are on the other side, the path goes the long way round (through the allowed side:
+OpenSim flips its point ``c1`` to the active side and wraps there). The long way is a geodesic but a
+saddle of the length; the switch between the ways is a jump in length, as in OpenSim.
 
 How this differs from OpenSim
 -----------------------------
@@ -433,22 +431,20 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
     t2, arc = t1.copy(), np.zeros(len(p))
     if np.any(wrapped):
         pw, qw = p[wrapped], q[wrapped]
-        t1[wrapped], t2[wrapped], arc[wrapped] = _wrap(pw, qw, a, nearest[wrapped], axis, sign)
+        t1[wrapped], t2[wrapped], arc[wrapped] = _wrap(pw, qw, a, axis, sign)
     return wrapped.reshape(shape), t1.reshape(shape + (3,)), t2.reshape(shape + (3,)), arc.reshape(shape)
 
 
-def _wrap(p, q, dimensions, nearest, axis, sign):
+def _wrap(p, q, dimensions, axis, sign):
     """Tangent points and arc of the wrapped paths (the side by the quadrant, module documentation)."""
     if sign == 0:
         t1, t2, arc, converged = _shortest_side(p, q, dimensions)
     else:
-        # +1: the short way is on the allowed side; 0: the scaled segment passes through the centre
-        toward = np.sign(nearest[:, axis]) * sign
+        # the long way round where both tangent points of the short way are on the other side (or the
+        # short way did not converge), and the long way converged
         short, long = _shortest_side(p, q, dimensions), _solve(p, q, dimensions, np.full(len(p), -1.0))
-        lengths = [np.linalg.norm(r[0] - p, axis=-1) + r[2] + np.linalg.norm(q - r[1], axis=-1) for r in (short, long)]
-        take_long = np.where(toward == 0, lengths[1] < lengths[0], toward < 0)
-        # where the preferred way did not converge (a segment nearly through the centre), the other
-        take_long = np.where(take_long, long[3] | ~short[3], ~short[3] & long[3])
+        wrong_side = np.maximum(sign * short[0][:, axis], sign * short[1][:, axis]) < 0
+        take_long = (wrong_side | ~short[3]) & long[3]
         t1, t2, arc, converged = (np.where(take_long[:, None] if sh.ndim == 2 else take_long, lg, sh)
                                   for sh, lg in zip(short, long))
     if not converged.all():
