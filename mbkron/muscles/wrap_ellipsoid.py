@@ -1,0 +1,585 @@
+"""The shortest path over an ellipsoid: OpenSim's ``WrapEllipsoid`` solved exactly (issue #16).
+
+A path segment from ``p`` to ``q`` (both outside the ellipsoid, in the ellipsoid's frame: centre at
+the origin, semi-axes ``a = (a₀, a₁, a₂)`` along x, y, z) that may not enter the ellipsoid
+``E = {x : xᵀ A x ≤ 1}``, ``A = diag(a)⁻²``, is as short as possible. Where the straight segment misses
+the interior of ``E`` it is the answer (not wrapped); otherwise the shortest path is a straight
+segment ``p → t₁`` tangent to ``E``, a geodesic of the surface from ``t₁`` to ``t₂``, and a straight
+segment ``t₂ → q`` tangent to ``E``, with no kink at ``t₁`` and ``t₂`` (the first variation of the length
+with respect to the tangent points vanishes only if the directions agree). Its length
+
+    L = |t₁ − p| + s + |q − t₂|,
+
+with ``s`` the geodesic's arc length, is a minimum over the tangent points, so (envelope theorem)
+``∂L/∂p = (p − t₁)/|p − t₁|`` and ``∂L/∂q = (q − t₂)/|q − t₂|`` with ``t₁, t₂`` held fixed: the exact
+moment arms of a wrapping path (the wrapping framework, :mod:`mbkron.muscles`, uses them).
+
+Method (shooting on the geodesic equation)
+------------------------------------------
+- ``t₁`` lies on the *horizon* of ``p``: the surface points whose tangent plane contains ``p``. In the
+  scaled coordinates ``y = x / a`` (componentwise) ``E`` is the unit ball, tangency is affine invariant,
+  and the horizon is the circle ``{y : |y| = 1, y·P = 1}`` (``P = p / a``): centre ``P/|P|²``, radius
+  ``√(1 − 1/|P|²)``. It is parametrised by one angle ``φ`` (:func:`horizon_point`); the segment's
+  direction ``u = (t₁ − p)/|t₁ − p|`` is then tangent to the surface at ``t₁``.
+- The geodesic from ``t₁`` with initial direction ``u`` solves, for an implicit surface ``F(x) = 0``
+  with ``∇F = 2 A x``, ``x'' = −(x'ᵀ A x' / |A x|²) A x`` (arc length ``σ``; its acceleration is
+  normal to the surface). It is integrated over ``σ ∈ [0, s]`` by the explicit 8th-order Runge–Kutta
+  method of Dormand and Prince (DOP853's coefficients, :func:`geodesic`) with ``n`` equal steps,
+  ``n`` chosen so that the step times the largest normal curvature ``max(a)/min(a)²`` is at most
+  :data:`STEP_CURVATURE`; the truncation error is then far below 1e-12 m (checked against twice the
+  steps in ``tests/test_wrap_ellipsoid.py``).
+- The unknowns ``(φ, s)`` are found by Newton's method on two conditions at the geodesic's end ``x(s)``
+  with unit tangent ``v(s)``: ``q`` lies in the tangent plane there, ``(q − x)·n = 0``, and on the
+  tangent line, ``(q − x)·(v × n) = 0`` (``n`` the unit normal). Their Jacobian is computed exactly
+  by complex-step differentiation of the integration (the right-hand side is analytic). Newton stops
+  when both residuals (in metres) are below :data:`TOLERANCE` (1e-13 m) and fails with a
+  :class:`~mbkron.core.errors.ConfigurationError` naming the points after :data:`MAX_ITERATIONS`.
+- The initial guess is the exact solution for the sphere in scaled coordinates: the great circle of the
+  unit sphere through ``P`` and ``Q`` (``q / a``), its tangent points mapped back (they are on the
+  horizons exactly, so only ``φ`` and ``s`` are approximate), ``s`` from the mapped arc. For a sphere
+  it is the answer. On a triaxial ellipsoid the nearest geodesic need not be the shortest, so Newton
+  also starts with the tangent points turned by ±45° about the segment (:data:`TILTS`) and the
+  shortest converged path is kept; a path longer than its own (feasible) initial guess is rejected.
+  Where Newton fails from the sphere's guess, a continuation deforms a sphere into the ellipsoid
+  (:data:`CONTINUATION_LEVELS`).
+
+Which side (``quadrant``)
+-------------------------
+As in OpenSim (``WrapEllipsoid::wrapLine``) the path wraps only where the straight segment passes
+through the ellipsoid and neither end is inside it. Unconstrained (``"all"``), the path is the
+shortest. With a quadrant ``±x, ±y, ±z`` the path must wrap on that side: where both tangent points of
+the shortest path are on the other side, the path goes the long way round (through the allowed side:
+OpenSim flips its point ``c1`` to the active side and wraps there). The long way is a geodesic but a
+saddle of the length; the switch between the ways is a jump in length, as in OpenSim.
+
+How this differs from OpenSim
+-----------------------------
+OpenSim's path over an ellipsoid lies in one plane (through ``p``, ``q`` and a surface point ``c1``
+picked by the ``hybrid``, ``midpoint`` or ``axial`` heuristic), its tangent points are found by a
+Levenberg–Marquardt iteration within that plane stopped at a squared residual of 1e-8 (in coordinates
+scaled by ``3/Σa``), and its arc is a polyline of at most 499 segments of ≥ 1 mm in the same plane.
+A plane section of an ellipsoid is a geodesic only for the principal sections (and every plane
+through the centre of a sphere), so elsewhere OpenSim's path is longer than the shortest path, its
+tangent points are not where the straight segments touch the surface tangentially out of plane,
+and its length is not differentiable in the way the envelope theorem requires. Here the path is the
+true shortest path (a geodesic), converged to 1e-12 m. docs/wrapping-ellipsoid.md gives numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from mbkron.core.errors import ConfigurationError
+
+__all__ = ["WrapEllipsoid", "QUADRANTS", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
+           "STEP_CURVATURE", "TILTS", "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic",
+           "quadrant_side"]
+
+TOLERANCE = 1e-13
+"""Newton stops when both end conditions (distances of ``q`` from the end's tangent line, in m) are below this."""
+DIRECT_ITERATIONS = 12
+"""Newton iterations from the scaled sphere's solution before trying continuation."""
+MAX_ITERATIONS = 30
+"""Newton iterations per continuation level before :func:`shortest_path` gives up (a ConfigurationError)."""
+CONTINUATION_LEVELS = (4, 16, 64)
+"""Numbers of continuation steps from a sphere tried in turn where Newton's method alone fails."""
+TILTS = (0.0, np.pi / 4, -np.pi / 4)
+"""Angles (rad) by which the initial guess's tangent points are turned about the segment (the shortest result kept)."""
+STEP_CURVATURE = 0.2
+"""Integration step times the ellipsoid's largest normal curvature ``max(a)/min(a)²`` (at most)."""
+
+QUADRANTS: dict[str, tuple[int, int]] = {
+    **{name: (0, 0) for name in ("all", "All", "ALL")},
+    **{f"{sign}{name}": (i, s) for i, axis in enumerate("xyz")
+       for sign, s in (("", 1), ("+", 1), ("-", -1)) for name in (axis, axis.upper())},
+}
+"""OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all sides."""
+
+# Dormand & Prince's 8th-order explicit Runge-Kutta method: the 12 stages of DOP853 (Hairer, Nørsett &
+# Wanner, Solving Ordinary Differential Equations I, 1993; the values of scipy's dop853_coefficients)
+_RK_A = np.zeros((12, 12))
+_RK_A[1, [0]] = [0.05260015195876773]
+_RK_A[2, [0, 1]] = [0.0197250569845379, 0.0591751709536137]
+_RK_A[3, [0, 2]] = [0.02958758547680685, 0.08876275643042054]
+_RK_A[4, [0, 2, 3]] = [0.2413651341592667, -0.8845494793282861, 0.924834003261792]
+_RK_A[5, [0, 3, 4]] = [0.037037037037037035, 0.17082860872947386, 0.12546768756682242]
+_RK_A[6, [0, 3, 4, 5]] = [0.037109375, 0.17025221101954405, 0.06021653898045596, -0.017578125]
+_RK_A[7, [0, 3, 4, 5, 6]] = [
+    0.03709200011850479, 0.17038392571223998, 0.10726203044637328, -0.015319437748624402,
+    0.008273789163814023,
+]
+_RK_A[8, [0, 3, 4, 5, 6, 7]] = [
+    0.6241109587160757, -3.3608926294469414, -0.868219346841726, 27.59209969944671,
+    20.154067550477894, -43.48988418106996,
+]
+_RK_A[9, [0, 3, 4, 5, 6, 7, 8]] = [
+    0.47766253643826434, -2.4881146199716677, -0.590290826836843, 21.230051448181193,
+    15.279233632882423, -33.28821096898486, -0.020331201708508627,
+]
+_RK_A[10, [0, 3, 4, 5, 6, 7, 8, 9]] = [
+    -0.9371424300859873, 5.186372428844064, 1.0914373489967295, -8.149787010746927,
+    -18.52006565999696, 22.739487099350505, 2.4936055526796523, -3.0467644718982196,
+]
+_RK_A[11, [0, 3, 4, 5, 6, 7, 8, 9, 10]] = [
+    2.273310147516538, -10.53449546673725, -2.0008720582248625, -17.9589318631188,
+    27.94888452941996, -2.8589982771350235, -8.87285693353063, 12.360567175794303,
+    0.6433927460157636,
+]
+_RK_B = np.zeros(12)
+_RK_B[[0, 5, 6, 7, 8, 9, 10, 11]] = [
+    0.054293734116568765, 4.450312892752409, 1.8915178993145003, -5.801203960010585,
+    0.3111643669578199, -0.1521609496625161, 0.20136540080403034, 0.04471061572777259,
+]
+_STAGES = 12
+_COMPLEX_STEP = 1e-30
+_GUESS_NODES = 48  # Gauss-Legendre nodes for the initial guess's arc length
+
+
+def quadrant_side(quadrant: str) -> tuple[int, int]:
+    """The axis (0, 1, 2) and sign (+1, −1; 0 for ``"all"``) of an OpenSim quadrant name."""
+    try:
+        return QUADRANTS[quadrant]
+    except (KeyError, TypeError):
+        raise ValueError(f"`quadrant` must be one of {', '.join(sorted(set(QUADRANTS)))}; got {quadrant!r}") from None
+
+
+def _dot(u, v):
+    """Row-wise dot product without complex conjugation (complex-step safe)."""
+    return u[..., 0] * v[..., 0] + u[..., 1] * v[..., 1] + u[..., 2] * v[..., 2]
+
+
+def horizon_point(p: NDArray, dimensions: NDArray, phi: NDArray) -> NDArray:
+    """The point at angle ``phi`` of the horizon of ``p``: where the line from ``p`` touches the ellipsoid.
+
+    Parameters
+    ----------
+    p : ndarray, shape (m, 3)
+        Points outside the ellipsoid (ellipsoid frame).
+    dimensions : ndarray, shape (3,)
+        The semi-axes.
+    phi : ndarray, shape (m,)
+        Angles (rad) on the horizon circle of ``p / dimensions`` (see the module's documentation);
+        complex values are allowed (complex-step differentiation).
+
+    Returns
+    -------
+    ndarray, shape (m, 3)
+        Points on the surface whose tangent plane contains ``p``.
+    """
+    scaled = p / dimensions
+    e1, e2 = _perpendicular_frame(scaled)
+    norm2 = _dot(scaled, scaled)
+    radius = np.sqrt(1.0 - 1.0 / norm2)
+    y = (scaled / norm2[:, None] + radius[:, None] * (np.cos(phi)[:, None] * e1 + np.sin(phi)[:, None] * e2))
+    return y * dimensions
+
+
+def _horizon_angle(p: NDArray, dimensions: NDArray, point: NDArray) -> NDArray:
+    """The angle ``φ`` of ``point`` (on the horizon of ``p``) in :func:`horizon_point`'s parametrisation."""
+    scaled = p / dimensions
+    e1, e2 = _perpendicular_frame(scaled)
+    y = point / dimensions
+    return np.arctan2(_dot(y, e2), _dot(y, e1))
+
+
+def _perpendicular_frame(v: NDArray) -> tuple[NDArray, NDArray]:
+    """Two unit vectors perpendicular to each other and to each (real) row of ``v``."""
+    unit = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    helper = np.zeros_like(v)
+    helper[np.arange(len(v)), np.argmin(np.abs(unit), axis=-1)] = 1.0
+    e1 = np.cross(unit, helper)
+    e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
+    return e1, np.cross(unit, e1)
+
+
+def _geodesic_rate(y: NDArray, arc: NDArray, inverse_squares: NDArray) -> NDArray:
+    """d(x, v)/dτ of the geodesic equation with τ = σ / arc ∈ [0, 1] (rows (x, v), shape (m, 6))."""
+    x, v = y[:, :3], y[:, 3:]
+    normal = x * inverse_squares
+    acceleration = -(_dot(v * inverse_squares, v) / _dot(normal, normal))[:, None] * normal
+    return arc[:, None] * np.concatenate([v, acceleration], axis=1)
+
+
+def _steps(dimensions: NDArray, arc: NDArray) -> NDArray[np.intp]:
+    """Equal integration steps per path (:data:`STEP_CURVATURE`), rounded up to a power of 2 (≥ 8) so
+    that paths of similar lengths share one batch."""
+    curvature = dimensions.max() / dimensions.min() ** 2
+    needed = np.maximum(8.0, np.ceil(np.abs(arc.real) * curvature / STEP_CURVATURE))
+    return (2 ** np.ceil(np.log2(needed))).astype(np.intp)
+
+
+def geodesic(start: NDArray, direction: NDArray, arc: NDArray, dimensions: ArrayLike,
+             steps: int | None = None) -> tuple[NDArray, NDArray]:
+    """The surface geodesic from ``start`` in unit tangent ``direction`` over arc length ``arc``.
+
+    Integrates ``x'' = −(x'ᵀ A x' / |A x|²) A x`` (``A = diag(dimensions)⁻²``) with the 8th-order
+    Dormand–Prince method in equal steps (complex inputs allowed: complex-step differentiation).
+
+    Parameters
+    ----------
+    start, direction : ndarray, shape (m, 3)
+        Points on the surface and unit tangent vectors there.
+    arc : ndarray, shape (m,)
+        Arc lengths (m).
+    dimensions : array_like, shape (3,)
+        The semi-axes.
+    steps : int, optional
+        Return the points and tangents after each of ``steps`` equal steps (shape (m, steps + 1, 3)).
+        By default the number of steps per path follows from :data:`STEP_CURVATURE` and only the end
+        is returned.
+
+    Returns
+    -------
+    points, tangents : ndarray
+        The end points and unit tangents (shape (m, 3)), or with ``steps`` every step's.
+    """
+    dimensions = np.asarray(dimensions, dtype=float)
+    y = np.concatenate([start, direction], axis=1)
+    if steps is not None:
+        y = _integrate(y, arc, 1.0 / dimensions**2, steps, samples=True)
+        return y[..., :3], y[..., 3:]
+    counts = _steps(dimensions, arc)
+    for count in np.unique(counts):
+        group = counts == count
+        y[group] = _integrate(y[group], arc[group], 1.0 / dimensions**2, int(count), samples=False)
+    return y[:, :3], y[:, 3:]
+
+
+def _integrate(y, arc, inverse_squares, steps, samples):
+    """``steps`` Dormand–Prince steps of the geodesic equation from rows ``y = (x, v)`` (all, or the end)."""
+    h = 1.0 / steps
+    history = [y]
+    k = np.empty((_STAGES,) + y.shape, dtype=y.dtype)
+    flat = k.reshape(_STAGES, -1)
+    for _ in range(steps):
+        for stage in range(_STAGES):
+            increment = (_RK_A[stage, :stage] @ flat[:stage]).reshape(y.shape) if stage else 0.0
+            k[stage] = _geodesic_rate(y + h * increment, arc, inverse_squares)
+        y = y + h * (_RK_B @ flat).reshape(y.shape)
+        if samples:
+            history.append(y)
+    return np.stack(history, axis=1) if samples else y
+
+
+def _end_conditions(p, q, dimensions, phi, arc):
+    """The two Newton residuals (m) of :func:`shortest_path`, and t₁, t₂ (complex-step safe)."""
+    t1 = horizon_point(p, dimensions, phi)
+    chord = t1 - p
+    u = chord / np.sqrt(_dot(chord, chord))[:, None]
+    t2, v = geodesic(t1, u, arc, dimensions)
+    v = v / np.sqrt(_dot(v, v))[:, None]
+    n = t2 / dimensions**2
+    n = n / np.sqrt(_dot(n, n))[:, None]
+    b = np.cross(v, n)
+    gap = q - t2
+    return np.stack([_dot(gap, n), _dot(gap, b)], axis=-1), t1, t2, v
+
+
+def _initial_guess(p, q, dimensions, side, tilt=0.0):
+    """φ, s and the length of a path over the scaled sphere's great circle (module documentation).
+
+    ``side`` (m,): +1 the short way round (through the scaled segment's point nearest the centre, ``d``),
+    −1 the long way. ``tilt``: the tangent points are taken on the side of ``d`` turned by this angle
+    about the segment (0: the sphere's solution), joined by the great circle between them."""
+    P, Q = p / dimensions, q / dimensions
+    D = Q - P
+    nearest = P - (_dot(P, D) / _dot(D, D))[:, None] * D
+    length = np.linalg.norm(nearest, axis=-1)
+    through_centre = length < 1e-9
+    if np.any(through_centre):  # any direction perpendicular to the segment: across the largest axis
+        axis = np.zeros_like(P[through_centre])
+        axis[:, int(np.argmax(dimensions))] = 1.0
+        fallback = np.cross(np.cross(D[through_centre], axis), D[through_centre])
+        fallback_norm = np.linalg.norm(fallback, axis=-1)
+        degenerate = fallback_norm < 1e-12  # the segment along the largest axis: any perpendicular
+        fallback[degenerate] = _perpendicular_frame(D[through_centre][degenerate])[0]
+        nearest[through_centre] = fallback / np.linalg.norm(fallback, axis=-1, keepdims=True)
+        length[through_centre] = 1.0
+    d = side[:, None] * nearest / length[:, None]
+    if tilt:
+        d = np.cos(tilt) * d + np.sin(tilt) * np.cross(D / np.linalg.norm(D, axis=-1, keepdims=True), d)
+    tangents = []
+    for X in (P, Q):
+        norm2 = _dot(X, X)
+        across = d - (_dot(d, X) / norm2)[:, None] * X
+        across /= np.linalg.norm(across, axis=-1, keepdims=True)
+        tangents.append(X / norm2[:, None] + np.sqrt(1.0 - 1.0 / norm2)[:, None] * across)
+    T1, T2 = tangents
+    # the great-circle arc T1 → T2 on the side of d (the minor arc if its middle is on that side, else
+    # the major arc) mapped back to the ellipsoid; its length by Gauss-Legendre quadrature
+    ortho = T2 - _dot(T2, T1)[:, None] * T1
+    ortho /= np.linalg.norm(ortho, axis=-1, keepdims=True)
+    angle = np.arctan2(np.linalg.norm(np.cross(T1, T2), axis=-1), _dot(T1, T2))
+    major = _dot(T1 + T2, d) < 0
+    angle = np.where(major, 2 * np.pi - angle, angle)
+    ortho *= np.where(major, -1.0, 1.0)[:, None]
+    nodes, weights = np.polynomial.legendre.leggauss(_GUESS_NODES)
+    theta = angle[None, :, None] * (0.5 * (nodes + 1.0))[:, None, None]
+    speed = np.linalg.norm((np.cos(theta) * ortho - np.sin(theta) * T1) * dimensions, axis=-1)
+    arc = 0.5 * angle * (weights @ speed)
+    length = np.linalg.norm(T1 * dimensions - p, axis=-1) + arc + np.linalg.norm(q - T2 * dimensions, axis=-1)
+    return _horizon_angle(p, dimensions, T1 * dimensions), arc, length
+
+
+def _newton(p, q, dimensions, phi, arc, iterations):
+    """Newton's method on (φ, s) with a backtracking line search on the residual's norm.
+
+    Returns φ, s, t₁, t₂ and whether each path converged within ``iterations`` to a valid path
+    (``s ≥ 0``, ``q`` ahead of ``t₂`` along the geodesic's end tangent)."""
+    phi, arc = phi.copy(), arc.copy()
+    m = len(p)
+    t1, t2 = np.empty((m, 3)), np.empty((m, 3))
+    converged = np.zeros(m, dtype=bool)
+    active = np.arange(m)
+    for _ in range(iterations):
+        pa, qa, pa2, qa2 = p[active], q[active], np.concatenate([p[active]] * 2), np.concatenate([q[active]] * 2)
+        k, fa, sa = len(active), phi[active], arc[active]
+        # the Jacobian's columns d/dφ and d/ds by complex steps: one batch of 2k paths
+        residual, t1c, t2c, v = _end_conditions(pa2, qa2, dimensions,
+                                                np.concatenate([fa + 1j * _COMPLEX_STEP, fa.astype(complex)]),
+                                                np.concatenate([sa.astype(complex), sa + 1j * _COMPLEX_STEP]))
+        r = residual[:k].real
+        done = np.max(np.abs(r), axis=-1) <= TOLERANCE
+        t1[active[done]], t2[active[done]] = t1c[:k][done].real, t2c[:k][done].real
+        converged[active[done]] = (sa[done] >= 0) & (_dot(qa[done] - t2c[:k][done].real, v[:k][done].real) > 0)
+        keep = ~done
+        if not keep.any():
+            break
+        active, pa, qa, fa, sa, r = active[keep], pa[keep], qa[keep], fa[keep], sa[keep], r[keep]
+        j = (np.stack([residual[:k].imag, residual[k:].imag], axis=-1) / _COMPLEX_STEP)[keep]
+        det = j[:, 0, 0] * j[:, 1, 1] - j[:, 0, 1] * j[:, 1, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d_phi = -(j[:, 1, 1] * r[:, 0] - j[:, 0, 1] * r[:, 1]) / det
+            d_arc = -(-j[:, 1, 0] * r[:, 0] + j[:, 0, 0] * r[:, 1]) / det
+        bad = ~(np.isfinite(d_phi) & np.isfinite(d_arc))
+        d_phi[bad], d_arc[bad] = 0.0, 0.0
+        # step length: at most 1 rad along the horizon, the arc at most halved; halved until the
+        # residual's norm decreases (Armijo), at most 10 times
+        step = np.minimum(1.0, 1.0 / np.maximum(np.abs(d_phi), 1e-300))
+        shrink = d_arc < -0.5 * sa
+        step[shrink] = np.minimum(step[shrink], 0.5 * sa[shrink] / -d_arc[shrink])
+        grow = d_arc > sa + 0.5 * dimensions.min()  # and at most doubled plus half the smallest semi-axis
+        step[grow] = np.minimum(step[grow], (sa[grow] + 0.5 * dimensions.min()) / d_arc[grow])
+        norm = np.linalg.norm(r, axis=-1)
+        trying = np.arange(len(active))
+        for _ in range(10):
+            trial, _, _, _ = _end_conditions(pa[trying], qa[trying], dimensions,
+                                             fa[trying] + step[trying] * d_phi[trying],
+                                             sa[trying] + step[trying] * d_arc[trying])
+            failed = ~(np.linalg.norm(trial, axis=-1) < (1.0 - 1e-4 * step[trying]) * norm[trying])
+            trying = trying[failed]
+            if not len(trying):
+                break
+            step[trying] *= 0.5
+        phi[active] = fa + step * d_phi
+        arc[active] = sa + step * d_arc
+    return phi, arc, t1, t2, converged
+
+
+def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: str = "all"
+                  ) -> tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The shortest path from ``p`` to ``q`` over an ellipsoid (module documentation).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., 3)
+        The path's neighbouring points in the ellipsoid's frame (m).
+    dimensions : array_like, shape (3,)
+        The semi-axes (m), positive.
+    quadrant : str
+        OpenSim's quadrant: ``"all"`` or the side the path must wrap on (``"+x"``, ``"-y"``, ``"z"``, ...).
+
+    Returns
+    -------
+    wrapped : ndarray of bool, shape (...)
+        Whether the path touches the ellipsoid (the straight segment passes through it and neither
+        end is inside).
+    t1, t2 : ndarray, shape (..., 3)
+        The tangent points (``t1`` joined to ``p``); where not wrapped both are ``(p + q)/2``, so that
+        ``|t1 − p| + |q − t2|`` is the straight length.
+    arc : ndarray, shape (...)
+        The geodesic's length from ``t1`` to ``t2`` (0 where not wrapped).
+
+    Raises
+    ------
+    ConfigurationError
+        Where Newton's method does not converge in :data:`MAX_ITERATIONS` iterations (the message
+        names the points).
+    """
+    a = np.asarray(dimensions, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError(f"`dimensions` must be 3 positive finite semi-axes; got {dimensions!r}")
+    axis, sign = quadrant_side(quadrant)
+    p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
+    if p.shape[-1:] != (3,):
+        raise ValueError(f"`p` and `q` must have shape (..., 3); got {p.shape}")
+    shape = p.shape[:-1]
+    p, q = p.reshape(-1, 3), q.reshape(-1, 3)
+    P, Q = p / a, q / a
+    D = Q - P
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip(-_dot(P, D) / _dot(D, D), 0.0, 1.0)
+    t = np.nan_to_num(t)
+    nearest = P + t[:, None] * D
+    wrapped = (_dot(nearest, nearest) < 1.0) & (_dot(P, P) > 1.0) & (_dot(Q, Q) > 1.0)
+    t1 = 0.5 * (p + q)
+    t2, arc = t1.copy(), np.zeros(len(p))
+    if np.any(wrapped):
+        pw, qw = p[wrapped], q[wrapped]
+        t1[wrapped], t2[wrapped], arc[wrapped] = _wrap(pw, qw, a, axis, sign)
+    return wrapped.reshape(shape), t1.reshape(shape + (3,)), t2.reshape(shape + (3,)), arc.reshape(shape)
+
+
+def _wrap(p, q, dimensions, axis, sign):
+    """Tangent points and arc of the wrapped paths (the side by the quadrant, module documentation)."""
+    if sign == 0:
+        t1, t2, arc, converged = _shortest_side(p, q, dimensions)
+    else:
+        # the long way round where both tangent points of the short way are on the other side (or the
+        # short way did not converge), and the long way converged
+        short, long = _shortest_side(p, q, dimensions), _solve(p, q, dimensions, np.full(len(p), -1.0))
+        wrong_side = np.maximum(sign * short[0][:, axis], sign * short[1][:, axis]) < 0
+        take_long = (wrong_side | ~short[3]) & long[3]
+        t1, t2, arc, converged = (np.where(take_long[:, None] if sh.ndim == 2 else take_long, lg, sh)
+                                  for sh, lg in zip(short, long))
+    if not converged.all():
+        bad = np.flatnonzero(~converged)[:3]
+        where = "; ".join(f"p={p[i].tolist()}, q={q[i].tolist()}" for i in bad)
+        raise ConfigurationError(
+            f"the shortest path over the ellipsoid with semi-axes {dimensions.tolist()} did not converge at "
+            f"{int((~converged).sum())} of {len(p)} segments ({where}): Newton's method did not reach "
+            f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
+    return t1, t2, arc
+
+
+def _shortest_side(p, q, dimensions):
+    """The shortest of the paths the short way round from the initial guesses tilted by :data:`TILTS`.
+
+    On a triaxial ellipsoid the geodesic nearest the scaled sphere's solution need not be the
+    shortest (it may pass over another side); starting Newton's method from tangent points turned
+    about the segment finds the others (from these only Newton's method, no continuation)."""
+    best = None
+    for tilt in TILTS:
+        t1, t2, arc, converged = _solve(p, q, dimensions, np.ones(len(p)), tilt, continuation=tilt == 0.0)
+        length = np.where(converged, np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1), np.inf)
+        if best is None:
+            best = (t1, t2, arc, converged, length)
+        else:
+            keep = length < best[4]
+            best = tuple(np.where(keep[:, None] if b.ndim == 2 else keep, new, b)
+                         for b, new in zip(best, (t1, t2, arc, converged, length)))
+    return best[:4]
+
+
+def _no_longer(p, q, t1, t2, arc, bound):
+    """Whether the paths are no longer than ``bound`` (the initial guess's length, a feasible path over
+    the surface on the same side): a converged path longer than that is another geodesic (one winding
+    round the ellipsoid, or over another side), not the shortest."""
+    length = np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1)
+    return length <= bound * (1.0 + 1e-12)
+
+
+def _solve(p, q, dimensions, side, tilt=0.0, continuation=True):
+    """Newton from the scaled sphere's solution; where that fails, continuation from a sphere.
+
+    The continuation deforms a sphere (radius the semi-axes' geometric mean ``r``) into the ellipsoid,
+    ``a(λ) = r^(1−λ) a^λ``, moving the points with it (``p(λ) = (p/a)·a(λ)``: the scaled points and the
+    horizon parametrisation stay the same), in :data:`CONTINUATION_LEVELS` equal steps of ``λ``, each
+    solved by Newton's method from the previous level's ``(φ, s)``."""
+    phi, arc, bound = _initial_guess(p, q, dimensions, side, tilt)
+    # the long way round is a saddle of the length (shorter paths lean towards the short side), no bound
+    bound[side < 0] = np.inf
+    phi, arc, t1, t2, converged = _newton(p, q, dimensions, phi, arc, DIRECT_ITERATIONS)
+    converged &= _no_longer(p, q, t1, t2, arc, bound)
+    for levels in CONTINUATION_LEVELS if continuation else ():
+        if converged.all():
+            break
+        todo = np.flatnonzero(~converged)
+        scaled_p, scaled_q = p[todo] / dimensions, q[todo] / dimensions
+        radius = float(np.exp(np.mean(np.log(dimensions))))
+        previous = np.full(3, radius)
+        phi_c, arc_c, _ = _initial_guess(scaled_p * radius, scaled_q * radius, previous, side[todo], tilt)
+        ok = np.ones(len(todo), dtype=bool)
+        for fraction in np.linspace(0.0, 1.0, levels + 1)[1:]:
+            a = radius ** (1.0 - fraction) * dimensions ** fraction
+            pl, ql = (p[todo], q[todo]) if fraction == 1.0 else (scaled_p * a, scaled_q * a)
+            phi_c, arc_c, t1_c, t2_c, level_ok = _newton(pl, ql, a, phi_c, arc_c * a.sum() / previous.sum(),
+                                                         MAX_ITERATIONS)
+            ok &= level_ok
+            previous = a
+        ok &= _no_longer(p[todo], q[todo], t1_c, t2_c, arc_c, bound[todo])
+        phi[todo], arc[todo], t1[todo], t2[todo], converged[todo] = phi_c, arc_c, t1_c, t2_c, ok
+    return t1, t2, arc, converged
+
+
+@dataclass(frozen=True)
+class WrapEllipsoid:
+    """An ellipsoid fixed to a body that muscle paths wrap over (OpenSim's ``WrapEllipsoid``).
+
+    Parameters
+    ----------
+    name : str
+        The wrap object's name.
+    body : str
+        The body it is fixed to.
+    translation : tuple of 3 float
+        Its centre in the body's frame (m).
+    xyz_body_rotation : tuple of 3 float
+        Its orientation in the body's frame: body-fixed x-y-z Euler angles (rad), as in OpenSim.
+    dimensions : tuple of 3 float
+        The semi-axes along its own x, y, z (m).
+    quadrant : str
+        ``"all"``, or the side paths must wrap on (``"+x"``, ``"-x"``, ``"x"`` = ``"+x"``, ... as OpenSim).
+    active : bool
+        Whether paths wrap over it.
+    """
+
+    name: str
+    body: str
+    translation: tuple = (0.0, 0.0, 0.0)
+    xyz_body_rotation: tuple = (0.0, 0.0, 0.0)
+    dimensions: tuple = (0.05, 0.05, 0.05)
+    quadrant: str = "all"
+    active: bool = True
+
+    def __post_init__(self):
+        for key in ("translation", "xyz_body_rotation", "dimensions"):  # numbers as tuples of floats
+            value = getattr(self, key)
+            if (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 3
+                    and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value)):
+                object.__setattr__(self, key, tuple(float(v) for v in value))
+
+    def solve(self, p: ArrayLike, q: ArrayLike):
+        """The path from ``p`` to ``q`` (wrap frame, m) over this ellipsoid: :func:`shortest_path`."""
+        return shortest_path(p, q, self.dimensions, self.quadrant)
+
+
+def wrap_ellipsoid_problems(wrap: object, bodies: set[str] | None = None) -> list[str]:
+    """Everything wrong with a :class:`WrapEllipsoid`'s fields (``bodies``: the known body names, if given)."""
+    if not isinstance(wrap, WrapEllipsoid):
+        return [f"a wrap ellipsoid must be a WrapEllipsoid, got {type(wrap).__name__}"]
+    label = f"wrap ellipsoid `{wrap.name}`"
+    problems = []
+    if not isinstance(wrap.name, str) or not wrap.name:
+        problems.append(f"{label}: `name` must be a non-empty string; got {wrap.name!r}")
+    if bodies is not None and wrap.body not in bodies:
+        problems.append(f"{label}: `body` {wrap.body!r} is not a body of the model; expected one of: "
+                        f"{', '.join(sorted(bodies)) or '(none)'}")
+    for key in ("translation", "xyz_body_rotation", "dimensions"):
+        value = getattr(wrap, key)
+        if not (isinstance(value, tuple) and len(value) == 3
+                and all(isinstance(v, float) and math.isfinite(v) for v in value)):
+            problems.append(f"{label}: `{key}` must be 3 finite numbers; got {value!r}")
+        elif key == "dimensions" and min(value) <= 0:
+            problems.append(f"{label}: `dimensions` must be 3 positive semi-axes (m); got {value!r}")
+    if not isinstance(wrap.quadrant, str) or wrap.quadrant not in QUADRANTS:
+        problems.append(f"{label}: `quadrant` must be one of {', '.join(sorted(set(QUADRANTS)))}; "
+                        f"got {wrap.quadrant!r}")
+    if not isinstance(wrap.active, (bool, np.bool_)):
+        problems.append(f"{label}: `active` must be true or false; got {wrap.active!r}")
+    return problems
