@@ -26,8 +26,8 @@ from mbkron.muscles.wrap_ellipsoid import (
     geodesic,
     horizon_point,
     shortest_path,
-    wrap_ellipsoid_problems,
 )
+from mbkron.muscles.wrapping import surface_problems
 
 DATA = Path(__file__).parent / "data" / "wrap_ellipsoid_opensim.csv"
 
@@ -314,9 +314,9 @@ def test_continuous_and_c1_through_engagement():
 
 
 def test_contract_shapes_and_dataclass():
-    wrap = WrapEllipsoid("hh", "humerus", translation=[0.0, 0.01, 0], dimensions=(0.035, 0.02, 0.02), quadrant="z")
-    assert wrap.dimensions == (0.035, 0.02, 0.02) and wrap.translation == (0.0, 0.01, 0.0)
-    assert wrap_ellipsoid_problems(wrap, {"humerus"}) == []
+    wrap = WrapEllipsoid(name="hh", body="humerus", translation=(0.0, 0.01, 0), dimensions=(0.035, 0.02, 0.02),
+                         quadrant="z")
+    assert surface_problems(wrap) == []
     p = np.zeros((2, 3, 3)) + [0.0, 0.0, 0.05]
     q = np.zeros((2, 3, 3)) + [0.001, 0.0, -0.05]
     wrapped, t1, t2, arc = wrap.solve(p, q)
@@ -325,13 +325,12 @@ def test_contract_shapes_and_dataclass():
 
 
 def test_problems_name_the_field():
-    bad = WrapEllipsoid("e", "nowhere", translation=(0, float("nan"), 0), dimensions=(0.1, 0.0, 0.1),
+    bad = WrapEllipsoid(name="e", body=3, translation=(0, float("nan"), 0), dimensions=(0.1, 0.0, 0.1),
                         quadrant="+w", active="yes")
-    problems = wrap_ellipsoid_problems(bad, {"humerus"})
+    problems = surface_problems(bad)
     assert len(problems) == 5
     for field in ("`body`", "`translation`", "`dimensions`", "`quadrant`", "`active`"):
-        assert any(field in message for message in problems), field
-    assert wrap_ellipsoid_problems("x") == ["a wrap ellipsoid must be a WrapEllipsoid, got str"]
+        assert any(field in message and "wrap object `e`" in message for message in problems), field
     with pytest.raises(ValueError, match="`dimensions`"):
         shortest_path([0.1, 0, 0], [-0.1, 0, 0], [0.1, -0.1, 0.1])
     with pytest.raises(ValueError, match="`quadrant`"):

@@ -85,13 +85,19 @@ def test_rajagopal_moment_arms_against_differences_at_200_poses(tmp_path):
     assert checked > 0.9 * 5 * 200 * len(wrapped)
 
 
-def test_ellipsoids_are_not_yet_imported_and_ignore_still_works(tmp_path):
+def test_tori_are_not_yet_imported_and_ignore_still_works(tmp_path):
     path = tmp_path / "arm26.osim"
-    path.write_bytes(gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes()))
-    with pytest.raises(ModelError, match=r"WrapEllipsoid\[@name='TRIlonghh'\]: <WrapEllipsoid> is not supported.*not yet"):
+    text = gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes())
+    path.write_bytes(text.replace(b"WrapEllipsoid", b"WrapTorus"))  # arm26's ellipsoids made tori
+    with pytest.raises(ModelError, match=r"WrapTorus\[@name='TRIlonghh'\]: <WrapTorus> is not supported.*not yet"):
         mbkron.load_model(path)
     with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects"):
         assert mbkron.load_model(path, wrapping="ignore").muscle_set.wrapping is None
+    path.write_bytes(text)
+    wrapped = mbkron.load_model(path).muscle_set
+    surfaces = {s.name: type(s).__name__ for path in wrapped.paths for s in (w.surface for w in path.wraps)}
+    assert surfaces == {"TRI": "WrapCylinder", "TRIlonghh": "WrapEllipsoid", "TRIlongglen": "WrapCylinder",
+                        "BIClonghh": "WrapEllipsoid"}  # arm26's WrapObjectSets
 
 
 BASE = """
@@ -104,7 +110,7 @@ mass = 1.0
 
 
 @pytest.mark.parametrize("wraps, muscle, expected", [
-    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', got 'cone'"),
+    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', 'ellipsoid', got 'cone'"),
     ('[wraps.c]\nkind = "cylinder"\nbody = "link"\nradius = 0.1\n', '"c"', "wraps.c: `length` is required"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = -0.1\n', '"c"', "wraps.c: `radius` must be a finite number > 0 (m), got -0.1"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\nquadrant = "up"\n', '"c"', "wraps.c.quadrant: expected one of: 'all', '+x'"),

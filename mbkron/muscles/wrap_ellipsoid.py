@@ -75,10 +75,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
+from mbkron.core.tableaus import DOP853
+from mbkron.muscles.wrapping import WrapSurface, parse_quadrant
 
-__all__ = ["WrapEllipsoid", "QUADRANTS", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
-           "STEP_CURVATURE", "TILTS", "wrap_ellipsoid_problems", "shortest_path", "horizon_point", "geodesic",
-           "quadrant_side"]
+__all__ = ["WrapEllipsoid", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
+           "STEP_CURVATURE", "TILTS", "shortest_path", "horizon_point", "geodesic"]
 
 TOLERANCE = 1e-13
 """Newton stops when both end conditions (distances of ``q`` from the end's tangent line, in m) are below this."""
@@ -93,59 +94,12 @@ TILTS = (0.0, np.pi / 4, -np.pi / 4)
 STEP_CURVATURE = 0.2
 """Integration step times the ellipsoid's largest normal curvature ``max(a)/min(a)²`` (at most)."""
 
-QUADRANTS: dict[str, tuple[int, int]] = {
-    **{name: (0, 0) for name in ("all", "All", "ALL")},
-    **{f"{sign}{name}": (i, s) for i, axis in enumerate("xyz")
-       for sign, s in (("", 1), ("+", 1), ("-", -1)) for name in (axis, axis.upper())},
-}
-"""OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all sides."""
 
-# Dormand & Prince's 8th-order explicit Runge-Kutta method: the 12 stages of DOP853 (Hairer, Nørsett &
-# Wanner, Solving Ordinary Differential Equations I, 1993; the values of scipy's dop853_coefficients)
-_RK_A = np.zeros((12, 12))
-_RK_A[1, [0]] = [0.05260015195876773]
-_RK_A[2, [0, 1]] = [0.0197250569845379, 0.0591751709536137]
-_RK_A[3, [0, 2]] = [0.02958758547680685, 0.08876275643042054]
-_RK_A[4, [0, 2, 3]] = [0.2413651341592667, -0.8845494793282861, 0.924834003261792]
-_RK_A[5, [0, 3, 4]] = [0.037037037037037035, 0.17082860872947386, 0.12546768756682242]
-_RK_A[6, [0, 3, 4, 5]] = [0.037109375, 0.17025221101954405, 0.06021653898045596, -0.017578125]
-_RK_A[7, [0, 3, 4, 5, 6]] = [
-    0.03709200011850479, 0.17038392571223998, 0.10726203044637328, -0.015319437748624402,
-    0.008273789163814023,
-]
-_RK_A[8, [0, 3, 4, 5, 6, 7]] = [
-    0.6241109587160757, -3.3608926294469414, -0.868219346841726, 27.59209969944671,
-    20.154067550477894, -43.48988418106996,
-]
-_RK_A[9, [0, 3, 4, 5, 6, 7, 8]] = [
-    0.47766253643826434, -2.4881146199716677, -0.590290826836843, 21.230051448181193,
-    15.279233632882423, -33.28821096898486, -0.020331201708508627,
-]
-_RK_A[10, [0, 3, 4, 5, 6, 7, 8, 9]] = [
-    -0.9371424300859873, 5.186372428844064, 1.0914373489967295, -8.149787010746927,
-    -18.52006565999696, 22.739487099350505, 2.4936055526796523, -3.0467644718982196,
-]
-_RK_A[11, [0, 3, 4, 5, 6, 7, 8, 9, 10]] = [
-    2.273310147516538, -10.53449546673725, -2.0008720582248625, -17.9589318631188,
-    27.94888452941996, -2.8589982771350235, -8.87285693353063, 12.360567175794303,
-    0.6433927460157636,
-]
-_RK_B = np.zeros(12)
-_RK_B[[0, 5, 6, 7, 8, 9, 10, 11]] = [
-    0.054293734116568765, 4.450312892752409, 1.8915178993145003, -5.801203960010585,
-    0.3111643669578199, -0.1521609496625161, 0.20136540080403034, 0.04471061572777259,
-]
+# Dormand & Prince's 8th-order explicit Runge-Kutta method: the 12 stages of DOP853
+_RK_A, _RK_B = DOP853.A[:12, :12], DOP853.B
 _STAGES = 12
 _COMPLEX_STEP = 1e-30
 _GUESS_NODES = 48  # Gauss-Legendre nodes for the initial guess's arc length
-
-
-def quadrant_side(quadrant: str) -> tuple[int, int]:
-    """The axis (0, 1, 2) and sign (+1, −1; 0 for ``"all"``) of an OpenSim quadrant name."""
-    try:
-        return QUADRANTS[quadrant]
-    except (KeyError, TypeError):
-        raise ValueError(f"`quadrant` must be one of {', '.join(sorted(set(QUADRANTS)))}; got {quadrant!r}") from None
 
 
 def _dot(u, v):
@@ -414,7 +368,7 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
     a = np.asarray(dimensions, dtype=float)
     if a.shape != (3,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"`dimensions` must be 3 positive finite semi-axes; got {dimensions!r}")
-    axis, sign = quadrant_side(quadrant)
+    axis, sign = parse_quadrant(quadrant)
     p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
     if p.shape[-1:] != (3,):
         raise ValueError(f"`p` and `q` must have shape (..., 3); got {p.shape}")
@@ -517,69 +471,28 @@ def _solve(p, q, dimensions, side, tilt=0.0, continuation=True):
     return t1, t2, arc, converged
 
 
-@dataclass(frozen=True)
-class WrapEllipsoid:
-    """An ellipsoid fixed to a body that muscle paths wrap over (OpenSim's ``WrapEllipsoid``).
+@dataclass(frozen=True, kw_only=True)
+class WrapEllipsoid(WrapSurface):
+    """OpenSim's ``WrapEllipsoid``: an ellipsoid of semi-axes ``dimensions`` (m, along the wrap frame's
+    x, y, z) centred at the wrap frame's origin; the properties it shares with the other surfaces are
+    :data:`~mbkron.muscles.wrapping.COMMON_FIELDS` (:mod:`mbkron.muscles.wrapping`).
 
-    Parameters
-    ----------
-    name : str
-        The wrap object's name.
-    body : str
-        The body it is fixed to.
-    translation : tuple of 3 float
-        Its centre in the body's frame (m).
-    xyz_body_rotation : tuple of 3 float
-        Its orientation in the body's frame: body-fixed x-y-z Euler angles (rad), as in OpenSim.
-    dimensions : tuple of 3 float
-        The semi-axes along its own x, y, z (m).
-    quadrant : str
-        ``"all"``, or the side paths must wrap on (``"+x"``, ``"-x"``, ``"x"`` = ``"+x"``, ... as OpenSim).
-    active : bool
-        Whether paths wrap over it.
+    Examples
+    --------
+    >>> e = WrapEllipsoid(name="hh", body="ground", dimensions=(1.0, 1.0, 1.0))
+    >>> wrapped, t1, t2, arc = e.solve(np.array([-2.0, 0.0, 0.0]), np.array([2.0, 0.0, 0.0]))
+    >>> bool(wrapped), abs(float(arc) - (math.pi - 2 * math.acos(0.5))) < 1e-12
+    (True, True)
     """
 
-    name: str
-    body: str
-    translation: tuple = (0.0, 0.0, 0.0)
-    xyz_body_rotation: tuple = (0.0, 0.0, 0.0)
-    dimensions: tuple = (0.05, 0.05, 0.05)
-    quadrant: str = "all"
-    active: bool = True
+    dimensions: tuple
 
-    def __post_init__(self):
-        for key in ("translation", "xyz_body_rotation", "dimensions"):  # numbers as tuples of floats
-            value = getattr(self, key)
-            if (isinstance(value, (tuple, list, np.ndarray)) and len(value) == 3
-                    and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value)):
-                object.__setattr__(self, key, tuple(float(v) for v in value))
+    def shape_problems(self, where: str) -> list[str | None]:
+        value = self.dimensions
+        ok = (isinstance(value, (tuple, list)) and len(value) == 3
+              and all(not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in value))
+        return [None if ok else f"{where}: `dimensions` must be 3 finite semi-axes > 0 (m), got {value!r}"]
 
     def solve(self, p: ArrayLike, q: ArrayLike):
         """The path from ``p`` to ``q`` (wrap frame, m) over this ellipsoid: :func:`shortest_path`."""
         return shortest_path(p, q, self.dimensions, self.quadrant)
-
-
-def wrap_ellipsoid_problems(wrap: object, bodies: set[str] | None = None) -> list[str]:
-    """Everything wrong with a :class:`WrapEllipsoid`'s fields (``bodies``: the known body names, if given)."""
-    if not isinstance(wrap, WrapEllipsoid):
-        return [f"a wrap ellipsoid must be a WrapEllipsoid, got {type(wrap).__name__}"]
-    label = f"wrap ellipsoid `{wrap.name}`"
-    problems = []
-    if not isinstance(wrap.name, str) or not wrap.name:
-        problems.append(f"{label}: `name` must be a non-empty string; got {wrap.name!r}")
-    if bodies is not None and wrap.body not in bodies:
-        problems.append(f"{label}: `body` {wrap.body!r} is not a body of the model; expected one of: "
-                        f"{', '.join(sorted(bodies)) or '(none)'}")
-    for key in ("translation", "xyz_body_rotation", "dimensions"):
-        value = getattr(wrap, key)
-        if not (isinstance(value, tuple) and len(value) == 3
-                and all(isinstance(v, float) and math.isfinite(v) for v in value)):
-            problems.append(f"{label}: `{key}` must be 3 finite numbers; got {value!r}")
-        elif key == "dimensions" and min(value) <= 0:
-            problems.append(f"{label}: `dimensions` must be 3 positive semi-axes (m); got {value!r}")
-    if not isinstance(wrap.quadrant, str) or wrap.quadrant not in QUADRANTS:
-        problems.append(f"{label}: `quadrant` must be one of {', '.join(sorted(set(QUADRANTS)))}; "
-                        f"got {wrap.quadrant!r}")
-    if not isinstance(wrap.active, (bool, np.bool_)):
-        problems.append(f"{label}: `active` must be true or false; got {wrap.active!r}")
-    return problems

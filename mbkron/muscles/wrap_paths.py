@@ -197,8 +197,11 @@ class PathWrapping:
         # the segments' ends in the wrap frame: Rᵀ (x − o)
         local = ((sorted_X - origin[..., None, :])[..., None, :] @ rotation[..., None, :, :])[..., 0, :]
         p, q = local[..., :-1, :], local[..., 1:, :]
-        hit, t1, t2, arc = surface.solve(p, q)
-        hit &= candidate
+        # only the candidate segments are solved (the others may join points on the surface, e.g. the
+        # removed tangent points of this wrap, where the tangent problem is degenerate)
+        hit, t1, t2, arc = np.zeros(candidate.shape, dtype=bool), p.copy(), q.copy(), np.zeros(candidate.shape)
+        if candidate.any():
+            hit[candidate], t1[candidate], t2[candidate], arc[candidate] = surface.solve(p[candidate], q[candidate])
         change = (np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1)
                   - np.linalg.norm(q - p, axis=-1))
         change = np.where(hit, change, np.inf)

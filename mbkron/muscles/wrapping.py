@@ -71,7 +71,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
+__all__ = ["WrapSurface", "WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
            "parse_quadrant", "shape_fields", "surface_problems", "wrap_method_problems", "WRAP_METHODS"]
 
 #: OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all.
@@ -159,7 +159,7 @@ def _side(sign_axis: NDArray, sigma: int) -> NDArray[np.bool_]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Surface:
+class WrapSurface:
     """The properties every wrapping surface shares (OpenSim's ``WrapObject``)."""
 
     name: str
@@ -179,7 +179,7 @@ class _Surface:
 
 
 @dataclass(frozen=True, kw_only=True)
-class WrapSphere(_Surface):
+class WrapSphere(WrapSurface):
     """OpenSim's ``WrapSphere``: a sphere of ``radius`` (m) centred at the wrap frame's origin.
 
     Examples
@@ -233,7 +233,7 @@ class WrapSphere(_Surface):
 
 
 @dataclass(frozen=True, kw_only=True)
-class WrapCylinder(_Surface):
+class WrapCylinder(WrapSurface):
     """OpenSim's ``WrapCylinder``: ``radius`` (m), axis ``z`` of the wrap frame, ``length`` (m) centred
     at the origin (wrapping stops only when both tangent points lie beyond it, as in OpenSim).
 

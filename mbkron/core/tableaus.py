@@ -1,4 +1,4 @@
-"""Butcher tableaus of the ensemble integrator: Dormand–Prince 5(4) and DOP853 (Hairer's 8(5,3)).
+"""Butcher tableaus: Dormand–Prince 5(4) and DOP853 (Hairer's 8(5,3)), for the ensemble integrator and the ellipsoid geodesics.
 
 Coefficients as published with the original codes: J. R. Dormand and P. J. Prince, "A family of
 embedded Runge-Kutta formulae", J. Comput. Appl. Math. 6 (1980) (with the continuous extension of
