@@ -14,8 +14,8 @@ import numpy as np
 import sympy
 
 from mbkron.expressions import format_expression, parse_expression
-from mbkron.io.schema import (COORDINATE_UNITS, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NUMBER, POINT,
-                              SCALAR, VECTOR, ExpressionValue, toml_string)
+from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
@@ -204,8 +204,14 @@ def _muscle_table(path) -> dict:
         if path.hill.curves != ThelenCurves():
             raise ValueError(f"{where}: non-default Thelen curve constants cannot be written to a model file")
         entry.update({key: float(getattr(path.hill, key)) for key, _ in HILL_FIELDS})
+    entry["path"] = _path_tables(path.points, where)
+    return entry
+
+
+def _path_tables(path_points, where: str) -> list[dict]:
+    """The ``path`` array of tables of a muscle or path spring (SI units, radians)."""
     points = []
-    for n, point in enumerate(path.points):
+    for n, point in enumerate(path_points):
         if isinstance(point, MovingPoint):
             components = [[_point_term_text(t, f"{where}, point {n}") for t in terms] for terms in point.location]
             table = {"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
@@ -217,8 +223,7 @@ def _muscle_table(path) -> dict:
             table["active"] = InlineTable(coordinate=condition.coordinate,
                                           range=[float(condition.lo), float(condition.hi)])
         points.append(table)
-    entry["path"] = points
-    return entry
+    return points
 
 
 def _load_value_text(value: object, where: str) -> object:
@@ -300,8 +305,10 @@ def dump_model(model: Model) -> str:
                 entry[key] = _load_value_text(value, f"load {index} ({type(load).__name__}) `{key}`")
             elif field_kind == POINT:
                 entry[key] = np.asarray(value, dtype=float).tolist()
-            elif field_kind == NUMBER:
+            elif field_kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
                 entry[key] = float(value)
+            elif field_kind == PATH:
+                entry[key] = _path_tables(value, f"load {index} ({type(load).__name__})")
             else:
                 entry[key] = value
         loads.append(entry)
