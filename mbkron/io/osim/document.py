@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
+from mbkron.io.osim.forces import FORCES, read_forces
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.muscles import read_muscles
 from mbkron.io.osim.xml import XmlReader, parse_osim_bytes, read_osim_bytes
@@ -137,17 +138,13 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     for name, body in bodies.items():
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
-    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping)
+    force_set = objects("ForceSet/objects")
+    forces = read_muscles(reader, [f for f in force_set if f.tag not in FORCES], bodies, coordinates, wrapping)
     muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
     if forces.actuators:
         ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
                        "apply generalized forces as tau instead)")
-    if wrapped and wrapping == "error":
-        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
-                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
-                                  f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
     name = model.get("name") or "model"
     credits, publications = _texts(model.find("credits")), _texts(model.find("publications"))
@@ -167,6 +164,18 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     }
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
                                  bodies, document)
+    loads = read_forces(reader, [f for f in force_set if f.tag in FORCES], bodies, coordinates, joints, document,
+                        motion, wrapping)
+    if loads.loads:
+        document["loads"] = loads.loads
+    wrapped += loads.wrapped
+    if loads.disabled:
+        ignored.append(f"{len(loads.disabled)} force(s) with appliesForce = false ({', '.join(loads.disabled)})")
+    if wrapped and wrapping == "error":
+        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
+                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
+                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
+                                  f"{', '.join(wrapped)}")
     reader.raise_problems()
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
