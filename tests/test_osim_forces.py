@@ -20,6 +20,7 @@ from mbkron.backends import available_backends
 from mbkron.core.errors import ModelError
 from mbkron.dynamics.loads import CoordinateLimitForce, SpringDamper, coordinate_limit_force
 from mbkron.io import dump_model, model_differences, parse_model_file
+from mbkron.io.osim import read_osim
 from mbkron.muscles.springs import PathSpring
 from validation.opensim import compare_forces
 
@@ -250,22 +251,25 @@ def _import(forces: str, tmp_path):
 
 
 def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
-    """Missing CoordinateLimitForce properties take OpenSim's defaults; appliesForce = false imports nothing;
-    a PointToPointSpring is a spring_damper without damping."""
+    """Missing CoordinateLimitForce properties take OpenSim's defaults; appliesForce = false and a limit on a
+    locked coordinate import nothing (listed in the convert header); a PointToPointSpring is a spring_damper
+    without damping."""
     model = _import("<CoordinateLimitForce name='l'><coordinate>q</coordinate></CoordinateLimitForce>"
                     "<CoordinateLimitForce name='off'><appliesForce>false</appliesForce><coordinate>q</coordinate>"
                     "</CoordinateLimitForce>"
+                    "<CoordinateLimitForce name='locked'><coordinate>x</coordinate></CoordinateLimitForce>"
                     "<PointToPointSpring name='p'><socket_body1>/ground</socket_body1><socket_body2>/bodyset/a"
                     "</socket_body2><point1>1 0 0</point1><point2>0 1 0</point2><stiffness>5</stiffness>"
                     "<rest_length>0.5</rest_length></PointToPointSpring>", tmp_path)
     w = math.pi / 180
     assert model.loads == (CoordinateLimitForce("q", 1 / w, 0.0, 1 / w, 0.0, 0.1 * w, 0.001 / w),
                            SpringDamper("ground", [1.0, 0.0, 0.0], "a", [0.0, 1.0, 0.0], 5.0, 0.0, 0.5))
+    header = read_osim(tmp_path / "m.osim").header
+    assert "2 force(s) that apply nothing (CoordinateLimitForce off (appliesForce = false), " \
+           "CoordinateLimitForce locked (on the locked coordinate x))" in header.replace("\n# ", " ")
 
 
 @pytest.mark.parametrize("forces, fragment", [
-    ("<CoordinateLimitForce name='l'><coordinate>x</coordinate></CoordinateLimitForce>",
-     "<CoordinateLimitForce> is not supported; supported: CoordinateLimitForce on the model's coordinates (`x` is locked"),
     ("<CoordinateLimitForce name='l'><coordinate>nope</coordinate></CoordinateLimitForce>",
      "CoordinateLimitForce[@name='l']/coordinate: expected the name of a coordinate, got 'nope'"),
     ("<CoordinateLimitForce name='l'><coordinate>q</coordinate><transition>0</transition></CoordinateLimitForce>",

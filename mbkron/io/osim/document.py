@@ -169,8 +169,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     if loads.loads:
         document["loads"] = loads.loads
     wrapped += loads.wrapped
-    if loads.disabled:
-        ignored.append(f"{len(loads.disabled)} force(s) with appliesForce = false ({', '.join(loads.disabled)})")
+    if loads.skipped:
+        ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")
     if wrapped and wrapping == "error":
         reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
                                   "import without them with load_model(..., wrapping=\"ignore\") or the option "

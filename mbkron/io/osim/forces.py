@@ -12,8 +12,9 @@
   ``type = "spring_damper"`` with ``stiffness``, ``free_length = rest_length`` and no damping, between
   ``point1`` of ``socket_body1`` and ``point2`` of ``socket_body2`` (bodies or ground).
 
-A force with ``appliesForce = false`` applies nothing in OpenSim: it is not imported (listed in the
-convert header). OpenSim's defaults apply to missing properties.
+A force with ``appliesForce = false`` applies nothing in OpenSim, and a CoordinateLimitForce on a locked
+coordinate acts only on that coordinate, whose lock takes it: neither is imported (both are listed in
+the convert header). OpenSim's defaults apply to missing properties.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ class ImportedLoads(NamedTuple):
 
     loads: list[dict]  # the [[loads]] tables
     wrapped: list[str]  # path springs with wrap objects
-    disabled: list[str]  # forces with appliesForce = false, not imported
+    skipped: list[str]  # not imported: forces with appliesForce = false, limit forces on locked coordinates
 
 
 def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordinates, joints: dict[str, str],
-                      document: dict, motion: dict[str, str]) -> dict | None:
+                      document: dict, motion: dict[str, str], skipped: list[str]) -> dict | None:
     reader.known_children(force, ("appliesForce", "coordinate", *(key for key, _ in _LIMIT_DEFAULTS),
                                   "compute_dissipation_energy"))
     name = (reader.text(force, "coordinate") or "").rstrip("/").rsplit("/", 1)[-1]
@@ -54,10 +55,14 @@ def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordin
     if name not in coordinates.info:
         reader.problem(force, f"expected the name of a coordinate, got {name[:60]!r}", "coordinate")
         return None
+    info = coordinates.info[name]
+    if info.locked and name not in coordinates.couplers:  # the lock's reaction takes its force
+        skipped.append(f"CoordinateLimitForce {force.get('name')} (on the locked coordinate {name})")
+        return None
     model_name = coordinates.model_names.get(name)
-    if model_name not in document["coordinates"] or joints.get(coordinates.info[name].joint) in _EULER_JOINTS:
-        reader.unsupported_element(force, f"CoordinateLimitForce on the model's coordinates (`{name}` is locked, "
-                                   "coupled, solved by a loop constraint or of a BallJoint or FreeJoint)")
+    if model_name not in document["coordinates"] or joints.get(info.joint) in _EULER_JOINTS:
+        reader.unsupported_element(force, f"CoordinateLimitForce on the model's coordinates (`{name}` is coupled, "
+                                   "solved by a loop constraint or of a BallJoint or FreeJoint)")
         return None
     for key in ("upper_stiffness", "lower_stiffness", "transition"):
         if values[key] is not None and values[key] <= 0:  # OpenSim divides by the stiffnesses; Step needs a width
@@ -136,17 +141,17 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
     names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
-    loads, wrapped, disabled = [], [], []
+    loads, wrapped, skipped = [], [], []
     for force in forces:
         if not reader.boolean(force, "appliesForce", True):
-            disabled.append(f"{force.tag} {force.get('name')}")
+            skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
             continue
         if force.tag == "CoordinateLimitForce":
-            table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion)
+            table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
             table = _path_spring(reader, force, names[reader.name(force) or ""], bodies, coordinates, wrapping, wrapped)
         else:
             table = _point_to_point(reader, force, bodies)
         if table is not None:
             loads.append(table)
-    return ImportedLoads(loads, wrapped, disabled)
+    return ImportedLoads(loads, wrapped, skipped)
