@@ -286,7 +286,8 @@ def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
      "</objects></PathPointSet></GeometryPath></PathSpring>",
      "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
-    ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported"),
+    ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported; supported: the forces Thelen2003Muscle"),
+    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, PathSpring, PointToPointSpring"),
 ])
 def test_import_errors_name_the_element(forces, fragment, tmp_path):
     with pytest.raises(ModelError) as error:

@@ -4,7 +4,8 @@ The document is the dictionary ``tomllib`` would return for an equivalent model 
 radians, every number the file's), so :mod:`mbkron.io.reader` builds the model from it and
 ``mbkron convert`` writes it with :func:`mbkron.io.writer.format_toml`. The sections come from
 :mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies),
-:mod:`~mbkron.io.osim.muscles` (muscles) and :mod:`~mbkron.io.osim.constraints` (loop-closing
+:mod:`~mbkron.io.osim.muscles` (muscles), :mod:`~mbkron.io.osim.forces` (springs and limit forces:
+``[[loads]]``) and :mod:`~mbkron.io.osim.constraints` (loop-closing
 constraints: ``[[constraints]]``, and the coordinates they solve leave ``[coordinates]``); the
 model's name, gravity, credits and publications go to ``[model]`` and to the header of a converted file.
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
-from mbkron.io.osim.forces import FORCES, read_forces
+from mbkron.io.osim.forces import MUSCLES, read_forces
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.muscles import read_muscles
 from mbkron.io.osim.xml import XmlReader, parse_osim_bytes, read_osim_bytes
@@ -139,7 +140,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
     force_set = objects("ForceSet/objects")
-    forces = read_muscles(reader, [f for f in force_set if f.tag not in FORCES], bodies, coordinates, wrapping)
+    forces = read_muscles(reader, [f for f in force_set if f.tag in MUSCLES], bodies, coordinates, wrapping)
     muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
     if forces.actuators:
@@ -164,7 +165,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     }
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
                                  bodies, document)
-    loads = read_forces(reader, [f for f in force_set if f.tag in FORCES], bodies, coordinates, joints, document,
+    loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
                         motion, wrapping)
     if loads.loads:
         document["loads"] = loads.loads

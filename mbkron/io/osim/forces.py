@@ -25,13 +25,16 @@ from typing import NamedTuple
 
 from mbkron.io.osim.coordinates import Coordinates, identifiers
 from mbkron.io.osim.joints import GROUND
-from mbkron.io.osim.muscles import _path
+from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, _path
 from mbkron.io.osim.xml import XmlReader
 
-__all__ = ["FORCES", "ImportedLoads", "read_forces"]
+__all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
-#: The OpenSim forces read here (the muscles and actuators are :mod:`mbkron.io.osim.muscles`').
+#: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
+#: which reports the others as unsupported.
 FORCES = ("CoordinateLimitForce", "PathSpring", "PointToPointSpring")
+#: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
+MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
 # OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
 _LIMIT_DEFAULTS = (("upper_stiffness", 1.0), ("upper_limit", 0.0), ("lower_stiffness", 1.0), ("lower_limit", 0.0),
                    ("transition", 0.1), ("damping", 0.001))
@@ -133,7 +136,8 @@ def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict 
 
 def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
                 joints: list[ET.Element], document: dict, motion: dict[str, str], wrapping: str) -> ImportedLoads:
-    """The :data:`FORCES` among ``forces`` (the ``ForceSet``'s elements of those tags) as ``[[loads]]`` tables.
+    """The :data:`FORCES` among ``forces`` (the ``ForceSet``'s elements other than :data:`MUSCLES`) as
+    ``[[loads]]`` tables; any other force is reported as unsupported.
 
     ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
     ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
@@ -143,8 +147,11 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
     names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
     loads, wrapped, skipped = [], [], []
     for force in forces:
-        if not reader.boolean(force, "appliesForce", True):
+        if force.tag in FORCES and not reader.boolean(force, "appliesForce", True):
             skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
+            continue
+        if force.tag not in FORCES:
+            reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator", *FORCES)))
             continue
         if force.tag == "CoordinateLimitForce":
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
