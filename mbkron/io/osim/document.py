@@ -146,6 +146,11 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     if forces.actuators:
         ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
                        "apply generalized forces as tau instead)")
+    if wrapped and wrapping == "error":
+        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
+                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
+                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
+                                  f"{', '.join(wrapped)}")
     gravity = reader.numbers(model, "gravity", 3, default=[0.0, -9.80665, 0.0])
     name = model.get("name") or "model"
     credits, publications = _texts(model.find("credits")), _texts(model.find("publications"))
@@ -172,11 +177,6 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "error") -> OsimD
     wrapped += loads.wrapped
     if loads.skipped:
         ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")
-    if wrapped and wrapping == "error":
-        reader.unsupported.append(f"{len(wrapped)} path(s) with wrap objects (wrapping is not supported yet; "
-                                  "import without them with load_model(..., wrapping=\"ignore\") or the option "
-                                  f"`--ignore-wrapping` of `mbkron convert` and `mbkron info`): "
-                                  f"{', '.join(wrapped)}")
     reader.raise_problems()
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",

@@ -45,7 +45,7 @@ class ImportedLoads(NamedTuple):
     """What :func:`read_forces` found."""
 
     loads: list[dict]  # the [[loads]] tables
-    wrapped: list[str]  # path springs with wrap objects
+    wrapped: list[str]  # path springs imported without their wrap objects
     skipped: list[str]  # not imported: forces with appliesForce = false, limit forces on locked coordinates
 
 
@@ -98,9 +98,12 @@ def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, 
     reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
     wraps = path.find("PathWrapSet/objects")
     if wraps is not None and len(wraps):
-        wrapped.append(name)
         if wrapping == "error":
+            reader.unsupported_element(force, "path springs without wrap objects (wrapping is not supported yet; import "
+                                       "without them with load_model(..., wrapping=\"ignore\") or the option "
+                                       "`--ignore-wrapping` of `mbkron convert` and `mbkron info`)")
             return None
+        wrapped.append(name)
     points = _path(reader, path, bodies, coordinates)
     if None in values.values():
         return None
@@ -141,7 +144,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
 
     ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
     ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
-    A path spring with wrap objects is recorded in ``wrapped`` (skipped with ``wrapping="error"``).
+    A path spring with wrap objects is reported as unsupported (``wrapping="error"``) or imported without
+    them and named in ``wrapped`` (``"ignore"``).
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
     names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
