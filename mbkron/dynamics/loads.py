@@ -7,6 +7,10 @@ generalized forces follow from virtual work, Eq. 46: a force ``F`` at a body poi
 Jacobian of Eq. 180.
 
 Values are constants or callables ``value(t, q, qd)`` (SI units), evaluated by the dynamics.
+
+Loads defined in higher layers (:class:`mbkron.muscles.springs.PathSpring`) implement the load protocol
+instead: ``check(bodies, joints, coordinates, where, problems)`` and ``generalized_forces(model, kin, t,
+q, qd)``; :func:`check_load` and :func:`generalized_forces` call them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ __all__ = [
     "GeneralizedForce",
     "SpringDamper",
     "LineForce",
+    "CoordinateLimitForce",
+    "coordinate_limit_force",
     "evaluate_value",
 ]
 
@@ -157,7 +163,62 @@ class LineForce:
     tension: Value
 
 
-Load = Union[PointForce, BodyTorque, JointTorque, GeneralizedForce, SpringDamper, LineForce]
+@dataclass(frozen=True)
+class CoordinateLimitForce:
+    """OpenSim's ``CoordinateLimitForce``: a smooth one-sided spring-damper beyond a coordinate's limits.
+
+    Its generalized force on ``coordinate`` (:func:`coordinate_limit_force`) is
+
+        Q = −K_up(q) (q − q_up) + K_low(q) (q_low − q) − c (K_up(q)/k_up + K_low(q)/k_low) q̇,
+
+    ``K_up(q) = k_up · s((q − q_up)/w)`` and ``K_low(q) = k_low · (1 − s((q − q_low + w)/w))`` with
+    Simbody's ``stepUp`` ``s(u) = u³(10 + u(6u − 15))`` clamped to ``[0, 1]`` (``Function::Step``):
+    zero inside ``[q_low, q_up]``, the full stiffness beyond a transition of width ``w`` past a limit,
+    and damping only where a stiffness acts (OpenSim's ``CoordinateLimitForce::calcLimitForce``). All
+    values are in SI units: OpenSim's per-degree stiffness ``K`` of a rotational coordinate is
+    ``K·180/π`` here, its limits and transition in degrees ``·π/180``.
+
+    Attributes
+    ----------
+    coordinate : str
+    upper_stiffness, lower_stiffness : float
+        ``k_up``, ``k_low`` > 0: N·m/rad (angle) or N/m (length).
+    upper_limit, lower_limit : float
+        ``q_up``, ``q_low``: rad or m.
+    transition : float
+        ``w`` > 0: rad or m.
+    damping : float
+        ``c`` ≥ 0: N·m·s/rad or N·s/m.
+    """
+
+    coordinate: str
+    upper_stiffness: float
+    upper_limit: float
+    lower_stiffness: float
+    lower_limit: float
+    transition: float
+    damping: float = 0.0
+
+
+def _smooth_step(u: np.ndarray) -> np.ndarray:
+    """Simbody's ``stepUp(u) = u³(10 + u(6u − 15))`` of ``u`` clamped to [0, 1] (``Function::Step``)."""
+    u = np.clip(u, 0.0, 1.0)
+    return u * u * u * (10 + u * (6 * u - 15))
+
+
+def coordinate_limit_force(load: CoordinateLimitForce, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """The generalized force of a :class:`CoordinateLimitForce` at its coordinate's values ``q`` and rates
+    ``qd`` (arrays of any shape, SI units), in the order of operations of OpenSim 4.6's ``calcLimitForce``."""
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    k_up, k_low, width = load.upper_stiffness, load.lower_stiffness, load.transition
+    up_end, low_start = load.upper_limit + width, load.lower_limit - width  # Step(0, k_up, q_up, q_up + w)
+    stiffness_up = 0.0 + _smooth_step((q - load.upper_limit) * (1 / (up_end - load.upper_limit))) * k_up
+    stiffness_low = k_low + _smooth_step((q - low_start) * (1 / (load.lower_limit - low_start))) * (0.0 - k_low)
+    elastic = -stiffness_up * (q - load.upper_limit) + stiffness_low * (load.lower_limit - q)
+    return elastic + -load.damping * (stiffness_up / k_up + stiffness_low / k_low) * qd
+
+
+Load = Union[PointForce, BodyTorque, JointTorque, GeneralizedForce, SpringDamper, LineForce, CoordinateLimitForce]
 
 
 def evaluate_value(value: Value, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -215,10 +276,13 @@ def check_load(
             problems.append(f"{where}: `joint` names {load.joint!r}, which is not a moving joint; expected one of: "
                             f"{', '.join(sorted(joints)) or '(none)'}")
         _check_value(load.torque, (), f"{where}: `torque`", problems)
-    elif isinstance(load, GeneralizedForce):
+    elif isinstance(load, (GeneralizedForce, CoordinateLimitForce)):
         if load.coordinate not in coordinates:
             problems.append(f"{where}: `coordinate` names unknown coordinate {load.coordinate!r}")
-        _check_value(load.value, (), f"{where}: `value`", problems)
+        if isinstance(load, GeneralizedForce):
+            _check_value(load.value, (), f"{where}: `value`", problems)
+        else:
+            _check_limit_force(load, where, problems)
     elif isinstance(load, (SpringDamper, LineForce)):
         body(load.body_a, "body_a", ground_allowed=True)
         body(load.body_b, "body_b", ground_allowed=True)
@@ -234,9 +298,24 @@ def check_load(
                     problems.append(f"{where}: `{field}` must be a finite non-negative number, got {value!r}")
         else:
             _check_value(load.tension, (), f"{where}: `tension`", problems)
+    elif callable(getattr(load, "check", None)) and callable(getattr(load, "generalized_forces", None)):
+        load.check(bodies, joints, coordinates, where, problems)
     else:
         problems.append(f"{where}: not a load; expected one of PointForce, BodyTorque, JointTorque, "
-                        "GeneralizedForce, SpringDamper, LineForce")
+                        "GeneralizedForce, SpringDamper, LineForce, CoordinateLimitForce, or an object with "
+                        "`check` and `generalized_forces` (PathSpring)")
+
+
+def _check_limit_force(load: CoordinateLimitForce, where: str, problems: list[str]) -> None:
+    for field, positive in (("upper_stiffness", True), ("upper_limit", None), ("lower_stiffness", True),
+                            ("lower_limit", None), ("transition", True), ("damping", False)):
+        value = getattr(load, field)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            problems.append(f"{where}: `{field}` must be a finite number, got {value!r}")
+        elif positive and value <= 0:  # OpenSim divides by the stiffnesses; a zero transition is a jump
+            problems.append(f"{where}: `{field}` must be positive, got {value!r}")
+        elif positive is False and value < 0:
+            problems.append(f"{where}: `{field}` must be non-negative, got {value!r}")
 
 
 # ---------------------------------------------------------------------- generalized forces
@@ -290,25 +369,32 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
             b = model.body_index(load.body)
             torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", angular_velocity_jacobian(kin, b), torque)
-        elif isinstance(load, (JointTorque, GeneralizedForce)):
+        elif isinstance(load, (JointTorque, GeneralizedForce, CoordinateLimitForce)):
             Q += joint_space_force(model, kin.grad, load, t, q, qd)
         elif isinstance(load, (SpringDamper, LineForce)):
             tension, length_gradient = line_tension(model, kin, load, t, q, qd)
             Q -= tension[..., None] * length_gradient
+        elif callable(getattr(load, "generalized_forces", None)):
+            Q += load.generalized_forces(model, kin, t, q, qd)
         else:
             raise TypeError(f"not a load: {load!r}")
     return Q
 
 
 def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """Generalized force of a :class:`JointTorque` (``∇f_jᵀ τ``) or :class:`GeneralizedForce`, shape (..., nq).
+    """Generalized force of a :class:`JointTorque` (``∇f_jᵀ τ``), :class:`GeneralizedForce` or
+    :class:`CoordinateLimitForce`, shape (..., nq).
 
     Needs only the joint-variable gradients ``grad`` (..., nj, nq), no kinematics.
     """
     if isinstance(load, JointTorque):
         return grad[..., model.joints.index(load.joint), :] * evaluate_value(load.torque, t, q, qd)[..., None]
     Q = np.zeros(q.shape)
-    Q[..., model.coordinates.index(load.coordinate)] = evaluate_value(load.value, t, q, qd)
+    k = model.coordinates.index(load.coordinate)
+    if isinstance(load, CoordinateLimitForce):
+        Q[..., k] = coordinate_limit_force(load, q[..., k], np.broadcast_to(qd, q.shape)[..., k])
+    else:
+        Q[..., k] = evaluate_value(load.value, t, q, qd)
     return Q
 
 

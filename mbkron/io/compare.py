@@ -13,9 +13,10 @@ import numpy as np
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics.loads import evaluate_value
-from mbkron.io.schema import FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, SCALAR, VECTOR
+from mbkron.io.schema import FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, VECTOR
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
+from mbkron.muscles.paths import MusclePath
 from mbkron.muscles.points import point_condition
 from mbkron.muscles.wrapping import shape_fields
 
@@ -147,11 +148,28 @@ def _load_differences(a: Model, b: Model, q: np.ndarray, rng: np.random.Generato
                 shape = (q.shape[0],) + ((3,) if field_kind == VECTOR else ())
                 same = _close(np.broadcast_to(evaluate_value(va, t, q, qd), shape),
                               np.broadcast_to(evaluate_value(vb, t, q, qd), shape), rtol, atol)
+            elif field_kind == PATH:
+                paths = [MusclePath(load.name, tuple(load.path)) for load in (la, lb)]
+                out.extend(f"{where} ({type(la).__name__}): {message}" for message in _condition_differences(*paths, rtol, atol))
+                same = _paths_close(a, b, la, lb, q, rtol, atol)
             else:
                 same = _close(va, vb, rtol, atol)
             if not same:
                 out.append(f"{where} ({type(la).__name__}): `{key}` differs")
     return out
+
+
+def _paths_close(a: Model, b: Model, la, lb, q: np.ndarray, rtol: float, atol: float) -> bool:
+    """Whether two path loads have the same lengths and moment arms at ``q`` (or fail alike)."""
+    evaluated = []
+    for model, load in ((a, la), (b, lb)):
+        try:
+            evaluated.append(load.length_and_moment_arms(model, model.kinematics(q, 1)))
+        except ConfigurationError as exc:
+            evaluated.append(str(exc))
+    if isinstance(evaluated[0], str) or isinstance(evaluated[1], str):
+        return evaluated[0] == evaluated[1]
+    return all(_close(va, vb, rtol, atol) for va, vb in zip(*evaluated))
 
 
 def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: float) -> list[str]:

@@ -13,8 +13,9 @@ import sympy
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
-from mbkron.io.schema import (FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME, NUMBER, POINT,
-                              SCALAR, TIME, VECTOR, VELOCITY_SUFFIX, ExpressionValue)
+from mbkron.io.schema import (COORDINATE_VALUE, FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, TIME, VECTOR, VELOCITY_SUFFIX,
+                              ExpressionValue)
 from mbkron.jointvars.functions import CoordinateFunction
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
@@ -38,6 +39,11 @@ class LoadReader(ValueReader):
         self.keys(table, path, ["type", *required], optional)
         arguments = {key: self.load_field(table[key], join(path, key), field_kind)
                      for key, field_kind in {**required, **optional}.items() if key in table}
+        # numbers in the unit of the load's coordinate: radians per file angle unit for an angle
+        scale = self.angle_scale if self.coordinate_units.get(arguments.get("coordinate")) == "angle" else 1.0
+        for key, field_kind in {**required, **optional}.items():
+            if arguments.get(key) is not None and field_kind in (COORDINATE_VALUE, PER_COORDINATE_VALUE):
+                arguments[key] = arguments[key] * scale if field_kind == COORDINATE_VALUE else arguments[key] / scale
         if all(arguments.get(key) is not None for key in required) and None not in arguments.values():
             builder.add_load(cls(**arguments))
 
@@ -48,8 +54,10 @@ class LoadReader(ValueReader):
             return self.string(value, path, ("ground", "body"))
         if kind == POINT:
             return self.vector(value, path)
-        if kind == NUMBER:
+        if kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
             return self.number(value, path)
+        if kind == PATH:
+            return self.path_points(value, path)
         components = [value] if kind == SCALAR else value
         if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
             self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")
@@ -104,13 +112,9 @@ class LoadReader(ValueReader):
             curves = self.thelen_curves(table["curves"], join(path, "curves")) if "curves" in table else ThelenCurves()
             if all(key in values for key in HILL_REQUIRED) and None not in values.values() and curves is not None:
                 hill = HillParameters(**values, curves=curves)
-        points = table.get("path", [])
-        if not isinstance(points, list) or not all(isinstance(point, dict) for point in points):
-            self.problem(join(path, "path"), f"expected an array of tables ([[{path}.path]] sections), got {show(points)}")
-            return
-        read = [self.path_point(point, f"{join(path, 'path')}[{index}]") for index, point in enumerate(points)]
+        read = self.path_points(table.get("path", []), join(path, "path"))
         wraps = self.muscle_wraps(table["wraps"], join(path, "wraps")) if "wraps" in table else ()
-        if None not in read and kind is not None and wraps is not None:
+        if read is not None and kind is not None and wraps is not None:
             builder.add_muscle(name, read, hill=hill, wraps=wraps)
 
     def thelen_curves(self, value: object, path: str) -> ThelenCurves | None:
@@ -121,6 +125,14 @@ class LoadReader(ValueReader):
         self.keys(table, path, [], CURVE_FIELDS)
         values = {key: self.number(table[key], join(path, key)) for key in CURVE_FIELDS if key in table}
         return None if None in values.values() else ThelenCurves(**values)
+
+    def path_points(self, points: object, path: str) -> tuple | None:
+        """The points of a muscle's or a path spring's ``path`` (an array of tables), or None after a problem."""
+        if not isinstance(points, list) or not all(isinstance(point, dict) for point in points):
+            self.problem(path, f"expected an array of tables ([[{path}]] sections), got {show(points)}")
+            return None
+        read = [self.path_point(point, f"{path}[{index}]") for index, point in enumerate(points)]
+        return None if None in read else tuple(read)
 
     def path_point(self, table: dict, path: str) -> object:
         """One path point: ``(body, (x, y, z))``, or a :class:`MovingPoint` if a component varies;

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from mbkron.dynamics.loads import BodyTorque, GeneralizedForce, JointTorque, LineForce, PointForce, SpringDamper
+from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
+                                   SpringDamper)
 from mbkron.expressions import format_expression
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
+from mbkron.muscles.springs import PathSpring
 
 __all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue"]
 
@@ -46,6 +48,8 @@ HILL_REQUIRED = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_le
 
 # Fields of each [[loads]] type: (required, optional) -> kind of value.
 POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name", "frame", "number"
+# a number in the unit of the load's `coordinate` (angles in the file's angle unit), and per that unit; a path
+COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordinate value", "path"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
     "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
@@ -60,6 +64,17 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
         LineForce,
         {"body_a": NAME, "point_a": POINT, "body_b": NAME, "point_b": POINT, "tension": SCALAR},
         {},
+    ),
+    "coordinate_limit": (
+        CoordinateLimitForce,
+        {"coordinate": NAME, "upper_stiffness": PER_COORDINATE_VALUE, "upper_limit": COORDINATE_VALUE,
+         "lower_stiffness": PER_COORDINATE_VALUE, "lower_limit": COORDINATE_VALUE, "transition": COORDINATE_VALUE},
+        {"damping": PER_COORDINATE_VALUE},
+    ),
+    "path_spring": (
+        PathSpring,
+        {"name": NAME, "path": PATH, "stiffness": NUMBER, "resting_length": NUMBER},
+        {"dissipation": NUMBER},
     ),
 }
 LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}

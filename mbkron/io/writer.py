@@ -14,8 +14,8 @@ import numpy as np
 import sympy
 
 from mbkron.expressions import format_expression, parse_expression
-from mbkron.io.schema import (COORDINATE_UNITS, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NUMBER, POINT,
-                              SCALAR, VECTOR, ExpressionValue, toml_string)
+from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
@@ -219,8 +219,16 @@ def _muscle_table(path) -> dict:
                   if getattr(path.hill.curves, key) != getattr(ThelenCurves(), key)}
         if curves:
             entry["curves"] = InlineTable(**curves)
+    entry["path"] = _path_tables(path.points, where)
+    if path.wraps:
+        entry["wraps"] = [InlineTable(object=w.surface.name, range=list(w.range), method=w.method) for w in path.wraps]
+    return entry
+
+
+def _path_tables(path_points, where: str) -> list[dict]:
+    """The ``path`` array of tables of a muscle or path spring (SI units, radians)."""
     points = []
-    for n, point in enumerate(path.points):
+    for n, point in enumerate(path_points):
         if isinstance(point, MovingPoint):
             components = [[_point_term_text(t, f"{where}, point {n}") for t in terms] for terms in point.location]
             table = {"body": point.body, "point": [c[0] if len(c) == 1 else c for c in components],
@@ -232,10 +240,7 @@ def _muscle_table(path) -> dict:
             table["active"] = InlineTable(coordinate=condition.coordinate,
                                           range=[float(condition.lo), float(condition.hi)])
         points.append(table)
-    entry["path"] = points
-    if path.wraps:
-        entry["wraps"] = [InlineTable(object=w.surface.name, range=list(w.range), method=w.method) for w in path.wraps]
-    return entry
+    return points
 
 
 def _load_value_text(value: object, where: str) -> object:
@@ -317,8 +322,10 @@ def dump_model(model: Model) -> str:
                 entry[key] = _load_value_text(value, f"load {index} ({type(load).__name__}) `{key}`")
             elif field_kind == POINT:
                 entry[key] = np.asarray(value, dtype=float).tolist()
-            elif field_kind == NUMBER:
+            elif field_kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
                 entry[key] = float(value)
+            elif field_kind == PATH:
+                entry[key] = _path_tables(value, f"load {index} ({type(load).__name__})")
             else:
                 entry[key] = value
         loads.append(entry)

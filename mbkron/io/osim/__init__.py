@@ -5,7 +5,8 @@
 ``mbkron convert`` writes it as a model file. Modules: :mod:`~mbkron.io.osim.xml` (safe XML
 reading), :mod:`~mbkron.io.osim.functions` (OpenSim functions), :mod:`~mbkron.io.osim.coordinates`
 (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (joints, frames, bodies),
-:mod:`~mbkron.io.osim.muscles` (muscles, paths), :mod:`~mbkron.io.osim.document` (the assembly).
+:mod:`~mbkron.io.osim.muscles` (muscles, paths), :mod:`~mbkron.io.osim.forces` (springs, limit forces),
+:mod:`~mbkron.io.osim.constraints` (loop-closing constraints), :mod:`~mbkron.io.osim.document` (the assembly).
 """
 
 from mbkron.io.osim.document import WRAPPING, OsimDocument, osim_document, read_osim

@@ -4,7 +4,8 @@ The document is the dictionary ``tomllib`` would return for an equivalent model 
 radians, every number the file's), so :mod:`mbkron.io.reader` builds the model from it and
 ``mbkron convert`` writes it with :func:`mbkron.io.writer.format_toml`. The sections come from
 :mod:`~mbkron.io.osim.coordinates` (coordinates, couplers), :mod:`~mbkron.io.osim.joints` (bodies),
-:mod:`~mbkron.io.osim.muscles` (muscles) and :mod:`~mbkron.io.osim.constraints` (loop-closing
+:mod:`~mbkron.io.osim.muscles` (muscles), :mod:`~mbkron.io.osim.forces` (springs and limit forces:
+``[[loads]]``) and :mod:`~mbkron.io.osim.constraints` (loop-closing
 constraints: ``[[constraints]]``, and the coordinates they solve leave ``[coordinates]``); the
 model's name, gravity, credits and publications go to ``[model]`` and to the header of a converted file.
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
 from mbkron.io.osim.coordinates import Coordinates
+from mbkron.io.osim.forces import MUSCLES, read_forces
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.legacy import upgrade_legacy
 from mbkron.io.osim.muscles import read_muscles
@@ -143,7 +145,9 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
     wrap_objects = read_wrap_objects(reader, model, bodies if wrapping == "import" else None)
-    forces = read_muscles(reader, objects("ForceSet/objects"), bodies, coordinates, wrapping, wrap_objects)
+    force_set = objects("ForceSet/objects")
+    forces = read_muscles(reader, [f for f in force_set if f.tag in MUSCLES], bodies, coordinates, wrapping,
+                          wrap_objects)
     muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
     renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
     if forces.actuators:
@@ -174,6 +178,13 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     }
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
                                  bodies, document)
+    loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
+                        motion, wrapping)
+    if loads.loads:
+        document["loads"] = loads.loads
+    wrapped += loads.wrapped
+    if loads.skipped:
+        ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")
     reader.raise_problems()
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",

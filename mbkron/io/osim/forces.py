@@ -1,0 +1,168 @@
+"""OpenSim force elements that are not muscles, as ``[[loads]]`` tables.
+
+- ``CoordinateLimitForce`` → ``type = "coordinate_limit"`` on one of the model's coordinates, in SI
+  units as OpenSim 4.6 converts them (``CoordinateLimitForce::extendConnectToModel``): for a
+  rotational coordinate (``w = π/180``) the limits and the transition are ``w·value`` (degrees to
+  radians), the stiffnesses and the damping ``value/w`` (per degree to per radian); for a translational
+  one ``w = 1``. The law is :class:`~mbkron.dynamics.loads.CoordinateLimitForce`'s.
+- ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
+  ``GeometryPath``'s points, read as a muscle's (:mod:`mbkron.io.osim.muscles`); the law is
+  :class:`~mbkron.muscles.springs.PathSpring`'s.
+- ``PointToPointSpring`` (Simbody's ``TwoPointLinearSpring``, tension ``k (L − L₀)``) →
+  ``type = "spring_damper"`` with ``stiffness``, ``free_length = rest_length`` and no damping, between
+  ``point1`` of ``socket_body1`` and ``point2`` of ``socket_body2`` (bodies or ground).
+
+A force with ``appliesForce = false`` applies nothing in OpenSim, and a CoordinateLimitForce on a locked
+coordinate acts only on that coordinate, whose lock takes it: neither is imported (both are listed in
+the convert header). OpenSim's defaults apply to missing properties.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from typing import NamedTuple
+
+from mbkron.io.osim.coordinates import Coordinates, identifiers
+from mbkron.io.osim.joints import GROUND
+from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, _path
+from mbkron.io.osim.xml import XmlReader
+
+__all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
+
+#: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
+#: which reports the others as unsupported.
+FORCES = ("CoordinateLimitForce", "PathSpring", "PointToPointSpring")
+#: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
+MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
+# OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
+_LIMIT_DEFAULTS = (("upper_stiffness", 1.0), ("upper_limit", 0.0), ("lower_stiffness", 1.0), ("lower_limit", 0.0),
+                   ("transition", 0.1), ("damping", 0.001))
+_EULER_JOINTS = ("BallJoint", "FreeJoint")  # speeds are not the coordinates' rates (docs/opensim.md)
+
+
+class ImportedLoads(NamedTuple):
+    """What :func:`read_forces` found."""
+
+    loads: list[dict]  # the [[loads]] tables
+    wrapped: list[str]  # path springs imported without their wrap objects
+    skipped: list[str]  # not imported: forces with appliesForce = false, limit forces on locked coordinates
+
+
+def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordinates, joints: dict[str, str],
+                      document: dict, motion: dict[str, str], skipped: list[str]) -> dict | None:
+    reader.known_children(force, ("appliesForce", "coordinate", *(key for key, _ in _LIMIT_DEFAULTS),
+                                  "compute_dissipation_energy"))
+    name = (reader.text(force, "coordinate") or "").rstrip("/").rsplit("/", 1)[-1]
+    values = {key: reader.number(force, key, default) for key, default in _LIMIT_DEFAULTS}
+    if name not in coordinates.info:
+        reader.problem(force, f"expected the name of a coordinate, got {name[:60]!r}", "coordinate")
+        return None
+    info = coordinates.info[name]
+    if info.locked and name not in coordinates.couplers:  # the lock's reaction takes its force
+        skipped.append(f"CoordinateLimitForce {force.get('name')} (on the locked coordinate {name})")
+        return None
+    model_name = coordinates.model_names.get(name)
+    if model_name not in document["coordinates"] or joints.get(info.joint) in _EULER_JOINTS:
+        reader.unsupported_element(force, f"CoordinateLimitForce on the model's coordinates (`{name}` is coupled, "
+                                   "solved by a loop constraint or of a BallJoint or FreeJoint)")
+        return None
+    for key in ("upper_stiffness", "lower_stiffness", "transition"):
+        if values[key] is not None and values[key] <= 0:  # OpenSim divides by the stiffnesses; Step needs a width
+            reader.problem(force, f"expected a positive number, got {values[key]!r}", key)
+            values[key] = None
+    if values["damping"] is not None and values["damping"] < 0:
+        reader.problem(force, f"expected a non-negative number, got {values['damping']!r}", "damping")
+        values["damping"] = None
+    if None in values.values():
+        return None
+    w = math.pi / 180 if motion.get(model_name) == "rotation" else 1.0  # SimTK_DEGREE_TO_RADIAN
+    table = {"type": "coordinate_limit", "coordinate": model_name}
+    for key, _ in _LIMIT_DEFAULTS:
+        table[key] = values[key] / w if key in ("upper_stiffness", "lower_stiffness", "damping") else w * values[key]
+    return table
+
+
+def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
+                 wrapping: str, wrapped: list[str]) -> dict | None:
+    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "stiffness", "dissipation"))
+    path = reader.child(force, "GeometryPath")
+    values = {key: reader.number(force, key, default) for key, default in
+              (("resting_length", None), ("stiffness", None), ("dissipation", 0.0))}
+    for key, value in values.items():
+        if value is not None and value < 0:
+            reader.problem(force, f"expected a non-negative number, got {value!r}", key)
+            values[key] = None
+    if path is None:
+        return None
+    reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
+    wraps = path.find("PathWrapSet/objects")
+    if wraps is not None and len(wraps):
+        if wrapping == "error":
+            reader.unsupported_element(force, "path springs without wrap objects (wrapping is not supported yet; import "
+                                       "without them with load_model(..., wrapping=\"ignore\") or the option "
+                                       "`--ignore-wrapping` of `mbkron convert` and `mbkron info`)")
+            return None
+        wrapped.append(name)
+    points = _path(reader, path, bodies, coordinates)
+    if None in values.values():
+        return None
+    return {"type": "path_spring", "name": name, "stiffness": values["stiffness"],
+            "resting_length": values["resting_length"], "dissipation": values["dissipation"], "path": points}
+
+
+def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict | None:
+    reader.known_children(force, ("appliesForce", "socket_body1", "socket_body2", "point1", "point2", "stiffness",
+                                  "rest_length"))
+    ends = []
+    for socket in ("socket_body1", "socket_body2"):
+        frame = (reader.text(force, socket) or "").rstrip("/").rsplit("/", 1)[-1]
+        if frame != GROUND and frame not in bodies:
+            reader.unsupported_element(force, f"PointToPointSpring between bodies or ground (`{socket}` "
+                                       f"{frame[:60]!r} is neither)")
+            return None
+        ends.append(frame)
+    point1, point2 = reader.numbers(force, "point1", 3), reader.numbers(force, "point2", 3)
+    stiffness, rest_length = reader.number(force, "stiffness"), reader.number(force, "rest_length")
+    if ends[0] == ends[1]:
+        reader.problem(force, f"both ends are on `{ends[0]}`: the spring's length never changes", "socket_body2")
+        return None
+    for key, value in (("stiffness", stiffness), ("rest_length", rest_length)):
+        if value is not None and value < 0:
+            reader.problem(force, f"expected a non-negative number, got {value!r}", key)
+            return None
+    if None in (point1, point2, stiffness, rest_length):
+        return None
+    return {"type": "spring_damper", "body_a": ends[0], "point_a": point1, "body_b": ends[1], "point_b": point2,
+            "stiffness": stiffness, "free_length": rest_length}
+
+
+def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
+                joints: list[ET.Element], document: dict, motion: dict[str, str], wrapping: str) -> ImportedLoads:
+    """The :data:`FORCES` among ``forces`` (the ``ForceSet``'s elements other than :data:`MUSCLES`) as
+    ``[[loads]]`` tables; any other force is reported as unsupported.
+
+    ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
+    ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
+    A path spring with wrap objects is reported as unsupported (``wrapping="error"``) or imported without
+    them and named in ``wrapped`` (``"ignore"``).
+    """
+    joint_tags = {joint.get("name"): joint.tag for joint in joints}
+    names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
+    loads, wrapped, skipped = [], [], []
+    for force in forces:
+        if force.tag in FORCES and not reader.boolean(force, "appliesForce", True):
+            skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
+            continue
+        if force.tag not in FORCES:
+            reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator", *FORCES)))
+            continue
+        if force.tag == "CoordinateLimitForce":
+            table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
+        elif force.tag == "PathSpring":
+            table = _path_spring(reader, force, names[reader.name(force) or ""], bodies, coordinates, wrapping, wrapped)
+        else:
+            table = _point_to_point(reader, force, bodies)
+        if table is not None:
+            loads.append(table)
+    return ImportedLoads(loads, wrapped, skipped)

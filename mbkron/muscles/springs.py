@@ -1,0 +1,95 @@
+"""A spring along a musculotendon-like path: OpenSim's ``PathSpring``.
+
+The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points as a muscle's (body-fixed,
+moving, conditional); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
+one-path :class:`~mbkron.muscles.paths.MuscleSet`, built once per model layout and kept with the load.
+The tension is OpenSim 4.6's ``PathSpring::getTension``,
+
+    T = k · max(L − L₀, 0) · (1 + d · L̇),   L̇ = −Rᵀ q̇,
+
+(no tension while the path is shorter than its resting length; the dissipation factor ``d`` scales
+the elastic tension, so a fast enough shortening makes ``T`` negative, as in OpenSim), and the
+generalized force is ``R T`` (Eq. 192: a positive tension pulls the ends together).
+
+:class:`PathSpring` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
+``generalized_forces``), so a model carries it in ``model.loads`` like any other load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+
+__all__ = ["PathSpring", "path_spring_tension"]
+
+
+@dataclass(frozen=True)
+class PathSpring:
+    """A linear spring with dissipation along a path (OpenSim's ``PathSpring``).
+
+    Attributes
+    ----------
+    name : str
+        An identifier (messages name the path by it).
+    path : tuple
+        The path points, origin to insertion, as :attr:`MusclePath.points <mbkron.muscles.paths.MusclePath>`.
+    stiffness : float
+        ``k`` ≥ 0, N/m.
+    resting_length : float
+        ``L₀`` ≥ 0, m.
+    dissipation : float
+        ``d`` ≥ 0, s/m.
+    """
+
+    name: str
+    path: tuple
+    stiffness: float
+    resting_length: float
+    dissipation: float = 0.0
+    _sets: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
+        """Append to ``problems`` everything wrong with this load (``where`` names it)."""
+        found: list[str] = []
+        check_path(MusclePath(self.name, tuple(self.path)), bodies, coordinates, found)
+        problems.extend(f"{where}: {problem.replace('muscle ', 'path ', 1)}" for problem in found)
+        for key in ("stiffness", "resting_length", "dissipation"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                problems.append(f"{where}: `{key}` must be a finite non-negative number, got {value!r}")
+
+    def muscle_set(self, model) -> MuscleSet:
+        """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates (built once)."""
+        key = (model.bodies, model.coordinates)
+        if key not in self._sets:
+            self._sets[key] = MuscleSet([MusclePath(self.name, tuple(self.path))],
+                                        {b: model.body_index(b) for b in model.bodies}, model.coordinates)
+        return self._sets[key]
+
+    def length_and_moment_arms(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``L`` (...) and ``R = −∂L/∂q`` (..., nq) at the states of ``kin`` (order ≥ 1), by the model's backend."""
+        paths = self.muscle_set(model)
+        if model.compiled_kernels:
+            length, R = paths.compiled_lengths_and_moment_arms(kin, 1)
+        else:
+            geometry = paths.geometry(kin)
+            length, R = geometry.lengths, paths.moment_arms(kin, geometry)
+        return length[..., 0], R[..., 0]
+
+    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
+        """``R T`` (Eq. 192), shape (..., nq)."""
+        length, R = self.length_and_moment_arms(model, kin)
+        speed = -np.einsum("...k,...k->...", R, np.broadcast_to(qd, R.shape))
+        return R * path_spring_tension(self, length, speed)[..., None]
+
+
+def path_spring_tension(spring: PathSpring, length: NDArray, speed: NDArray) -> NDArray[np.float64]:
+    """OpenSim 4.6's ``PathSpring::getTension``: ``k · max(L − L₀, 0) · (1 + d L̇)`` at path lengths
+    ``length`` and lengthening speeds ``speed`` (N)."""
+    length = np.asarray(length, dtype=float)
+    stretch = np.where(length > spring.resting_length, length - spring.resting_length, 0.0)
+    return spring.stiffness * stretch * (1 + spring.dissipation * np.asarray(speed, dtype=float))

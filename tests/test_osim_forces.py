@@ -1,0 +1,352 @@
+"""Force elements of OpenSim models: ``coordinate_limit`` (CoordinateLimitForce), ``path_spring``
+(PathSpring) and PointToPointSpring (a ``spring_damper``) — their laws in closed form, their model-file
+form, their import from ``.osim`` files and their agreement with OpenSim 4.6 (stored data of
+``validation/opensim/compare_forces.py``)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import mbkron
+from mbkron import cli
+from mbkron.backends import available_backends
+from mbkron.core.errors import ModelError
+from mbkron.dynamics.loads import CoordinateLimitForce, SpringDamper, coordinate_limit_force
+from mbkron.io import dump_model, model_differences, parse_model_file
+from mbkron.io.osim import read_osim
+from mbkron.muscles.springs import PathSpring
+from validation.opensim import compare_forces
+
+BACKENDS = [b for b in ("numpy", "compiled") if b in available_backends()]
+DATA = compare_forces.DATA
+
+
+def _stored(name: str, tmp_path):
+    path = tmp_path / f"{name}.osim"
+    path.write_bytes(gzip.decompress((DATA / f"{name}.osim.gz").read_bytes()))
+    return path
+
+
+# ---------------------------------------------------------------------- the laws in closed form
+def test_coordinate_limit_force_in_each_region():
+    """OpenSim's law at chosen points: zero inside, a quintic-step stiffness in each transition (at
+    its middle stepUp(1/2) = 1/2), the full stiffness beyond; damping scaled alike."""
+    load = CoordinateLimitForce("q", upper_stiffness=100.0, upper_limit=0.5, lower_stiffness=40.0, lower_limit=-0.2,
+                                transition=0.1, damping=3.0)
+    q = np.array([0.0, 0.55, 0.8, -0.25, -0.5, 0.5, -0.2, 0.6, -0.3, 0.52])
+    qd = np.array([2.0, -1.0, 0.5, 1.5, -2.0, 1.0, 1.0, 1.0, 1.0, 0.0])
+    u = 0.2  # (0.52 − 0.5)/0.1: stepUp = 10u³ − 15u⁴ + 6u⁵
+    step = 10 * u**3 - 15 * u**4 + 6 * u**5
+    expected = [0.0,
+                -50.0 * 0.05 - 3.0 * 0.5 * -1.0,     # middle of the upper transition: K = 100/2
+                -100.0 * 0.3 - 3.0 * 0.5,            # beyond the upper limit
+                20.0 * 0.05 - 3.0 * 0.5 * 1.5,       # middle of the lower transition: K = 40/2
+                40.0 * 0.3 - 3.0 * -2.0,             # beyond the lower limit
+                0.0, 0.0,                            # at the limits: no stiffness, no damping
+                -100.0 * 0.1 - 3.0,                  # at the end of the upper transition: full
+                40.0 * 0.1 - 3.0,                    # at the end of the lower transition
+                -100.0 * step * 0.02]
+    np.testing.assert_allclose(coordinate_limit_force(load, q, qd), expected, rtol=1e-14, atol=1e-14)
+
+
+def _slider_model(loads, backend):
+    """A body sliding along x (coordinate s) with a point at the origin; or rotating about z (angle a)."""
+    b = mbkron.ModelBuilder("slider", gravity=(0, -9.81, 0))
+    b.add_coordinate("s", range=(-1, 1)).add_coordinate("a", range=(-3, 3))
+    b.add_body("cart", parent="ground", joint="prismatic", axis=(1, 0, 0), variable="s", mass=2.0,
+               inertia=(0.1, 0.1, 0.1))
+    b.add_body("arm", parent="cart", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0, com=(0.2, 0, 0),
+               inertia=(0.01, 0.02, 0.03))
+    for load in loads:
+        b.add_load(load)
+    return b.build(backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_path_spring_on_a_rotating_arm_in_closed_form(backend):
+    """Ground point (D, 0, 0) to the arm's point (r, 0, 0) on a cart at s: with x = s + r cos a,
+    y = r sin a, L = √((x − D)² + y²); the generalized force is −∂L/∂q · T with
+    T = k max(L − L₀, 0)(1 + d L̇), zero when slack."""
+    D, r, k, rest, d = 1.5, 0.4, 300.0, 1.0, 0.2
+    spring = PathSpring("band", (("ground", (D, 0.0, 0.0)), ("arm", (r, 0.0, 0.0))), k, rest, d)
+    model = _slider_model([spring], backend)
+    q = np.array([[0.1, 0.7], [-0.3, 2.0], [0.4, 0.2], [0.0, 3.0]])
+    qd = np.array([[0.5, -1.0], [1.0, 2.0], [-0.3, 0.4], [2.0, -3.0]])
+    s, a = q.T
+    x, y = s + r * np.cos(a), r * np.sin(a)
+    L = np.hypot(x - D, y)
+    dL = np.stack([(x - D) / L, ((x - D) * -r * np.sin(a) + y * r * np.cos(a)) / L], axis=-1)
+    rate = (dL * qd).sum(-1)
+    tension = k * np.maximum(L - rest, 0.0) * (1 + d * rate)
+    assert (L < rest).any() and (L > rest).any()  # slack and taut states
+    np.testing.assert_allclose(model.applied_forces(q, qd), -dL * tension[:, None], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_model_loads_enter_every_dynamics_function(backend):
+    """``inverse_dynamics`` subtracts the loads' generalized forces, ``forward_dynamics`` adds them
+    (``M q̈ = G + Q − N q̇``), with either backend."""
+    loads = [CoordinateLimitForce("a", 50.0, 0.3, 20.0, -0.3, 0.1, 2.0),
+             PathSpring("band", (("ground", (1.5, 0.2, 0.0)), ("cart", (0.0, 0.1, 0.0)), ("arm", (0.4, 0.0, 0.0))),
+                        300.0, 1.0, 0.2)]
+    model = _slider_model(loads, backend)
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.uniform(-1, 1, (6, 2)), rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
+    Q = model.applied_forces(q, qd)
+    assert np.abs(Q).max() > 1.0
+    free = model.inverse_dynamics(q, qd, qdd, loads=())
+    np.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd), free - Q, rtol=1e-12, atol=1e-10)
+    M, G, N = model.mass_matrix(q), model.gravity_forces(q), model.velocity_forces(q, qd)
+    np.testing.assert_allclose(model.forward_dynamics(q[0], qd[0]), np.linalg.solve(M[0], G[0] + Q[0] - N[0]),
+                               rtol=1e-10, atol=1e-10)
+    terms = model.equations_of_motion(q, qd)
+    np.testing.assert_allclose(terms.applied_forces, Q, rtol=1e-13, atol=1e-13)
+    alone = sum(model.applied_forces(q, qd, loads=(load,)) for load in loads)
+    np.testing.assert_allclose(alone, Q, rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------------- model files
+_FILE = """
+[model]
+name = "limits"
+[units]
+angle = "deg"
+[coordinates.s]
+unit = "m"
+range = [-1, 1]
+[coordinates.a]
+range = [-170, 170]
+[bodies.cart]
+parent = "ground"
+joint = "prismatic"
+axis = [1, 0, 0]
+variable = "s"
+mass = 2
+[bodies.arm]
+parent = "cart"
+axis = [0, 0, 1]
+variable = "a"
+mass = 1
+com = [0.2, 0, 0]
+[[loads]]
+type = "coordinate_limit"
+coordinate = "a"
+upper_stiffness = 10         # N·m/deg
+upper_limit = 5              # deg
+lower_stiffness = 1
+lower_limit = -90
+transition = 2
+damping = 0.01
+[[loads]]
+type = "coordinate_limit"
+coordinate = "s"
+upper_stiffness = 400
+upper_limit = 0.1
+lower_stiffness = 300
+lower_limit = -0.05
+transition = 0.02
+[[loads]]
+type = "path_spring"
+name = "band"
+stiffness = 300
+resting_length = 1.0
+dissipation = 0.2
+[[loads.path]]
+body = "ground"
+point = [1.5, 0.2, 0]
+[[loads.path]]
+body = "cart"
+point = [0, 0.1, 0]
+active = { coordinate = "a", range = [-30, 60] }
+[[loads.path]]
+body = "arm"
+point = [0.4, 0, 0]
+"""
+
+
+def test_model_file_loads_in_the_coordinates_units_and_round_trip():
+    """Angles and per-angle values of an angular coordinate are in the file's angle unit (degrees here,
+    as OpenSim's CoordinateLimitForce properties), lengths in m; dump_model writes SI and reads back equal."""
+    model = parse_model_file(_FILE).model
+    ankle, slide, band = model.loads
+    w = math.pi / 180
+    assert ankle == CoordinateLimitForce("a", 10 / w, 5 * w, 1 / w, -90 * w, 2 * w, 0.01 / w)
+    assert slide == CoordinateLimitForce("s", 400.0, 0.1, 300.0, -0.05, 0.02, 0.0)
+    assert isinstance(band, PathSpring) and (band.stiffness, band.resting_length, band.dissipation) == (300, 1.0, 0.2)
+    assert band.path[1][2].lo == pytest.approx(-30 * w, abs=1e-15)
+    again = parse_model_file(dump_model(model)).model
+    assert model_differences(model, again) == []
+    changed = parse_model_file(_FILE.replace("point = [0.4, 0, 0]", "point = [0.41, 0, 0]")).model
+    assert any("band" in m or "PathSpring" in m for m in model_differences(model, changed))
+
+
+@pytest.mark.parametrize("old, new, fragment", [
+    ("upper_stiffness = 10 ", "upper_stiffness = 0 ", "`upper_stiffness` must be positive, got 0.0"),
+    ("transition = 2\n", "transition = -2\n", "`transition` must be positive"),
+    ("damping = 0.01", "damping = -1", "`damping` must be non-negative"),
+    ('coordinate = "a"', 'coordinate = "ankle"', "`coordinate` names unknown coordinate 'ankle'"),
+    ("resting_length = 1.0", "resting_length = -1.0", "`resting_length` must be a finite non-negative number"),
+    ('body = "arm"', 'body = "leg"', "path `band`: point 2 names unknown body 'leg'"),
+    ("dissipation = 0.2", "dissipation = 'x'", "loads[2].dissipation: invalid expression"),
+    ('name = "band"', "", "loads[2]: `name` is required"),
+])
+def test_model_file_load_errors_name_the_field(old, new, fragment):
+    assert old in _FILE
+    with pytest.raises(ModelError) as error:
+        parse_model_file(_FILE.replace(old, new, 1))
+    assert fragment in str(error.value)
+
+
+# ---------------------------------------------------------------------- import
+@pytest.mark.parametrize("name, kind", [("gait10dof18musc_spring", CoordinateLimitForce),
+                                        ("gait10dof18musc_path_spring", PathSpring)])
+def test_public_spring_models_import_and_convert(name, kind, tmp_path):
+    path = _stored(name, tmp_path)
+    model = mbkron.load_model(path)
+    assert [type(load) for load in model.loads] == [kind]
+    if kind is CoordinateLimitForce:  # OpenSim's per-degree values, in SI
+        w = math.pi / 180
+        assert model.loads[0] == CoordinateLimitForce("ankle_angle_r", 10 / w, 5 * w, 1 / w, -90 * w, 2 * w, 0.01 / w)
+    else:
+        spring = model.loads[0]
+        assert (spring.name, spring.stiffness, spring.resting_length, spring.dissipation) == \
+            ("BiarticularSpringDamper", 10000.0, 0.4, 0.01)
+        assert [p[0] for p in spring.path] == ["femur_r", "femur_r", "calcn_r"]
+    out = tmp_path / "model.toml"
+    assert cli.main(["convert", str(path), "-o", str(out)]) == 0
+    assert model_differences(model, mbkron.load_model(out)) == []
+
+
+_PIECES = """<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><Model name="m">
+  <Ground name="ground"/>
+  <BodySet><objects>
+    <Body name="a"><mass>1</mass><mass_center>0 0 0</mass_center><inertia>1 1 1 0 0 0</inertia></Body>
+    <Body name="b"><mass>1</mass><mass_center>0 0 0</mass_center><inertia>1 1 1 0 0 0</inertia></Body>
+  </objects></BodySet>
+  <JointSet><objects>
+    <PinJoint name="pin"><socket_parent_frame>/ground</socket_parent_frame><socket_child_frame>/bodyset/a</socket_child_frame>
+      <coordinates><Coordinate name="q"><range>-1 1</range></Coordinate></coordinates>
+    </PinJoint>
+    <PinJoint name="pin2"><socket_parent_frame>/bodyset/a</socket_parent_frame><socket_child_frame>/bodyset/b</socket_child_frame>
+      <coordinates><Coordinate name="x"><range>-1 1</range><locked>true</locked></Coordinate></coordinates>
+    </PinJoint>
+  </objects></JointSet>
+  <ForceSet><objects>FORCES</objects></ForceSet>
+</Model></OpenSimDocument>
+"""
+
+
+def _import(forces: str, tmp_path):
+    path = tmp_path / "m.osim"
+    path.write_text(_PIECES.replace("FORCES", forces))
+    return mbkron.load_model(path)
+
+
+def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
+    """Missing CoordinateLimitForce properties take OpenSim's defaults; appliesForce = false and a limit on a
+    locked coordinate import nothing (listed in the convert header); a PointToPointSpring is a spring_damper
+    without damping."""
+    model = _import("<CoordinateLimitForce name='l'><coordinate>q</coordinate></CoordinateLimitForce>"
+                    "<CoordinateLimitForce name='off'><appliesForce>false</appliesForce><coordinate>q</coordinate>"
+                    "</CoordinateLimitForce>"
+                    "<CoordinateLimitForce name='locked'><coordinate>x</coordinate></CoordinateLimitForce>"
+                    "<PointToPointSpring name='p'><socket_body1>/ground</socket_body1><socket_body2>/bodyset/a"
+                    "</socket_body2><point1>1 0 0</point1><point2>0 1 0</point2><stiffness>5</stiffness>"
+                    "<rest_length>0.5</rest_length></PointToPointSpring>", tmp_path)
+    w = math.pi / 180
+    assert model.loads == (CoordinateLimitForce("q", 1 / w, 0.0, 1 / w, 0.0, 0.1 * w, 0.001 / w),
+                           SpringDamper("ground", [1.0, 0.0, 0.0], "a", [0.0, 1.0, 0.0], 5.0, 0.0, 0.5))
+    header = read_osim(tmp_path / "m.osim").header
+    assert "2 force(s) that apply nothing (CoordinateLimitForce off (appliesForce = false), " \
+           "CoordinateLimitForce locked (on the locked coordinate x))" in header.replace("\n# ", " ")
+
+
+@pytest.mark.parametrize("forces, fragment", [
+    ("<CoordinateLimitForce name='l'><coordinate>nope</coordinate></CoordinateLimitForce>",
+     "CoordinateLimitForce[@name='l']/coordinate: expected the name of a coordinate, got 'nope'"),
+    ("<CoordinateLimitForce name='l'><coordinate>q</coordinate><transition>0</transition></CoordinateLimitForce>",
+     "CoordinateLimitForce[@name='l']/transition: expected a positive number, got 0.0"),
+    ("<CoordinateLimitForce name='l'><coordinate>q</coordinate><upper_stiffness>k</upper_stiffness></CoordinateLimitForce>",
+     "upper_stiffness: expected 1 numbers, got 'k'"),
+    ("<CoordinateLimitForce name='l'><coordinate>q</coordinate><colour>1</colour></CoordinateLimitForce>",
+     "<colour> is not supported"),
+    ("<PointToPointSpring name='p'><socket_body1>/bodyset/a/offset</socket_body1><socket_body2>/ground</socket_body2>"
+     "<point1>0 0 0</point1><point2>0 0 0</point2><stiffness>1</stiffness><rest_length>0</rest_length></PointToPointSpring>",
+     "PointToPointSpring between bodies or ground"),
+    ("<PathSpring name='s'><resting_length>-1</resting_length><stiffness>1</stiffness><GeometryPath><PathPointSet><objects>"
+     "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+     "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+     "</objects></PathPointSet></GeometryPath></PathSpring>",
+     "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
+    ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported; supported: the forces Thelen2003Muscle"),
+    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, PathSpring, PointToPointSpring"),
+])
+def test_import_errors_name_the_element(forces, fragment, tmp_path):
+    with pytest.raises(ModelError) as error:
+        _import(forces, tmp_path)
+    assert fragment in str(error.value)
+
+
+def test_wrapped_path_springs_follow_the_wrapping_option(tmp_path):
+    spring = ("<PathSpring name='s'><resting_length>0.1</resting_length><stiffness>1</stiffness><GeometryPath>"
+              "<PathPointSet><objects>"
+              "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+              "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+              "</objects></PathPointSet><PathWrapSet><objects><PathWrap name='w'/></objects></PathWrapSet>"
+              "</GeometryPath></PathSpring>")
+    with pytest.raises(ModelError, match="PathSpring.*path springs without wrap objects"):
+        _import(spring, tmp_path)
+    path = tmp_path / "m.osim"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mbkron.load_model(path, wrapping="ignore")
+    assert [load.name for load in model.loads] == ["s"]
+
+
+# ---------------------------------------------------------------------- agreement with OpenSim 4.6
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", compare_forces.MODELS)
+def test_generalized_forces_agree_with_opensim(name, backend, tmp_path):
+    """Each element's generalized force equals OpenSim's (stored by compare_forces) to 1e-9 relative."""
+    data = json.loads((DATA / f"forces_{name}.json").read_text())
+    path = _stored(name, tmp_path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == data["sha256"]
+    found = compare_forces.deviations(data, path, backend)
+    assert len(found) == {"forces": 4}.get(name, 1)
+    assert max(found.values()) < 1e-9, found
+
+
+def test_the_force_model_states_exercise_every_branch(tmp_path):
+    """The stored states of ``forces`` put each limited coordinate inside, in both transitions and beyond
+    both limits, and the path spring slack and taut with its conditional point on and off."""
+    model = mbkron.load_model(_stored("forces", tmp_path))
+    data = json.loads((DATA / "forces_forces.json").read_text())
+    q = np.reshape(data["q"], (-1, 3))
+    for load in model.loads[:2]:
+        value = q[:, model.coordinates.index(load.coordinate)]
+        regions = {int(np.searchsorted([load.lower_limit - load.transition, load.lower_limit, load.upper_limit,
+                                        load.upper_limit + load.transition], v)) for v in value}
+        assert regions == {0, 1, 2, 3, 4}
+    spring = model.loads[2]
+    length, _ = spring.length_and_moment_arms(model, model.kinematics(q, 1))
+    assert (length < spring.resting_length).any() and (length > spring.resting_length).any()
+    condition = spring.path[2][2]
+    inside = (q[:, 1] >= condition.lo) & (q[:, 1] <= condition.hi)
+    assert inside.any() and not inside.all()
+
+
+@pytest.mark.parametrize("name", ["forces"])
+def test_live_opensim_reference_equals_the_stored_one(name, tmp_path):
+    pytest.importorskip("opensim")
+    path = _stored(name, tmp_path)
+    data = json.loads((DATA / f"forces_{name}.json").read_text())
+    live = compare_forces.reference(name, path)
+    np.testing.assert_allclose(live["generalized_forces"], data["generalized_forces"], rtol=1e-11, atol=1e-11)
