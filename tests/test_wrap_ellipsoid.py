@@ -11,6 +11,7 @@ lengths (``tests/data/wrap_ellipsoid_opensim.csv``, ``validation/opensim/compare
 from __future__ import annotations
 
 import csv
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from mbkron.muscles.wrap_ellipsoid import (
 )
 from mbkron.muscles.wrapping import surface_problems
 
-DATA = Path(__file__).parent / "data" / "wrap_ellipsoid_opensim.csv"
+DATA = Path(__file__).parent / "data" / "wrap_ellipsoid_opensim.csv.gz"
 
 
 def path_length(p, q, result):
@@ -348,7 +349,7 @@ def test_failure_is_a_configuration_error(monkeypatch):
 @pytest.mark.skipif(not DATA.exists(), reason="no stored OpenSim comparison")
 def test_against_opensim():
     """OpenSim's path is a feasible path (≥ ours up to its 1 mm polyline's chords) and close to ours."""
-    with DATA.open() as f:
+    with gzip.open(DATA, "rt") as f:
         rows = [row for row in csv.DictReader(row for row in f if not row.startswith("#"))]
     by_case: dict[str, list] = {}
     for row in rows:
@@ -362,7 +363,7 @@ def test_against_opensim():
         continuous = np.array([r["opensim_continuous"] == "1" for r in case_rows])
         ours = path_length(p, q, shortest_path(p, q, dims, quadrant))
         if not case_rows[0]["max_difference"]:
-            continue  # a quadrant sweep: recorded for docs/wrapping-ellipsoid.md, wraps differ by design
+            continue  # a quadrant sweep: recorded for docs/wrapping.md ("Ellipsoids"), wraps differ by design
         # OpenSim's path is feasible, so not shorter than ours, but for its polyline's chords (1 mm apart)
         assert (ours - opensim).max() <= 1e-5, case
         assert np.abs(ours - opensim)[continuous].max() <= float(case_rows[0]["max_difference"]), case

@@ -62,7 +62,7 @@ A plane section of an ellipsoid is a geodesic only for the principal sections (a
 through the centre of a sphere), so elsewhere OpenSim's path is longer than the shortest path, its
 tangent points are not where the straight segments touch the surface tangentially out of plane,
 and its length is not differentiable in the way the envelope theorem requires. Here the path is the
-true shortest path (a geodesic), converged to 1e-12 m. docs/wrapping-ellipsoid.md gives numbers.
+true shortest path (a geodesic), converged to 1e-12 m. docs/wrapping.md ("Ellipsoids") gives numbers.
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ Two kinds of sweeps, each a coordinate turned in 0.5° steps:
   straight segments (OpenSim's path points); where OpenSim's range allows several segments the one
   whose wrap shortens the path most is taken. (:func:`arm26_sweep` also runs TRIlong over
   ``TRIlonghh`` with its cylinders inactive, but that comparison is not yet understood -- see
-  docs/wrapping-ellipsoid.md -- and is not stored.)
+  docs/wrapping.md ("Ellipsoids") -- and is not stored.)
 
 For each state the segment's end points are expressed in the ellipsoid's frame (``p``, ``q``) and
-stored with OpenSim's length in ``tests/data/wrap_ellipsoid_opensim.csv`` (read by
+stored with OpenSim's length in ``tests/data/wrap_ellipsoid_opensim.csv.gz`` (read by
 ``tests/test_wrap_ellipsoid.py``, which recomputes mbkron's lengths; OpenSim is not needed there).
 Rows where OpenSim's length jumps (a change between neighbouring states larger than 3 times both
 neighbouring changes plus 0.01 mm) are marked ``opensim_continuous = 0``. The script prints, per sweep, the
@@ -25,6 +25,7 @@ Run ``python -m validation.opensim.compare_wrap_ellipsoid`` from the repository 
 from __future__ import annotations
 
 import csv
+import gzip
 import os
 from pathlib import Path
 
@@ -34,12 +35,12 @@ from scipy.spatial.transform import Rotation
 from mbkron.muscles.wrap_ellipsoid import shortest_path
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUT = ROOT / "tests" / "data" / "wrap_ellipsoid_opensim.csv"
+OUTPUT = ROOT / "tests" / "data" / "wrap_ellipsoid_opensim.csv.gz"
 ARM26 = Path(os.environ.get("MBKRON_ARM26_OSIM", "/work/shared/references/opensim-models/arm26.osim"))
 MAX_DIFFERENCE = 1e-3
 """The bound the test checks where OpenSim's length is continuous (issue #16: within 1 mm)."""
 CHECKED = ("pin-spheroid-all", "pin-triaxial-all", "pin-offplane-all", "arm26-BIClong-BIClonghh")
-"""The sweeps the test checks (where both wrap on the same side; docs/wrapping-ellipsoid.md explains the
+"""The sweeps the test checks (where both wrap on the same side; docs/wrapping.md ("Ellipsoids") explains the
 quadrant sweep's differences)."""
 
 #: pin sweeps: (name, dimensions, translation on the body, xyz body rotation, quadrant, origin in
@@ -161,7 +162,7 @@ def main() -> None:
     if ARM26.exists():
         sweeps.append(arm26_sweep("BIClong", "BIClonghh"))
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUTPUT.open("w", newline="") as f:
+    with gzip.open(OUTPUT, "wt", newline="") as f:
         f.write("# OpenSim 4.6 WrapEllipsoid lengths of one path segment vs its ends in the ellipsoid's frame; "
                 "written by validation/opensim/compare_wrap_ellipsoid.py\n")
         writer = csv.writer(f)

@@ -98,8 +98,9 @@ def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, 
     reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
     wraps = path.find("PathWrapSet/objects")
     if wraps is not None and len(wraps):
-        if wrapping == "error":
-            reader.unsupported_element(force, "path springs without wrap objects (wrapping is not supported yet; import "
+        if wrapping != "ignore":
+            reader.unsupported_element(force, "path springs without wrap objects (a path spring's wraps are not "
+                                       "supported yet; import "
                                        "without them with load_model(..., wrapping=\"ignore\") or the option "
                                        "`--ignore-wrapping` of `mbkron convert` and `mbkron info`)")
             return None
@@ -144,8 +145,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
 
     ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
     ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
-    A path spring with wrap objects is reported as unsupported (``wrapping="error"``) or imported without
-    them and named in ``wrapped`` (``"ignore"``).
+    A path spring with wrap objects is reported as unsupported (``wrapping="import"`` or ``"error"``) or
+    imported without them and named in ``wrapped`` (``"ignore"``).
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
     names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
