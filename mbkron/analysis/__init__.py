@@ -22,7 +22,7 @@ Modules: :mod:`~mbkron.analysis.motion` (trial kinematics: OpenSim's filter and 
 :mod:`~mbkron.analysis.external_loads` (ExternalLoads at the frames), :mod:`~mbkron.analysis.inverse_dynamics`,
 :mod:`~mbkron.analysis.reactions`, :mod:`~mbkron.analysis.muscle_analysis`,
 :mod:`~mbkron.analysis.static_optimization`, :mod:`~mbkron.analysis.tracking` (import those three by
-their module paths).
+their module paths), :mod:`~mbkron.analysis.trial` (:func:`analyze_trial`: all of them on one trial).
 """
 
 from __future__ import annotations
