@@ -163,3 +163,23 @@ def test_the_analyses_are_the_packages():
 def _reactions_without_muscles(trial, model):
     kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", 6.0, (0.4, 1.6))
     return analysis.joint_reactions(model, kinematics, analysis.external_loads(trial / "subject01_walk1_grf.xml"))
+
+
+def test_analyze_trial_checks_its_arguments_and_takes_kinematics_computed(trial):
+    import mbkron
+    from mbkron.analysis.static_optimization import Reserve
+
+    model = mbkron.load_model(trial / "subject01_simbody.osim")
+    motion = trial / "subject01_walk1_ik.mot"
+    with pytest.raises(ValueError, match="`analyses`: unknown analysis 'ik'"):
+        analysis.analyze_trial(model, motion, analyses=("ik",))
+    with pytest.raises(ValueError, match="`analyses` must name at least one of id, muscles, so, reactions"):
+        analysis.analyze_trial(model, motion, analyses=())
+    with pytest.raises(ValueError, match="`reserves` are for static optimisation"):
+        analysis.analyze_trial(model, motion, reserves=(Reserve("pelvis_tilt", 1.0),))
+    kinematics = analysis.trial_kinematics(model, motion, 6.0, (0.4, 1.6))
+    with pytest.raises(ValueError, match="`lowpass` and `time_range` are for a motion file"):
+        analysis.analyze_trial(model, kinematics, lowpass=6.0)
+    result = analysis.analyze_trial(model, kinematics, analyses="id")
+    assert result.analyses == ("inverse_dynamics",) and result.kinematics is kinematics
+    np.testing.assert_array_equal(result["inverse_dynamics"].tau, analysis.inverse_dynamics(model, kinematics).tau)

@@ -209,9 +209,9 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
     fields, files = item.fields, item.files
     loaded, notes = model_file(files["model"], fields["model"], fields.get("backend"),
                                wrapping="ignore" if fields.get("ignore_wrapping", False) else "import")
-    if "external_loads" in fields and "external_loads_data" not in fields:
-        raise ValueError("`external_loads_data`: needed with `external_loads` (the loads' .mot/.sto: the files "
-                         "travel as text, so the XML's datafile is not read)")
+    if ("external_loads" in fields) != ("external_loads_data" in fields):
+        raise ValueError("`external_loads` and `external_loads_data` go together: the ExternalLoads file and its "
+                         "data (.mot/.sto; the files travel as text, so the XML's datafile is not read)")
     analyses = fields.get("analyses", list(OPTIONS))
     start, end = fields.get("time_start"), fields.get("time_end")
     time_range = None if start is None and end is None else (-np.inf if start is None else start,
