@@ -9,11 +9,11 @@ one run, rounds interleaved (mbkron, OpenSim, mbkron, …), medians reported:
   ``trial_kinematics`` + ``external_loads`` + ``inverse_dynamics``; OpenSim runs its
   ``InverseDynamicsTool`` given the loaded model (``setModel``; reads the same files, filters, fits
   the splines, solves every frame, writes its ``.sto``). Target ≥ 20×.
-- **whole run** from the files: the same plus loading the model file (``mbkron.load_model``; OpenSim's
-  tool constructs its ``Model`` from the file) and writing the result (``InverseDynamics.write``);
-- **whole run with muscle analysis**: the whole run plus the muscle analysis of the 54 muscles (lengths,
-  speeds, moment arms about all 23 coordinates; :func:`mbkron.analysis.muscle_analysis.muscle_analysis`,
-  its tables written); OpenSim's ``InverseDynamicsTool`` run plus an ``AnalyzeTool`` run with its
+- **whole run** from the files, as ``mbkron analyze --id`` does: the same plus loading the model file
+  (``mbkron.load_model``; OpenSim's tool constructs its ``Model`` from the file), through
+  :func:`mbkron.analysis.analyze_trial`, and writing the result (``.sto`` and ``.csv``);
+- **whole run with muscle analysis** (``mbkron analyze --id --muscles``): the whole run plus the muscle
+  analysis of the 54 muscles (lengths, speeds, moment arms about all 23 coordinates, its tables written); OpenSim's ``InverseDynamicsTool`` run plus an ``AnalyzeTool`` run with its
   ``MuscleAnalysis`` (and ``Kinematics``) on the same filtered coordinates
   (:func:`validation.opensim.compare_so.setup_xml`). Target ≥ 20×.
 
@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 import mbkron  # noqa: E402
 from benchmarks.common import machine  # noqa: E402
 from mbkron import analysis  # noqa: E402
-from mbkron.analysis.muscle_analysis import muscle_analysis  # noqa: E402
 from mbkron.io.storage import read_storage  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "analysis"
@@ -75,12 +74,12 @@ def mbkron_analysis(model, directory: Path):
 
 
 def mbkron_whole(directory: Path, muscles: bool = False):
+    """``mbkron analyze``'s work: the model loaded, :func:`mbkron.analysis.analyze_trial`, its files written."""
     model = mbkron.load_model(directory / "subject01_simbody.osim")
-    result = mbkron_analysis(model, directory)
-    result.write(directory / "mbkron_inverse_dynamics.sto")
-    if muscles:
-        kinematics = result.kinematics
-        muscle_analysis(model, kinematics.q, kinematics.qd, time=kinematics.time).write(directory, "mbkron")
+    result = analysis.analyze_trial(model, directory / "subject01_walk1_ik.mot",
+                                    external_loads=directory / "subject01_walk1_grf.xml", lowpass=6.0,
+                                    time_range=TIME_RANGE, analyses=("id", "muscles") if muscles else ("id",))
+    result.write(directory, "mbkron")
     return result
 
 

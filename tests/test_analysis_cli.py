@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mbkron import analysis
 from mbkron.analysis import reactions
+from mbkron.analysis import trial as trial_module
 from mbkron.cli import analyze
 from mbkron.cli.main import main
 from mbkron.io.storage import read_storage
@@ -141,10 +144,42 @@ def test_muscle_analysis_static_optimisation_and_reactions_with_its_muscle_force
     without = _reactions_without_muscles(trial, model)
     assert not np.allclose(reactions.column("hip_r_on_femur_r_in_ground_mz"), without.table[:, without.labels.index(
         "hip_r_on_femur_r_in_ground_mz")])
+    # the package API writes the very same files
+    result = analysis.analyze_trial(model, trial / "subject01_walk1_ik.mot",
+                                    external_loads=trial / "subject01_walk1_grf.xml", lowpass=6, time_range=(0.4, 1.6),
+                                    analyses=("muscles", "so", "reactions"), reserves=tmp_path / "reserves.xml")
+    (tmp_path / "api").mkdir()
+    written = result.write(tmp_path / "api", "subject01_walk1_ik")
+    cli = sorted(p.name for p in out.iterdir() if p.name != "subject01_walk1_ik_analysis.json")
+    assert sorted(Path(p).name for p in written.values()) == cli and len(cli) > 10
+    for name in cli:
+        assert (tmp_path / "api" / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_the_analyses_are_the_packages():
+    assert analyze.ANALYSES == trial_module.ANALYSES
 
 
 def _reactions_without_muscles(trial, model):
-    from mbkron import analysis
-
     kinematics = analysis.trial_kinematics(model, trial / "subject01_walk1_ik.mot", 6.0, (0.4, 1.6))
     return analysis.joint_reactions(model, kinematics, analysis.external_loads(trial / "subject01_walk1_grf.xml"))
+
+
+def test_analyze_trial_checks_its_arguments_and_takes_kinematics_computed(trial):
+    import mbkron
+    from mbkron.analysis.static_optimization import Reserve
+
+    model = mbkron.load_model(trial / "subject01_simbody.osim")
+    motion = trial / "subject01_walk1_ik.mot"
+    with pytest.raises(ValueError, match="`analyses`: unknown analysis 'ik'"):
+        analysis.analyze_trial(model, motion, analyses=("ik",))
+    with pytest.raises(ValueError, match="`analyses` must name at least one of id, muscles, so, reactions"):
+        analysis.analyze_trial(model, motion, analyses=())
+    with pytest.raises(ValueError, match="`reserves` are for static optimisation"):
+        analysis.analyze_trial(model, motion, reserves=(Reserve("pelvis_tilt", 1.0),))
+    kinematics = analysis.trial_kinematics(model, motion, 6.0, (0.4, 1.6))
+    with pytest.raises(ValueError, match="`lowpass` and `time_range` are for a motion file"):
+        analysis.analyze_trial(model, kinematics, lowpass=6.0)
+    result = analysis.analyze_trial(model, kinematics, analyses="id")
+    assert result.analyses == ("inverse_dynamics",) and result.kinematics is kinematics
+    np.testing.assert_array_equal(result["inverse_dynamics"].tau, analysis.inverse_dynamics(model, kinematics).tau)

@@ -159,3 +159,11 @@ def test_the_docs_list_every_field_of_every_kind():
     for kind, text in (("simulate", simulate), ("analyze", analyze)):
         for name in JOBS[kind].fields:
             assert f"`{name}`" in text, (kind, name)
+
+
+def test_parameters_of_an_osim_model_are_refused(tmp_path):
+    _write(tmp_path, "<OpenSimDocument Version=\"40000\"/>", "arm.osim")
+    path = _write(tmp_path, "[batch]\nkind = 'analyze'\n[[item]]\nid = 'a'\nmodel = 'arm.osim'\nmotion = 'arm.osim'\n"
+                            "parameters = { mass = 2 }\n")
+    with pytest.raises(BatchFileError, match=r"\[\[item\]\] #1: parameters: only a TOML model has \[parameters\]"):
+        read_batch(path)

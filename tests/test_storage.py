@@ -74,6 +74,10 @@ def test_round_trip_keeps_every_digit(tmp_path):
     ("n\nendheader\ntime\tq\n0\t1\n1\n", ":5: 1 values, expected 2"),
     ("n\nendheader\ntime\tq\n0\tx\n", ":4: a value is not a number"),
     ("n\nendheader\ntime\tq\n0\tnan\n", ":4: values must be finite"),
+    ("n\nendheader\ntime\tq\n0\t1\n\n1\t2\n2\t2\t3\n", ":7: 3 values, expected 2"),  # blank lines counted
+    ("n\nendheader\ntime\tq\n0\t1 2\n1\t3 4\n", ":4: 3 values, expected 2"),  # every row too long
+    ("n\nendheader\ntime\tq\n0\t1\n1\t-inf\n", ":5: values must be finite"),
+    ("n\nendheader\ntime\tq\n0\t1\n1\t#2\n", ":5: a value is not a number"),  # no comments in tables
     ("n\nendheader\ntime\tq\n0\t1\n0\t2\n", "time must increase from row to row; row 2 has t = 0 after t = 0"),
     ("n\nnRows=3\nendheader\ntime\tq\n0\t1\n", "the header says nRows=3, the table has 1"),
     ("n\nnColumns=x\nendheader\ntime\tq\n0\t1\n", "header `nColumns=x` is not an integer"),
@@ -84,6 +88,18 @@ def test_bad_files_name_file_line_and_expectation(tmp_path, text, message):
     with pytest.raises(StorageError, match=re.escape(message)) as caught:
         read_storage(path)
     assert str(path) in str(caught.value)
+
+
+def test_text_reads_as_its_file_and_python_numbers_are_read(tmp_path):
+    path = tmp_path / "ik.mot"
+    path.write_text(IK)
+    from_file, from_text = read_storage(path), storage.parse_storage(IK, "ik.mot")
+    assert (from_text.name, from_text.labels, from_text.header) == (from_file.name, from_file.labels, from_file.header)
+    np.testing.assert_array_equal(from_text.values, from_file.values)
+    np.testing.assert_array_equal(from_text.time, from_file.time)
+    # a value numpy's parser refuses but Python's float reads (as before the rows were parsed at once)
+    table = storage.parse_storage("n\nendheader\ntime\tq\n0\t1_000.5\n1\t2\n")
+    np.testing.assert_array_equal(table.values, [[1000.5], [2.0]])
 
 
 def test_missing_and_oversized_files(tmp_path, monkeypatch):

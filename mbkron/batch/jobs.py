@@ -8,8 +8,9 @@ and returns a JSON-serialisable summary with at least ``outcome`` (``"completed"
 bytes with the summary, so that the driver writes them (:mod:`mbkron.batch.runner`): workers need no
 shared file system, and a cluster's results are byte for byte those of a serial run.
 
-Models reach a worker as their TOML text (never a pickled model or its caches); each worker process
-parses a model once and keeps it by the SHA-256 of the text (:func:`model_file`).
+Models reach a worker as their text, TOML or OpenSim's ``.osim`` by the file's suffix (never a pickled
+model or its caches); each worker process parses a model once and keeps it by the SHA-256 of the text
+(:func:`model_file`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mbkron.batch.item import Field, Item, JobKind
 if TYPE_CHECKING:
     from mbkron.io import ModelFile
 
-__all__ = ["BACKENDS", "JOBS", "METHODS", "dask_setup", "execute", "model_file"]
+__all__ = ["BACKENDS", "BLAS_THREADS", "JOBS", "METHODS", "dask_setup", "execute", "model_file", "worker_threads"]
 
 METHODS = ("TRBDF2", "RKF45", "RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (its ``METHODS``; a test keeps them equal), checked in a batch
@@ -42,22 +43,44 @@ MODEL_CACHE = 8
 _MODELS: OrderedDict[tuple[str, str | None], tuple[ModelFile, tuple[str, ...]]] = OrderedDict()
 
 
-def model_file(text: str, source: str, backend: str | None = None) -> tuple[ModelFile, tuple[str, ...]]:
-    """The model of model-file ``text``, parsed once per process (kept by SHA-256 of the text and backend),
-    with the warnings its parsing gave (``ModelWarning`` messages, given again for a kept model)."""
+def model_file(text: str, source: str, backend: str | None = None, *,
+               wrapping: str = "import") -> tuple[ModelFile, tuple[str, ...]]:
+    """The model of model-file ``text``, parsed once per process (kept by SHA-256 of the text, backend and
+    ``wrapping``), with the warnings its parsing gave (``ModelWarning`` messages, given again for a kept
+    model). ``source`` (the file's path as the batch file gives it) names it in messages, and its suffix
+    says the format: ``.osim`` is imported from OpenSim (with ``wrapping``, see
+    :func:`mbkron.io.read_model_file`), anything else is TOML."""
     from mbkron.io import parse_model_file
 
-    key = (hashlib.sha256(text.encode("utf-8")).hexdigest(), backend)
+    key = (hashlib.sha256(text.encode("utf-8")).hexdigest(), backend, wrapping)
     if key in _MODELS:
         _MODELS.move_to_end(key)
         return _MODELS[key]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        parsed = parse_model_file(text, source, backend=backend)
+        if Path(source).suffix.lower() == ".osim":
+            parsed = _osim_model(text, source, backend, wrapping)
+        else:
+            parsed = parse_model_file(text, source, backend=backend)
     _MODELS[key] = parsed, tuple(str(w.message) for w in caught)
     while len(_MODELS) > MODEL_CACHE:
         _MODELS.popitem(last=False)
     return _MODELS[key]
+
+
+def _osim_model(text: str, source: str, backend: str | None, wrapping: str) -> ModelFile:
+    """An ``.osim`` model from its text (written to a temporary file for the importer; its errors name
+    ``source``)."""
+    from mbkron.core.errors import ModelError
+    from mbkron.io import read_model_file
+
+    with tempfile.TemporaryDirectory(prefix="mbkron-model-") as directory:
+        path = Path(directory) / Path(source).name
+        path.write_text(text, encoding="utf-8")
+        try:
+            return read_model_file(path, backend, wrapping=wrapping)
+        except ModelError as error:
+            raise ModelError(error.problems, source) from None
 
 
 def execute(item: Item) -> dict:
@@ -86,6 +109,28 @@ def dask_setup(worker) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""The environment variables that set the threads of the linear algebra libraries."""
+
+
+def worker_threads():
+    """A context in which a LocalCluster's workers start with this process's BLAS thread counts (its
+    variables of :data:`BLAS_THREADS`, else the CPUs it may run on: the libraries' default), set in dask's
+    ``distributed.nanny.pre-spawn-environ`` (they must be set before a worker imports numpy).
+
+    dask caps a worker's BLAS at one thread; a BLAS on more threads sums some products in another order,
+    which changes the last bits of results (the moment arms and fibre velocities of the muscle analysis,
+    for one). With the driver's counts the workers compute what a serial run computes, bit for bit.
+    """
+    import os
+
+    import dask
+
+    count = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return dask.config.set({f"distributed.nanny.pre-spawn-environ.{name}": os.environ.get(name, count)
+                            for name in BLAS_THREADS})
 
 
 def _describe(error: Exception) -> str:
@@ -148,29 +193,65 @@ def _coordinates(values: dict, loaded: ModelFile, name: str, base) -> Any:
 
 # ====================================================================== analyze
 def analyze_job(item: Item, out_dir: Path) -> dict:
-    """Analysis of a measured motion (issue #17: inverse dynamics, muscle analysis, static optimisation,
-    joint reactions) with :mod:`mbkron.analysis`.
+    """Analysis of a measured motion, as ``mbkron analyze`` (:func:`mbkron.analysis.analyze_trial`): writes
+    the tables ``mbkron analyze`` writes, named after the motion file (``<motion>_inverse_dynamics.sto``,
+    ...), and returns the outcome, the model, the settings and what the analysis reports.
 
-    MERGE POINT (the lead wires this at the merge of the ``analysis`` branch): call the trial analysis
-    of :mod:`mbkron.analysis` (as ``mbkron analyze``) with the model text ``item.files["model"]``
-    (:func:`model_file`), the motion's text ``item.files["motion"]``, when given the ExternalLoads
-    description ``item.files["external_loads"]`` with its data ``item.files["external_loads_data"]``
-    (texts, not paths: a worker cannot see the driver's files), the cut-off ``item.fields.get("lowpass")``
-    and the analyses ``item.fields.get("analyses")``; write its tables into ``out_dir``; return
-    ``{"outcome": ..., "message": ...}`` plus what it reports. Until then an item of this kind fails with
-    a message saying so (the batch goes on).
+    The model (TOML or ``.osim``), the motion, the ExternalLoads file with its data and the reserves come
+    as their texts (a worker cannot see the driver's files); the ExternalLoads' data is the item's
+    ``external_loads_data``, not the XML's ``datafile``.
     """
-    import mbkron.analysis as analysis
+    import numpy as np
 
-    trial = getattr(analysis, "analyze_trial", None)
-    if trial is None:
-        raise NotImplementedError("this mbkron has no trial analysis yet (mbkron.analysis.analyze_trial); "
-                                  "`analyze` batches need the analysis of issue #17")
-    return trial(item, out_dir)
+    from mbkron.analysis.trial import OPTIONS, analyze_trial
+    from mbkron.io.storage import parse_storage
+
+    fields, files = item.fields, item.files
+    loaded, notes = model_file(files["model"], fields["model"], fields.get("backend"),
+                               wrapping="ignore" if fields.get("ignore_wrapping", False) else "import")
+    if ("external_loads" in fields) != ("external_loads_data" in fields):
+        raise ValueError("`external_loads` and `external_loads_data` go together: the ExternalLoads file and its "
+                         "data (.mot/.sto; the files travel as text, so the XML's datafile is not read)")
+    analyses = fields.get("analyses", list(OPTIONS))
+    start, end = fields.get("time_start"), fields.get("time_end")
+    time_range = None if start is None and end is None else (-np.inf if start is None else start,
+                                                              np.inf if end is None else end)
+    with tempfile.TemporaryDirectory(prefix="mbkron-inputs-") as directory:
+        loads = _input_file(directory, fields, files, "external_loads")
+        reserves = _input_file(directory, fields, files, "reserves") or ()
+        data = parse_storage(files["external_loads_data"], fields["external_loads_data"]) if loads else None
+        result = analyze_trial(loaded.model, parse_storage(files["motion"], fields["motion"]),
+                               external_loads=loads, external_loads_data=data, lowpass=fields.get("lowpass"),
+                               time_range=time_range, analyses=analyses, reserves=reserves,
+                               activation_exponent=fields.get("activation_exponent", 2.0),
+                               reactions_frame=fields.get("reactions_frame", "ground"))
+    stem = Path(fields["motion"]).stem
+    written = result.write(out_dir, stem)
+    frames = int(result.kinematics.time.size)
+    summary = {"outcome": "completed", "message": f"{frames} frames: {', '.join(result.analyses)}",
+               "model": {"name": loaded.model.name, "sha256": loaded.sha256}, "warnings": list(notes),
+               "settings": {"lowpass_hz": fields.get("lowpass"), "time_range": [start, end],
+                            "analyses": list(result.analyses), "frames": frames,
+                            "ignored_columns": list(result.kinematics.ignored)},
+               "files": sorted(Path(path).name for path in written.values())}
+    if "static_optimization" in result.results:
+        summary["settings"]["static_optimization_unbalanced_frames"] = int(
+            np.count_nonzero(~result["static_optimization"].converged))
+    return summary
+
+
+def _input_file(directory: str, fields: dict, files: dict, name: str) -> Path | None:
+    """The item's file ``name`` written into ``directory`` under its own base name (for readers that take
+    a path), or None when the item has none."""
+    if name not in fields:
+        return None
+    path = Path(directory) / Path(fields[name]).name
+    path.write_text(files[name], encoding="utf-8")
+    return path
 
 
 _COMMON = {
-    "model": Field("file", required=True),  # the model file (TOML)
+    "model": Field("file", required=True),  # the model file (TOML; .osim too for analyze)
     "parameters": Field("table"),  # model parameters to set, NAME = number (the model's [parameters])
     "backend": Field("string", choices=BACKENDS),  # the model backend (default: compiled with numba, else numpy)
 }
@@ -193,7 +274,13 @@ JOBS: dict[str, JobKind] = {
         "external_loads": Field("file"),  # an OpenSim ExternalLoads file (.xml)
         "external_loads_data": Field("file"),  # its data (ground reactions, .mot): travels as text, as the XML
         "lowpass": Field("number", positive=True),  # low-pass cut-off for the coordinates, Hz (default none)
+        "time_start": Field("number"),  # the first time reported, s (default: the motion's)
+        "time_end": Field("number"),  # the last time reported, s (default: the motion's)
         "analyses": Field("strings", choices=("id", "muscles", "so", "reactions")),  # the analyses (default all)
+        "reserves": Field("file"),  # reserve actuators for so (an OpenSim force-set file of CoordinateActuators)
+        "activation_exponent": Field("number", positive=True),  # exponent of so's objective (default 2)
+        "reactions_frame": Field("string", choices=("ground", "child", "parent")),  # the reactions' frame
+        "ignore_wrapping": Field("boolean"),  # import an .osim model's paths without their wrap objects
     }),
 }
 """The job kinds, by name (their fields are documented in ``docs/batch.md``; a test keeps both equal)."""

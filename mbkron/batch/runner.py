@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import mbkron
-from mbkron.batch.jobs import execute
+from mbkron.batch.jobs import execute, worker_threads
 from mbkron.batch.item import MARKER, SUMMARY, Item
 from mbkron.io.results import write_atomically, write_json
 
@@ -188,6 +188,7 @@ def _distributed(todo: list[Item], scheduler: str | None, workers: int | None,
     with ExitStack() as stack:
         if scheduler is None:
             count = workers or os.cpu_count() or 1
+            stack.enter_context(worker_threads())  # the serial run's BLAS threads: its results, bit for bit
             cluster = stack.enter_context(LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                                        dashboard_address=":0", silence_logs=logging.ERROR,
                                                        preload=["mbkron.batch.jobs"]))

@@ -133,6 +133,9 @@ def _item(kind: JobKind, identifier: str, fields: dict, base: Path, context: str
                 texts[location] = _text(location, f"{context}: {name}")
             files[name] = texts[location]
     if fields.get("parameters"):
+        if Path(fields["model"]).suffix.lower() == ".osim":
+            raise BatchFileError(f"{context}: parameters: only a TOML model has [parameters]; `model` is an .osim "
+                                 "file (convert it with `mbkron convert` to give it parameters)")
         files["model"] = _with_parameters(files["model"], fields["parameters"], f"{context}: parameters")
     return Item(identifier, kind.name, fields, files)
 

@@ -76,8 +76,7 @@ def _exponent(text: str) -> float:
 
 
 ANALYSES = ("inverse_dynamics", "muscle_analysis", "static_optimization", "joint_reactions")
-"""The analyses in the order they run (static optimisation needs the inverse dynamics; the reactions use
-static optimisation's muscle forces)."""
+"""The analyses in the order they run (:data:`mbkron.analysis.trial.ANALYSES`; a test keeps them equal)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,43 +99,58 @@ def run(args: argparse.Namespace) -> int:
         if path.is_dir():
             raise CommandError(f"--out: {path} is a directory; the results are written to that name")
 
+    from mbkron.analysis.trial import analyze_trial
+    from mbkron.io import read_model_file
+    from mbkron.io.storage import StorageError
+
     started = time.perf_counter()
-    model_file, model, kinematics, loads, reserves = _inputs(args)
+    model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "import")
+    model = model_file.model
     timings = {"load": time.perf_counter() - started}
     written: dict[str, str] = {}
-    results: dict = {}
+    analysis = None
     interrupted = False
+
+    def write(name: str, result) -> None:  # each analysis as it finishes: an interruption keeps it
+        _write(name, result, directory, stem, written)
+        interruption.check()
+
     try:
         with interruption.deferred():
-            for name in ANALYSES:
-                if wanted[name] or (name == "inverse_dynamics" and args.so):
-                    interruption.check()
-                    started = time.perf_counter()
-                    results[name] = _compute(name, model, kinematics, loads, reserves, args, results)
-                    timings[name] = time.perf_counter() - started
-                    if wanted[name]:
-                        _write(name, results[name], directory, stem, written)
+            analysis = analyze_trial(
+                model, args.motion, external_loads=args.external_loads, lowpass=args.lowpass,
+                time_range=args.time_range, analyses=[name for name in ANALYSES if wanted[name]],
+                reserves=args.reserves or (), activation_exponent=args.activation_exponent,
+                reactions_frame=args.reactions_frame,
+                each=write)
     except KeyboardInterrupt:
         interrupted = True
+    except (StorageError, ValueError) as error:
+        raise CommandError(str(error)) from None
+    if analysis is not None:
+        timings.update(analysis.timings)
+    frames = len(analysis.kinematics.time) if analysis is not None else None
     settings = {"motion": args.motion, "motion_sha256": _sha256(args.motion), "external_loads": args.external_loads,
-                "lowpass_hz": args.lowpass, "time_range": args.time_range, "frames": int(kinematics.time.size),
-                "ignored_columns": list(kinematics.ignored), "analyses": [n for n in ANALYSES if wanted[n]],
+                "lowpass_hz": args.lowpass, "time_range": args.time_range, "frames": frames,
+                "ignored_columns": list(analysis.kinematics.ignored) if analysis is not None else [],
+                "analyses": [n for n in ANALYSES if wanted[n]],
                 "reactions_frame": args.reactions_frame, "reserves": args.reserves,
                 "activation_exponent": args.activation_exponent, "interrupted": interrupted}
-    if "static_optimization" in results:
-        unbalanced = int(np.count_nonzero(~results["static_optimization"].converged))
+    if analysis is not None and "static_optimization" in analysis.results:
+        unbalanced = int(np.count_nonzero(~analysis["static_optimization"].converged))
         settings["static_optimization_unbalanced_frames"] = unbalanced
         if unbalanced:
             print(f"mbkron: warning: static optimisation could not balance the generalized forces at {unbalanced} of "
-                  f"{kinematics.time.size} frames within the muscles' bounds (reserve actuators help: --reserves)",
+                  f"{frames} frames within the muscles' bounds (reserve actuators help: --reserves)",
                   file=sys.stderr)
     with result_set_lock(metadata_path):
         from mbkron.io import write_json
 
         save(write_json, metadata_path, result_metadata("analyze", args.argv, model_file, settings, [], timings,
                                                         written))
-    ignored = f" (columns not of the model, ignored: {', '.join(kinematics.ignored)})" if kinematics.ignored else ""
-    print(f"{model.name}: {kinematics.time.size} frames of {args.motion}{ignored}; wrote "
+    ignored = analysis.kinematics.ignored if analysis is not None else ()
+    ignored = f" (columns not of the model, ignored: {', '.join(ignored)})" if ignored else ""
+    print(f"{model.name}: {frames} frames of {args.motion}{ignored}; wrote "
           f"{', '.join(written.values()) or 'nothing'}, {metadata_path}")
     if interrupted:
         print("mbkron: interrupted; the results written up to then are kept", file=sys.stderr)
@@ -144,73 +158,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _inputs(args: argparse.Namespace):
-    """The model (with its ``.osim`` file's Thelen curve constants for --muscles/--so), the trial's
-    kinematics, its external loads and the reserves; input errors as :class:`CommandError`."""
-    from mbkron.analysis.external_loads import external_loads
-    from mbkron.analysis.motion import trial_kinematics
-    from mbkron.io import read_model_file
-    from mbkron.io.storage import StorageError
-
-    model_file = read_model_file(args.model, wrapping="ignore" if args.ignore_wrapping else "import")
-    model = model_file.model
-    try:
-        kinematics = trial_kinematics(model, args.motion, args.lowpass, args.time_range)
-        loads = external_loads(args.external_loads) if args.external_loads else None
-        reserves = ()
-        if args.reserves:
-            from mbkron.analysis.static_optimization import read_reserves
-
-            reserves, _ = read_reserves(args.reserves)
-    except (StorageError, ValueError) as error:
-        raise CommandError(str(error)) from None
-    return model_file, model, kinematics, loads, reserves
-
-
-def _compute(name: str, model, kinematics, loads, reserves, args: argparse.Namespace, results: dict):
-    """One analysis (``results``: those computed before it)."""
-    try:
-        if name == "inverse_dynamics":
-            from mbkron.analysis.inverse_dynamics import inverse_dynamics
-
-            return inverse_dynamics(model, kinematics, loads)
-        if name == "muscle_analysis":
-            from mbkron.analysis.muscle_analysis import muscle_analysis
-
-            return muscle_analysis(model, kinematics.q, kinematics.qd, time=kinematics.time)
-        if name == "static_optimization":
-            from mbkron.analysis.static_optimization import static_optimization
-
-            return static_optimization(model, kinematics.time, kinematics.q, kinematics.qd,
-                                       results["inverse_dynamics"].tau, activation_exponent=args.activation_exponent,
-                                       reserves=reserves)
-        from mbkron.analysis.reactions import joint_reactions
-
-        so = results.get("static_optimization")
-        return joint_reactions(model, kinematics, loads, None if so is None else so.forces, frame=args.reactions_frame)
-    except ValueError as error:
-        raise CommandError(f"{name.replace('_', ' ')}: {error}") from None
-
-
 def _write(name: str, result, directory: Path, stem: str, written: dict) -> None:
-    """Write one analysis's files (``.sto``, and ``.csv`` for the inverse dynamics and the reactions)."""
-    import numpy as np
-
-    from mbkron.io import write_csv
+    """Write one analysis's files (:func:`mbkron.analysis.trial.write_analysis`) under the result-set lock."""
+    from mbkron.analysis.trial import write_analysis
 
     with result_set_lock(directory / stem):
-        if name in ("muscle_analysis", "static_optimization"):
-            try:
-                paths = result.write(directory, stem)
-            except OSError as exc:
-                raise CommandError(f"cannot write the {name.replace('_', ' ')} results: {exc.strerror or exc}") from None
-            written.update({Path(p).stem[len(stem) + 1:]: str(p) for p in paths})
-            return
-        table = result.tau if name == "inverse_dynamics" else result.table
-        sto, csv = directory / f"{stem}_{name}.sto", directory / f"{stem}_{name}.csv"
-        save(lambda path: result.write(path), sto)
-        save(write_csv, csv, ("time",) + tuple(result.labels), np.column_stack([result.time, table]))
-    written[f"{name}_sto"], written[f"{name}_csv"] = str(sto), str(csv)
+        try:
+            written.update(write_analysis(name, result, directory, stem))
+        except OSError as exc:
+            raise CommandError(f"cannot write the {name.replace('_', ' ')} results: {exc.strerror or exc}") from None
 
 
 def _sha256(path: str) -> str | None:

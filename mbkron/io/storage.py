@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.io.results import write_atomically
 
-__all__ = ["MAX_BYTES", "Storage", "StorageError", "read_storage", "write_storage"]
+__all__ = ["MAX_BYTES", "Storage", "StorageError", "parse_storage", "read_storage", "write_storage"]
 
 MAX_BYTES = 256 * 2**20
 """Largest storage file read (256 MiB): a larger one is refused before it is read."""
@@ -116,11 +116,23 @@ def read_storage(path: str | Path) -> Storage:
         text = path.read_text(encoding="utf-8", errors="strict")
     except (OSError, UnicodeDecodeError) as error:
         raise StorageError(f"cannot read the storage file {path}: {error}") from None
+    return parse_storage(text, path)
+
+
+def parse_storage(text: str, source: str | Path = "<string>") -> Storage:
+    """:func:`read_storage` of the file's ``text`` (``source`` names it in messages; a batch's worker gets
+    its files as text).
+
+    Raises
+    ------
+    StorageError
+        ``text`` is not a complete storage table; the message names ``source`` and the line.
+    """
     lines = text.splitlines()
     try:
         end = next(i for i, line in enumerate(lines) if line.strip().lower() == "endheader")
     except StopIteration:
-        raise StorageError(f"{path}: no `endheader` line (an OpenSim storage file has a header ending in "
+        raise StorageError(f"{source}: no `endheader` line (an OpenSim storage file has a header ending in "
                            "`endheader`, then the column labels and the rows)") from None
     named = end > 0 and "=" not in lines[0]  # the table's name, unless the file starts with key=value lines
     name = lines[0].strip() if named else ""
@@ -132,46 +144,58 @@ def read_storage(path: str | Path) -> Storage:
         elif line.strip():
             comments.append(line.strip())
     if end + 1 >= len(lines) or not lines[end + 1].split():
-        raise StorageError(f"{path}:{end + 2}: expected the column labels after `endheader`")
+        raise StorageError(f"{source}:{end + 2}: expected the column labels after `endheader`")
     labels = lines[end + 1].split("\t") if "\t" in lines[end + 1] else lines[end + 1].split()
     labels = [label.strip() for label in labels]
     if labels[0].lower() != "time":
-        raise StorageError(f"{path}:{end + 2}: the first column must be `time`, got `{labels[0]}`")
-    rows = []
-    for number, line in enumerate(lines[end + 2:], start=end + 3):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) != len(labels):
-            raise StorageError(f"{path}:{number}: {len(fields)} values, expected {len(labels)} (one per column)")
-        try:
-            row = [float(value) for value in fields]
-        except ValueError:
-            raise StorageError(f"{path}:{number}: a value is not a number: {line.strip()[:80]!r}") from None
-        if not all(math.isfinite(value) for value in row):
-            raise StorageError(f"{path}:{number}: values must be finite")
-        rows.append(row)
-    table = np.array(rows, dtype=float).reshape(-1, len(labels))
-    _check_counts(path, header, table.shape)
+        raise StorageError(f"{source}:{end + 2}: the first column must be `time`, got `{labels[0]}`")
+    data = [(number, line) for number, line in enumerate(lines[end + 2:], start=end + 3) if line.strip()]
+    table = _rows(source, data, len(labels))
+    _check_counts(source, header, table.shape)
     if np.any(np.diff(table[:, 0]) <= 0):
         row = int(np.argmax(np.diff(table[:, 0]) <= 0)) + 1
-        raise StorageError(f"{path}: time must increase from row to row; row {row + 1} has t = {table[row, 0]:.17g} "
+        raise StorageError(f"{source}: time must increase from row to row; row {row + 1} has t = {table[row, 0]:.17g} "
                            f"after t = {table[row - 1, 0]:.17g}")
     in_degrees = header.get("inDegrees", "no").strip().lower() == "yes"
     return Storage(name, tuple(labels[1:]), table[:, 0].copy(), table[:, 1:].copy(), in_degrees, header,
                    tuple(comments))
 
 
-def _check_counts(path: Path, header: dict, shape: tuple[int, int]) -> None:
+def _rows(source, data: list[tuple[int, str]], columns: int) -> NDArray[np.float64]:
+    """The rows ``(line number, line)`` as a table of ``columns`` columns: parsed at once
+    (:func:`numpy.loadtxt`), and only when that fails or gives a wrong shape or a non-finite value, line by
+    line to name the first bad line."""
+    if not data:
+        return np.zeros((0, columns))
+    try:
+        table = np.loadtxt([line for _, line in data], dtype=float, comments=None, ndmin=2)
+    except ValueError:
+        table = None
+    if table is not None and table.shape[1] == columns and np.isfinite(table).all():
+        return table
+    for number, line in data:
+        fields = line.split()
+        if len(fields) != columns:
+            raise StorageError(f"{source}:{number}: {len(fields)} values, expected {columns} (one per column)")
+        try:
+            row = [float(value) for value in fields]
+        except ValueError:
+            raise StorageError(f"{source}:{number}: a value is not a number: {line.strip()[:80]!r}") from None
+        if not all(math.isfinite(value) for value in row):
+            raise StorageError(f"{source}:{number}: values must be finite")
+    return np.array([[float(value) for value in line.split()] for _, line in data])  # what loadtxt refused, float reads
+
+
+def _check_counts(source, header: dict, shape: tuple[int, int]) -> None:
     for key, actual in (("nRows", shape[0]), ("nColumns", shape[1])):
         if key not in header:
             continue
         try:
             declared = int(header[key])
         except ValueError:
-            raise StorageError(f"{path}: header `{key}={header[key]}` is not an integer") from None
+            raise StorageError(f"{source}: header `{key}={header[key]}` is not an integer") from None
         if declared != actual:
-            raise StorageError(f"{path}: the header says {key}={declared}, the table has {actual}")
+            raise StorageError(f"{source}: the header says {key}={declared}, the table has {actual}")
 
 
 def write_storage(path: str | Path, name: str, labels: tuple[str, ...] | list[str], time: ArrayLike,

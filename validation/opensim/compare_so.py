@@ -42,7 +42,8 @@ kinematics are checked through ``F°`` instead.)
 Run ``python -m validation.opensim.compare_so [CASE ...] [--work DIR]`` from the repository root: it
 prints the table, writes ``validation/results/opensim_so.md`` and stores the inputs and OpenSim's
 results for the tests (without OpenSim) in ``tests/data/analysis_so/<case>.json.gz`` and
-``<case>.osim.gz`` (every ``Case.stride``-th frame).
+``<case>.osim.gz`` (every ``Case.stride``-th frame). ``--figure`` draws
+``docs/figures/analysis_so_activations.png`` (:func:`draw`) from that stored data alone.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ __all__ = ["CASES", "Case", "git_show", "main", "opensim_module", "prepare_model
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "validation" / "results"
 DATA = ROOT / "tests" / "data" / "analysis_so"
+FIGURE = ROOT / "docs" / "figures" / "analysis_so_activations.png"
+PLOTTED = 8
+"""Muscles in the figure: the most active ones of the gait trial (by OpenSim's peak activation)."""
 CORE = Path(os.environ.get("MBKRON_OPENSIM_CORE", "/work/.mirror/opensim-org+opensim-core"))
 MODELS = Path(os.environ.get("MBKRON_OPENSIM_MODELS", "/work/.mirror/opensim-org+opensim-models"))
 #: Acceptance tolerances (issue #17).
@@ -327,6 +331,51 @@ def run_case(case: Case, store: bool, work: Path | None = None) -> tuple[dict, d
     return data, found
 
 
+def stored_case(name: str, directory: Path) -> tuple[dict, object]:
+    """The stored inputs and OpenSim's results of case ``name`` (``tests/data/analysis_so``) and its mbkron
+    model (the stored ``.osim`` unpacked into ``directory``)."""
+    data = json.loads(gzip.decompress((DATA / f"{name}.json.gz").read_bytes()))
+    data = {k: (np.asarray(v, dtype=float) if k in ("time", "q", "u", "activation", "force", "reserve_force",
+                                                     "length", "moment_arms") else v) for k, v in data.items()}
+    path = directory / f"{name}.osim"
+    path.write_bytes(gzip.decompress((DATA / f"{name}.osim.gz").read_bytes()))
+    return data, load_case_model(path)
+
+
+def draw(name: str = "gait2354") -> Path:
+    """:data:`FIGURE`: static optimisation's activations of the :data:`PLOTTED` most active muscles, mbkron's and
+    OpenSim 4.6's, at the stored frames of case ``name`` (no OpenSim needed), and their differences."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with tempfile.TemporaryDirectory() as directory:
+        data, model = stored_case(name, Path(directory))
+    ours = run_mbkron(model, data)
+    theirs = data["activation"]
+    shown = np.argsort(-theirs.max(axis=0), kind="stable")[:PLOTTED]
+    figure, axes = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True, gridspec_kw={"height_ratios": (3, 1.4)})
+    for rank, k in enumerate(shown):
+        colour = f"C{rank % 10}"
+        axes[0].plot(data["time"], theirs[:, k], color=colour, lw=4, alpha=0.35)
+        axes[0].plot(data["time"], ours["activation"][:, k], color=colour, lw=1.2, marker="o", ms=3,
+                     label=data["muscles"][k])
+        axes[1].plot(data["time"], ours["activation"][:, k] - theirs[:, k], color=colour, lw=1, marker="o", ms=3)
+    axes[0].set_ylabel("activation")
+    axes[0].legend(fontsize="small", ncol=4, title="mbkron (thin); OpenSim 4.6 (wide, pale)", title_fontsize="small")
+    axes[1].set_ylabel("mbkron − OpenSim")
+    axes[1].set_xlabel("t (s)")
+    axes[1].ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+    figure.suptitle(f"Static optimisation of the {name} walking trial ({len(data['muscles'])} muscles, "
+                    f"{len(data['reserves'])} reserves, Σa²): {data['time'].size} frames")
+    figure.tight_layout()
+    FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(FIGURE, dpi=80)
+    plt.close(figure)
+    return FIGURE
+
+
 def _markdown(found: dict[str, dict], frames: dict[str, int]) -> str:
     names = list(TOLERANCE) + [k for k in next(iter(found.values())) if k not in TOLERANCE]
     lines = ["# Muscle analysis and static optimisation vs OpenSim 4.6", "",
@@ -347,7 +396,12 @@ def main(argv=None) -> None:
     parser.add_argument("cases", nargs="*", choices=[[], *CASES], help="the cases (default: all)")
     parser.add_argument("--no-store", action="store_true", help="do not write tests/data/analysis_so/")
     parser.add_argument("--work", type=Path, help="keep OpenSim's files in WORK/<case> and reuse its results there")
+    parser.add_argument("--figure", action="store_true", help=f"only draw {FIGURE.relative_to(ROOT)} from the stored "
+                        "data (no OpenSim needed)")
     args = parser.parse_args(argv)
+    if args.figure:
+        print(f"wrote {draw()}")
+        return
     found, frames = {}, {}
     for name in args.cases or list(CASES):
         data, found[name] = run_case(CASES[name], not args.no_store, args.work)
