@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mbkron.io import MarkerError, read_trc
-from mbkron.io import markers as markers_module
+from mbkron.io import storage as storage_module
 
 DATA = Path(__file__).resolve().parent / "data" / "markers"
 REFERENCE = json.loads((DATA / "opensim_reference.json").read_text())["files"]
@@ -121,7 +121,7 @@ def test_size_is_bounded_and_missing_files_are_named(tmp_path, monkeypatch):
     path = tmp_path / "x.trc"
     path.write_text(HEADER + "1\t0\t1\t2\t3\n")
     assert read_trc(path).positions.shape == (1, 1, 3)
-    monkeypatch.setattr(markers_module, "MAX_BYTES", 50)
+    monkeypatch.setattr(storage_module, "MAX_BYTES", 50)  # the bound of every text file read by mbkron.io.storage
     with pytest.raises(MarkerError, match=re.escape(f"{path}: {path.stat().st_size} bytes, more than the 50")):
         read_trc(path)
     with pytest.raises(MarkerError, match="cannot read the marker file .*nowhere.trc"):

@@ -147,7 +147,7 @@ def simulate_job(item: Item, out_dir: Path) -> dict:
     import numpy as np
 
     from mbkron.integrate.simulate import simulate
-    from mbkron.io import write_csv
+    from mbkron.io.results import simulation_table, write_csv
 
     fields = item.fields
     loaded, notes = model_file(item.files["model"], fields["model"], fields.get("backend"))
@@ -160,14 +160,8 @@ def simulate_job(item: Item, out_dir: Path) -> dict:
                       t_eval=np.linspace(0.0, t_end, samples),
                       ranges="ignore" if fields.get("allow_outside_range", False) else "stop")
     scales = np.array([loaded.coordinate_scale(name) for name in model.coordinates])
-    units = [loaded.angle_unit if model.coordinate(name).unit == "rad" else model.coordinate(name).unit
-             for name in model.coordinates]
-    columns = ["t"] + [f"{n}{s}" for s in ("", "_dot", "_ddot") for n in model.coordinates] + [
-        f"f.{j}" for j in model.joints]
-    column_units = ["s"] + [u + per for per in ("", "/s", "/s²") for u in units] + [
-        "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
-    write_csv(out_dir / "simulation.csv", columns, np.column_stack([
-        result.t, result.q / scales, result.qd / scales, result.qdd / scales, result.joint_variables]))
+    columns, column_units, table = simulation_table(loaded, result)
+    write_csv(out_dir / "simulation.csv", columns, table)
     return {"outcome": {0: "completed", 1: "range_end"}.get(result.status, "failed"), "message": result.message,
             "model": {"name": model.name, "sha256": loaded.sha256, "angle_unit": loaded.angle_unit},
             "warnings": list(notes),

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mbkron.integrate.simulate import SimulationInterrupted, simulate
     from mbkron.io import read_model_file
+    from mbkron.io.results import simulation_table
 
     argv = args.argv
     method = args.method
@@ -102,12 +103,7 @@ def run(args: argparse.Namespace) -> int:
     computed = time.perf_counter()
 
     scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
-    columns = ["t"] + [f"{n}{s}" for s in ("", "_dot", "_ddot") for n in model.coordinates] + [
-        f"f.{j}" for j in model.joints]
-    units = ["s"] + [coordinate_unit(model_file, n) + per for per in ("", "/s", "/s²") for n in model.coordinates] + [
-        "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
-    table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
-                             result.joint_variables])
+    columns, units, table = simulation_table(model_file, result)
     outcome = {0: "completed", 1: "range_end", INTERRUPTED: "interrupted"}.get(result.status, "failed")
     last = {"t": float(result.t[-1]), "q": (result.q[-1] / scales).tolist()} if len(result.t) else None
     settings = dict(result.settings, samples=args.samples, q0=list(q0), qd0=list(qd0), status=result.status,

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.io.storage import MAX_BYTES
+from mbkron.io.storage import read_bounded_text
 
 __all__ = ["LENGTH_UNITS", "MarkerError", "Markers", "read_trc"]
 
@@ -96,13 +96,7 @@ def read_trc(path: str | Path) -> Markers:
         ``.trc`` table; the message names the file and line.
     """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise MarkerError(f"{path}: {size} bytes, more than the {MAX_BYTES} a marker file may have")
-        text = path.read_text(encoding="utf-8", errors="strict")
-    except (OSError, UnicodeDecodeError) as error:
-        raise MarkerError(f"cannot read the marker file {path}: {error}") from None
+    text = read_bounded_text(path, "marker", MarkerError)
     lines = text.splitlines()
     if len(lines) < 5 or not lines[0].startswith("PathFileType"):
         raise MarkerError(f"{path}:1: expected `PathFileType` and at least 5 header lines (a .trc marker file)")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["write_atomically", "write_csv", "write_json"]
+__all__ = ["simulation_table", "write_atomically", "write_csv", "write_json"]
 
 
 def write_atomically(path: str | Path, data: bytes) -> None:
@@ -90,3 +90,24 @@ def write_json(path: str | Path, data: object) -> None:
         If the file cannot be written.
     """
     write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False, default=float) + "\n").encode("utf-8"))
+
+
+def simulation_table(model_file, result) -> tuple[list[str], list[str], np.ndarray]:
+    """The columns, their units and the rows of a simulation's CSV file, as ``mbkron simulate`` writes it.
+
+    ``t`` (s), each coordinate ``q``, ``<c>_dot``, ``<c>_ddot`` in the model file's units (angles in its
+    angle unit) and the joint variables ``f.<joint>`` in SI units (rad or m). ``model_file`` is a
+    :class:`~mbkron.io.reader.ModelFile`, ``result`` a simulation result with ``t``, ``q``, ``qd``, ``qdd``
+    and ``joint_variables``.
+    """
+    model = model_file.model
+    scales = np.array([model_file.coordinate_scale(name) for name in model.coordinates])
+    units = [model_file.angle_unit if model.coordinate(n).unit == "rad" else model.coordinate(n).unit
+             for n in model.coordinates]
+    columns = ["t"] + [f"{n}{s}" for s in ("", "_dot", "_ddot") for n in model.coordinates] + [
+        f"f.{j}" for j in model.joints]
+    column_units = ["s"] + [u + per for per in ("", "/s", "/s²") for u in units] + [
+        "rad" if model.body(j).joint == "revolute" else "m" for j in model.joints]
+    table = np.column_stack([result.t, result.q / scales, result.qd / scales, result.qdd / scales,
+                             result.joint_variables])
+    return columns, column_units, table

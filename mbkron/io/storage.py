@@ -109,14 +109,19 @@ def read_storage(path: str | Path) -> Storage:
         message names the file and line.
     """
     path = Path(path)
+    return parse_storage(read_bounded_text(path, "storage", StorageError), path)
+
+
+def read_bounded_text(path: Path, kind: str, error: type[Exception]) -> str:
+    """The UTF-8 text of a ``kind`` file (e.g. ``"storage"``, ``"marker"``) of at most :data:`MAX_BYTES`;
+    ``error`` (naming the file) if it is larger or cannot be read."""
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
-            raise StorageError(f"{path}: {size} bytes, more than the {MAX_BYTES} a storage file may have")
-        text = path.read_text(encoding="utf-8", errors="strict")
-    except (OSError, UnicodeDecodeError) as error:
-        raise StorageError(f"cannot read the storage file {path}: {error}") from None
-    return parse_storage(text, path)
+            raise error(f"{path}: {size} bytes, more than the {MAX_BYTES} a {kind} file may have")
+        return path.read_text(encoding="utf-8", errors="strict")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read the {kind} file {path}: {exc}") from None
 
 
 def parse_storage(text: str, source: str | Path = "<string>") -> Storage:
