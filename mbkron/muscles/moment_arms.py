@@ -5,7 +5,8 @@ follow the dissertation symbol by symbol (body frames, seed indices); the fast p
 :meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, and the tests prove them equal. Ground is
 ``-1`` here (the seed's body ``0``). Paths must consist of body-fixed points: moving via points
 enter, as in the seed, as zero-inertia bodies (:func:`mbkron.muscles.points.add_moving_point_bodies`);
-conditional points, through the path at one state (:meth:`mbkron.muscles.paths.MuscleSet.located_paths`).
+conditional points and wrapped paths (their tangent points held in the wrap bodies), through the path at one
+state (:meth:`mbkron.muscles.paths.MuscleSet.located_paths`).
 
 Notation (see docs/seed-notes/muscles.md for the typos corrected here):
 

@@ -480,32 +480,49 @@ class MuscleSet:
         sliding = np.einsum("...px,...pxk->...kp", body_forces, geometry.offset_gradients)
         return sliding @ self.moving_to_muscle.T
 
-    def located_paths(self, q: NDArray[np.float64]) -> tuple[MusclePath, ...]:
-        """The paths at one state ``q`` (nq,): the active points only, every moving point fixed where
-        it is at ``q`` (body-fixed points, what the seed's forms of :mod:`mbkron.muscles.moment_arms` need).
+    def located_paths(self, q: NDArray[np.float64], T: NDArray[np.float64] | None = None) -> tuple[MusclePath, ...]:
+        """The paths at one state as polylines of body-fixed points (what the seed's forms of
+        :mod:`mbkron.muscles.moment_arms` need): the active points only, every moving point fixed where it is
+        at ``q``, and a wrapped path's tangent points (:meth:`PathWrapping.evaluate
+        <mbkron.muscles.wrap_paths.PathWrapping.evaluate>`) as points fixed in their wrap's body, in path order.
+
+        A wrapped piece ``T1 → T2`` becomes the chord between its tangent points: both are on one rigid body,
+        so its two forces cancel and Eq. 193/195 give ``R = −∂L/∂q`` of the wrapped length (envelope theorem,
+        docs/theory.md §4c′); the polyline's own length is not ``L`` (the geodesic is longer than the chord).
+
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+        T : ndarray, shape (nb, 4, 4), optional
+            The bodies' transforms at ``q``; needed when the set has wrapped paths.
 
         Raises
         ------
-        ConfigurationError
-            The set has wrapped paths: the literal forms know body-fixed points only (use the fast path).
+        ValueError
+            The set has wrapped paths and ``T`` is missing.
         """
-        if self.wrapping is not None:
-            raise ConfigurationError(
-                "the literal Eq. 193/195 forms (mbkron.muscles.moment_arms, the `kronecker` backend's moment arms) do "
-                "not support wrapping surfaces (muscles " + ", ".join(f"`{self.paths[m].name}`" for m in self.wrapping.muscles)
-                + "); use the `vectorised` or `compiled` backend")
-        if self.moving_terms is None and self.active_points is None:
+        if self.moving_terms is None and self.active_points is None and self.wrapping is None:
             return self.paths
-        local = self.local_points
-        if self.moving_terms is not None:
-            local = local + self.moving_selection @ self.moving_terms.evaluate(q)[0]
+        offsets = None if self.moving_terms is None else self.moving_terms.evaluate(q)[0]
+        local = self.local_points if offsets is None else self.local_points + self.moving_selection @ offsets
         active = self.all_active[0] if self.active_points is None else self.active_points.active(q)
-        located, row = [], 0
-        for path in self.paths:
-            points = []
-            for point in path.points:
-                if active[row]:
-                    points.append((point.body if isinstance(point, MovingPoint) else point[0], local[row]))
-                row += 1
-            located.append(MusclePath(path.name, tuple(points), path.hill))
-        return tuple(located)
+        bodies = [point.body if isinstance(point, MovingPoint) else point[0] for path in self.paths for point in path.points]
+        located = [[(bodies[row], local[row]) for row in np.flatnonzero((self.point_muscle == m) & active)]
+                   for m in range(self.size)]
+        if self.wrapping is not None:
+            if T is None:
+                raise ValueError("`T` (the transforms at `q`, shape (nb, 4, 4)) is needed to locate the tangent "
+                                 "points of the wrapped paths")
+            wrap = self.wrapping.evaluate(T, self._points(T, offsets), None if self.active_points is None else active, q)
+            for (index, wrap_rows, surfaces, _, first, _), order in zip(self.wrapping.groups, wrap.order):
+                n, nodes = len(wrap_rows), []
+                for node in order[order >= 0]:
+                    if node < n:
+                        nodes.append((bodies[wrap_rows[node]], local[wrap_rows[node]]))
+                        continue
+                    tangent = 2 * first + node - n
+                    body, x = surfaces[(node - n) // 2].body, wrap.tangent_points[tangent]
+                    b = self.wrapping.tangent_body[tangent]
+                    nodes.append((body, x if b == self.nb else T[b, :3, :3].T @ (x - T[b, :3, 3])))
+                located[self.wrapping.muscles[index]] = nodes
+        return tuple(MusclePath(path.name, tuple(points), path.hill) for path, points in zip(self.paths, located))

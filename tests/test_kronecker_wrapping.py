@@ -1,0 +1,151 @@
+"""Wrapped paths on the `kronecker` backend: the literal Eq. 193/195 on the polyline through the tangent points
+held in their wrap bodies (`MuscleSet.located_paths`), against the numpy route's exact moment arms (two links with
+cylinder, sphere, ground-fixed, moving-point and conditional-point paths; Rajagopal2016 at random poses) and
+against one-sided differences of the wrapped length within 1e-6 of engagement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+import mbkron
+from mbkron.backends.kronecker import KroneckerBackend
+from mbkron.model.builder import ModelBuilder
+from mbkron.muscles.conditions import PathPointCondition
+from mbkron.muscles.moment_arms import attachment_sequence, moment_arms_eq193, moment_arms_eq195
+from mbkron.muscles.points import MovingPoint
+from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
+from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
+from validation.opensim.compare_wrapping import model_text
+
+
+def arm_model(backend: str = "numpy"):
+    """tests/test_wrapping.py's two links (shoulder about z, elbow about the upper link's y; a cylinder on the
+    upper link, a sphere on the lower one; a one-wrap, a two-wrap and a ranged path), plus a path over a
+    ground-fixed sphere and a wrapped path with a moving point and a conditional point."""
+    b = ModelBuilder().add_coordinate("q1").add_coordinate("q2")
+    b.add_body("upper", axis=(0, 0, 1), variable="q1", mass=1.0)
+    b.add_body("lower", parent="upper", axis=(0, 1, 0), variable="q2", mass=1.0, offset=(0.3, 0, 0))
+    cylinder = WrapCylinder(name="elbow", body="upper", translation=(0.3, 0.0, 0.0), xyz_body_rotation=(0.1, 0.2, 0.3),
+                            radius=0.03, length=2.0)
+    sphere = WrapSphere(name="ball", body="lower", translation=(0.1, 0.0, 0.01), radius=0.02)
+    fixed = WrapSphere(name="shoulder", body="ground", translation=(0.0, 0.0, 0.02), radius=0.025)
+    b.add_muscle("one", [("upper", (0.1, 0.02, 0.04)), ("lower", (0.25, 0.01, 0.05))], wraps=[PathWrap(cylinder)])
+    b.add_muscle("two", [("ground", (0.0, 0.05, 0.05)), ("upper", (0.2, 0.0, 0.03)), ("lower", (0.25, -0.01, 0.0))],
+                 wraps=[PathWrap(cylinder), PathWrap(sphere)])
+    b.add_muscle("ranged", [("ground", (0.0, 0.05, 0.05)), ("upper", (0.2, 0.0, 0.03)), ("lower", (0.25, -0.01, 0.0))],
+                 wraps=[PathWrap(cylinder, (2, 3))])
+    b.add_muscle("grounded", [("ground", (-0.08, 0.01, 0.03)), ("upper", (0.15, -0.01, 0.02))], wraps=[PathWrap(fixed)])
+    q2 = sympy.Symbol("q2")
+    b.add_muscle("sliding", [("upper", (0.1, -0.02, 0.04)),
+                             ("upper", (0.25, 0.0, 0.045), PathPointCondition("q2", -0.5, 1.0)),
+                             MovingPoint("lower", (0.2 + 0.02 * sympy.sin(q2), 0.01, 0.03 + 0.01 * q2)),
+                             ("lower", (0.3, 0.0, 0.01))],
+                 wraps=[PathWrap(cylinder, (1, 3))])
+    return b.build(backend)
+
+
+def forward(f, q, direction, h=1e-4):
+    """One-sided (forward) 4th-order differences along ``direction``: never steps behind ``q``."""
+    values = [f(q + k * h * direction) for k in range(5)]
+    return (-25 * values[0] + 48 * values[1] - 36 * values[2] + 16 * values[3] - 3 * values[4]) / (12 * h)
+
+
+def assert_equal_moment_arms(R, reference):
+    """Equal to 1e-12 relative to each path's largest moment arm at each state."""
+    scale = np.abs(reference).max(axis=-2, keepdims=True)
+    assert np.all(scale > 0)
+    assert np.all(np.abs(R - reference) <= 1e-12 * scale)
+
+
+def test_kronecker_moment_arms_equal_the_numpy_route_with_wraps_engaged_and_not():
+    kronecker, numpy_model = arm_model("kronecker"), arm_model("numpy")
+    q = np.random.default_rng(17).uniform(-2.5, 2.5, (60, 2))
+    wrapped = numpy_model.muscle_set.geometry(numpy_model.kinematics(q, 0)).wrap.wrapped
+    assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
+    assert_equal_moment_arms(kronecker.moment_arms(q), numpy_model.moment_arms(q))
+    # the lengths are the wrapped ones (not the located polylines', whose chord is shorter than the geodesic)
+    assert np.array_equal(kronecker.muscle_lengths(q), numpy_model.muscle_lengths(q))
+
+
+def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
+    model = arm_model()
+    ms = model.muscle_set
+    q = np.random.default_rng(5).uniform(-2.5, 2.5, (400, 2))
+    geometry = ms.geometry(model.kinematics(q, 0))
+    both = np.flatnonzero(geometry.wrap.wrapped[:, ms.wrapping._wrap_muscle() == model.muscles.index("two")].all(axis=-1))
+    assert both.size > 5
+    for i in both[:10]:  # `two` wraps over the cylinder and the sphere
+        T = model.kinematics(q[i], 0).T
+        located = ms.located_paths(q[i], T)
+        two = located[model.muscles.index("two")]
+        # origin, upper point, T1, T2 (cylinder, on `upper`), T1, T2 (sphere, on `lower`), insertion
+        assert [body for body, _ in two.points] == ["ground", "upper", "upper", "upper", "lower", "lower", "lower"]
+        ground = [x if body == "ground" else T[model.body_index(body), :3, :3] @ x + T[model.body_index(body), :3, 3]
+                  for body, x in two.points]
+        # (to the sweeps' tolerance: the batch of 400 sweeps until its slowest state has converged)
+        np.testing.assert_allclose(ground[2:6], geometry.wrap.tangent_points[i, 2:6], rtol=0, atol=10 * TANGENT_TOLERANCE)
+        # the literal Eq. 193 and Eq. 195 give the same columns
+        np.testing.assert_allclose(moment_arms_eq193(model, located, q[i]), moment_arms_eq195(model, located, q[i]),
+                                   rtol=0, atol=1e-15)
+        # the wrap body's run: T1 and T2 are its effective points (Definition 2)
+        runs = attachment_sequence(model, two)
+        assert [run.body for run in runs] == [-1, 0, 1]
+    with pytest.raises(ValueError, match="`T`"):
+        ms.located_paths(q[0])
+
+
+def test_kronecker_moment_arms_within_1e_6_of_engagement_are_one_sided_derivatives_and_c1():
+    """Only the kronecker backend: its R against one-sided differences of its L on both sides of engagement."""
+    model = arm_model("kronecker")
+    ms = model.muscle_set
+    rng = np.random.default_rng(23)
+    muscle = model.muscles.index("one")  # a single wrap: L is C¹ through its engagement
+
+    def wraps(q):
+        return ms.geometry(model.kinematics(np.atleast_2d(q), 0)).wrap.wrapped[0]
+
+    found = 0
+    for _ in range(400):
+        a, b = rng.uniform(-2.5, 2.5, (2, 2))
+        wa, wb = wraps(a), wraps(b)
+        switching = np.flatnonzero(wa != wb)
+        if switching.size != 1 or ms.wrapping._wrap_muscle()[switching[0]] != muscle:
+            continue
+        for _ in range(60):  # bisection to the engagement
+            mid = (a + b) / 2
+            if wraps(mid)[switching[0]] == wa[switching[0]]:
+                a = mid
+            else:
+                b = mid
+        inside = a if wa[switching[0]] else b
+        geometry = ms.geometry(model.kinematics(inside[None], 0))
+        if geometry.lengths[0, muscle] - np.linalg.norm(np.diff(geometry.points[0, :2], axis=0)) > 1e-9:
+            continue  # not an engagement (the straight line is much shorter): the cylinder's length rule
+        direction = (b - a) / np.linalg.norm(b - a)
+        for side, start in ((1.0, b + 1e-6 * direction), (-1.0, a - 1e-6 * direction)):
+            arms = model.moment_arms(start)[:, muscle]
+            one_sided = forward(lambda x: model.muscle_lengths(x)[..., muscle], start, side * direction)
+            assert abs(-one_sided - side * direction @ arms) < 1e-9
+        assert np.abs(model.moment_arms(b)[:, muscle] - model.moment_arms(a)[:, muscle]).max() < 1e-7
+        found += 1
+        if found == 10:
+            break
+    assert found == 10
+
+
+def test_kronecker_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):
+    path = tmp_path / "Rajagopal2016.osim"
+    path.write_text(model_text("Rajagopal2016"))
+    model = mbkron.load_model(path, backend="numpy")
+    rng = np.random.default_rng(29)
+    low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
+    q = rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0), (30, model.nq))
+    kin = model.kinematics(q, 1)
+    wrapped = model.muscle_set.geometry(kin).wrap.wrapped
+    assert 0.2 < wrapped.mean() < 0.8  # wraps engaged and not
+    # the kronecker backend's R (Eq. 195, state by state) on the numpy backend's kinematics: its own Kronecker
+    # recursion (Eq. 74/77, 89) over Rajagopal's 39 coordinates takes seconds per state (tests/test_backends.py
+    # proves the kinematics equal)
+    assert_equal_moment_arms(KroneckerBackend().moment_arms(model, kin), model.muscle_set.moment_arms(kin))
