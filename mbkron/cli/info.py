@@ -64,8 +64,34 @@ def _describe_value(value, unit: str) -> str:
     return f"{_fmt(value)} {unit}"
 
 
-def _describe_load(load) -> str:
+def _describe_point(point, units: dict[str, tuple[str, float]]) -> str:
+    """A path point: body and location (``moving`` for a point moving in its body) and its condition,
+    in the coordinate's unit of the file (``units``: coordinate → (unit, SI per unit))."""
+    from mbkron.muscles.points import MovingPoint, point_condition
+
+    text = f"{point.body} (moving)" if isinstance(point, MovingPoint) else f"{point[0]} {_fmt(point[1], 4)}"
+    condition = point_condition(point)
+    if condition is not None:
+        unit, factor = units[condition.coordinate]
+        text += (f" while {condition.coordinate} in [{condition.lo / factor:.6g}, {condition.hi / factor:.6g}]"
+                 f" {unit}")
+    return text
+
+
+def _describe_limit(load, units: dict[str, tuple[str, float]]) -> str:
+    """A coordinate limit force in the coordinate's unit of the file, as it is written there."""
+    unit, factor = units[load.coordinate]
+    force = "N·m" if unit != "m" else "N"
+    return (f"coordinate limit on {load.coordinate}: upper {load.upper_limit / factor:.6g} {unit} "
+            f"(stiffness {load.upper_stiffness * factor:.6g} {force}/{unit}), lower {load.lower_limit / factor:.6g} "
+            f"{unit} (stiffness {load.lower_stiffness * factor:.6g} {force}/{unit}), transition "
+            f"{load.transition / factor:.6g} {unit}, damping {load.damping * factor:.6g} {force}·s/{unit}")
+
+
+def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
+    """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
     from mbkron.dynamics import loads as L
+    from mbkron.muscles.springs import PathSpring
 
     if isinstance(load, L.PointForce):
         return f"point force on {load.body} at {_fmt(load.point)} m: {_describe_value(load.force, 'N')} [{load.frame} frame]"
@@ -74,13 +100,20 @@ def _describe_load(load) -> str:
     if isinstance(load, L.JointTorque):
         return f"joint torque on the joint of {load.joint}: {_describe_value(load.torque, 'N·m or N')}"
     if isinstance(load, L.GeneralizedForce):
-        return f"generalized force on {load.coordinate}: {_describe_value(load.value, 'N·m or N')}"
+        unit = "N" if units[load.coordinate][0] == "m" else "N·m"
+        return f"generalized force on {load.coordinate}: {_describe_value(load.value, unit)}"
     if isinstance(load, L.SpringDamper):
         return (f"spring-damper {load.body_a} {_fmt(load.point_a)} ↔ {load.body_b} {_fmt(load.point_b)}: "
                 f"k = {load.stiffness:.6g} N/m, c = {load.damping:.6g} N·s/m, free length {load.free_length:.6g} m")
     if isinstance(load, L.LineForce):
         return (f"line force {load.body_a} {_fmt(load.point_a)} ↔ {load.body_b} {_fmt(load.point_b)}: "
                 f"tension {_describe_value(load.tension, 'N')}")
+    if isinstance(load, L.CoordinateLimitForce):
+        return _describe_limit(load, units)
+    if isinstance(load, PathSpring):
+        return (f"path spring {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
+                + f"; stiffness {load.stiffness:.6g} N/m, resting length {load.resting_length:.6g} m, "
+                f"dissipation {load.dissipation:.6g} s/m")
     return repr(load)
 
 
@@ -125,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
     lines.append("ground")
     walk(GROUND, "")
     lines += ["", f"coordinates (q, {model.nq})"]
+    units = {c.name: (unit, scale) if c.unit == "rad" else (c.unit, 1.0) for c in model.coordinate_records}
     for c in model.coordinate_records:
-        factor = scale if c.unit == "rad" else 1.0
-        shown = unit if c.unit == "rad" else c.unit
+        shown, factor = units[c.name]
         low, high = (v / factor for v in c.range)
         lines.append(f"  {c.name:<14} {shown:<4} range [{low:.6g}, {high:.6g}]  default {c.default / factor:.6g}"
                      + ("  periodic" if c.periodic else ""))
@@ -136,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         if body.joint != kinematics.FIXED:
             lines.append(f"  {body.name:<14} {model_file.solved.get(body.name) or _describe_variable(body)}")
     lines += ["", f"loads ({len(model.loads)})"]
-    lines += [f"  {i}: {_describe_load(load)}" for i, load in enumerate(model.loads)] or ["  none"]
+    lines += [f"  {i}: {_describe_load(load, units)}" for i, load in enumerate(model.loads)] or ["  none"]
     lines += ["", f"muscles ({len(model.muscles)})"]
     lines += [f"  {path.name:<14} {len(path.points)} path points, "
               + "".join(f"over {type(w.surface).__name__} {w.surface.name}, " for w in path.wraps)

@@ -1,0 +1,122 @@
+"""``mbkron info`` prints every load type of a model file readably, values in the file's units."""
+
+from __future__ import annotations
+
+from mbkron import cli
+
+MODEL = """
+[model]
+name = "limits"
+[units]
+angle = "deg"
+[coordinates.s]
+unit = "m"
+range = [-1, 1]
+[coordinates.a]
+range = [-170, 170]
+[bodies.cart]
+parent = "ground"
+joint = "prismatic"
+axis = [1, 0, 0]
+variable = "s"
+mass = 2
+[bodies.arm]
+parent = "cart"
+axis = [0, 0, 1]
+variable = "a"
+mass = 1
+[[loads]]
+type = "coordinate_limit"
+coordinate = "a"
+upper_stiffness = 10
+upper_limit = 5
+lower_stiffness = 1
+lower_limit = -90
+transition = 2
+damping = 0.01
+[[loads]]
+type = "coordinate_limit"
+coordinate = "s"
+upper_stiffness = 400
+upper_limit = 0.1
+lower_stiffness = 300
+lower_limit = -0.05
+transition = 0.02
+[[loads]]
+type = "path_spring"
+name = "band"
+stiffness = 300
+resting_length = 1.0
+dissipation = 0.2
+[[loads.path]]
+body = "ground"
+point = [1.5, 0.2, 0]
+[[loads.path]]
+body = "cart"
+point = [0, 0.1, 0]
+active = { coordinate = "a", range = [-30, 60] }
+[[loads.path]]
+body = "arm"
+point = [0.4, 0, 0]
+[[loads]]
+type = "spring_damper"
+body_a = "ground"
+point_a = [0, 1, 0]
+body_b = "arm"
+point_b = [0.3, 0, 0]
+stiffness = 50
+damping = 2
+free_length = 0.5
+[[loads]]
+type = "line_force"
+body_a = "cart"
+point_a = [0, 0, 0]
+body_b = "arm"
+point_b = [0.3, 0, 0]
+tension = 7.5
+[[loads]]
+type = "point_force"
+body = "arm"
+point = [0.3, 0, 0]
+force = [0, -2, 0]
+frame = "body"
+[[loads]]
+type = "body_torque"
+body = "arm"
+torque = [0, 0, 1.5]
+[[loads]]
+type = "joint_torque"
+joint = "arm"
+torque = "-5*a"
+[[loads]]
+type = "generalized_force"
+coordinate = "s"
+value = 3
+"""
+
+EXPECTED = [
+    "  0: coordinate limit on a: upper 5 deg (stiffness 10 N·m/deg), lower -90 deg (stiffness 1 N·m/deg), "
+    "transition 2 deg, damping 0.01 N·m·s/deg",
+    "  1: coordinate limit on s: upper 0.1 m (stiffness 400 N/m), lower -0.05 m (stiffness 300 N/m), "
+    "transition 0.02 m, damping 0 N·s/m",
+    "  2: path spring band: ground (1.5, 0.2, 0) → cart (0, 0.1, 0) while a in [-30, 60] deg → arm (0.4, 0, 0); "
+    "stiffness 300 N/m, resting length 1 m, dissipation 0.2 s/m",
+    "  3: spring-damper ground (0, 1, 0) ↔ arm (0.3, 0, 0): k = 50 N/m, c = 2 N·s/m, free length 0.5 m",
+    "  4: line force cart (0, 0, 0) ↔ arm (0.3, 0, 0): tension 7.5 N",
+    "  5: point force on arm at (0.3, 0, 0) m: (0, -2, 0) N [body frame]",
+    "  6: torque on arm: (0, 0, 1.5) N·m [ground frame]",
+]
+
+
+def test_info_prints_every_load_type_in_the_file_units(capsys, tmp_path):
+    path = tmp_path / "limits.toml"
+    path.write_text(MODEL)
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    start = lines.index("loads (9)")
+    assert lines[start + 1:start + 1 + len(EXPECTED)] == EXPECTED
+    # the joint torque's formula (in the file's degrees) is printed as the SI expression it became
+    assert lines[start + 8].startswith("  7: joint torque on the joint of arm: ") and "N·m or N" in lines[start + 8]
+    assert lines[start + 9] == "  8: generalized force on s: 3 N"
+    assert "Force(" not in out and "PathSpring(" not in out and "{" not in out
