@@ -2,11 +2,14 @@
 
 For every joint of the model, at every frame, the wrench the joint exerts on its child body: Newton–Euler
 on the subtree below the joint (:mod:`mbkron.dynamics.reactions`) with the trial's ``q``, ``q̇``, ``q̈``,
-gravity, the model's own loads, the external loads (:mod:`mbkron.analysis.external_loads`) and,
+gravity, the model's own loads (every load the inverse dynamics includes: path springs' tensions at their
+path points, :func:`model_loads`), the external loads (:mod:`mbkron.analysis.external_loads`) and,
 optionally, muscle tensions (e.g. from static optimisation) applied at their path points. It is the
-*net* joint wrench: constraint forces plus the joint's actuation (the part of the inverse-dynamics
-``τ`` the muscles do not provide) — OpenSim's ``calcReactionOnChildExpressedInGround`` in an analysis
-whose actuators reproduce the motion.
+*net* joint wrench: constraint forces plus what acts inside the joint — the joint's actuation (the part of
+the inverse-dynamics ``τ`` the muscles do not provide) and the loads that are generalized forces
+(coordinate limit forces, joint torques, generalized forces) — OpenSim's
+``calcReactionOnChildExpressedInGround`` in an analysis whose actuators reproduce the motion (OpenSim
+applies those loads as mobility forces, which its reactions include, and path springs as forces on bodies).
 
 Conventions (OpenSim's ``JointReaction`` defaults, ``apply_on_bodies = child``):
 
@@ -34,8 +37,9 @@ from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, 
 from mbkron.analysis.motion import TrialKinematics
 from mbkron.dynamics import loads as loads_module
 from mbkron.io.storage import write_storage
+from mbkron.muscles.springs import PathSpring, path_spring_tension
 
-__all__ = ["JointReactionLoads", "joint_reactions"]
+__all__ = ["JointReactionLoads", "joint_reactions", "model_loads", "path_loads"]
 
 FRAMES = ("ground", "child", "parent")
 """The frames a reaction can be expressed in."""
@@ -111,27 +115,59 @@ def _joint_layout(model) -> tuple[list, list, list, list, list]:
     return joints, bodies, points, parents, parent_names
 
 
-def muscle_loads(model, kin, muscle_forces: NDArray[np.float64]) -> tuple:
-    """Muscle tensions (n, n_muscles) as loads on the bodies of their path points: per body a
+def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
+    """Tensions (n, n_paths) along the paths of ``muscle_set`` as loads on the bodies they pull: per body a
     :class:`~mbkron.dynamics.loads.PointForce` at its origin and a :class:`~mbkron.dynamics.loads.BodyTorque`
-    (the moment about the origin), values per frame."""
+    (the moment about the origin), values per frame.
+
+    The forces are ``F f_j`` at the path points and, on a wrapped path, at the tangent points on the wrap's
+    body (:meth:`~mbkron.muscles.paths.MuscleSet.point_forces`, Eq. 161). A moving point's sliding term of
+    ``R`` is no force on a body: its generalized force stays in the net joint wrench.
+    """
+    geometry = muscle_set.geometry(kin)
+    forces = muscle_set.point_forces(geometry) * tensions[..., muscle_set.point_muscle][..., None]
+    bodies, points = muscle_set.point_body, geometry.points
+    if geometry.wrap is not None:
+        wrapping = muscle_set.wrapping
+        tangent_tensions = tensions[..., np.repeat(wrapping._wrap_muscle(), 2)]
+        forces = np.concatenate([forces, geometry.wrap.tangent_forces * tangent_tensions[..., None]], axis=-2)
+        bodies = np.concatenate([bodies, wrapping.tangent_body])
+        points = np.concatenate([points, geometry.wrap.tangent_points], axis=-2)
+    loads = []
+    for b in np.unique(bodies[bodies < model.nb]):  # (the ground is body nb)
+        on = bodies == b
+        origin = kin.T[..., b, :3, 3]
+        force = forces[..., on, :].sum(axis=-2)
+        moment = np.cross(points[..., on, :] - origin[..., None, :], forces[..., on, :]).sum(axis=-2)
+        name = model.bodies[b]
+        loads += [loads_module.PointForce(name, np.zeros(3), PerFrame(force)),
+                  loads_module.BodyTorque(name, PerFrame(moment))]
+    return tuple(loads)
+
+
+def muscle_loads(model, kin, muscle_forces: NDArray[np.float64]) -> tuple:
+    """Muscle tensions (n, n_muscles) as loads on the bodies of their paths (:func:`path_loads`)."""
     muscle_set = model.muscle_set
     forces = np.asarray(muscle_forces, dtype=float)
     if muscle_set is None or forces.shape != kin.q.shape[:-1] + (muscle_set.size,):
         count = 0 if muscle_set is None else muscle_set.size
         raise ValueError(f"`muscle_forces` must have shape {kin.q.shape[:-1] + (count,)} (a tension per frame and "
                          f"muscle of model `{model.name}`), got {forces.shape}")
-    geometry = muscle_set.geometry(kin)
-    point_forces = muscle_set.point_forces(geometry) * forces[..., muscle_set.point_muscle][..., None]
+    return path_loads(model, kin, muscle_set, forces)
+
+
+def model_loads(model, kin, qd: NDArray[np.float64]) -> tuple:
+    """``model.loads`` as the Newton–Euler of :mod:`mbkron.dynamics.reactions` takes them: a path spring
+    (:class:`~mbkron.muscles.springs.PathSpring`) becomes its tension along its path (:func:`path_loads`,
+    the tension of Eq. 192's ``R T`` at the frames' lengths and speeds); the other loads are kept."""
     loads = []
-    for b in np.unique(muscle_set.point_body[muscle_set.point_body < model.nb]):
-        on = muscle_set.point_body == b
-        origin = kin.T[..., b, :3, 3]
-        force = point_forces[..., on, :].sum(axis=-2)
-        moment = np.cross(geometry.points[..., on, :] - origin[..., None, :], point_forces[..., on, :]).sum(axis=-2)
-        name = model.bodies[b]
-        loads += [loads_module.PointForce(name, np.zeros(3), PerFrame(force)),
-                  loads_module.BodyTorque(name, PerFrame(moment))]
+    for load in model.loads:
+        if isinstance(load, PathSpring):
+            length, R = load.length_and_moment_arms(model, kin)
+            tension = path_spring_tension(load, length, -np.einsum("...k,...k->...", R, qd))
+            loads += path_loads(model, kin, load.muscle_set(model), tension[..., None])
+        else:
+            loads.append(load)
     return tuple(loads)
 
 
@@ -157,7 +193,7 @@ def joint_reactions(model, kinematics: TrialKinematics, external_loads: External
         raise ValueError(f"`frame` must be one of {', '.join(FRAMES)}, got {frame!r}")
     q, qd, qdd = kinematics.q, kinematics.qd, kinematics.qdd
     kin = model.kinematics(q, 1, workspace=workspace)
-    loads = tuple(model.loads)
+    loads = model_loads(model, kin, qd)
     if external_loads is not None:
         loads += body_loads(model, kin, frame_loads(model, kin, external_loads, kinematics.time, kinematics.spline))
     if muscle_forces is not None:
