@@ -15,11 +15,13 @@ model or its caches); each worker process parses a model once and keeps it by th
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import tempfile
 import time
 import warnings
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,19 +42,19 @@ MODEL_CACHE = 8
 
 
 # ====================================================================== models on workers
-_MODELS: OrderedDict[tuple[str, str | None], tuple[ModelFile, tuple[str, ...]]] = OrderedDict()
+_MODELS: OrderedDict[tuple[str, str, str | None, str], tuple[ModelFile, tuple[str, ...]]] = OrderedDict()
 
 
 def model_file(text: str, source: str, backend: str | None = None, *,
                wrapping: str = "import") -> tuple[ModelFile, tuple[str, ...]]:
-    """The model of model-file ``text``, parsed once per process (kept by SHA-256 of the text, backend and
-    ``wrapping``), with the warnings its parsing gave (``ModelWarning`` messages, given again for a kept
-    model). ``source`` (the file's path as the batch file gives it) names it in messages, and its suffix
+    """The model of model-file ``text``, parsed once per process (kept by SHA-256 of the text, ``source``,
+    backend and ``wrapping``), with the warnings its parsing gave (``ModelWarning`` messages, given again for a
+    kept model). ``source`` (the file's path as the batch file gives it) names it in messages, and its suffix
     says the format: ``.osim`` is imported from OpenSim (with ``wrapping``, see
     :func:`mbkron.io.read_model_file`), anything else is TOML."""
     from mbkron.io import parse_model_file
 
-    key = (hashlib.sha256(text.encode("utf-8")).hexdigest(), backend, wrapping)
+    key = (hashlib.sha256(text.encode("utf-8")).hexdigest(), source, backend, wrapping)
     if key in _MODELS:
         _MODELS.move_to_end(key)
         return _MODELS[key]
@@ -69,18 +71,41 @@ def model_file(text: str, source: str, backend: str | None = None, *,
 
 
 def _osim_model(text: str, source: str, backend: str | None, wrapping: str) -> ModelFile:
-    """An ``.osim`` model from its text (written to a temporary file for the importer; its errors name
-    ``source``)."""
-    from mbkron.core.errors import ModelError
+    """An ``.osim`` model from its text (written to a temporary file for the importer; its errors, its
+    warnings and the model file's ``source`` name ``source``)."""
     from mbkron.io import read_model_file
 
     with tempfile.TemporaryDirectory(prefix="mbkron-model-") as directory:
         path = Path(directory) / Path(source).name
         path.write_text(text, encoding="utf-8")
+        with _named_as_given({path: source}):
+            return dataclasses.replace(read_model_file(path, backend, wrapping=wrapping), source=source)
+
+
+@contextmanager
+def _named_as_given(names: dict[Path, str]):
+    """A context in which the errors and warnings that name a temporary copy of an item's file (``names``: its
+    path → the file's path as the batch file gives it) name the item's file instead: the temporary files,
+    gone when the item ends, are never shown."""
+    from mbkron.core.errors import ModelError
+
+    def rename(text: str) -> str:
+        for path, name in names.items():
+            text = text.replace(str(path), name)
+        return text
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            return read_model_file(path, backend, wrapping=wrapping)
-        except ModelError as error:
-            raise ModelError(error.problems, source) from None
+            yield
+        except Exception as error:
+            error.args = tuple(rename(a) if isinstance(a, str) else a for a in error.args)
+            if isinstance(error, ModelError):
+                error.problems = [rename(problem) for problem in error.problems]
+                error.source = None if error.source is None else rename(error.source)
+            raise
+    for warning in caught:
+        warnings.warn_explicit(rename(str(warning.message)), warning.category, warning.filename, warning.lineno)
 
 
 def execute(item: Item) -> dict:
@@ -214,11 +239,13 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
         loads = _input_file(directory, fields, files, "external_loads")
         reserves = _input_file(directory, fields, files, "reserves") or ()
         data = parse_storage(files["external_loads_data"], fields["external_loads_data"]) if loads else None
-        result = analyze_trial(loaded.model, parse_storage(files["motion"], fields["motion"]),
-                               external_loads=loads, external_loads_data=data, lowpass=fields.get("lowpass"),
-                               time_range=time_range, analyses=analyses, reserves=reserves,
-                               activation_exponent=fields.get("activation_exponent", 2.0),
-                               reactions_frame=fields.get("reactions_frame", "ground"))
+        with _named_as_given({path: fields[name] for name, path in (("external_loads", loads), ("reserves", reserves))
+                              if path}):
+            result = analyze_trial(loaded.model, parse_storage(files["motion"], fields["motion"]),
+                                   external_loads=loads, external_loads_data=data, lowpass=fields.get("lowpass"),
+                                   time_range=time_range, analyses=analyses, reserves=reserves,
+                                   activation_exponent=fields.get("activation_exponent", 2.0),
+                                   reactions_frame=fields.get("reactions_frame", "ground"))
     stem = Path(fields["motion"]).stem
     written = result.write(out_dir, stem)
     frames = int(result.kinematics.time.size)
