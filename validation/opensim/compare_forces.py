@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from validation.opensim.compare_osim import DATA, OpenSimModel, _round, load_mbkron, states, stored_osim
+from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rounded, states, stored_osim
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``) and the written one.
 MODELS = ("gait10dof18musc_spring", "gait10dof18musc_path_spring", "forces")
@@ -122,10 +122,10 @@ def reference(name: str, path: Path) -> dict:
     opensim_model = OpenSimModel(path, list(model.coordinates), False)
     forces = opensim_model.model.getForceSet()
     elements = [forces.get(k) for k in range(forces.getSize()) if forces.get(k).getConcreteClassName() in FORCE_TYPES]
-    q, qd = (np.reshape(_round(a), a.shape) for a in force_states(name, model, opensim_model))
+    q, qd = (np.reshape(rounded(a), a.shape) for a in force_states(name, model, opensim_model))
     generalized = []
     for row, rate in zip(q, qd):
-        values, u, C, _, _ = opensim_model._reduction(row, rate, np.zeros_like(row))
+        values, u, C, _, _ = opensim_model.reduction(row, rate, np.zeros_like(row))
         zero = np.zeros(len(u))
         off = opensim_model.residual(values, u, zero)
         per_element = []
@@ -137,7 +137,7 @@ def reference(name: str, path: Path) -> dict:
     return {"model": name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "opensim": opensim_model.osim.__version__, "coordinates": list(model.coordinates),
             "elements": [f"{e.getConcreteClassName()} {e.getName()}" for e in elements],
-            "q": _round(q), "qd": _round(qd), "generalized_forces": _round(generalized)}
+            "q": rounded(q), "qd": rounded(qd), "generalized_forces": rounded(generalized)}
 
 
 def deviations(data: dict, path: Path, backend: str | None = None) -> dict[str, float]:

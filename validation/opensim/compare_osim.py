@@ -94,7 +94,7 @@ SIGNIFICANT = 12
 NEGLIGIBLE_ARM = 1e-13
 
 
-def _round(values) -> list[float]:
+def rounded(values) -> list[float]:
     """``values`` flattened, rounded to :data:`SIGNIFICANT` digits (the JSON stays a few kB per model)."""
     return [float(f"{v:.{SIGNIFICANT}g}") for v in np.ravel(np.asarray(values, dtype=float))]
 
@@ -242,7 +242,7 @@ class OpenSimModel:
         self.set(values)
         return np.array([m.getLength(self.state) for m in self.muscles])
 
-    def _reduction(self, q, qd, qdd):
+    def reduction(self, q, qd, qdd):
         """The full state's values, and in OpenSim's ``u`` order ``u = C q̇``, ``C``, ``u̇ = C q̈ + Ċ q̇`` and
         ``Ċ q̇``. With ``q̇_full = C_q q̇`` and ``q̈_full = C_q q̈ + c_q`` the rates of OpenSim's
         coordinates: ``C = N⁻¹ C_q`` and ``Ċ q̇ = N⁻¹ (c_q − Ṅ u)`` (from ``q̇_full = N u``)."""
@@ -271,11 +271,11 @@ class OpenSimModel:
     def mass_matrix(self, q) -> np.ndarray:
         """``Cᵀ M C`` at ``q``."""
         zero = np.zeros(len(q))
-        values, _, C, _, _ = self._reduction(q, zero, zero)
+        values, _, C, _, _ = self.reduction(q, zero, zero)
         return self._mass_matrix(values, C)
 
     def evaluate(self, q, qd, qdd) -> dict:
-        values, u, C, udot, cdot = self._reduction(q, qd, qdd)
+        values, u, C, udot, cdot = self.reduction(q, qd, qdd)
         nu = self.state.getNU()
         M = self._mass_matrix(values, C)
         rest = self.residual(values, np.zeros(nu), np.zeros(nu))
@@ -440,9 +440,9 @@ def reference(name: str, path: Path, remove_wrapping: bool | None = None) -> dic
     if opensim_model.independent != list(model.coordinates):
         raise AssertionError(f"{name}: mbkron's coordinates {list(model.coordinates)} are not OpenSim's independent, "
                              f"unlocked coordinates in CoordinateSet order {opensim_model.independent}")
-    q, qd, qdd = (np.reshape(_round(a), a.shape) for a in states(model, opensim_model))
+    q, qd, qdd = (np.reshape(rounded(a), a.shape) for a in states(model, opensim_model))
     results = [opensim_model.evaluate(*row) for row in zip(q, qd, qdd)]
-    edges = np.reshape(_round(edge_states(model, path)), (-1, len(model.coordinates)))
+    edges = np.reshape(rounded(edge_states(model, path)), (-1, len(model.coordinates)))
     conditional = [k for k, m in enumerate(opensim_model.muscles) if any(
         m.getGeometryPath().getPathPointSet().get(j).getConcreteClassName() == "ConditionalPathPoint"
         for j in range(m.getGeometryPath().getPathPointSet().getSize()))]
@@ -452,10 +452,10 @@ def reference(name: str, path: Path, remove_wrapping: bool | None = None) -> dic
             "opensim": opensim_model.osim.__version__, "wrapping_removed": remove_wrapping,
             "coordinates": list(model.coordinates), "muscles": [m.getName() for m in opensim_model.muscles],
             "moment_arm_reference": ["gradient" if moving else "computeMomentArm" for moving in opensim_model.moving],
-            "q": _round(q), "qd": _round(qd), "qdd": _round(qdd),
-            **{key: _round([r[key] for r in results]) for key in keys},
-            "moment_arms": _round([np.where(np.abs(r["moment_arms"]) < NEGLIGIBLE_ARM, 0.0, r["moment_arms"]) for r in results]),
-            "edge_q": _round(edges), "edge_muscles": conditional, "edge_lengths": _round(edge_lengths),
+            "q": rounded(q), "qd": rounded(qd), "qdd": rounded(qdd),
+            **{key: rounded([r[key] for r in results]) for key in keys},
+            "moment_arms": rounded([np.where(np.abs(r["moment_arms"]) < NEGLIGIBLE_ARM, 0.0, r["moment_arms"]) for r in results]),
+            "edge_q": rounded(edges), "edge_muscles": conditional, "edge_lengths": rounded(edge_lengths),
             "computeMomentArm_vs_gradient": max(r["computeMomentArm_vs_gradient"] for r in results)}
 
 

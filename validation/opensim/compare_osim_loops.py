@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 
 import mbkron
-from validation.opensim.compare_osim import DATA, _round, opensim, stored_osim
+from validation.opensim.compare_osim import DATA, opensim, rounded, stored_osim
 
 #: States: the default pose and random ones.
 STATES = 5
@@ -267,7 +267,7 @@ def states(default: float, spread: float, seed: int = 3) -> list[list[float]]:
     rng = np.random.default_rng(seed)
     out = [[default, 0.0, 0.0]]
     for _ in range(STATES - 1):
-        out.append(_round([default + rng.uniform(-spread, spread), rng.normal(), rng.normal()]))
+        out.append(rounded([default + rng.uniform(-spread, spread), rng.normal(), rng.normal()]))
     return [[float(v) for v in s] for s in out]
 
 
@@ -280,7 +280,7 @@ def reference(name: str, path: Path) -> dict:
             "states": states(default, MODELS[name][3]), **{key: [] for key in KEYS}}
     for q, qd, qdd in data["states"]:
         for key, value in opensim_model.evaluate(q, qd, qdd).items():
-            data[key].append(_round(value))
+            data[key].append(rounded(value))
     return data
 
 
