@@ -75,7 +75,8 @@ def test_a_path_spring_pulls_like_the_point_forces_it_applies():
     np.testing.assert_allclose(analysis.inverse_dynamics(with_spring, kinematics).tau,
                                analysis.inverse_dynamics(explicit, kinematics).tau, rtol=0, atol=1e-10)
     for frame in ("ground", "child"):
-        result, expected = (analysis.joint_reactions(model, kinematics, frame=frame) for model in (with_spring, explicit))
+        result, expected = (analysis.joint_reactions(model, kinematics, frame=frame)
+                            for model in (with_spring, explicit))
         np.testing.assert_allclose(result.force, expected.force, rtol=0, atol=1e-10)
         np.testing.assert_allclose(result.moment, expected.moment, rtol=0, atol=1e-10)
     # and the spring does change them

@@ -74,7 +74,8 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
     ms = model.muscle_set
     q = np.random.default_rng(5).uniform(-2.5, 2.5, (400, 2))
     geometry = ms.geometry(model.kinematics(q, 0))
-    both = np.flatnonzero(geometry.wrap.wrapped[:, ms.wrapping._wrap_muscle() == model.muscles.index("two")].all(axis=-1))
+    of_two = ms.wrapping._wrap_muscle() == model.muscles.index("two")
+    both = np.flatnonzero(geometry.wrap.wrapped[:, of_two].all(axis=-1))
     assert both.size > 5
     for i in both[:10]:  # `two` wraps over the cylinder and the sphere
         T = model.kinematics(q[i], 0).T
@@ -85,7 +86,8 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
         ground = [x if body == "ground" else T[model.body_index(body), :3, :3] @ x + T[model.body_index(body), :3, 3]
                   for body, x in two.points]
         # (to the sweeps' tolerance: the batch of 400 sweeps until its slowest state has converged)
-        np.testing.assert_allclose(ground[2:6], geometry.wrap.tangent_points[i, 2:6], rtol=0, atol=10 * TANGENT_TOLERANCE)
+        np.testing.assert_allclose(ground[2:6], geometry.wrap.tangent_points[i, 2:6], rtol=0,
+                                   atol=10 * TANGENT_TOLERANCE)
         # the literal Eq. 193 and Eq. 195 give the same columns
         np.testing.assert_allclose(moment_arms_eq193(model, located, q[i]), moment_arms_eq195(model, located, q[i]),
                                    rtol=0, atol=1e-15)

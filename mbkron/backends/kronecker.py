@@ -100,5 +100,6 @@ class KroneckerBackend(Backend):
         for index in np.ndindex(batch):
             state = KinematicsData(q=kin.q[index], f=kin.f[index], grad=grad[index], hess=None, T=kin.T[index],
                                    joint_twists=None, twists=None, d2T=None)
-            R[index] = moment_arms_eq195(model, muscle_set.located_paths(kin.q[index], kin.T[index]), kin.q[index], state)  # Eq. 195
+            located = muscle_set.located_paths(kin.q[index], kin.T[index])
+            R[index] = moment_arms_eq195(model, located, kin.q[index], state)  # Eq. 195
         return R + muscle_set.sliding_moment_arms(geometry)

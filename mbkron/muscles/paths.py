@@ -506,14 +506,16 @@ class MuscleSet:
         offsets = None if self.moving_terms is None else self.moving_terms.evaluate(q)[0]
         local = self.local_points if offsets is None else self.local_points + self.moving_selection @ offsets
         active = self.all_active[0] if self.active_points is None else self.active_points.active(q)
-        bodies = [point.body if isinstance(point, MovingPoint) else point[0] for path in self.paths for point in path.points]
+        bodies = [point.body if isinstance(point, MovingPoint) else point[0]
+                  for path in self.paths for point in path.points]
         located = [[(bodies[row], local[row]) for row in np.flatnonzero((self.point_muscle == m) & active)]
                    for m in range(self.size)]
         if self.wrapping is not None:
             if T is None:
                 raise ValueError("`T` (the transforms at `q`, shape (nb, 4, 4)) is needed to locate the tangent "
                                  "points of the wrapped paths")
-            wrap = self.wrapping.evaluate(T, self._points(T, offsets), None if self.active_points is None else active, q)
+            points = self._points(T, offsets)
+            wrap = self.wrapping.evaluate(T, points, None if self.active_points is None else active, q)
             for (index, wrap_rows, surfaces, _, first, _), order in zip(self.wrapping.groups, wrap.order):
                 n, nodes = len(wrap_rows), []
                 for node in order[order >= 0]:
