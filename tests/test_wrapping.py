@@ -265,13 +265,6 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
         assert expected in text
 
 
-def test_the_literal_reference_refuses_wrapped_paths():
-    model = arm_model("kronecker")
-    assert model.muscle_lengths(np.zeros(2)).shape == (3,)  # lengths are the fast path's
-    with pytest.raises(ConfigurationError, match="do not support wrapping surfaces .*`one`, `two`, `ranged`"):
-        model.moment_arms(np.zeros(2))
-
-
 @needs_numba
 @pytest.mark.parametrize("quadrant", ["all", "+x", "-x", "+y", "-y", "+z", "-z"])
 def test_compiled_solvers_equal_the_surfaces(quadrant):
