@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mbkron.compiled.common import AVAILABLE
-from mbkron.core.errors import ConfigurationError, ModelError
+from mbkron.core.errors import ModelError
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
 
