@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.paths import add_point_moment_arms
 
 __all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms"]
 
@@ -287,26 +288,12 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
             if order < 1:
                 continue
             for j in range(N):  # R_km = Σ_j ω_bk · (x_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
-                f0, f1, f2 = F[j, 0], F[j, 1], F[j, 2]
-                if f0 == 0.0 and f1 == 0.0 and f2 == 0.0:
+                if F[j, 0] == 0.0 and F[j, 1] == 0.0 and F[j, 2] == 0.0:
                     continue
                 body = point_body[first + j] if j < n else wrap_body[w0 + (j - n) // 2]
-                if body < nb:
-                    x0, x1, x2 = X[j, 0], X[j, 1], X[j, 2]
-                    n0, n1, n2 = x1 * f2 - x2 * f1, x2 * f0 - x0 * f2, x0 * f1 - x1 * f0
-                    for k in range(nq):
-                        Y = twists[s, body, k]
-                        R[s, k, m] += (Y[2, 1] * n0 + Y[0, 2] * n1 + Y[1, 0] * n2 + Y[0, 3] * f0 + Y[1, 3] * f1
-                                       + Y[2, 3] * f2)
-                row = moving_of_point[first + j] if j < n else -1
-                if row >= 0:
-                    for r in range(3):
-                        for c in range(3):
-                            rotation[r, c] = T[s, body, r, c] if body < nb else (1.0 if r == c else 0.0)
-                    for c in range(3):
-                        body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
-                        for k in range(nq):
-                            R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
+                add_point_moment_arms(R, s, m, T, twists, offset_gradients, body,
+                                      moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
+                                      X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
     return lengths, R, -1
 
 
