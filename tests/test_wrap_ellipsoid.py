@@ -429,6 +429,14 @@ def arm26_states(model, count, seed):
     return low + (high - low) * rng.uniform(size=(count, model.nq))
 
 
+def numpy_paths(model, q):
+    """Lengths, R and which wraps wrap by the numpy route (:mod:`mbkron.muscles.wrap_paths`), one evaluation."""
+    kin = model.kinematics(q, 1)
+    geometry = model.muscle_set.geometry(kin)
+    wrapped = dict(zip(model.muscle_set.wrapping.wrap_names, np.moveaxis(geometry.wrap.wrapped, -1, 0)))
+    return geometry.lengths, model.muscle_set.moment_arms(kin, geometry), wrapped
+
+
 @needs_numba
 def test_arm26_runs_on_the_compiled_route_and_equals_the_numpy_paths(tmp_path, monkeypatch):
     """arm26 (two ellipsoids, three cylinders) at 40 states: the compiled kernel (Aitken-accelerated
@@ -439,24 +447,21 @@ def test_arm26_runs_on_the_compiled_route_and_equals_the_numpy_paths(tmp_path, m
     assert model.muscle_set.wrapping.tables is not None  # the compiled route, not the numpy fallback
     monkeypatch.setattr(WrapEllipsoid, "solve", lambda self, p, q: compiled_path(p, q, self.dimensions, self.quadrant))
     q = arm26_states(model, 40, 31)
-    lengths, R = model.muscle_lengths(q), model.moment_arms(q)
-    wrapped = reference.muscle_set.geometry(reference.kinematics(q, 0)).wrap.wrapped
-    assert wrapped[:, list(reference.muscle_set.wrapping.wrap_names).index("TRIlonghh")].sum() >= 10
-    assert wrapped[:, list(reference.muscle_set.wrapping.wrap_names).index("BIClonghh")].sum() >= 10
-    assert np.abs(lengths - reference.muscle_lengths(q)).max() <= 1e-11
-    assert np.abs(R - reference.moment_arms(q)).max() <= 1e-11
+    lengths, R, wrapped = numpy_paths(reference, q)
+    assert wrapped["TRIlonghh"].sum() >= 10 and wrapped["BIClonghh"].sum() >= 10
+    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
+    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
 
 
 @needs_numba
 def test_arm26_compiled_route_equals_the_numpy_route(tmp_path):
-    # the numpy route end to end (its own solver) at a few states where both ellipsoids wrap
+    # the numpy route end to end (its own solver) at two states, where TRIlonghh and BIClonghh wrap
     model, reference = arm26("compiled", tmp_path), arm26("numpy", tmp_path)
     q = np.array([[1.2, 1.6], [0.4, 0.2]])
-    wrapped = reference.muscle_set.geometry(reference.kinematics(q, 0)).wrap.wrapped
-    assert wrapped[0, list(reference.muscle_set.wrapping.wrap_names).index("TRIlonghh")]
-    assert wrapped[1, list(reference.muscle_set.wrapping.wrap_names).index("BIClonghh")]
-    assert np.abs(model.muscle_lengths(q) - reference.muscle_lengths(q)).max() <= 1e-11
-    assert np.abs(model.moment_arms(q) - reference.moment_arms(q)).max() <= 1e-11
+    lengths, R, wrapped = numpy_paths(reference, q)
+    assert wrapped["TRIlonghh"][0] and wrapped["BIClonghh"][1]
+    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
+    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
 
 
 @needs_numba
