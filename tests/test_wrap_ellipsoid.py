@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,9 @@ from scipy.integrate import quad
 from scipy.optimize import brentq, minimize
 from scipy.special import ellipeinc
 
+import mbkron
+from mbkron.compiled import wrap_ellipsoid as compiled
+from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.muscles import wrap_ellipsoid
 from mbkron.muscles.wrap_ellipsoid import (
@@ -28,7 +32,7 @@ from mbkron.muscles.wrap_ellipsoid import (
     horizon_point,
     shortest_path,
 )
-from mbkron.muscles.wrapping import surface_problems
+from mbkron.muscles.wrapping import parse_quadrant, surface_problems
 
 DATA = Path(__file__).parent / "data" / "wrap_ellipsoid_opensim.csv.gz"
 
@@ -367,3 +371,173 @@ def test_against_opensim():
         # OpenSim's path is feasible, so not shorter than ours, but for its polyline's chords (1 mm apart)
         assert (ours - opensim).max() <= 1e-5, case
         assert np.abs(ours - opensim)[continuous].max() <= float(case_rows[0]["max_difference"]), case
+
+
+# ----------------------------------------------------------------------------- the compiled solver
+# (mbkron.compiled.wrap_ellipsoid): the same decisions as the numpy route, to 1e-12 m; arm26 on the
+# compiled route; the robustness study of docs/wrapping.md ("Compiled solver and robustness")
+
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
+A_ARM26 = np.array([0.035, 0.02, 0.02])  # arm26's TRIlonghh
+
+
+def compiled_path(p, q, a, quadrant="all"):
+    """:func:`shortest_path`'s results by the compiled solver, segment by segment (a failure raises)."""
+    axis, sign = parse_quadrant(quadrant)
+    a = np.asarray(a, dtype=float)
+    p, q = (np.ascontiguousarray(x, dtype=float).reshape(-1, 3) for x in np.broadcast_arrays(p, q))
+    wrapped, t1, t2, arc = np.zeros(len(p), dtype=bool), 0.5 * (p + q), 0.5 * (p + q), np.zeros(len(p))
+    for i in range(len(p)):
+        result = compiled.ellipsoid_path(p[i], q[i], a, axis, sign, t1[i], t2[i])
+        if result == compiled.FAILED:
+            raise ConfigurationError(f"the compiled solver did not converge at p={p[i].tolist()}, q={q[i].tolist()}")
+        wrapped[i], arc[i] = result >= 0, max(result, 0.0)
+    return wrapped, t1, t2, arc
+
+
+def test_compiled_solver_constants_are_the_numpy_routes():
+    for name in ("TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS", "STEP_CURVATURE"):
+        assert getattr(compiled, name) == getattr(wrap_ellipsoid, name), name
+    assert np.array_equal(compiled.TILTS, wrap_ellipsoid.TILTS)
+
+
+@needs_numba
+@pytest.mark.parametrize(("a", "quadrant", "count", "seed"),
+                         [(A_TRIAXIAL, "all", 110, 21), (A_ARM26, "z", 50, 23), (A_TRIAXIAL, "-y", 40, 24)])
+def test_compiled_solver_equals_the_numpy_route(a, quadrant, count, seed):
+    # 200 random wrapping segments in all (and as many that miss or start inside): the same wraps, the same side and path (tangent points) to 1e-12 m
+    p, q = random_wrapping_pairs(a, count, seed)
+    p, q = np.concatenate([p, 2 * p, 0.3 * p]), np.concatenate([q, 3 * p, q])  # and segments that miss or start inside
+    expected, ours = shortest_path(p, q, a, quadrant), compiled_path(p, q, a, quadrant)
+    assert np.array_equal(ours[0], expected[0]) and expected[0].sum() >= count
+    for got, want in zip(ours[1:], expected[1:]):
+        assert np.abs(got - want).max() <= 1e-12
+    assert np.abs(path_length(p, q, ours) - path_length(p, q, expected)).max() <= 1e-12
+
+
+def arm26(backend, tmp_path):
+    path = tmp_path / "arm26.osim"
+    path.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "osim" / "arm26.osim.gz").read_bytes()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the shipped model's inertias
+        return mbkron.load_model(path, backend=backend)
+
+
+def arm26_states(model, count, seed):
+    rng = np.random.default_rng(seed)
+    low, high = (np.array([c.range[k] for c in model.coordinate_records]) for k in (0, 1))
+    return low + (high - low) * rng.uniform(size=(count, model.nq))
+
+
+def numpy_paths(model, q):
+    """Lengths, R and which wraps wrap by the numpy route (:mod:`mbkron.muscles.wrap_paths`), one evaluation."""
+    kin = model.kinematics(q, 1)
+    geometry = model.muscle_set.geometry(kin)
+    wrapped = dict(zip(model.muscle_set.wrapping.wrap_names, np.moveaxis(geometry.wrap.wrapped, -1, 0)))
+    return geometry.lengths, model.muscle_set.moment_arms(kin, geometry), wrapped
+
+
+@needs_numba
+def test_arm26_runs_on_the_compiled_route_and_equals_the_numpy_paths(tmp_path, monkeypatch):
+    """arm26 (two ellipsoids, three cylinders) at 40 states: the compiled kernel (Aitken-accelerated
+    sweeps, R by Eq. 195 in the kernel) against the numpy route's sweeps and R (:mod:`mbkron.muscles.wrap_paths`)
+    with the numpy surfaces, the ellipsoid's segments solved by the compiled solver (equal to the numpy
+    solver's, above; the numpy solver's plain sweeps over TRIlong's three wraps take minutes)."""
+    model, reference = arm26("compiled", tmp_path), arm26("numpy", tmp_path)
+    assert model.muscle_set.wrapping.tables is not None  # the compiled route, not the numpy fallback
+    monkeypatch.setattr(WrapEllipsoid, "solve", lambda self, p, q: compiled_path(p, q, self.dimensions, self.quadrant))
+    q = arm26_states(model, 40, 31)
+    lengths, R, wrapped = numpy_paths(reference, q)
+    assert wrapped["TRIlonghh"].sum() >= 10 and wrapped["BIClonghh"].sum() >= 10
+    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
+    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
+
+
+@needs_numba
+def test_arm26_compiled_route_equals_the_numpy_route(tmp_path):
+    # the numpy route end to end (its own solver) at two states, where TRIlonghh and BIClonghh wrap
+    model, reference = arm26("compiled", tmp_path), arm26("numpy", tmp_path)
+    q = np.array([[1.2, 1.6], [0.4, 0.2]])
+    lengths, R, wrapped = numpy_paths(reference, q)
+    assert wrapped["TRIlonghh"][0] and wrapped["BIClonghh"][1]
+    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
+    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
+
+
+@needs_numba
+def test_robust_eccentric_ellipsoids():
+    # 10:1 and 10:5:1: principal sections (the largest semi-axis out of the plane) are planar ellipse arcs
+    for a, points in ((np.array([0.01, 0.1, 0.1]), ([0.03, 0.05], [-0.02, 0.03])),
+                      (np.array([0.05, 0.005, 0.05]), ([0.02, 0.03], [0.01, -0.04])),
+                      (np.array([0.05, 0.01, 0.1]), ([0.06, 0.02], [-0.055, -0.01]))):
+        p, q = (np.array([*xy, 0.0]) for xy in points)
+        m = 1 - (min(a[:2]) / max(a[:2])) ** 2
+        if a[0] < a[1]:  # x = a₀ cos t, y = a₁ sin t: ds = a₁ √(1 − m sin² t) dt
+            arc = lambda lo, hi: a[1] * (ellipeinc(hi, m) - ellipeinc(lo, m))  # noqa: E731
+        else:  # ds = a₀ √(1 − m cos² t) dt = a₀ √(1 − m sin² (t − π/2)) dt
+            arc = lambda lo, hi: a[0] * (ellipeinc(hi - np.pi / 2, m) - ellipeinc(lo - np.pi / 2, m))  # noqa: E731
+        expected = ellipse_path(p[:2], q[:2], a[0], a[1], arc)
+        result = compiled_path(p, q, a)
+        assert result[0].all()
+        assert path_length(p, q, result)[0] == pytest.approx(expected, abs=1e-12)
+
+
+@needs_numba
+def test_robust_end_points_near_the_surface():
+    # a sphere (closed form) and arm26's ellipsoid (against the numpy route) with p 1e-6·min(a) off the surface
+    r = 0.02
+    direction = np.array([0.6, 0.0, 0.8])
+    p = direction * r * (1 + 1e-6)
+    qs = np.array([[-0.05, 0.01, -0.03], [-0.02, 0.04, -0.01], [0.0, -0.03, -0.05]])
+    result = compiled_path(np.broadcast_to(p, qs.shape), qs, [r, r, r])
+    assert result[0].all()
+    for i, q in enumerate(qs):
+        assert path_length(p, q, result)[i] == pytest.approx(sphere_length(p, q, r), abs=1e-12)
+    rng = np.random.default_rng(41)
+    u = rng.normal(size=(12, 3))
+    surface = u / np.linalg.norm(u / A_ARM26, axis=1, keepdims=True)
+    normal = surface / A_ARM26**2
+    p = surface + 1e-6 * A_ARM26.min() * normal / np.linalg.norm(normal, axis=1, keepdims=True)
+    q = -surface * 2.0 + rng.normal(size=(12, 3)) * 0.005
+    ours, expected = compiled_path(p, q, A_ARM26), shortest_path(p, q, A_ARM26)
+    assert ours[0].sum() >= 10 and np.array_equal(ours[0], expected[0])
+    assert np.abs(path_length(p, q, ours) - path_length(p, q, expected)).max() <= 1e-12
+    assert np.abs(ours[1] - expected[1]).max() <= 1e-12 and np.abs(ours[2] - expected[2]).max() <= 1e-12
+
+
+@needs_numba
+def test_robust_near_engagement():
+    # the segment moved through first contact: wrapped from 1e-9 past it, and L − |q − p| → 0 as depth^(3/2)
+    a = A_ARM26
+    p = np.array([0.06, 0.01, 0.03])
+    q0 = np.array([-0.06, 0.01, 0.03])
+    direction = np.array([0.0, 0.0, -1.0])
+
+    def clearance(s):
+        P, Q = p / a, (q0 + s * direction) / a
+        D = Q - P
+        return np.linalg.norm(P - (P @ D) / (D @ D) * D) - 1
+
+    engage = brentq(clearance, 0.0, 0.06, xtol=1e-17)
+    depths = np.array([-1e-9, 1e-9, 1e-7, 1e-5])
+    qs = q0 + (engage + depths)[:, None] * direction
+    ours, expected = compiled_path(np.broadcast_to(p, qs.shape), qs, a), shortest_path(np.broadcast_to(p, qs.shape), qs, a)
+    assert np.array_equal(ours[0], [False, True, True, True]) and np.array_equal(expected[0], ours[0])
+    extra = path_length(p, qs, ours) - np.linalg.norm(qs - p, axis=1)
+    assert np.abs(path_length(p, qs, ours) - path_length(p, qs, expected)).max() <= 1e-12
+    assert extra[0] == 0 and np.all(extra[1:] >= 0) and extra[1] < 1e-12 and extra[3] < 1e-6
+
+
+@needs_numba
+def test_robust_near_antipodal_points():
+    # two nearly equal ways round a principal section (the z semi-axis the largest): the shorter is taken,
+    # on either side of the symmetric configuration
+    a = np.array([0.03, 0.02, 0.04])
+    m = 1 - (a[1] / a[0]) ** 2
+    arc = lambda lo, hi: a[0] * (ellipeinc(hi - np.pi / 2, m) - ellipeinc(lo - np.pi / 2, m))  # noqa: E731
+    for offset in (-1e-6, 1e-6, 1e-3):
+        p, q = np.array([0.0, 0.05, 0.0]), np.array([offset, -0.05, 0.0])
+        result = compiled_path(p, q, a)
+        assert path_length(p, q, result)[0] == pytest.approx(ellipse_path(p[:2], q[:2], a[0], a[1], arc), abs=1e-12)
+        middle = 0.5 * (result[1][0] + result[2][0])  # on the shorter side: that of the segment (x of the sign of offset)
+        assert np.sign(middle[0]) == np.sign(offset)

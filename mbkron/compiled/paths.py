@@ -5,9 +5,35 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.common import batch_rows, inline_jit, jit, writable
 
 __all__ = ["path_lengths_and_moment_arms"]
+
+
+@inline_jit
+def add_point_moment_arms(R, s, m, T, twists, offset_gradients, body, row, moving_state, x0, x1, x2, f0, f1, f2,
+                          rotation):  # pragma: no cover - compiled
+    """``R[s, :, m] +=`` one path point's part of Eq. 195: ``ω_bk · (x × f) + v_bk · f + (R_bᵀ f) · ∂δ/∂q_k``.
+
+    ``x`` the point (ground frame) on ``body`` (``nb``: the ground, no part from the twists), ``f`` its
+    force per unit tension, ``row`` its row among the moving points (−1: body-fixed); ``rotation`` a
+    (3, 3) work array. Shared by the straight-path and the wrapped-path kernels."""
+    nb, nq = T.shape[1], twists.shape[2]
+    if body < nb:
+        n0, n1, n2 = x1 * f2 - x2 * f1, x2 * f0 - x0 * f2, x0 * f1 - x1 * f0
+        for k in range(nq):
+            X = twists[s, body, k]
+            R[s, k, m] += (X[2, 1] * n0 + X[0, 2] * n1 + X[1, 0] * n2
+                           + X[0, 3] * f0 + X[1, 3] * f1 + X[2, 3] * f2)
+    if row >= 0:
+        for r in range(3):
+            for c in range(3):
+                rotation[r, c] = T[s, body, r, c] if body < nb else (1.0 if r == c else 0.0)
+        for c in range(3):
+            body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
+            for k in range(nq):
+                R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
+
 
 @jit
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
@@ -59,24 +85,9 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
         if order < 1:
             continue
         for j in range(P):  # R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
-            b, m = point_body[j], point_muscle[j]
-            f0, f1, f2 = forces[j, 0], forces[j, 1], forces[j, 2]
-            if b < nb:
-                p0, p1, p2 = points[j, 0], points[j, 1], points[j, 2]
-                n0, n1, n2 = p1 * f2 - p2 * f1, p2 * f0 - p0 * f2, p0 * f1 - p1 * f0
-                for k in range(nq):
-                    X = twists[s, b, k]
-                    R[s, k, m] += (X[2, 1] * n0 + X[0, 2] * n1 + X[1, 0] * n2
-                                   + X[0, 3] * f0 + X[1, 3] * f1 + X[2, 3] * f2)
-            row = moving_of_point[j]
-            if row >= 0:
-                for r in range(3):
-                    for c in range(3):
-                        rotation[r, c] = T[s, b, r, c] if b < nb else (1.0 if r == c else 0.0)
-                for c in range(3):
-                    body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
-                    for k in range(nq):
-                        R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
+            add_point_moment_arms(R, s, point_muscle[j], T, twists, offset_gradients, point_body[j], moving_of_point[j],
+                                  moving_state, points[j, 0], points[j, 1], points[j, 2], forces[j, 0], forces[j, 1],
+                                  forces[j, 2], rotation)
     return lengths, R, -1
 
 

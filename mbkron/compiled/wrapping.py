@@ -19,11 +19,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.paths import add_point_moment_arms
+from mbkron.compiled.wrap_ellipsoid import FAILED, MAX_ITERATIONS, TOLERANCE, ellipsoid_path
+from mbkron.core.errors import ConfigurationError
 
 __all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms"]
 
 #: Surface class name → kernel kind.
-COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1}
+COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2}
 _TWO_PI = 2.0 * math.pi
 
 
@@ -143,6 +146,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
     n_muscles, n_wraps = muscle_first.shape[0], wrap_kind.shape[0]
     lengths = np.zeros((states, n_muscles))
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
+    failure = np.full(9, -1.0)  # state, muscle, wrap, p, q (wrap frame) where an ellipsoid's solver failed
     most = 0
     for m in range(n_muscles):
         most = max(most, muscle_count[m] + 2 * (muscle_wraps[m + 1] - muscle_wraps[m]))
@@ -150,8 +154,8 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
     keys, owner, sorted_nodes = np.empty(most), np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64)
     Rg, og = np.empty((n_wraps, 3, 3)), np.empty((n_wraps, 3))
     arcs, found = np.empty(n_wraps), np.empty(n_wraps, dtype=np.bool_)
-    p, q, t1, t2, b1, b2, rotation = (np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
-                                      np.empty((3, 3)))
+    p, q, t1, t2, b1, b2, semi_axes, rotation = (np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
+                                                 np.empty(3), np.empty(3), np.empty((3, 3)))
     for s in range(states):
         active_state = s if active.shape[0] > 1 else 0
         moving_state = s if offset_gradients.shape[0] > 1 else 0
@@ -219,11 +223,19 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                                     + (X[a, 2] - og[g, 2]) * Rg[g, 2, c])
                             q[c] = ((X[b, 0] - og[g, 0]) * Rg[g, 0, c] + (X[b, 1] - og[g, 1]) * Rg[g, 1, c]
                                     + (X[b, 2] - og[g, 2]) * Rg[g, 2, c])
+                        axis, sign = int(wrap_params[g, 0]), int(wrap_params[g, 1])
                         if wrap_kind[g] == 0:
-                            arc = _sphere(p, q, wrap_params[g, 0], int(wrap_params[g, 2]), int(wrap_params[g, 3]), t1, t2)
+                            arc = _sphere(p, q, wrap_params[g, 2], axis, sign, t1, t2)
+                        elif wrap_kind[g] == 1:
+                            arc = _cylinder(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
                         else:
-                            arc = _cylinder(p, q, wrap_params[g, 0], wrap_params[g, 1], int(wrap_params[g, 2]),
-                                            int(wrap_params[g, 3]), t1, t2)
+                            semi_axes[:] = wrap_params[g, 2:]
+                            arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
+                            if arc == FAILED:
+                                failure[0], failure[1], failure[2] = s, m, g
+                                failure[3:6] = p
+                                failure[6:] = q
+                                return lengths, R, -1, failure
                         if arc < 0.0:
                             continue
                         change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
@@ -275,7 +287,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 d0, d1, d2 = X[b, 0] - X[a, 0], X[b, 1] - X[a, 1], X[b, 2] - X[a, 2]
                 piece = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                 if piece < zero_length:
-                    return lengths, R, s * n_muscles + m
+                    return lengths, R, s * n_muscles + m, failure
                 total += piece
                 F[a, 0] += d0 / piece
                 F[a, 1] += d1 / piece
@@ -287,27 +299,13 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
             if order < 1:
                 continue
             for j in range(N):  # R_km = Σ_j ω_bk · (x_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
-                f0, f1, f2 = F[j, 0], F[j, 1], F[j, 2]
-                if f0 == 0.0 and f1 == 0.0 and f2 == 0.0:
+                if F[j, 0] == 0.0 and F[j, 1] == 0.0 and F[j, 2] == 0.0:
                     continue
                 body = point_body[first + j] if j < n else wrap_body[w0 + (j - n) // 2]
-                if body < nb:
-                    x0, x1, x2 = X[j, 0], X[j, 1], X[j, 2]
-                    n0, n1, n2 = x1 * f2 - x2 * f1, x2 * f0 - x0 * f2, x0 * f1 - x1 * f0
-                    for k in range(nq):
-                        Y = twists[s, body, k]
-                        R[s, k, m] += (Y[2, 1] * n0 + Y[0, 2] * n1 + Y[1, 0] * n2 + Y[0, 3] * f0 + Y[1, 3] * f1
-                                       + Y[2, 3] * f2)
-                row = moving_of_point[first + j] if j < n else -1
-                if row >= 0:
-                    for r in range(3):
-                        for c in range(3):
-                            rotation[r, c] = T[s, body, r, c] if body < nb else (1.0 if r == c else 0.0)
-                    for c in range(3):
-                        body_force = rotation[0, c] * f0 + rotation[1, c] * f1 + rotation[2, c] * f2
-                        for k in range(nq):
-                            R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
-    return lengths, R, -1
+                add_point_moment_arms(R, s, m, T, twists, offset_gradients, body,
+                                      moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
+                                      X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
+    return lengths, R, -1, failure
 
 
 def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
@@ -326,10 +324,12 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
     active : ndarray of bool, shape (..., P) or (1, P)
     tables : tuple
-        The constant arrays of :meth:`mbkron.muscles.wrap_paths.PathWrapping.kernel_tables`:
-        ``muscle_first``, ``muscle_count``, ``muscle_wraps`` (M_w + 1 offsets into the wraps),
-        ``wrap_kind``, ``wrap_params`` (radius, length, quadrant axis, sign), ``wrap_rotation``,
-        ``wrap_translation``, ``wrap_body``, ``wrap_span`` (0-based first, last point).
+        :attr:`mbkron.muscles.wrap_paths.PathWrapping.tables`: the constant arrays ``muscle_first``,
+        ``muscle_count``, ``muscle_wraps`` (M_w + 1 offsets into the wraps), ``wrap_kind``
+        (:data:`COMPILED_KINDS`), ``wrap_params`` (quadrant axis, sign, then the sphere's radius, the
+        cylinder's radius and length, or the ellipsoid's three semi-axes), ``wrap_rotation``,
+        ``wrap_translation``, ``wrap_body``, ``wrap_span`` (0-based first, last point); then the
+        muscles' and the wraps' names (for error messages).
     tolerance, max_sweeps : float, int
         The sweeps over several wraps stop when no tangent point moved more than ``tolerance`` (m).
     zero_length : float
@@ -340,6 +340,13 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     R : ndarray, shape (..., nq, M_w), or None
     short : int
         ``state * M_w + muscle`` of the first path with a piece shorter than ``zero_length``, −1 if none.
+
+    Raises
+    ------
+    ConfigurationError
+        Where the ellipsoid's solver (:func:`mbkron.compiled.wrap_ellipsoid.ellipsoid_path`) does not
+        converge, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`); the message
+        names the muscle, the wrap, the state and the points.
     """
     batch, nb = T.shape[:-3], T.shape[-3]
     order = 0 if twists is None else 1
@@ -353,9 +360,17 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     if active.ndim != 2 or active.flags.writeable:
         active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
         active.setflags(write=False)
-    n_muscles = tables[0].shape[0]
-    lengths, R, short = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets, gradients,
-                                     active, *tables, tolerance, max_sweeps, zero_length, order)
+    *arrays, (muscle_names, wrap_names) = tables
+    n_muscles = arrays[0].shape[0]
+    lengths, R, short, failure = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets,
+                                              gradients, active, *arrays, tolerance, max_sweeps, zero_length, order)
+    if failure[0] >= 0:
+        state, muscle, wrap = (int(value) for value in failure[:3])
+        raise ConfigurationError(
+            f"muscle `{muscle_names[muscle]}`, wrap `{wrap_names[wrap]}`: the shortest path over the ellipsoid with "
+            f"semi-axes {arrays[4][wrap, 2:].tolist()} did not converge at state {np.unravel_index(state, batch)} "
+            f"(p={failure[3:6].tolist()}, q={failure[6:].tolist()}, wrap frame): Newton's method did not reach "
+            f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
     if short >= 0:
         return lengths, None, short
     return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)

@@ -115,25 +115,26 @@ class PathWrapping:
         self.tables = self._kernel_tables()
 
     def _kernel_tables(self) -> tuple | None:
-        """The constant arrays of :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms`, or None
-        when a surface has no compiled solver (then the compiled backend uses the numpy route)."""
+        """The constant arrays of :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` and the
+        muscles' and wraps' names, or None when a surface has no compiled solver (then the compiled
+        backend uses the numpy route)."""
         surfaces = [(surface, span) for _, _, group, spans, *_ in self.groups for surface, span in zip(group, spans)]
         if not all(type(surface).__name__ in COMPILED_KINDS for surface, _ in surfaces):
             return None
         params = []
         for surface, _ in surfaces:
-            axis, sign = surface.constraint()
-            params.append((surface.radius, getattr(surface, "length", 0.0), axis, sign))
+            sizes = getattr(surface, "dimensions", None) or (surface.radius, getattr(surface, "length", 0.0), 0.0)
+            params.append((*surface.constraint(), *sizes))
         tables = (np.array([rows[0] for _, rows, *_ in self.groups], dtype=np.int64),
                   np.array([len(rows) for _, rows, *_ in self.groups], dtype=np.int64),
                   np.cumsum([0] + [len(group) for _, _, group, *_ in self.groups]).astype(np.int64),
                   np.array([COMPILED_KINDS[type(surface).__name__] for surface, _ in surfaces], dtype=np.int64),
-                  np.array(params, dtype=float).reshape(-1, 4), self.frame_rotations.copy(),
+                  np.array(params, dtype=float).reshape(-1, 5), self.frame_rotations.copy(),
                   self.frame_translations.copy(), self.tangent_body[::2].astype(np.int64).copy(),
                   np.array([span for _, span in surfaces], dtype=float).reshape(-1, 2))
         for array in tables:
             array.setflags(write=False)
-        return tables
+        return tables + ((tuple(self.paths[m].name for m in self.muscles), self.wrap_names),)
 
     def wrap_frames(self, T: NDArray) -> tuple[NDArray, NDArray]:
         """Ground-frame rotations (..., W, 3, 3) and origins (..., W, 3) of all wraps' frames."""

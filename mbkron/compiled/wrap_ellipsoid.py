@@ -1,0 +1,404 @@
+"""Compiled shortest path over an ellipsoid: :mod:`mbkron.muscles.wrap_ellipsoid`, one segment at a time.
+
+The same method and the same decisions as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`,
+whose module documentation describes them): the segment wraps where the straight segment passes through
+the ellipsoid and neither end is inside; the tangent point ``t₁`` on the horizon of ``p`` (angle ``φ``)
+and the geodesic's arc length ``s`` solve the two end conditions at ``q`` by Newton's method
+(:data:`DIRECT_ITERATIONS` from the scaled sphere's great circle, a backtracking line search on the
+residual's norm, stop at :data:`TOLERANCE`); the geodesic ``x'' = −(x'ᵀ A x'/|A x|²) A x`` is integrated
+with DOP853's 12 stages in equal steps (:data:`STEP_CURVATURE`); the initial guesses turned by
+:data:`TILTS` about the segment, the shortest converged path kept, a path longer than its own initial
+guess rejected; continuation from a sphere (:data:`CONTINUATION_LEVELS`) where Newton's method fails
+from the sphere's guess; with a quadrant the long way round where both tangent points of the short way
+are on the other side or the short way did not converge.
+
+One difference in how, not in what: the Newton Jacobian is computed here by the variational equations
+of the discrete integration (the same DOP853 stages applied to the tangent system
+``δx' = s δv``, ``δv' = s ∂a/∂(x, v) · (δx, δv)`` (+ ``(v, a)`` for the derivative by ``s``)), which is the
+exact derivative of the discrete end point, as the numpy route's complex step is, in real arithmetic.
+Both routes agree to rounding (``tests/test_wrap_ellipsoid.py`` checks 1e-12 m).
+
+No state is kept between calls (no warm starts): a result depends on ``p``, ``q`` and the surface only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbkron.compiled.common import jit
+from mbkron.core.tableaus import DOP853
+
+__all__ = ["TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS", "TILTS", "STEP_CURVATURE",
+           "NO_WRAP", "FAILED", "ellipsoid_path"]
+
+TOLERANCE = 1e-13
+"""Newton stops when both end conditions (m) are below this (as :data:`mbkron.muscles.wrap_ellipsoid.TOLERANCE`)."""
+DIRECT_ITERATIONS = 12
+"""Newton iterations from the scaled sphere's solution before trying continuation."""
+MAX_ITERATIONS = 30
+"""Newton iterations per continuation level."""
+CONTINUATION_LEVELS = (4, 16, 64)
+"""Numbers of continuation steps from a sphere tried in turn where Newton's method alone fails."""
+TILTS = (0.0, math.pi / 4, -math.pi / 4)
+"""Angles (rad) by which the initial guess's tangent points are turned about the segment."""
+STEP_CURVATURE = 0.2
+"""Integration step times the ellipsoid's largest normal curvature ``max(a)/min(a)²`` (at most)."""
+NO_WRAP = -1.0
+""":func:`ellipsoid_path`'s result where the segment does not wrap."""
+FAILED = -2.0
+""":func:`ellipsoid_path`'s result where Newton's method did not converge (the caller raises)."""
+
+_RK_A = np.ascontiguousarray(DOP853.A[:12, :12])
+_RK_B = np.ascontiguousarray(DOP853.B)
+_STAGES = 12
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)  # the initial guess's arc length (as the numpy route)
+_SIZE = 18  # (x, v), its derivatives by φ and by s
+
+
+@jit
+def _dot3(u, v):  # pragma: no cover - compiled
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+
+@jit
+def _cross3(u, v, out):  # pragma: no cover - compiled
+    out[0], out[1], out[2] = u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]
+
+
+@jit
+def _frame(v, e1, e2):  # pragma: no cover - compiled
+    """Two unit vectors perpendicular to each other and to ``v`` (the numpy route's ``_perpendicular_frame``)."""
+    norm = math.sqrt(_dot3(v, v))
+    unit = v / norm
+    k = 0
+    for i in range(1, 3):
+        if abs(unit[i]) < abs(unit[k]):
+            k = i
+    helper = np.zeros(3)
+    helper[k] = 1.0
+    _cross3(unit, helper, e1)
+    e1 /= math.sqrt(_dot3(e1, e1))
+    _cross3(unit, e1, e2)
+
+
+@jit
+def _horizon(p, a, horizon):  # pragma: no cover - compiled
+    """``horizon`` (10,) = the centre (3), ``e₁``, ``e₂`` and radius of the horizon circle of ``p / a``."""
+    scaled = p / a
+    e1, e2 = np.empty(3), np.empty(3)
+    _frame(scaled, e1, e2)
+    norm2 = _dot3(scaled, scaled)
+    for i in range(3):
+        horizon[i], horizon[3 + i], horizon[6 + i] = scaled[i] / norm2, e1[i], e2[i]
+    horizon[9] = math.sqrt(1.0 - 1.0 / norm2)
+
+
+@jit
+def _steps(a, arc):  # pragma: no cover - compiled
+    """Equal integration steps (the numpy route's ``_steps``: a power of 2, at least 8)."""
+    curvature = max(a[0], a[1], a[2]) / min(a[0], a[1], a[2]) ** 2
+    needed = max(8.0, math.ceil(abs(arc) * curvature / STEP_CURVATURE))
+    return int(2.0 ** math.ceil(math.log2(needed)))
+
+
+@jit
+def _rate(y, arc, w, out):  # pragma: no cover - compiled
+    """d/dτ of the geodesic's (x, v) (τ = σ/s) and of its derivatives by φ and by s (the variational equations)."""
+    n0, n1, n2 = y[0] * w[0], y[1] * w[1], y[2] * w[2]
+    c = (y[3] * w[0]) * y[3] + (y[4] * w[1]) * y[4] + (y[5] * w[2]) * y[5]
+    d = n0 * n0 + n1 * n1 + n2 * n2
+    g = c / d
+    k = -g
+    acc0, acc1, acc2 = k * n0, k * n1, k * n2
+    out[0], out[1], out[2] = arc * y[3], arc * y[4], arc * y[5]
+    out[3], out[4], out[5] = arc * acc0, arc * acc1, arc * acc2
+    for j in range(2):  # δ(x, v) by φ (rows 6–11) and by s (rows 12–17)
+        o = 6 + 6 * j
+        dn0, dn1, dn2 = y[o] * w[0], y[o + 1] * w[1], y[o + 2] * w[2]
+        dc = 2.0 * (y[3] * w[0] * y[o + 3] + y[4] * w[1] * y[o + 4] + y[5] * w[2] * y[o + 5])
+        dd = 2.0 * (n0 * dn0 + n1 * dn1 + n2 * dn2)
+        dg = (dc - g * dd) / d
+        out[o], out[o + 1], out[o + 2] = arc * y[o + 3], arc * y[o + 4], arc * y[o + 5]
+        out[o + 3] = -arc * (dg * n0 + g * dn0)
+        out[o + 4] = -arc * (dg * n1 + g * dn1)
+        out[o + 5] = -arc * (dg * n2 + g * dn2)
+        if j == 1:
+            out[o] += y[3]
+            out[o + 1] += y[4]
+            out[o + 2] += y[5]
+            out[o + 3] += acc0
+            out[o + 4] += acc1
+            out[o + 5] += acc2
+
+
+@jit
+def _integrate(y, arc, a, w, k, stage_y):  # pragma: no cover - compiled
+    """The geodesic from ``y`` over arc length ``arc`` (in place): DOP853's stages in equal steps."""
+    steps = _steps(a, arc)
+    h = 1.0 / steps
+    for _ in range(steps):
+        for stage in range(_STAGES):
+            stage_y[:] = 0.0
+            for j in range(stage):  # the increment Σ_j A_ij k_j (DOP853's zeros skipped)
+                c = _RK_A[stage, j]
+                if c != 0.0:
+                    for i in range(_SIZE):
+                        stage_y[i] += c * k[j, i]
+            for i in range(_SIZE):
+                stage_y[i] = y[i] + h * stage_y[i]
+            _rate(stage_y, arc, w, k[stage])
+        stage_y[:] = 0.0
+        for j in range(_STAGES):
+            c = _RK_B[j]
+            if c != 0.0:
+                for i in range(_SIZE):
+                    stage_y[i] += c * k[j, i]
+        for i in range(_SIZE):
+            y[i] = y[i] + h * stage_y[i]
+
+
+@jit
+def _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J):  # pragma: no cover - compiled
+    """The two Newton residuals (m) at (φ, s), ``t₁``, ``t₂``, their Jacobian ``J`` (2, 2) and
+    whether ``q`` is ahead of ``t₂`` along the geodesic's end tangent (the numpy route's ``_end_conditions``)."""
+    y, k, stage_y = work[0], work[1:1 + _STAGES], work[1 + _STAGES]
+    cos, sin, radius = math.cos(phi), math.sin(phi), horizon[9]
+    chord2 = 0.0
+    for i in range(3):
+        t1[i] = (horizon[i] + radius * (cos * horizon[3 + i] + sin * horizon[6 + i])) * a[i]
+        y[i] = t1[i]
+        y[3 + i] = t1[i] - p[i]
+        chord2 += y[3 + i] * y[3 + i]
+    chord = math.sqrt(chord2)
+    for i in range(3):
+        y[3 + i] /= chord
+    along = 0.0
+    for i in range(3):  # δt₁ and δu = (I − u uᵀ) δt₁ / |t₁ − p| by φ; none by s
+        y[6 + i] = radius * (-sin * horizon[3 + i] + cos * horizon[6 + i]) * a[i]
+        along += y[3 + i] * y[6 + i]
+    for i in range(3):
+        y[9 + i] = (y[6 + i] - along * y[3 + i]) / chord
+        y[12 + i] = y[15 + i] = 0.0
+    _integrate(y, arc, a, w, k, stage_y)
+    speed = math.sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5])
+    v, n, b, gap = y[3:6] / speed, y[0:3] * w, np.empty(3), np.empty(3)
+    normal = math.sqrt(_dot3(n, n))
+    n /= normal
+    _cross3(v, n, b)
+    for i in range(3):
+        t2[i] = y[i]
+        gap[i] = q[i] - y[i]
+    r0, r1 = _dot3(gap, n), _dot3(gap, b)
+    dv, dn, db, other = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for j in range(2):  # δr₀ = −δx·n + (q − x)·δn, δr₁ = −δx·b + (q − x)·(δv̂ × n + v̂ × δn)
+        o = 6 + 6 * j
+        dx = y[o:o + 3]
+        along_v = _dot3(v, y[o + 3:o + 6])
+        dn[:] = dx * w
+        along_n = _dot3(n, dn)
+        for i in range(3):
+            dv[i] = (y[o + 3 + i] - along_v * v[i]) / speed
+            dn[i] = (dn[i] - along_n * n[i]) / normal
+        _cross3(dv, n, db)
+        _cross3(v, dn, other)
+        db += other
+        J[0, j] = -_dot3(dx, n) + _dot3(gap, dn)
+        J[1, j] = -_dot3(dx, b) + _dot3(gap, db)
+    return r0, r1, _dot3(gap, v) > 0.0
+
+
+@jit
+def _newton(p, q, a, phi, arc, iterations, work, t1, t2):  # pragma: no cover - compiled
+    """Newton's method on (φ, s) with the numpy route's step rules; returns φ, s and whether it
+    converged to a valid path (``s ≥ 0``, ``q`` ahead of ``t₂``)."""
+    w = 1.0 / a**2
+    horizon, J, trial_J, u1, u2 = np.empty(10), np.empty((2, 2)), np.empty((2, 2)), np.empty(3), np.empty(3)
+    _horizon(p, a, horizon)
+    smallest = min(a[0], a[1], a[2])
+    r0, r1, ahead = _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J)
+    for _ in range(iterations):
+        if abs(r0) <= TOLERANCE and abs(r1) <= TOLERANCE:  # (not met by NaN)
+            return phi, arc, arc >= 0.0 and ahead
+        det = J[0, 0] * J[1, 1] - J[0, 1] * J[1, 0]
+        d_phi = -(J[1, 1] * r0 - J[0, 1] * r1) / det if det != 0.0 else math.nan
+        d_arc = -(-J[1, 0] * r0 + J[0, 0] * r1) / det if det != 0.0 else math.nan
+        if not (math.isfinite(d_phi) and math.isfinite(d_arc)):
+            d_phi = d_arc = 0.0
+        # at most 1 rad along the horizon, the arc at most halved or doubled plus half the smallest
+        # semi-axis; halved until the residual's norm decreases (Armijo), at most 10 times. A trial
+        # carries its Jacobian: where it is accepted it is the next iterate's evaluation
+        step = min(1.0, 1.0 / max(abs(d_phi), 1e-300))
+        if d_arc < -0.5 * arc:
+            step = min(step, 0.5 * arc / -d_arc)
+        if d_arc > arc + 0.5 * smallest:
+            step = min(step, (arc + 0.5 * smallest) / d_arc)
+        norm = math.sqrt(r0 * r0 + r1 * r1)
+        accepted = False
+        for _ in range(10):
+            s0, s1, trial_ahead = _end_conditions(p, q, a, w, horizon, phi + step * d_phi, arc + step * d_arc,
+                                                  work, u1, u2, trial_J)
+            if math.sqrt(s0 * s0 + s1 * s1) < (1.0 - 1e-4 * step) * norm:
+                accepted = True
+                break
+            step *= 0.5
+        phi, arc = phi + step * d_phi, arc + step * d_arc
+        if accepted:
+            r0, r1, ahead = s0, s1, trial_ahead
+            t1[:] = u1
+            t2[:] = u2
+            J[:, :] = trial_J
+        else:
+            r0, r1, ahead = _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J)
+    return phi, arc, False
+
+
+@jit
+def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
+    """φ, s and the length of the path over the scaled sphere's great circle (the numpy route's
+    ``_initial_guess``: ``side`` +1 the short way, −1 the long way; tangent points turned by ``tilt``)."""
+    P, Q = p / a, q / a
+    D = Q - P
+    nearest = P - (_dot3(P, D) / _dot3(D, D)) * D
+    length = math.sqrt(_dot3(nearest, nearest))
+    if length < 1e-9:  # through the centre: any direction perpendicular to the segment, across the largest axis
+        axis = np.zeros(3)
+        axis[np.argmax(a)] = 1.0
+        across, fallback = np.empty(3), np.empty(3)
+        _cross3(D, axis, across)
+        _cross3(across, D, fallback)
+        if math.sqrt(_dot3(fallback, fallback)) < 1e-12:  # the segment along the largest axis
+            _frame(D, fallback, across)
+        nearest = fallback / math.sqrt(_dot3(fallback, fallback))
+        length = 1.0
+    d = side * nearest / length
+    if tilt != 0.0:
+        turned = np.empty(3)
+        _cross3(D / math.sqrt(_dot3(D, D)), d, turned)
+        d = math.cos(tilt) * d + math.sin(tilt) * turned
+    T1, T2 = np.empty(3), np.empty(3)
+    for X, T in ((P, T1), (Q, T2)):
+        norm2 = _dot3(X, X)
+        across = d - (_dot3(d, X) / norm2) * X
+        across /= math.sqrt(_dot3(across, across))
+        T[:] = X / norm2 + math.sqrt(1.0 - 1.0 / norm2) * across
+    ortho, normal = T2 - _dot3(T2, T1) * T1, np.empty(3)
+    ortho /= math.sqrt(_dot3(ortho, ortho))
+    _cross3(T1, T2, normal)
+    angle = math.atan2(math.sqrt(_dot3(normal, normal)), _dot3(T1, T2))
+    if _dot3(T1 + T2, d) < 0.0:  # the major arc
+        angle = 2 * math.pi - angle
+        ortho = -ortho
+    total = 0.0
+    for i in range(_NODES.shape[0]):
+        theta = angle * (0.5 * (_NODES[i] + 1.0))
+        c, s = math.cos(theta), math.sin(theta)
+        speed2 = 0.0
+        for j in range(3):
+            speed2 += ((c * ortho[j] - s * T1[j]) * a[j]) ** 2
+        total += _WEIGHTS[i] * math.sqrt(speed2)
+    arc = 0.5 * angle * total
+    start, end = T1 * a, T2 * a
+    length = math.sqrt(_dot3(start - p, start - p)) + arc + math.sqrt(_dot3(q - end, q - end))
+    e1, e2 = np.empty(3), np.empty(3)
+    _frame(p / a, e1, e2)
+    y = start / a
+    return math.atan2(_dot3(y, e2), _dot3(y, e1)), arc, length
+
+
+@jit
+def _length(p, q, t1, t2, arc):  # pragma: no cover - compiled
+    return math.sqrt(_dot3(t1 - p, t1 - p)) + arc + math.sqrt(_dot3(q - t2, q - t2))
+
+
+@jit
+def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover - compiled
+    """Newton from the scaled sphere's solution, where that fails continuation from a sphere (the numpy
+    route's ``_solve``); returns the arc and whether it converged (to a path no longer than its guess)."""
+    phi, arc, bound = _initial_guess(p, q, a, side, tilt)
+    if side < 0:  # the long way round is a saddle of the length: no bound
+        bound = np.inf
+    phi, arc, converged = _newton(p, q, a, phi, arc, DIRECT_ITERATIONS, work, t1, t2)
+    converged = converged and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
+    if not continuation:
+        return arc, converged
+    scaled_p, scaled_q = p / a, q / a
+    radius = math.exp((math.log(a[0]) + math.log(a[1]) + math.log(a[2])) / 3.0)
+    for levels in CONTINUATION_LEVELS:
+        if converged:
+            break
+        previous = np.full(3, radius)
+        phi_c, arc_c, _ = _initial_guess(scaled_p * radius, scaled_q * radius, previous, side, tilt)
+        ok = True
+        for fraction in np.linspace(0.0, 1.0, levels + 1)[1:]:
+            level = radius ** (1.0 - fraction) * a**fraction
+            if fraction == 1.0:
+                phi_c, arc_c, level_ok = _newton(p, q, a, phi_c, arc_c * level.sum() / previous.sum(),
+                                                 MAX_ITERATIONS, work, t1, t2)
+            else:
+                phi_c, arc_c, level_ok = _newton(scaled_p * level, scaled_q * level, level, phi_c,
+                                                 arc_c * level.sum() / previous.sum(), MAX_ITERATIONS, work, t1, t2)
+            ok = ok and level_ok
+            previous = level
+        arc = arc_c
+        converged = ok and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
+    return arc, converged
+
+
+@jit
+def _shortest_side(p, q, a, work, t1, t2):  # pragma: no cover - compiled
+    """The shortest converged path the short way round from the guesses tilted by :data:`TILTS` (the
+    numpy route's ``_shortest_side``: ties keep the earlier tilt; continuation from the untilted guess only)."""
+    c1, c2 = np.empty(3), np.empty(3)
+    best, best_arc, best_converged = np.inf, 0.0, False
+    for index in range(len(TILTS)):
+        arc, converged = _solve(p, q, a, 1.0, TILTS[index], index == 0, work, c1, c2)
+        length = _length(p, q, c1, c2, arc) if converged else np.inf
+        if index == 0 or length < best:
+            best, best_arc, best_converged = length, arc, converged
+            t1[:] = c1
+            t2[:] = c2
+    return best_arc, best_converged
+
+
+@jit
+def ellipsoid_path(p, q, a, axis, sign, t1, t2):  # pragma: no cover - compiled
+    """The shortest path from ``p`` to ``q`` (ellipsoid frame, m) over the ellipsoid of semi-axes ``a``.
+
+    Parameters
+    ----------
+    p, q : ndarray, shape (3,)
+    a : ndarray, shape (3,)
+        The semi-axes (m).
+    axis, sign : int
+        The quadrant (:func:`mbkron.muscles.wrapping.parse_quadrant`; ``sign`` 0: unconstrained).
+    t1, t2 : ndarray, shape (3,)
+        Set to the tangent points where the segment wraps.
+
+    Returns
+    -------
+    float
+        The geodesic's length, :data:`NO_WRAP` where the segment does not wrap, :data:`FAILED` where
+        Newton's method did not converge (the numpy route raises a ConfigurationError there).
+    """
+    P, Q = p / a, q / a
+    D = Q - P
+    DD = _dot3(D, D)
+    t = -_dot3(P, D) / DD if DD > 0.0 else 0.0
+    t = 0.0 if not math.isfinite(t) else min(max(t, 0.0), 1.0)
+    nearest = P + t * D
+    if not (_dot3(nearest, nearest) < 1.0 and _dot3(P, P) > 1.0 and _dot3(Q, Q) > 1.0):
+        return NO_WRAP
+    work = np.empty((_STAGES + 2, _SIZE))
+    arc, converged = _shortest_side(p, q, a, work, t1, t2)
+    if sign != 0:
+        wrong_side = max(sign * t1[axis], sign * t2[axis]) < 0.0
+        if wrong_side or not converged:
+            l1, l2 = np.empty(3), np.empty(3)
+            long_arc, long_converged = _solve(p, q, a, -1.0, 0.0, True, work, l1, l2)
+            if long_converged:
+                arc, converged = long_arc, True
+                t1[:] = l1
+                t2[:] = l2
+    return arc if converged else FAILED
