@@ -280,7 +280,7 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
             arms = model.moment_arms(start)[:, 0]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., 0], start, side * direction)
             assert abs(-one_sided - side * direction @ arms) < 1e-9
-        # complex steps along both coordinates, 1e-6 from the engagement and at it (a, b: within 1e-17 of it)
+        # complex steps along both coordinates, 1e-6 from the engagement and at it (a, b: the bisection's last pair)
         near = np.array([a - 1e-6 * direction, a, b, b + 1e-6 * direction])
         steps = np.stack([complex_step(model.muscle_lengths, near, e)[:, 0] for e in np.eye(2)], axis=-1)
         arms = model.moment_arms(near)[..., 0]

@@ -198,7 +198,7 @@ def test_arm26_lengths_are_c1_through_engagement(models):
         muscle = ms.wrapping._wrap_muscle()[j]
         arms = model.moment_arms(np.array([at(a), at(b)]))[:, k, muscle]
         assert abs(arms[1] - arms[0]) < 1e-7
-        # complex steps 1e-6 from the engagement on both sides, and at it (a, b within 1e-16)
+        # complex steps 1e-6 from the engagement on both sides, and at it (a, b: adjacent floating-point numbers)
         near = np.array([at(a - 1e-6), at(a), at(b), at(b + 1e-6)])
         steps = complex_step(model.muscle_lengths, near, np.eye(model.nq)[k])
         assert np.abs(-steps - model.moment_arms(near)[:, k, :]).max() < 1e-9

@@ -318,14 +318,10 @@ class Model:
         return self.muscle_set
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m.
+        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).
 
         On the ``numpy`` backend ``q`` may be complex (a complex step): at ``q + i h e_k`` (``h`` ≈ 1e-30)
         ``Im L / h = ∂L/∂q_k = −R[k]`` to round-off (:mod:`mbkron.muscles.complex_step`).
-
-        Returns
-        -------
-        ndarray, shape (..., n_mt)
         """
         self._muscle_set()
         if np.iscomplexobj(q) and self.backend != "numpy":
