@@ -1,6 +1,6 @@
 """Wrapping surfaces (sphere, cylinder): closed-form lengths, tangency, minimality, OpenSim's quadrant
-rules, and exact moment arms against finite differences of the length (incl. poses within 1e-6 of
-engagement)."""
+rules, and exact moment arms against finite differences and complex steps of the length (incl. poses
+within 1e-6 of engagement)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
+from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
 
@@ -27,6 +28,27 @@ def half_wrap(d: float, r: float) -> float:
 def total(p, q, wrapped, t1, t2, arc):
     return np.where(wrapped, np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1),
                     np.linalg.norm(q - p, axis=-1))
+
+
+#: The imaginary step of the complex-step derivatives: f(x + ih) = f(x) + ih f'(x) + O(h²), no cancellation.
+COMPLEX_STEP = 1e-30
+
+
+def complex_step(f, x, direction):
+    """The derivative of ``f`` at ``x`` along ``direction`` (rows: one per state), ``Im f(x + ih·direction) / h``."""
+    return f(x + 1j * COMPLEX_STEP * direction).imag / COMPLEX_STEP
+
+
+def wrapped_length_gradient(p, q, r):
+    """∂L/∂p, ∂L/∂q of ``L = √(|p|² − r²) + √(|q|² − r²) + r(γ − arccos(r/|p|) − arccos(r/|q|))`` (γ the angle
+    between ``p`` and ``q``: the path over a circle or sphere of radius r at the origin, short arc), by hand:
+    ∂(√(d² − r²) − r arccos(r/d))/∂p = p √(d² − r²)/d² (d = |p|) and ∂γ/∂p = −(q̂ − cos γ p̂)/(d sin γ)."""
+    dp, dq = (np.linalg.norm(x, axis=-1, keepdims=True) for x in (p, q))
+    cos = np.sum(p * q, axis=-1, keepdims=True) / (dp * dq)
+    sin = np.sqrt(1.0 - cos**2)
+    gp = p * np.sqrt(dp**2 - r**2) / dp**2 - r * (q / dq - cos * p / dp) / (dp * sin)
+    gq = q * np.sqrt(dq**2 - r**2) / dq**2 - r * (p / dp - cos * q / dq) / (dq * sin)
+    return gp, gq
 
 
 # ----------------------------------------------------------------------------------- surfaces
@@ -98,6 +120,36 @@ def test_tangency_smoothness_and_minimality(surface):
             geodesic = 0.05 * np.arctan2(np.linalg.norm(np.cross(s1, s2), axis=-1), np.sum(s1 * s2, -1))
         perturbed = np.linalg.norm(s1 - p, axis=-1) + geodesic + np.linalg.norm(q - s2, axis=-1)
         assert np.all(perturbed > L)
+
+
+def test_complex_steps_of_the_closed_forms_equal_their_derivatives_by_hand():
+    """``solve`` at complex points (a complex step) differentiates the sphere's and the cylinder's lengths
+    exactly: against the closed forms' derivatives by hand (:func:`wrapped_length_gradient`; the cylinder's
+    ``L = √(ℓ² + Δz²)`` with ``ℓ`` the wrapped length of the projections on the plane normal to the axis)."""
+    r = 0.05
+    points = np.random.default_rng(21).normal(size=(1000, 6)) * 0.1  # rows (p, q)
+    for surface in (WrapSphere(name="s", body="ground", radius=r), WrapCylinder(name="c", body="ground", radius=r,
+                                                                                  length=10.0)):
+        def length(x, surface=surface):  # |·| without conjugation: analytic
+            _, t1, t2, arc = surface.solve(x[..., :3], x[..., 3:])
+            return np.sqrt(np.sum((t1 - x[..., :3]) ** 2, -1)) + arc + np.sqrt(np.sum((x[..., 3:] - t2) ** 2, -1))
+        p, q = points[:, :3], points[:, 3:]
+        planar = 3 if isinstance(surface, WrapSphere) else 2
+        cos = np.sum(p[:, :planar] * q[:, :planar], -1) / np.linalg.norm(p[:, :planar], axis=-1) / np.linalg.norm(
+            q[:, :planar], axis=-1)
+        x = points[surface.solve(p, q)[0] & (cos > -0.999)]  # wrapped, not where the side round it switches
+        assert len(x) > 100
+        steps = np.stack([complex_step(length, x, e) for e in np.eye(6)], axis=-1)
+        gp, gq = wrapped_length_gradient(x[:, :planar], x[:, 3:3 + planar], r)
+        if planar == 2:  # the cylinder: ∂L/∂p = (ℓ ∂ℓ/∂p', −Δz)/L, ∂L/∂q = (ℓ ∂ℓ/∂q', Δz)/L
+            rp, rq = np.linalg.norm(x[:, :2], axis=-1), np.linalg.norm(x[:, 3:5], axis=-1)
+            angle = np.arccos(np.sum(x[:, :2] * x[:, 3:5], -1) / (rp * rq))
+            ell = (np.sqrt(rp**2 - r**2) + np.sqrt(rq**2 - r**2) + r * (angle - np.arccos(r / rp) - np.arccos(r / rq)))
+            rise = x[:, 5] - x[:, 2]
+            L = np.hypot(ell, rise)
+            gp = np.column_stack([ell[:, None] * gp / L[:, None], -rise / L])
+            gq = np.column_stack([ell[:, None] * gq / L[:, None], rise / L])
+        assert np.abs(steps - np.concatenate([gp, gq], axis=-1)).max() < 1e-12
 
 
 def test_no_contact_inside_and_finite_cylinder():
@@ -177,11 +229,13 @@ def forward(f, q, direction, h=1e-4):
     return (-25 * values[0] + 48 * values[1] - 36 * values[2] + 16 * values[3] - 3 * values[4]) / (12 * h)
 
 
-def test_moment_arms_against_differences_at_random_poses():
+def test_moment_arms_against_differences_and_complex_steps_at_random_poses():
     model = arm_model()
     rng = np.random.default_rng(7)
     q = rng.uniform(-2.5, 2.5, (240, 2))
     R = model.moment_arms(q)
+    for k, e in enumerate(np.eye(2)):  # complex steps: at every pose (no stencil to cross a switch)
+        assert np.abs(-complex_step(model.muscle_lengths, q, e) - R[:, k, :]).max() < 1e-9
     ms = model.muscle_set
     wrapped = ms.geometry(model.kinematics(q, 0)).wrap.wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
@@ -226,8 +280,13 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
             arms = model.moment_arms(start)[:, 0]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., 0], start, side * direction)
             assert abs(-one_sided - side * direction @ arms) < 1e-9
+        # complex steps along both coordinates, 1e-6 from the engagement and at it (a, b: the bisection's last pair)
+        near = np.array([a - 1e-6 * direction, a, b, b + 1e-6 * direction])
+        steps = np.stack([complex_step(model.muscle_lengths, near, e)[:, 0] for e in np.eye(2)], axis=-1)
+        arms = model.moment_arms(near)[..., 0]
+        assert np.abs(-steps - arms).max() < 1e-9
         # C¹: the exact moment arms just inside and just outside agree
-        assert np.abs(model.moment_arms(b)[:, 0] - model.moment_arms(a)[:, 0]).max() < 1e-7
+        assert np.abs(arms[2] - arms[1]).max() < 1e-7
         found += 1
         if found == 20:
             break
@@ -263,6 +322,23 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
                      "is on unknown body 'nowhere'", "`range` [0, 5] must name points 1 ≤ first < last ≤ 2",
                      "wrap 1 must be a PathWrap of a wrap object"):
         assert expected in text
+
+
+@pytest.mark.parametrize("backend", ["kronecker", pytest.param("compiled", marks=needs_numba)])
+def test_complex_steps_need_the_numpy_backend_and_explicit_joint_variables(backend):
+    model = arm_model(backend)
+    with pytest.raises(TypeError, match=r"`q` is complex \(a complex step\): the '\w+' backend takes real q only; use "
+                                        r"model.with_backend\(\"numpy\"\)"):
+        model.muscle_lengths(np.zeros(2) + 1j * COMPLEX_STEP)
+
+    class Solved(JointVariableProvider):  # as a constraint solver: no complex evaluation
+        size = 1
+
+        def evaluate(self, q, order):
+            return q[..., :1], None, None
+    joint_variables = JointVariables(np.zeros((1, 2)), np.zeros(1), ((np.array([0]), Solved()),))
+    with pytest.raises(TypeError, match="`q` is complex .* got order 0 and Solved"):
+        joint_variables.evaluate(np.zeros(2) + 1j * COMPLEX_STEP, 0)
 
 
 @needs_numba

@@ -1,5 +1,6 @@
 """Wrapping in imported models: OpenSim import, model files, agreement with OpenSim 4.6 (stored data of
-``validation/opensim/compare_wrapping.py``) and C¹ through engagement on arm26's cylinder sweeps."""
+``validation/opensim/compare_wrapping.py``), C¹ through engagement on arm26's cylinder sweeps, and the moment
+arms against differences and complex steps of the lengths."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import mbkron
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
+from tests.test_wrapping import complex_step
 from validation.opensim.compare_wrapping import SWEEPS, continuous, model_text
 
 DATA = Path(__file__).parent / "data"
@@ -60,11 +62,9 @@ def test_compiled_kernel_agrees_with_the_numpy_route_on_rajagopal(models, tmp_pa
     assert np.abs(compiled.moment_arms(q) - numpy_R).max() < 1e-12
 
 
-@needs_numba
-def test_rajagopal_moment_arms_against_differences_at_200_poses(tmp_path):
-    path = tmp_path / "Rajagopal2016.osim"
-    path.write_text(model_text("Rajagopal2016"))
-    model = mbkron.load_model(path, backend="compiled")
+def test_rajagopal_moment_arms_against_differences_and_complex_steps_at_200_poses(models):
+    numpy_model = models["Rajagopal2016"]  # complex steps: the numpy route
+    model = numpy_model.with_backend("compiled" if AVAILABLE else "numpy")  # (they agree: test above)
     wrapped = model.muscle_set.wrapping.muscles
     rng = np.random.default_rng(8)
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
@@ -82,7 +82,27 @@ def test_rajagopal_moment_arms_against_differences_at_200_poses(tmp_path):
         smooth = np.abs((L[3] - L[0]) / (4 * h) - (L[2] - L[1]) / (2 * h)) < 1e-6
         assert np.abs(-difference - R[:, k, :])[smooth].max() < 1e-9
         checked += smooth.sum()
+        # complex steps: at every pose (no stencil to cross a switch)
+        assert np.abs(-complex_step(numpy_model.muscle_lengths, q, step / h)[..., wrapped] - R[:, k, :]).max() < 1e-9
     assert checked > 0.9 * 5 * 200 * len(wrapped)
+
+
+def test_arm26_with_its_ellipsoids_moment_arms_against_complex_steps(tmp_path):
+    """The complex step through the ellipsoid's geodesics (numpy route) at random poses with the shoulder below
+    0.3 rad, where BIClong wraps over `BIClonghh`. (TRIlong wraps over `TRIlonghh` at higher elevations, where the
+    sweeps of its three wraps re-solve the ellipsoid up to 100 times: 10–100 s per pose by numpy, too slow for the
+    suite; measured separately, docs/wrapping.md.)"""
+    path = tmp_path / "arm26.osim"
+    path.write_bytes(gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes()))
+    model = mbkron.load_model(path, backend="numpy")
+    ms = model.muscle_set
+    q = np.random.default_rng(26).uniform([-1.2, 0.0], [0.3, 2.27], (10, 2))
+    kin = model.kinematics(q, 1)
+    geometry = ms.geometry(kin)
+    assert geometry.wrap.wrapped[:, ms.wrapping.wrap_names.index("BIClonghh")].all()
+    R = ms.moment_arms(kin, geometry)  # = model.moment_arms(q)
+    for k, e in enumerate(np.eye(2)):
+        assert np.abs(-complex_step(model.muscle_lengths, q, e) - R[:, k]).max() < 1e-9
 
 
 def test_tori_are_not_yet_imported_and_ignore_still_works(tmp_path):
@@ -178,6 +198,10 @@ def test_arm26_lengths_are_c1_through_engagement(models):
         muscle = ms.wrapping._wrap_muscle()[j]
         arms = model.moment_arms(np.array([at(a), at(b)]))[:, k, muscle]
         assert abs(arms[1] - arms[0]) < 1e-7
+        # complex steps 1e-6 from the engagement on both sides, and at it (a, b: adjacent floating-point numbers)
+        near = np.array([at(a - 1e-6), at(a), at(b), at(b + 1e-6)])
+        steps = complex_step(model.muscle_lengths, near, np.eye(model.nq)[k])
+        assert np.abs(-steps - model.moment_arms(near)[:, k, :]).max() < 1e-9
         engagements += 1
     assert engagements >= 3  # TRIlat, TRImed, BRA (and TRIlong) engage the TRI cylinder on this sweep
 

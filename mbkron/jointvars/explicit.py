@@ -31,7 +31,15 @@ __all__ = [
     "JointVariableProvider",
     "SymbolicJointVariables",
     "JointVariables",
+    "real_or_complex",
 ]
+
+
+def real_or_complex(x: object) -> NDArray:
+    """``x`` as an array of floats, or of complex numbers if it is complex (a complex step,
+    :mod:`mbkron.muscles.complex_step`: functions then take their decisions, such as a spline's piece,
+    from the real part and evaluate their formulas in complex arithmetic)."""
+    return np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
 
 
 @dataclass(frozen=True)
@@ -57,8 +65,11 @@ class JointVariableProvider(ABC):
     """Evaluates ``k`` joint variables and their first and second derivatives.
 
     Subclasses implement :meth:`evaluate`; the model places the results in the rows of the
-    joint variables it was given.
+    joint variables it was given. Those with ``complex_step = True`` also evaluate the values at a
+    complex ``q`` (``order`` 0, a complex step: :meth:`mbkron.Model.muscle_lengths`).
     """
+
+    complex_step: bool = False
 
     @property
     @abstractmethod
@@ -117,14 +128,14 @@ def _compile_array(
     compiled = codegen.numpy_function(symbols, [flat[i] for i in varying])
 
     def evaluate(q: NDArray[np.float64]) -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=float)
+        q = real_or_complex(q)
         batch = q.shape[:-1]
-        if not batch:  # one state: the values are floats
-            out = constants.copy()
+        if not batch:  # one state: the values are floats (complex numbers for a complex q)
+            out = constants.astype(q.dtype)
             if varying:
                 out[varying] = compiled(*q)
             return out.reshape(shape)
-        out = np.broadcast_to(constants, batch + constants.shape).copy()
+        out = np.broadcast_to(constants, batch + constants.shape).astype(q.dtype)
         if varying:
             out[..., varying] = np.stack(np.broadcast_arrays(*compiled(*np.moveaxis(q, -1, 0))), axis=-1)
         return out.reshape(batch + shape)
@@ -170,7 +181,8 @@ class SymbolicJointVariables(JointVariableProvider):
     """Joint variables given as sympy expressions of the coordinates, with exact derivatives.
 
     The expressions, their gradients and Hessians are differentiated symbolically and compiled
-    once, at construction (:mod:`mbkron.expressions.codegen`); evaluation never calls sympy.
+    once, at construction (:mod:`mbkron.expressions.codegen`); evaluation never calls sympy. A complex
+    ``q`` (a complex step) is evaluated in complex arithmetic.
 
     Parameters
     ----------
@@ -179,6 +191,8 @@ class SymbolicJointVariables(JointVariableProvider):
     coordinates : sequence of sympy.Symbol
         The generalized coordinates, in order.
     """
+
+    complex_step = True
 
     def __init__(self, expressions: Sequence[sympy.Expr], coordinates: Sequence[sympy.Symbol]):
         exprs = [_as_sympy(e) for e in expressions]
@@ -269,6 +283,10 @@ class JointVariables:
         """
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
+        if np.iscomplexobj(q) and (order > 0 or not all(p.complex_step for _, p in self.providers)):
+            names = ", ".join(type(p).__name__ for _, p in self.providers if not p.complex_step)
+            raise TypeError(f"`q` is complex (a complex step): supported for the joint variables' values (order 0) of "
+                            f"explicit functions only, got order {order}" + (f" and {names}" if names else ""))
         f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:

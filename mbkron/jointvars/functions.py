@@ -47,7 +47,7 @@ from scipy.linalg import solve_banded
 
 from mbkron.compiled.common import AVAILABLE
 from mbkron.compiled.tabulated import stacked_cubics
-from mbkron.jointvars.explicit import JointVariableProvider
+from mbkron.jointvars.explicit import JointVariableProvider, real_or_complex
 
 __all__ = [
     "SPLINE_KINDS",
@@ -80,7 +80,7 @@ class EmpiricalFunction(ABC):
         Parameters
         ----------
         x : array_like
-            Any shape.
+            Any shape; complex for a complex step (the piece from the real part).
         order : {0, 1, 2}
             Highest derivative computed; the others are returned as None.
 
@@ -138,10 +138,10 @@ class _PiecewiseCubic(EmpiricalFunction):
     _d: FloatArray
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = np.asarray(x, dtype=float)
+        x = real_or_complex(x)  # (complex: a complex step, the piece from the real part)
         knots = self.x
-        k = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, knots.size - 2)
-        below, above = x < knots[0], x > knots[-1]
+        k = np.clip(np.searchsorted(knots, x.real, side="right") - 1, 0, knots.size - 2)
+        below, above = x.real < knots[0], x.real > knots[-1]
         dx = x - knots[k]
         b, c, d = self._b[k], self._c[k], self._d[k]
         with np.errstate(over="ignore", invalid="ignore"):
@@ -321,7 +321,7 @@ class PiecewiseConstant(EmpiricalFunction):
         return "constant"
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        t = np.asarray(x, dtype=float)
+        t = real_or_complex(x).real  # (constant pieces: a complex step's derivative is 0)
         flat = t.reshape(-1)
         knots, n = self.x, self.x.size
         piece = np.zeros(flat.size, dtype=np.intp)
@@ -370,7 +370,7 @@ class AffineMapped(EmpiricalFunction):
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
         (c, d), (a, b) = self.argument, self.value
-        g, first, second = self.function.evaluate(c * np.asarray(x, dtype=float) + d, order)
+        g, first, second = self.function.evaluate(c * real_or_complex(x) + d, order)
         return (a * g + b, None if first is None else a * c * first,
                 None if second is None else a * c * c * second)
 
@@ -428,7 +428,7 @@ class FourierSeries(EmpiricalFunction):
         object.__setattr__(self, "b", b)
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = np.asarray(x, dtype=float)
+        x = real_or_complex(x)
         frequencies = 2.0 * np.pi / self.period * np.arange(1, self.a.size + 1)
         phase = x[..., None] * frequencies
         cos, sin = np.cos(phase), np.sin(phase)
@@ -481,9 +481,9 @@ class StackedPiecewiseCubic:
         if compiled:
             values, firsts, seconds = stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
             return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
-        piece = (x[..., None] >= self.knots).sum(axis=-1)
+        piece = (x.real[..., None] >= self.knots).sum(axis=-1)  # (of the real part: a complex step)
         last = self.knots[np.arange(self.count.size), self.count - 1]
-        piece = piece - ((piece == self.count) & (x == last))  # the last knot: the end of the last cubic
+        piece = piece - ((piece == self.count) & (x.real == last))  # the last knot: the end of the last cubic
         anchor, value, b, c, d = np.moveaxis(self.table[piece + self.first_piece], -1, 0)
         dx = x - anchor
         firsts = b + dx * (2.0 * c + 3.0 * dx * d) if order >= 1 else None
@@ -536,6 +536,8 @@ class CoordinateFunctionVariables(JointVariableProvider):
         Number of generalized coordinates.
     """
 
+    complex_step = True  # (values at complex q: the numpy evaluation; the compiled one is for real q)
+
     def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int,
                  compiled: bool = False):
         if len(functions) != len(coordinates):
@@ -569,11 +571,9 @@ class CoordinateFunctionVariables(JointVariableProvider):
         return len(self.functions)
 
     def evaluate(self, q, order):
-        q = np.asarray(q, dtype=float)
+        q = real_or_complex(q)
         batch, k = q.shape[:-1], self.size
-        values = np.empty(batch + (k,))
-        firsts = np.empty(batch + (k,))
-        seconds = np.empty(batch + (k,))
+        values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
         if self._stacked is not None:
             rows, stacked = self._stacked
             value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order, self.compiled)
@@ -592,9 +592,9 @@ class CoordinateFunctionVariables(JointVariableProvider):
         rows = np.arange(k)
         grad = hess = None
         if order >= 1:
-            grad = np.zeros(batch + (k, self.nq))
+            grad = np.zeros(batch + (k, self.nq), dtype=q.dtype)
             grad[..., rows, self.coordinates] = firsts
         if order >= 2:
-            hess = np.zeros(batch + (k, self.nq, self.nq))
+            hess = np.zeros(batch + (k, self.nq, self.nq), dtype=q.dtype)
             hess[..., rows, self.coordinates, self.coordinates] = seconds
         return values, grad, hess

@@ -440,6 +440,8 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     joint_values : tuple (f, grad, hess)
         Joint variables at ``q`` as returned by ``JointVariables.evaluate(q, order)``.
     q : ndarray, shape (..., nq)
+        Complex with complex joint values for a complex step (:meth:`mbkron.Model.muscle_lengths`): the
+        numpy evaluation keeps their dtype (the compiled kernel takes real values only).
     order : {0, 1, 2}
         Highest derivative of the transforms computed (the joint values may carry more).
     compiled : bool

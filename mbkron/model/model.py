@@ -199,8 +199,8 @@ class Model:
         return np.array([c.default for c in self.coordinate_records])
 
     # ------------------------------------------------------------------ evaluation
-    def _as_q(self, q: ArrayLike, name: str = "q") -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=float)
+    def _as_q(self, q: ArrayLike, name: str = "q", dtype: type = float) -> NDArray[np.float64]:
+        q = np.asarray(q, dtype=dtype)
         if q.ndim == 0 or q.shape[-1] != self.nq:
             raise ValueError(f"`{name}` must have shape (..., {self.nq}) (one value per coordinate), got {q.shape}")
         return q
@@ -318,14 +318,17 @@ class Model:
         return self.muscle_set
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m.
+        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).
 
-        Returns
-        -------
-        ndarray, shape (..., n_mt)
+        On the ``numpy`` backend ``q`` may be complex (a complex step): at ``q + i h e_k`` (``h`` ≈ 1e-30)
+        ``Im L / h = ∂L/∂q_k = −R[k]`` to round-off (:mod:`mbkron.muscles.complex_step`).
         """
         self._muscle_set()
-        return self._backend.muscle_lengths(self, self.kinematics(q, 0, workspace=workspace))
+        if np.iscomplexobj(q) and self.backend != "numpy":
+            raise TypeError(f'`q` is complex (a complex step): the {self.backend!r} backend takes real q only; use '
+                            'model.with_backend("numpy")')
+        q = self._as_q(q, dtype=complex if np.iscomplexobj(q) else float)
+        return self._backend.muscle_lengths(self, self._backend.kinematics(self, self._joint_values(q, 0, workspace), q, 0))
 
     def moment_arms(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.

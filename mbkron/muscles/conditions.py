@@ -68,7 +68,8 @@ class PathPointCondition:
         return f"{self.coordinate} in [{self.lo!r}, {self.hi!r}]"
 
     def is_active(self, value: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether the point is active at coordinate values ``value`` (any shape)."""
+        """Whether the point is active at coordinate values ``value`` (any shape; of the real part)."""
+        value = np.real(value)
         return (self.lo <= value) & (value <= self.hi)
 
 
@@ -126,9 +127,9 @@ class ActivePoints:
             array.setflags(write=False)
 
     def active(self, q: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether each point is active at ``q`` (..., nq), shape (..., P)."""
+        """Whether each point is active at ``q`` (..., nq; of the real part), shape (..., P)."""
         active = np.ones(q.shape[:-1] + (self.n_points,), dtype=bool)
-        x = q[..., self.columns]
+        x = q[..., self.columns].real
         active[..., self.rows] = (self.lo <= x) & (x <= self.hi)
         return active
 

@@ -44,6 +44,7 @@ from mbkron.compiled.paths import path_lengths_and_moment_arms
 from mbkron.compiled.wrapping import wrapped_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
+from mbkron.muscles import complex_step as cs
 from mbkron.muscles.conditions import ActivePoints, condition_problems
 from mbkron.muscles.points import MovingPoint, MovingPointTerms, point_condition
 from mbkron.muscles.surfaces import SURFACES
@@ -387,8 +388,8 @@ class MuscleSet:
     def _fixed_segments(self, q: NDArray, points: NDArray) -> tuple[None, NDArray, NDArray]:
         """Active set (None: all points), segment lengths and unit vectors of paths without conditions."""
         delta = points[..., self.segment_end, :] - points[..., self.segment_start, :]
-        segment_lengths = np.linalg.norm(delta, axis=-1)
-        self._check_lengths(q, segment_lengths < ZERO_LENGTH, segment_lengths, self.segment_end)
+        segment_lengths = cs.norm(delta)
+        self._check_lengths(q, segment_lengths.real < ZERO_LENGTH, segment_lengths, self.segment_end)
         return None, segment_lengths, delta / segment_lengths[..., None]
 
     def _conditional_segments(self, q: NDArray, points: NDArray) -> tuple[NDArray, NDArray, NDArray]:
@@ -398,8 +399,8 @@ class MuscleSet:
         ends = self.active_points.segment_ends(active)
         delta = np.take_along_axis(points, ends[..., None], axis=-2) - points[..., self.segment_start, :]
         used = active[..., self.segment_start]
-        segment_lengths = np.where(used, np.linalg.norm(delta, axis=-1), 0.0)
-        self._check_lengths(q, used & (segment_lengths < ZERO_LENGTH), segment_lengths, ends)
+        segment_lengths = np.where(used, cs.norm(delta), 0.0)
+        self._check_lengths(q, used & (segment_lengths.real < ZERO_LENGTH), segment_lengths, ends)
         units = np.divide(delta, segment_lengths[..., None], out=np.zeros_like(delta), where=used[..., None])
         return active, segment_lengths, units
 
@@ -415,7 +416,7 @@ class MuscleSet:
         raise ConfigurationError(
             f"muscle `{self.paths[self.segment_muscle[s]].name}`: points {self.segment_start[s] - first} and "
             f"{end - first} of its path coincide at q = {q[where[:-1]].tolist()} "
-            f"(segment length {segment_lengths[where]:.3g} m): the line of action is undefined"
+            f"(segment length {segment_lengths[where].real:.3g} m): the line of action is undefined"
         )
 
     def point_forces(self, geometry: PathGeometry) -> NDArray[np.float64]:

@@ -181,7 +181,7 @@ class MovingPointTerms:
 
     def _check_domain(self, q: NDArray) -> None:
         rows, columns, lo, hi = self.domain
-        x = q[..., columns]
+        x = q[..., columns].real
         outside = (x < lo - 1e-12 * (1 + abs(lo))) | (x > hi + 1e-12 * (1 + abs(hi)))
         if outside.any():
             where = np.argwhere(outside)[0]
@@ -195,12 +195,13 @@ class MovingPointTerms:
 
     def evaluate(self, q: NDArray, compiled: bool = False) -> tuple[NDArray, NDArray]:
         """Offsets ``δ`` (..., n_points, 3) and ``∂δ/∂q`` (..., n_points, 3, nq) at ``q`` (..., nq);
-        ``compiled``: tabulated functions by the compiled kernel."""
+        ``compiled``: tabulated functions by the compiled kernel (for real ``q``; a complex ``q``, a
+        complex step, is evaluated by numpy)."""
         if self.domain is not None and self.domain[0].size:
             self._check_domain(q)
         batch = q.shape[:-1]
-        values = np.empty(batch + (self.n_terms,))
-        grads = np.zeros(batch + (self.n_terms, self.nq))
+        values = np.empty(batch + (self.n_terms,), dtype=q.dtype)
+        grads = np.zeros(batch + (self.n_terms, self.nq), dtype=q.dtype)
         for rows, kind, evaluator, columns in self.groups:
             if kind == "tabulated":
                 value, slope, _ = evaluator.evaluate(q[..., columns], 1, compiled)

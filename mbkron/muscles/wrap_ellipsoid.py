@@ -42,6 +42,10 @@ Method (shooting on the geodesic equation)
   shortest converged path is kept; a path longer than its own (feasible) initial guess is rejected.
   Where Newton fails from the sphere's guess, a continuation deforms a sphere into the ellipsoid
   (:data:`CONTINUATION_LEVELS`).
+- Complex ``p``, ``q`` (a complex step, :mod:`mbkron.muscles.complex_step`): the real problem is solved as
+  above (every decision taken there), then one Newton step on the residual at the complex points with the
+  real Jacobian gives the imaginary parts of ``(φ, s)`` — hence of ``t₁``, ``t₂`` and ``s`` — to first order,
+  which is exact to round-off for the complex step's infinitesimal imaginary parts (:func:`_complex_step`).
 
 Which side (``quadrant``)
 -------------------------
@@ -76,6 +80,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.tableaus import DOP853
+from mbkron.muscles import complex_step as cs
 from mbkron.muscles.wrapping import WrapSurface, parse_quadrant
 
 __all__ = ["WrapEllipsoid", "TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS",
@@ -142,12 +147,12 @@ def _horizon_angle(p: NDArray, dimensions: NDArray, point: NDArray) -> NDArray:
 
 
 def _perpendicular_frame(v: NDArray) -> tuple[NDArray, NDArray]:
-    """Two unit vectors perpendicular to each other and to each (real) row of ``v``."""
-    unit = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    """Two unit vectors perpendicular to each other and to each row of ``v`` (complex rows: analytically)."""
+    unit = v / cs.norm(v)[:, None]
     helper = np.zeros_like(v)
-    helper[np.arange(len(v)), np.argmin(np.abs(unit), axis=-1)] = 1.0
+    helper[np.arange(len(v)), np.argmin(np.abs(unit.real), axis=-1)] = 1.0
     e1 = np.cross(unit, helper)
-    e1 /= np.linalg.norm(e1, axis=-1, keepdims=True)
+    e1 /= cs.norm(e1)[:, None]
     return e1, np.cross(unit, e1)
 
 
@@ -342,7 +347,8 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
     Parameters
     ----------
     p, q : array_like, shape (..., 3)
-        The path's neighbouring points in the ellipsoid's frame (m).
+        The path's neighbouring points in the ellipsoid's frame (m); complex for a complex step (then
+        ``t1``, ``t2`` and ``arc`` are complex).
     dimensions : array_like, shape (3,)
         The semi-axes (m), positive.
     quadrant : str
@@ -369,6 +375,8 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
     if a.shape != (3,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"`dimensions` must be 3 positive finite semi-axes; got {dimensions!r}")
     axis, sign = parse_quadrant(quadrant)
+    if np.iscomplexobj(p) or np.iscomplexobj(q):
+        return _complex_step(p, q, a, quadrant)
     p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
     if p.shape[-1:] != (3,):
         raise ValueError(f"`p` and `q` must have shape (..., 3); got {p.shape}")
@@ -387,6 +395,30 @@ def shortest_path(p: ArrayLike, q: ArrayLike, dimensions: ArrayLike, quadrant: s
         pw, qw = p[wrapped], q[wrapped]
         t1[wrapped], t2[wrapped], arc[wrapped] = _wrap(pw, qw, a, axis, sign)
     return wrapped.reshape(shape), t1.reshape(shape + (3,)), t2.reshape(shape + (3,)), arc.reshape(shape)
+
+
+def _complex_step(p, q, dimensions, quadrant):
+    """:func:`shortest_path` at complex ``p``, ``q``: the real path, and the imaginary parts of ``(φ, s)``
+    from ``J δ = −Im r(p, q; φ, s)`` (``r`` the end conditions at the real solution ``(φ, s)``, ``J`` their
+    real Jacobian by complex steps in ``φ`` and ``s``, as in :func:`_newton`)."""
+    p, q = np.broadcast_arrays(np.asarray(p, dtype=complex), np.asarray(q, dtype=complex))
+    wrapped, t1, t2, arc = shortest_path(p.real, q.real, dimensions, quadrant)
+    t1, t2, arc = t1.astype(complex), t2.astype(complex), arc.astype(complex)
+    middle = 0.5 * (p + q)  # where not wrapped: t1 = t2 = (p + q)/2
+    t1[~wrapped], t2[~wrapped] = middle[~wrapped], middle[~wrapped]
+    if wrapped.any():
+        pw, qw, real_p, real_q = p[wrapped], q[wrapped], p[wrapped].real, q[wrapped].real
+        phi, s, k = _horizon_angle(real_p, dimensions, t1[wrapped].real), arc[wrapped].real, int(wrapped.sum())
+        residual, *_ = _end_conditions(np.concatenate([real_p, real_p, pw]), np.concatenate([real_q, real_q, qw]),
+                                       dimensions, np.concatenate([phi + 1j * _COMPLEX_STEP, phi, phi]),
+                                       np.concatenate([s, s + 1j * _COMPLEX_STEP, s]))
+        jacobian = np.stack([residual[:k].imag, residual[k:2 * k].imag], axis=-1) / _COMPLEX_STEP
+        d_phi, d_arc = np.moveaxis(-np.linalg.solve(jacobian, residual[2 * k:].imag[..., None])[..., 0], -1, 0)
+        _, t1c, t2c, _ = _end_conditions(pw, qw, dimensions, phi + 1j * d_phi, s + 1j * d_arc)
+        t1[wrapped] = t1[wrapped].real + 1j * t1c.imag
+        t2[wrapped] = t2[wrapped].real + 1j * t2c.imag
+        arc[wrapped] = s + 1j * d_arc
+    return wrapped, t1, t2, arc
 
 
 def _wrap(p, q, dimensions, axis, sign):

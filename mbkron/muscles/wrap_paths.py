@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.wrapping import COMPILED_KINDS
 from mbkron.core.errors import ConfigurationError
+from mbkron.muscles import complex_step as cs
 
 __all__ = ["PathWrapping", "WrapGeometry", "MAX_SWEEPS", "TANGENT_TOLERANCE"]
 
@@ -148,12 +149,12 @@ class PathWrapping:
     def evaluate(self, T: NDArray, points: NDArray, active: NDArray | None, q: NDArray) -> WrapGeometry:
         """The wrapped paths at the states of ``T`` (..., nb, 4, 4), given the ground positions of all
         path points (..., P, 3) and which are active (None: all)."""
-        batch = points.shape[:-2]
+        batch, dtype = points.shape[:-2], points.dtype  # complex for a complex step (mbkron.muscles.complex_step)
         rotations, origins = self.wrap_frames(T)
         W = self.frame_rotations.shape[0]
-        lengths = np.zeros(batch + (len(self.muscles),))
-        point_forces = np.zeros(batch + (len(self.point_rows), 3))
-        tangent_points, tangent_forces = np.zeros(batch + (2 * W, 3)), np.zeros(batch + (2 * W, 3))
+        lengths = np.zeros(batch + (len(self.muscles),), dtype=dtype)
+        point_forces = np.zeros(batch + (len(self.point_rows), 3), dtype=dtype)
+        tangent_points, tangent_forces = np.zeros(batch + (2 * W, 3), dtype=dtype), np.zeros(batch + (2 * W, 3), dtype=dtype)
         wrapped, order = np.zeros(batch + (W,), dtype=bool), []
         for index, rows, surfaces, spans, first, first_row in self.groups:
             n, w_count = len(rows), len(surfaces)
@@ -162,13 +163,13 @@ class PathWrapping:
             keys = np.full(batch + (n + 2 * w_count,), np.inf)
             keys[..., :n] = np.arange(n) if active is None else np.where(active[..., rows], np.arange(n), np.inf)
             owner = np.concatenate([np.full(n, -1), np.repeat(np.arange(w_count), 2)])
-            arcs = np.zeros(batch + (w_count,))
+            arcs = np.zeros(batch + (w_count,), dtype=dtype)
             for _ in range(1 if w_count == 1 else MAX_SWEEPS):
                 before = X[..., n:, :].copy()
                 for w, (surface, span) in enumerate(zip(surfaces, spans)):
                     self._apply(surface, span, w, n, X, keys, owner, arcs, rotations[..., first + w, :, :],
                                 origins[..., first + w, :])
-                moved = np.abs(X[..., n:, :] - before).max(initial=0.0)
+                moved = np.abs((X[..., n:, :] - before).real).max(initial=0.0)
                 if moved <= TANGENT_TOLERANCE:
                     break
             length, forces, node_order = self._polyline(X, keys, owner, arcs, q, index)
@@ -200,11 +201,11 @@ class PathWrapping:
         p, q = local[..., :-1, :], local[..., 1:, :]
         # only the candidate segments are solved (the others may join points on the surface, e.g. the
         # removed tangent points of this wrap, where the tangent problem is degenerate)
-        hit, t1, t2, arc = np.zeros(candidate.shape, dtype=bool), p.copy(), q.copy(), np.zeros(candidate.shape)
+        hit, t1, t2, arc = np.zeros(candidate.shape, dtype=bool), p.copy(), q.copy(), np.zeros(candidate.shape, dtype=p.dtype)
         if candidate.any():
             hit[candidate], t1[candidate], t2[candidate], arc[candidate] = surface.solve(p[candidate], q[candidate])
-        change = (np.linalg.norm(t1 - p, axis=-1) + arc + np.linalg.norm(q - t2, axis=-1)
-                  - np.linalg.norm(q - p, axis=-1))
+        change = (np.linalg.norm((t1 - p).real, axis=-1) + arc.real + np.linalg.norm((q - t2).real, axis=-1)
+                  - np.linalg.norm((q - p).real, axis=-1))  # (a decision: of the real parts)
         change = np.where(hit, change, np.inf)
         best = np.argmin(change, axis=-1)[..., None]
         found = np.take_along_axis(hit, best, axis=-1)[..., 0]
@@ -228,8 +229,8 @@ class PathWrapping:
         geodesic = used & (oa == ob) & (oa >= 0)
         straight = used & ~geodesic
         delta = sorted_X[..., 1:, :] - sorted_X[..., :-1, :]
-        pieces = np.linalg.norm(delta, axis=-1)
-        short = straight & (pieces < self.zero_length)
+        pieces = cs.norm(delta)
+        short = straight & (pieces.real < self.zero_length)
         if short.any():
             where = tuple(np.argwhere(short)[0])
             raise ConfigurationError(

@@ -71,6 +71,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.muscles import complex_step as cs
+
 __all__ = ["WrapSurface", "WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
            "parse_quadrant", "shape_fields", "surface_problems", "wrap_method_problems", "WRAP_METHODS"]
 
@@ -154,8 +156,14 @@ def wrap_method_problems(method: object, where: str) -> list[str]:
 
 
 def _side(sign_axis: NDArray, sigma: int) -> NDArray[np.bool_]:
-    """OpenSim's ``DSIGN(x) == sigma`` (``DSIGN(0) = +1``)."""
-    return np.where(sign_axis >= 0.0, 1, -1) == sigma
+    """OpenSim's ``DSIGN(x) == sigma`` (``DSIGN(0) = +1``; of the real part)."""
+    return np.where(np.real(sign_axis) >= 0.0, 1, -1) == sigma
+
+
+def _points(p: NDArray, q: NDArray) -> tuple[NDArray, NDArray]:
+    """``p``, ``q`` broadcast, as floats, or as complex numbers if either is (a complex step)."""
+    dtype = complex if np.iscomplexobj(p) or np.iscomplexobj(q) else float
+    return np.broadcast_arrays(np.asarray(p, dtype=dtype), np.asarray(q, dtype=dtype))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,24 +206,24 @@ class WrapSphere(WrapSurface):
     def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """The shortest path from ``p`` to ``q`` round the sphere (a great circle); see the module."""
         r = float(self.radius)
-        p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
-        dp, dq = np.linalg.norm(p, axis=-1), np.linalg.norm(q, axis=-1)
-        outside = (dp > r) & (dq > r)
+        p, q = _points(p, q)
+        dp, dq = cs.norm(p), cs.norm(q)
+        outside = (dp.real > r) & (dq.real > r)
         dp, dq = np.where(outside, dp, 2 * r), np.where(outside, dq, 2 * r)
         u, v = p / dp[..., None], q / dq[..., None]
         cosine = np.sum(u * v, axis=-1)
         normal = v - cosine[..., None] * u  # the plane of P, Q and the centre: e2 ⊥ u
         normal -= np.sum(normal * u, axis=-1)[..., None] * u  # again: ⊥ u to round-off when P, Q are nearly opposite
-        sine = np.linalg.norm(normal, axis=-1)
+        sine = cs.norm(normal)
         # P, Q and the centre on one line: any plane through them (the path is not unique there)
-        fallback = np.cross(u, np.where(np.abs(u[..., :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
-        degenerate = sine < 1e-12
-        e2 = np.where(degenerate[..., None], fallback / np.maximum(np.linalg.norm(fallback, axis=-1, keepdims=True), 1e-300),
+        fallback = np.cross(u, np.where(np.abs(u[..., :1].real) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
+        degenerate = sine.real < 1e-12
+        e2 = np.where(degenerate[..., None], fallback / np.maximum(cs.norm(fallback)[..., None], 1e-300),
                       normal / np.where(degenerate, 1.0, sine)[..., None])
-        gamma = np.arctan2(sine, cosine)
-        ap, aq = np.arccos(r / dp), np.arccos(r / dq)
+        gamma = cs.arctan2(sine, cosine)
+        ap, aq = cs.arccos(r / dp), cs.arccos(r / dq)
         theta = gamma - ap - aq
-        wrapped = outside & (theta > 0.0)
+        wrapped = outside & (theta.real > 0.0)
         # the two arcs of the great circle, by angle ψ from u towards e2 (Q at ψ = γ)
         start, end = ap, gamma - aq
         axis, sigma = self.constraint()
@@ -224,7 +232,7 @@ class WrapSphere(WrapSurface):
             short_mid, long_mid = (ap + gamma - aq) / 2, (gamma + aq - ap) / 2 - np.pi
             toward = sigma * (np.cos(short_mid) * u[..., axis] + np.sin(short_mid) * e2[..., axis])
             away = sigma * (np.cos(long_mid) * u[..., axis] + np.sin(long_mid) * e2[..., axis])
-            long = ~both & (away > toward)
+            long = ~both & (away.real > toward.real)
             start, end = np.where(long, -ap, start), np.where(long, gamma + aq - 2 * np.pi, end)
             theta = np.where(long, 2 * np.pi - gamma - ap - aq, theta)
         t1 = r * (np.cos(start)[..., None] * u + np.sin(start)[..., None] * e2)
@@ -254,16 +262,16 @@ class WrapCylinder(WrapSurface):
     def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """The shortest path from ``p`` to ``q`` round the cylinder (a helix); see the module."""
         r = float(self.radius)
-        p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
-        rp, rq = np.hypot(p[..., 0], p[..., 1]), np.hypot(q[..., 0], q[..., 1])
-        outside = (rp > r) & (rq > r)
+        p, q = _points(p, q)
+        rp, rq = cs.hypot(p[..., 0], p[..., 1]), cs.hypot(q[..., 0], q[..., 1])
+        outside = (rp.real > r) & (rq.real > r)
         rp, rq = np.where(outside, rp, 2 * r), np.where(outside, rq, 2 * r)
-        phi_p, phi_q = np.arctan2(p[..., 1], p[..., 0]), np.arctan2(q[..., 1], q[..., 0])
-        ap, aq = np.arccos(r / rp), np.arccos(r / rq)
-        ccw = np.mod(phi_q - phi_p, 2 * np.pi)  # the angle swept counterclockwise from P' to Q'
-        cw = np.mod(phi_p - phi_q, 2 * np.pi)
-        short = np.where(ccw <= np.pi, 1.0, -1.0)
-        meets = np.minimum(ccw, cw) - ap - aq > 0.0  # the segment meets the (infinite) cylinder
+        phi_p, phi_q = cs.arctan2(p[..., 1], p[..., 0]), cs.arctan2(q[..., 1], q[..., 0])
+        ap, aq = cs.arccos(r / rp), cs.arccos(r / rq)
+        ccw = cs.angle_mod(phi_q - phi_p)  # the angle swept counterclockwise from P' to Q'
+        cw = cs.angle_mod(phi_p - phi_q)
+        short = np.where(ccw.real <= np.pi, 1.0, -1.0)
+        meets = (np.minimum(ccw.real, cw.real) - ap.real - aq.real) > 0.0  # the segment meets the (infinite) cylinder
         axis, sigma = self.constraint()
         direction, rule = short, meets
         if sigma != 0:
@@ -271,15 +279,16 @@ class WrapCylinder(WrapSurface):
                 mid_ccw = phi_p + (ccw + ap - aq) / 2
                 mid_cw = phi_p - (cw + ap - aq) / 2
                 trig = np.cos if axis == 0 else np.sin
-                direction = np.where(sigma * trig(mid_ccw) >= sigma * trig(mid_cw), 1.0, -1.0)
+                direction = np.where(sigma * trig(mid_ccw.real) >= sigma * trig(mid_cw.real), 1.0, -1.0)
             on_p, on_q = _side(p[..., axis], sigma), _side(q[..., axis], sigma)
-            chord = q - p  # the point of the line P→Q nearest the axis (OpenSim's near12)
+            # the point of the line P→Q nearest the axis (OpenSim's near12; a decision, of the real parts)
+            start, chord = p.real, (q - p).real
             planar = np.maximum(np.sum(chord[..., :2] ** 2, axis=-1), 1e-300)
-            near = p + (-np.sum(p[..., :2] * chord[..., :2], axis=-1) / planar)[..., None] * chord
+            near = start + (-np.sum(start[..., :2] * chord[..., :2], axis=-1) / planar)[..., None] * chord
             forced = (on_p != on_q) & ~_side(near[..., axis], sigma)
             rule = np.where(on_p | on_q, meets | forced, True)
         theta = np.where(direction > 0, ccw, cw) - ap - aq
-        wrapped = outside & rule & (theta > 0.0)
+        wrapped = outside & rule & (theta.real > 0.0)
         theta = np.where(wrapped, theta, 0.0)
         lp, lq = np.sqrt(rp**2 - r**2), np.sqrt(rq**2 - r**2)
         planar_length = lp + r * theta + lq
@@ -290,7 +299,7 @@ class WrapCylinder(WrapSurface):
         t1 = np.stack([r * np.cos(phi1), r * np.sin(phi1), z1], axis=-1)
         t2 = np.stack([r * np.cos(phi2), r * np.sin(phi2), z2], axis=-1)
         half = 0.5 * float(self.length)
-        wrapped &= (np.abs(z1) <= half) | (np.abs(z2) <= half)
+        wrapped &= (np.abs(z1.real) <= half) | (np.abs(z2.real) <= half)
         arc = r * theta * np.sqrt(1.0 + (rise / planar_length) ** 2)
         return wrapped, t1, t2, np.where(wrapped, arc, 0.0)
 
