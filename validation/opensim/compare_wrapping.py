@@ -11,7 +11,9 @@ Run ``python -m validation.opensim.compare_wrapping`` from the repository root: 
 ``tests/data/wrapping_opensim.npz`` (read by ``tests/test_wrapping_models.py``), the figures
 ``docs/figures/wrap_<sweep>.png`` and prints the largest length differences where OpenSim's length
 is continuous (no second difference of OpenSim's lengths above :data:`JUMP` next to the sample) and
-the states where OpenSim's swap of the first two wraps would apply (:func:`swap_states`).
+the states where OpenSim's swap of the first two wraps would apply (:func:`swap_states`). The arm26 sweeps
+take minutes each: ``python -m validation.opensim.compare_wrapping SWEEP …`` computes some sweeps (run several
+in parallel), ``… merge`` then writes the data and figures from them (:data:`PARTS`).
 ``python -m validation.opensim.compare_wrapping paths SWEEP INDEX MUSCLE`` prints both tools' paths
 (points and tangent points in ground) at one state of a sweep.
 """
