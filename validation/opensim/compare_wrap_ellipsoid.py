@@ -8,9 +8,10 @@ Two kinds of sweeps, each a coordinate turned in 0.5° steps:
 - ``arm26-*``: arm26's BIClong over ``BIClonghh`` (wrap range 2–3) along ``r_shoulder_elev``. The
   wrapped segment's length on the OpenSim side is ``Muscle.getLength`` less the path's other
   straight segments (OpenSim's path points); where OpenSim's range allows several segments the one
-  whose wrap shortens the path most is taken. (:func:`arm26_sweep` also runs TRIlong over
-  ``TRIlonghh`` with its cylinders inactive, but that comparison is not yet understood -- see
-  docs/wrapping.md ("Ellipsoids") -- and is not stored.)
+  OpenSim wraps is taken: the first that passes through the ellipsoid (``WrapEllipsoid::wrapLine``
+  returns ``mandatoryWrap``, and ``GeometryPath::applyWrapObjects`` stops at the first such segment).
+  (:func:`arm26_sweep` also runs TRIlong over ``TRIlonghh`` with its cylinders inactive: ``python -m
+  validation.opensim.compare_wrap_ellipsoid TRIlong``; printed, not stored -- docs/wrapping.md ("Ellipsoids").)
 
 For each state the segment's end points are expressed in the ellipsoid's frame (``p``, ``q``) and
 stored with OpenSim's length in ``tests/data/wrap_ellipsoid_opensim.csv.gz`` (read by
@@ -27,6 +28,7 @@ from __future__ import annotations
 import csv
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -134,27 +136,46 @@ def arm26_sweep(muscle_name, wrap_name, inactive=()):
     lo_index = 0 if first < 1 else first - 1
     hi_index = count - 1 if last < 1 else last - 1
     elevation = model.getCoordinateSet().get("r_shoulder_elev")
-    rows = []
-    for degrees in np.arange(-90.0, 180.0 + 1e-9, 0.5):
-        elevation.setValue(state, np.radians(degrees))
+    degrees = np.arange(-90.0, 180.0 + 1e-9, 0.5)
+    local, others = [], []
+    for angle in np.radians(degrees):
+        elevation.setValue(state, angle)
         model.realizePosition(state)
         ground = np.array([_vec(points.get(i).getLocationInGround(state)) for i in range(count)])
         in_body = np.array([_vec(model.getGround().findStationLocationInAnotherFrame(state, osim.Vec3(*g), wrap_body))
                             for g in ground])
-        local = _to_wrap_frame(in_body, translation, rotation)
+        local.append(_to_wrap_frame(in_body, translation, rotation))
         straight = np.linalg.norm(np.diff(ground, axis=0), axis=1)
-        total = muscle.getLength(state)
-        # the segment in the range whose wrap shortens the path most (mbkron's path)
-        best = None
-        for i in range(lo_index, hi_index):
-            p, q = local[i], local[i + 1]
-            wrapped, t1, t2, arc = shortest_path(p, q, dims, wrap.get_quadrant())
-            saving = straight[i] - (np.linalg.norm(t1 - p) + arc + np.linalg.norm(q - t2))
-            if best is None or saving > best[0]:
-                best = (saving, i)
-        i = best[1]
-        rows.append((degrees, local[i], local[i + 1], total - (straight.sum() - straight[i])))
+        others.append(muscle.getLength(state) - straight.sum() + straight)  # OpenSim's length less the other segments
+    local, others = np.array(local), np.array(others)
+    # OpenSim wraps the first segment of the range that passes through the ellipsoid (its `mandatoryWrap`)
+    chosen = np.full(len(degrees), hi_index - 1)
+    for i in reversed(range(lo_index, hi_index)):
+        chosen = np.where(shortest_path(local[:, i], local[:, i + 1], dims, wrap.get_quadrant())[0], i, chosen)
+    rows = [(d, local[k, i], local[k, i + 1], others[k, i]) for k, (d, i) in enumerate(zip(degrees, chosen))]
     return f"arm26-{muscle_name}-{wrap_name}", dims, wrap.get_quadrant(), rows
+
+
+def differences(dims, quadrant, rows) -> tuple:
+    """mbkron's lengths − OpenSim's, which rows OpenSim is continuous at and its jumps, for one sweep's rows."""
+    p = np.array([r[1] for r in rows])
+    q = np.array([r[2] for r in rows])
+    opensim = np.array([r[3] for r in rows])
+    wrapped, t1, t2, arc = shortest_path(p, q, dims, quadrant)
+    ours = np.linalg.norm(t1 - p, axis=1) + arc + np.linalg.norm(q - t2, axis=1)
+    step = np.abs(np.diff(opensim))
+    neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
+    jump = step > 3 * neighbours + 1e-5
+    continuous = np.ones(len(rows), dtype=bool)
+    continuous[1:] &= ~jump
+    continuous[:-1] &= ~jump
+    difference = ours - opensim
+    print(f"{len(rows)} states, wrapped {int(wrapped.sum())} (mbkron); "
+          f"max |mbkron - OpenSim| {np.abs(difference[continuous]).max() * 1e3:.3f} mm where OpenSim is "
+          f"continuous, {np.abs(difference).max() * 1e3:.3f} mm overall; mbkron - OpenSim in "
+          f"[{difference.min() * 1e3:.4f}, {difference.max() * 1e3:.4f}] mm; OpenSim jumps at "
+          f"{int(jump.sum())} steps")
+    return difference, continuous, jump
 
 
 def main() -> None:
@@ -169,23 +190,8 @@ def main() -> None:
         writer.writerow(["case", "a0", "a1", "a2", "quadrant", "degrees", "px", "py", "pz", "qx", "qy", "qz",
                          "opensim_length", "opensim_continuous", "max_difference"])
         for name, dims, quadrant, rows in sweeps:
-            p = np.array([r[1] for r in rows])
-            q = np.array([r[2] for r in rows])
-            opensim = np.array([r[3] for r in rows])
-            wrapped, t1, t2, arc = shortest_path(p, q, dims, quadrant)
-            ours = np.linalg.norm(t1 - p, axis=1) + arc + np.linalg.norm(q - t2, axis=1)
-            step = np.abs(np.diff(opensim))
-            neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
-            jump = step > 3 * neighbours + 1e-5
-            continuous = np.ones(len(rows), dtype=bool)
-            continuous[1:] &= ~jump
-            continuous[:-1] &= ~jump
-            difference = ours - opensim
-            print(f"{name}: {len(rows)} states, wrapped {int(wrapped.sum())} (mbkron); "
-                  f"max |mbkron - OpenSim| {np.abs(difference[continuous]).max() * 1e3:.3f} mm where OpenSim is "
-                  f"continuous, {np.abs(difference).max() * 1e3:.3f} mm overall; mbkron - OpenSim in "
-                  f"[{difference.min() * 1e3:.4f}, {difference.max() * 1e3:.4f}] mm; OpenSim jumps at "
-                  f"{int(jump.sum())} steps")
+            print(f"{name}: ", end="")
+            _, continuous, _ = differences(dims, quadrant, rows)
             for (degrees, pi, qi, length), ok in zip(rows, continuous):
                 writer.writerow([name, *(repr(float(v)) for v in dims), quadrant, repr(float(degrees)),
                                  *(repr(float(v)) for v in (*pi, *qi)), repr(float(length)), int(ok),
@@ -193,5 +199,19 @@ def main() -> None:
     print(f"wrote {OUTPUT.relative_to(ROOT)}")
 
 
+def triceps() -> None:
+    """arm26's TRIlong over ``TRIlonghh`` (quadrant ``+z``) with its two cylinders inactive: prints the comparison
+    and the states where the two differ by more than 1 mm (not stored)."""
+    name, dims, quadrant, rows = arm26_sweep("TRIlong", "TRIlonghh", inactive=("TRI", "TRIlongglen"))
+    print(f"{name} (cylinders inactive): ", end="")
+    difference, continuous, jump = differences(dims, quadrant, rows)
+    degrees = np.array([r[0] for r in rows])
+    print(f"|mbkron - OpenSim| > 1 mm at {degrees[np.abs(difference) > 1e-3].tolist()} degrees; "
+          f"OpenSim jumps after {degrees[:-1][jump].tolist()} degrees")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["TRIlong"]:
+        triceps()
+    else:
+        main()
