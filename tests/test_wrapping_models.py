@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import warnings
 from pathlib import Path
 
@@ -85,12 +86,15 @@ def test_rajagopal_moment_arms_against_differences_at_200_poses(tmp_path):
     assert checked > 0.9 * 5 * 200 * len(wrapped)
 
 
-def test_tori_are_not_yet_imported_and_ignore_still_works(tmp_path):
+def test_tori_are_imported_and_ignore_still_works(tmp_path):
     path = tmp_path / "arm26.osim"
     text = gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes())
-    path.write_bytes(text.replace(b"WrapEllipsoid", b"WrapTorus"))  # arm26's ellipsoids made tori
-    with pytest.raises(ModelError, match=r"WrapTorus\[@name='TRIlonghh'\]: <WrapTorus> is not supported.*not yet"):
-        mbkron.load_model(path)
+    tori = re.sub(rb"<dimensions>[^<]*</dimensions>", b"<inner_radius>0.01</inner_radius><outer_radius>0.03</outer_radius>",
+                  text.replace(b"WrapEllipsoid", b"WrapTorus"))  # arm26's ellipsoids made tori
+    path.write_bytes(tori)
+    imported = {s.name: (type(s).__name__, s.inner_radius, s.outer_radius) for p in mbkron.load_model(path).muscle_set.paths
+                for s in (w.surface for w in p.wraps) if s.name.endswith("hh")}
+    assert imported == {"TRIlonghh": ("WrapTorus", 0.01, 0.03), "BIClonghh": ("WrapTorus", 0.01, 0.03)}
     with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects"):
         assert mbkron.load_model(path, wrapping="ignore").muscle_set.wrapping is None
     path.write_bytes(text)
