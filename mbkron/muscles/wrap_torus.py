@@ -22,7 +22,8 @@ Method (shooting on the geodesic equation)
   ``x'' = −(x'ᵀ ∇²F x' / |∇F|²) ∇F`` of the implicit surface, but without a constraint to drift from.
   It is integrated over ``σ ∈ [0, s]`` by the 8th-order Dormand–Prince method (DOP853's
   coefficients) in equal steps, step × ``max(1/r, 1/(R − r))`` (the largest normal curvature)
-  ≤ :data:`STEP_CURVATURE`, rounded up to a power of two.
+  ≤ :data:`STEP_CURVATURE` for the longest arc of the batch (the truncation error is then below
+  1e-15 m: ``tests/test_wrap_torus.py`` doubles the steps).
 - The horizon of ``p`` on a torus is not a circle, so ``t₁ = x(u₁, v₁)`` is parametrised by its two
   angles and tangency is a residual: the unknowns ``(u₁, v₁, s)`` solve
   ``(t₁ − p)·n(t₁) = 0``, ``(q − x(s))·n = 0`` and ``(q − x(s))·(w × n) = 0`` at the geodesic's end
@@ -123,23 +124,24 @@ def _rate(y, arc, R, r):
 
 
 def _integrate(y, arc, R, r, steps):
-    """``steps`` equal Dormand–Prince steps from rows ``y = (u, v, u', v')`` over τ ∈ [0, 1]."""
+    """``steps`` equal Dormand–Prince steps from rows ``y = (u, v, u', v')`` over τ ∈ [0, 1].
+
+    The stage sums use ``einsum``: numpy's ``matmul`` of a real vector with a complex matrix (the
+    complex-step batches) is about 100 times slower here."""
     h = 1.0 / steps
     k = np.empty((_STAGES,) + y.shape, dtype=y.dtype)
-    flat = k.reshape(_STAGES, -1)
     for _ in range(steps):
         for stage in range(_STAGES):
-            increment = (_RK_A[stage, :stage] @ flat[:stage]).reshape(y.shape) if stage else 0.0
+            increment = np.einsum("s,s...->...", _RK_A[stage, :stage], k[:stage]) if stage else 0.0
             k[stage] = _rate(y + h * increment, arc, R, r)
-        y = y + h * (_RK_B @ flat).reshape(y.shape)
+        y = y + h * np.einsum("s,s...->...", _RK_B, k)
     return y
 
 
 def _steps(R, r, arc):
-    """Equal steps per path (:data:`STEP_CURVATURE`), a power of 2 (≥ 8), so that similar paths share a batch."""
+    """Equal steps for a batch: the longest arc's (:data:`STEP_CURVATURE`; one batch is cheaper than several)."""
     curvature = max(1.0 / r, 1.0 / (R - r))
-    needed = np.maximum(8.0, np.ceil(np.abs(arc.real) * curvature / STEP_CURVATURE))
-    return (2 ** np.ceil(np.log2(needed))).astype(np.intp)
+    return max(1, int(np.ceil(np.max(np.abs(arc.real), initial=0.0) * curvature / STEP_CURVATURE)))
 
 
 def geodesic(outer_radius: float, inner_radius: float, u: NDArray, v: NDArray, direction: NDArray, arc: NDArray,
@@ -169,10 +171,7 @@ def geodesic(outer_radius: float, inner_radius: float, u: NDArray, v: NDArray, d
     R, r = float(outer_radius), float(inner_radius)
     e_u, e_v, _ = _frame(u, v)
     y = np.stack([u, v, _dot(direction, e_u) / (R + r * np.cos(v)), _dot(direction, e_v) / r], axis=-1)
-    counts = np.full(len(y), steps) if steps is not None else _steps(R, r, arc)
-    for count in np.unique(counts):
-        group = counts == count
-        y[group] = _integrate(y[group], arc[group], R, r, int(count))
+    y = _integrate(y, arc, R, r, steps if steps is not None else _steps(R, r, arc))
     e_u, e_v, _ = _frame(y[:, 0], y[:, 1])
     tangent = (y[:, 2] * (R + r * np.cos(y[:, 1])))[:, None] * e_u + (y[:, 3] * r)[:, None] * e_v
     return y[:, 0], y[:, 1], tangent
@@ -196,49 +195,43 @@ def _residuals(p, q, R, r, u1, v1, arc):
 def _newton(p, q, R, r, u1, v1, arc):
     """Newton's method on ``(u₁, v₁, s)`` (module documentation).
 
-    Returns t₁, t₂, the arc and whether each path converged (residuals ≤ :data:`TOLERANCE`)."""
+    Returns t₁, t₂, the arc and whether each path converged (residuals ≤ :data:`TOLERANCE`, ``q`` ahead
+    of ``t₂``)."""
     z = np.stack([u1, v1, arc], axis=-1)
-    m = len(p)
-    t1, t2, converged = np.empty((m, 3)), np.empty((m, 3)), np.zeros(m, dtype=bool)
-    ahead = np.zeros(m, dtype=bool)
-    active = np.arange(m)
+    res, t1, t2, w = _residuals(p, q, R, r, z[:, 0], z[:, 1], z[:, 2])
+    active = np.arange(len(p))
     eye = np.eye(3) * (1j * _COMPLEX_STEP)
     for _ in range(MAX_ITERATIONS):
-        k = len(active)
-        pa, qa, za = p[active], q[active], z[active]
+        active = active[np.max(np.abs(res[active]), axis=-1) > TOLERANCE]
+        if not len(active):
+            break
+        k, pa, qa, za = len(active), p[active], q[active], z[active]
         # the Jacobian's columns by complex steps: one batch of 3k paths
         zc = np.concatenate([za + eye[i] for i in range(3)])
-        residual, t1c, t2c, w = _residuals(np.tile(pa, (3, 1)), np.tile(qa, (3, 1)), R, r, zc[:, 0], zc[:, 1], zc[:, 2])
-        res = residual[:k].real
-        done = np.max(np.abs(res), axis=-1) <= TOLERANCE
-        index = active[done]
-        t1[index], t2[index], converged[index] = t1c[:k][done].real, t2c[:k][done].real, True
-        ahead[index] = _dot(qa[done] - t2[index], w[:k][done].real) > 0
-        keep = ~done
-        if not keep.any():
-            break
-        active, pa, qa, za, res = active[keep], pa[keep], qa[keep], za[keep], res[keep]
-        jac = np.stack([residual[i * k:(i + 1) * k].imag for i in range(3)], axis=-1)[keep] / _COMPLEX_STEP
-        try:
-            step = -np.linalg.solve(jac, res[..., None])[..., 0]
-        except np.linalg.LinAlgError:
-            step = -np.stack([np.linalg.lstsq(j, b, rcond=None)[0] for j, b in zip(jac, res)])
+        derivative = _residuals(np.tile(pa, (3, 1)), np.tile(qa, (3, 1)), R, r, zc[:, 0], zc[:, 1], zc[:, 2])[0].imag
+        jac = np.stack([derivative[i * k:(i + 1) * k] for i in range(3)], axis=-1) / _COMPLEX_STEP
+        det = np.linalg.det(jac)
+        solvable = np.isfinite(det) & (det != 0.0)  # the others stall (and are reported as not converged)
+        step = np.zeros((k, 3))
+        step[solvable] = -np.linalg.solve(jac[solvable], res[active[solvable]][..., None])[..., 0]
         step[~np.all(np.isfinite(step), axis=-1)] = 0.0
         scale = np.minimum(1.0, MAX_ANGLE_STEP / np.maximum(np.abs(step[:, :2]).max(axis=-1), 1e-300))
         shrink = step[:, 2] < -0.5 * np.abs(za[:, 2])
         scale[shrink] = np.minimum(scale[shrink], 0.5 * np.abs(za[shrink, 2]) / -step[shrink, 2])
-        norm = np.linalg.norm(res, axis=-1)
-        trying = np.arange(len(active))
-        for _ in range(12):  # Armijo: halve until the residual's norm decreases
+        norm = np.linalg.norm(res[active], axis=-1)
+        trying = np.arange(k)
+        for _ in range(12):  # Armijo: halve the step until the residual's norm decreases
+            rows = active[trying]
             trial = za[trying] + scale[trying, None] * step[trying]
-            value, _, _, _ = _residuals(pa[trying], qa[trying], R, r, trial[:, 0], trial[:, 1], trial[:, 2])
+            value, t1[rows], t2[rows], w[rows] = _residuals(pa[trying], qa[trying], R, r, *trial.T)
+            res[rows], z[rows] = value, trial
             failed = ~(np.linalg.norm(value, axis=-1) < (1.0 - 1e-4 * scale[trying]) * norm[trying])
             trying = trying[failed]
             if not len(trying):
                 break
             scale[trying] *= 0.5
-        z[active] = za + scale[:, None] * step
-    return t1, t2, z[:, 2], converged & ahead
+    converged = np.max(np.abs(res), axis=-1) <= TOLERANCE
+    return t1, t2, z[:, 2], converged & (_dot(q - t2, w) > 0)
 
 
 def opensim_ring_point(p: NDArray, q: NDArray, outer_radius: float, quadrant: str = "all"
@@ -249,7 +242,8 @@ def opensim_ring_point(p: NDArray, q: NDArray, outer_radius: float, quadrant: st
     function (the squared distance to the circle of radius ``2R`` in ``z = 0``, OpenSim's residual
     being its derivative), by Newton's method safeguarded to descend; of the two results the one
     nearer the ring (radius ``R``) is taken, with a quadrant the one on its side (both: the nearer;
-    neither: no ring point). ``c`` is the ring point at that result's azimuth.
+    neither: no ring point). ``c`` is the ring point at that result's azimuth (0 for a point on the
+    axis, where OpenSim's is undefined).
 
     Parameters
     ----------
@@ -277,7 +271,7 @@ def opensim_ring_point(p: NDArray, q: NDArray, outer_radius: float, quadrant: st
         kink = np.maximum(c4 * c5 - c3 * c3, 0.0)
         u = np.zeros(len(p))
         for _ in range(200):
-            rho = np.sqrt(np.maximum(c4 * u * u + 2 * c3 * u + c5, 1e-300))
+            rho = np.maximum(np.sqrt(np.maximum(c4 * u * u + 2 * c3 * u + c5, 0.0)), 1e-12 * R)
             slope = 2 * u + 2 * _dot(start, n) - 4 * R * (c4 * u + c3) / rho
             curvature = 2 - 4 * R * kink / rho**3
             step = np.where(curvature > 0, -slope / np.where(curvature > 0, curvature, 1.0), -np.sign(slope) * 0.2 * R)
@@ -297,8 +291,8 @@ def opensim_ring_point(p: NDArray, q: NDArray, outer_radius: float, quadrant: st
         first = np.where(on1 & on2, first, on1)
         found = on1 | on2
     best = np.where(first[:, None], a1, a2)
-    rho = np.maximum(np.hypot(best[:, 0], best[:, 1]), 1e-300)
-    return found, np.stack([R * best[:, 0] / rho, R * best[:, 1] / rho, np.zeros(len(p))], axis=-1)
+    azimuth = np.arctan2(best[:, 1], best[:, 0])  # 0 on the axis (where OpenSim divides by zero)
+    return found, np.stack([R * np.cos(azimuth), R * np.sin(azimuth), np.zeros(len(p))], axis=-1)
 
 
 def _cylinder_frames(c):
