@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 from pathlib import Path
 
 import numpy as np
@@ -110,7 +111,7 @@ def continuity(length: np.ndarray) -> np.ndarray:
 def main() -> None:
     sweeps = [pin_sweep(case) for case in PIN_CASES]
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(OUTPUT, "wt", newline="") as f:
+    with io.TextIOWrapper(gzip.GzipFile(OUTPUT, "wb", mtime=0), newline="") as f:  # reproducible bytes
         f.write("# OpenSim 4.6 WrapTorus lengths of one path segment vs its ends in the torus's frame; "
                 "written by validation/opensim/compare_wrap_torus.py\n")
         writer = csv.writer(f)
@@ -131,7 +132,7 @@ def main() -> None:
                   f"both {int((wrapped & opensim_wrapped).sum())}; OpenSim jumps next to {int((~continuous).sum())} rows")
             if both.any():
                 print(f"  where both wrap and OpenSim is continuous: mbkron - OpenSim in "
-                      f"[{difference[both].min() * 1e3:.4f}, {difference[both].max() * 1e3:.4f}] mm")
+                      f"[{difference[both].min() * 1e6:.4f}, {difference[both].max() * 1e6:.2f}] µm")
             for degrees, d, w, o in zip(p[:, 0] * 0 + [r[0] for r in rows], difference, wrapped, opensim_wrapped):
                 if w != o:
                     print(f"  {degrees:6.1f}°: mbkron wraps {w}, OpenSim {o}, mbkron - OpenSim {d * 1e3:.4f} mm")
