@@ -42,8 +42,8 @@ Method (shooting on the geodesic equation)
   Scope: one contact with the tube's inner side. A segment through the tube twice (from outside the
   ring across the hole to outside the ring) or round its outer side has no such path (OpenSim wraps it
   over its cylinder all the same); for segments whose ends lie within the ring radius on both sides of
-  the ring's plane the error is rare (1 of 2787 random segments for ``R/r = 5``, none for 1.5 and
-  20, one end 0.1 mm from the surface; docs/wrapping-torus.md).
+  the ring's plane the error is rare (in one batch of 60 of 2787 random segments for ``R/r = 5``, an
+  end 6 µm from the surface; none for ``R/r`` = 1.5 and 20: docs/wrapping-torus.md).
 
 When it wraps (OpenSim's decision)
 ----------------------------------
@@ -58,15 +58,19 @@ of 1e-4 elsewhere). It then wraps over a cylinder of radius ``r``, length 10000,
 axis along the ring's tangent, ``x`` towards the torus's axis and ``y = −z``, with quadrant ``+x``
 (the inner side), by the cylinder's rules. Here the path wraps where that cylinder wraps (the rules
 of :class:`~mbkron.muscles.wrapping.WrapCylinder`, which are OpenSim's) *and* the exact path round the
-tube's inner side has a positive arc (where the straight segment misses the torus the shooting finds
-``s ≤ 0``: no wrap, as for the cylinder's positive arc angle).
+tube's inner side is a valid wrap (where the straight segment misses the torus the shooting finds
+``s ≤ 0``: no wrap, as for the cylinder's positive arc angle). OpenSim's torus returns ``wrapped``,
+not ``mandatoryWrap``: of several candidate segments the one lengthened least is wrapped, which is
+mbkron's rule for every wrap.
 
 How this differs from OpenSim
 -----------------------------
 OpenSim's path is the cylinder's helix at ``c``: the tube's cross-section there is the cylinder's, but
 the torus curves away from the ring's tangent, so wherever the path does not lie in the meridian plane
 of ``c`` OpenSim's tangent points are off the torus (inside or outside it) and its length is not the
-torus's shortest path; in a meridian plane both are the circle's closed form. The decision is
+torus's shortest path: its helix runs inside the solid torus (up to 0.65 mm deep in
+``validation/opensim/compare_wrap_torus.py``'s sweeps), and its length is shorter than the shortest
+feasible path (by up to 0.17 mm there); in a meridian plane both are the circle's closed form. The decision is
 OpenSim's, so ``L`` jumps where OpenSim starts wrapping while the straight segment already enters the
 torus (away from ``c``'s meridian the torus reaches nearer the axis than the cylinder), and is C¹ at
 engagement only where the two tests agree (the meridian plane). docs/wrapping-torus.md gives numbers.
