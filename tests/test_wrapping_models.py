@@ -114,7 +114,7 @@ mass = 1.0
 
 
 @pytest.mark.parametrize("wraps, muscle, expected", [
-    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', 'ellipsoid', got 'cone'"),
+    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', 'ellipsoid', 'torus', got 'cone'"),
     ('[wraps.c]\nkind = "cylinder"\nbody = "link"\nradius = 0.1\n', '"c"', "wraps.c: `length` is required"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = -0.1\n', '"c"', "wraps.c: `radius` must be a finite number > 0 (m), got -0.1"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\nquadrant = "up"\n', '"c"', "wraps.c.quadrant: expected one of: 'all', '+x'"),
