@@ -5,6 +5,7 @@ arms against differences and complex steps of the lengths."""
 from __future__ import annotations
 
 import gzip
+import re
 import warnings
 from pathlib import Path
 
@@ -106,12 +107,15 @@ def test_arm26_with_its_ellipsoids_moment_arms_against_complex_steps(tmp_path):
         assert np.abs(-complex_step(model.muscle_lengths, q, e) - R[:, k]).max() < 1e-9
 
 
-def test_tori_are_not_yet_imported_and_ignore_still_works(tmp_path):
+def test_tori_are_imported_and_ignore_still_works(tmp_path):
     path = tmp_path / "arm26.osim"
     text = gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes())
-    path.write_bytes(text.replace(b"WrapEllipsoid", b"WrapTorus"))  # arm26's ellipsoids made tori
-    with pytest.raises(ModelError, match=r"WrapTorus\[@name='TRIlonghh'\]: <WrapTorus> is not supported.*not yet"):
-        mbkron.load_model(path)
+    tori = re.sub(rb"<dimensions>[^<]*</dimensions>", b"<inner_radius>0.01</inner_radius><outer_radius>0.03</outer_radius>",
+                  text.replace(b"WrapEllipsoid", b"WrapTorus"))  # arm26's ellipsoids made tori
+    path.write_bytes(tori)
+    imported = {s.name: (type(s).__name__, s.inner_radius, s.outer_radius) for p in mbkron.load_model(path).muscle_set.paths
+                for s in (w.surface for w in p.wraps) if s.name.endswith("hh")}
+    assert imported == {"TRIlonghh": ("WrapTorus", 0.01, 0.03), "BIClonghh": ("WrapTorus", 0.01, 0.03)}
     with pytest.warns(UserWarning, match="5 path\\(s\\) imported without their wrap objects"):
         assert mbkron.load_model(path, wrapping="ignore").muscle_set.wrapping is None
     path.write_bytes(text)
@@ -131,7 +135,7 @@ mass = 1.0
 
 
 @pytest.mark.parametrize("wraps, muscle, expected", [
-    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', 'ellipsoid', got 'cone'"),
+    ('[wraps.c]\nkind = "cone"\nbody = "link"\n', '"c"', "wraps.c.kind: expected one of: 'sphere', 'cylinder', 'ellipsoid', 'torus', got 'cone'"),
     ('[wraps.c]\nkind = "cylinder"\nbody = "link"\nradius = 0.1\n', '"c"', "wraps.c: `length` is required"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = -0.1\n', '"c"', "wraps.c: `radius` must be a finite number > 0 (m), got -0.1"),
     ('[wraps.c]\nkind = "sphere"\nbody = "link"\nradius = 0.1\nquadrant = "up"\n', '"c"', "wraps.c.quadrant: expected one of: 'all', '+x'"),

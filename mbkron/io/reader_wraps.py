@@ -1,10 +1,11 @@
 """Reading the ``[wraps.NAME]`` section of a model file and a muscle's ``wraps`` list.
 
-``[wraps.NAME]``: ``kind`` (``"sphere"``, ``"cylinder"``: :data:`mbkron.muscles.surfaces.KINDS`),
+``[wraps.NAME]``: ``kind`` (``"sphere"``, ``"cylinder"``, ``"ellipsoid"``, ``"torus"``:
+:data:`mbkron.muscles.surfaces.KINDS`),
 ``body`` (a body or ``"ground"``), ``translation`` (m, default 0), ``rotation`` (body-fixed X-Y-Z
 angles in the file's angle unit, default 0), ``quadrant`` (default ``"all"``), ``active`` (default
-true) and the kind's shape parameters (``radius``, ``length``, … in m: a number, or 3 numbers for a
-vector). A muscle's ``wraps`` is an array of wrap-object names or tables ``{object, range, method}``.
+true) and the kind's shape parameters (``radius``, ``length``, ``dimensions``, ``inner_radius`` and
+``outer_radius``, … in m: a number, or 3 numbers for a vector). A muscle's ``wraps`` is an array of wrap-object names or tables ``{object, range, method}``.
 """
 
 from __future__ import annotations

@@ -11,12 +11,13 @@ in :data:`SURFACES`.
 from __future__ import annotations
 
 from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
+from mbkron.muscles.wrap_torus import WrapTorus
 from mbkron.muscles.wrapping import WrapCylinder, WrapSphere
 
 __all__ = ["SURFACES", "KINDS", "kind_of"]
 
 #: OpenSim element name → surface class.
-SURFACES = {cls.__name__: cls for cls in (WrapSphere, WrapCylinder, WrapEllipsoid)}
+SURFACES = {cls.__name__: cls for cls in (WrapSphere, WrapCylinder, WrapEllipsoid, WrapTorus)}
 #: Model-file ``kind`` → surface class.
 KINDS = {name.removeprefix("Wrap").lower(): cls for name, cls in SURFACES.items()}
 

@@ -1,0 +1,146 @@
+"""mbkron's path round a torus against OpenSim 4.6's ``WrapTorus`` (issue #16).
+
+Each sweep turns a pin joint (about ground's z) in 0.5° steps; a path from a ground point to a point
+on the turned body passes through the hole of a torus fixed to that body (one path point each side,
+so the path is one segment and OpenSim's ``PathSpring.getLength`` is the wrapped segment's length):
+
+- ``pin-sideways``: the torus's axis along the body's x, the ground point moving sideways across the
+  meridian plane of the insertion (the path leaves the meridian plane; at 0° it lies in it);
+- ``pin-radial``: the torus's axis along the body's y, the ground point moving towards and away from the
+  torus's axis (the path engages the tube, wraps it, and, past the tube's centre, OpenSim's
+  ``+x`` cylinder forces the long way round);
+- ``pin-crossing-all``, ``pin-crossing--y``: a path crossing the torus's plane ``y = 0`` obliquely, the
+  second with the torus's quadrant ``-y`` (it restricts OpenSim's ring point to the side ``y < 0``).
+
+For each state the segment's ends in the torus's frame (``p``, ``q``) are stored with OpenSim's
+length in ``tests/data/wrap_torus_opensim.csv.gz`` (read by ``tests/test_wrap_torus.py``, which
+recomputes mbkron's lengths; OpenSim is not needed there). Rows where OpenSim's length jumps (a change
+between neighbouring states larger than 3 times both neighbouring changes plus 0.01 mm) are marked
+``opensim_continuous = 0``. The script prints, per sweep, how often each wraps and the differences.
+
+Run ``python -m validation.opensim.compare_wrap_torus`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from mbkron.muscles.wrap_torus import shortest_path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = ROOT / "tests" / "data" / "wrap_torus_opensim.csv.gz"
+
+#: (name, inner radius, outer radius, translation on the body, xyz body rotation, quadrant, origin in
+#: ground, insertion on the body, angle range in degrees)
+PIN_CASES = [
+    ("pin-sideways", 0.01, 0.05, (0.1, 0.0, 0.0), (0.0, np.pi / 2, 0.0), "all",
+     (0.04, 0.0, -0.044), (0.16, 0.0, -0.044), (-70, 70)),
+    ("pin-radial", 0.01, 0.05, (0.1, 0.0, 0.0), (np.pi / 2, 0.0, 0.0), "all",
+     (0.145, 0.06, 0.004), (0.145, -0.06, 0.0), (-40, 20)),
+    ("pin-crossing-all", 0.012, 0.045, (0.1, 0.0, 0.0), (np.pi / 2, 0.0, 0.0), "all",
+     (0.135, 0.07, 0.012), (0.14, -0.05, -0.02), (-40, 20)),
+    ("pin-crossing--y", 0.012, 0.045, (0.1, 0.0, 0.0), (np.pi / 2, 0.0, 0.0), "-y",
+     (0.135, 0.07, 0.012), (0.14, -0.05, -0.02), (-40, 20)),
+]
+
+
+def _opensim():
+    import opensim  # noqa: PLC0415 - OpenSim is optional (not in CI)
+    return opensim
+
+
+def _to_wrap_frame(points_body, translation, rotation):
+    """Points in the body's frame → the wrap object's frame (OpenSim's body-fixed XYZ rotation)."""
+    matrix = Rotation.from_euler("XYZ", rotation).as_matrix()
+    return (np.asarray(points_body) - translation) @ matrix
+
+
+def pin_sweep(case):
+    """OpenSim's lengths and the segment's ends in the torus's frame for one pin sweep."""
+    osim = _opensim()
+    name, inner, outer, translation, rotation, quadrant, origin, insertion, (lo, hi) = case
+    model = osim.Model()
+    body = osim.Body("arm", 1.0, osim.Vec3(0), osim.Inertia(0.01))
+    model.addBody(body)
+    pin = osim.PinJoint("pin", model.getGround(), osim.Vec3(0), osim.Vec3(0), body, osim.Vec3(0), osim.Vec3(0))
+    model.addJoint(pin)
+    wrap = osim.WrapTorus()
+    wrap.setName("torus")
+    wrap.set_inner_radius(inner)
+    wrap.set_outer_radius(outer)
+    wrap.set_translation(osim.Vec3(*translation))
+    wrap.set_xyz_body_rotation(osim.Vec3(*rotation))
+    wrap.set_quadrant(quadrant)
+    body.addWrapObject(wrap)
+    spring = osim.PathSpring("path", 0.1, 1.0, 0.0)
+    spring.updGeometryPath().appendNewPathPoint("origin", model.getGround(), osim.Vec3(*origin))
+    spring.updGeometryPath().appendNewPathPoint("insertion", body, osim.Vec3(*insertion))
+    spring.updGeometryPath().addPathWrap(wrap)
+    model.addForce(spring)
+    state = model.initSystem()
+    rows = []
+    for degrees in np.arange(lo, hi + 1e-9, 0.5):
+        angle = np.radians(degrees)
+        pin.getCoordinate().setValue(state, angle)
+        model.realizePosition(state)
+        turn = Rotation.from_euler("z", angle).as_matrix()
+        origin_body = np.asarray(origin) @ turn  # ground point in the body's frame (body turned by `angle`)
+        p = _to_wrap_frame(origin_body, translation, rotation)
+        q = _to_wrap_frame(insertion, translation, rotation)
+        rows.append((degrees, p, q, spring.getLength(state)))
+    return name, inner, outer, quadrant, rows
+
+
+def continuity(length: np.ndarray) -> np.ndarray:
+    """Rows next to no jump of ``length`` (a step larger than 3 times both neighbouring steps plus 0.01 mm)."""
+    step = np.abs(np.diff(length))
+    neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
+    jump = step > 3 * neighbours + 1e-5
+    continuous = np.ones(len(length), dtype=bool)
+    continuous[1:] &= ~jump
+    continuous[:-1] &= ~jump
+    return continuous
+
+
+def main() -> None:
+    sweeps = [pin_sweep(case) for case in PIN_CASES]
+    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    with io.TextIOWrapper(gzip.GzipFile(OUTPUT, "wb", mtime=0), newline="") as f:  # reproducible bytes
+        f.write("# OpenSim 4.6 WrapTorus lengths of one path segment vs its ends in the torus's frame; "
+                "written by validation/opensim/compare_wrap_torus.py\n")
+        writer = csv.writer(f)
+        writer.writerow(["case", "inner_radius", "outer_radius", "quadrant", "degrees", "px", "py", "pz", "qx", "qy", "qz",
+                         "opensim_length", "opensim_continuous"])
+        for name, inner, outer, quadrant, rows in sweeps:
+            p = np.array([r[1] for r in rows])
+            q = np.array([r[2] for r in rows])
+            opensim = np.array([r[3] for r in rows])
+            wrapped, t1, t2, arc = shortest_path(p, q, outer, inner, quadrant)
+            ours = np.linalg.norm(t1 - p, axis=1) + arc + np.linalg.norm(q - t2, axis=1)
+            straight = np.linalg.norm(q - p, axis=1)
+            opensim_wrapped = opensim > straight + 1e-9
+            continuous = continuity(opensim)
+            both = continuous & wrapped & opensim_wrapped
+            difference = ours - opensim
+            print(f"{name}: {len(rows)} states, wrapped: mbkron {int(wrapped.sum())}, OpenSim {int(opensim_wrapped.sum())}, "
+                  f"both {int((wrapped & opensim_wrapped).sum())}; OpenSim jumps next to {int((~continuous).sum())} rows")
+            if both.any():
+                print(f"  where both wrap and OpenSim is continuous: mbkron - OpenSim in "
+                      f"[{difference[both].min() * 1e6:.4f}, {difference[both].max() * 1e6:.2f}] µm")
+            for degrees, d, w, o in zip(p[:, 0] * 0 + [r[0] for r in rows], difference, wrapped, opensim_wrapped):
+                if w != o:
+                    print(f"  {degrees:6.1f}°: mbkron wraps {w}, OpenSim {o}, mbkron - OpenSim {d * 1e3:.4f} mm")
+            for (degrees, pi, qi, length), ok in zip(rows, continuous):
+                writer.writerow([name, repr(inner), repr(outer), quadrant, repr(float(degrees)),
+                                 *(repr(float(v)) for v in (*pi, *qi)), repr(float(length)), int(ok)])
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
