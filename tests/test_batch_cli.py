@@ -16,6 +16,7 @@ import pytest
 from mbkron.batch import MARKER, read_batch, run_batch
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.child_process  # every test here runs `python -m mbkron` (tests/conftest.py)
 MODEL = ROOT / "models" / "two_link_arm.toml"
 
 LIST_MODULES = """

@@ -228,6 +228,7 @@ def test_write_atomically_keeps_the_old_file_when_writing_fails(tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir()] == ["result.csv"]
 
 
+@pytest.mark.child_process
 def test_console_script_as_a_subprocess(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-m", "mbkron", "kinematics", str(TWO_LINK), "--q", "alpha1=90",

@@ -28,7 +28,8 @@ MODEL = ROOT / "models" / "two_link_arm.toml"
 RUNS = {"a": ("alpha1=10,alpha2=20", 20001), "b": ("alpha1=-30,alpha2=40", 20002)}  # q0 (deg), samples
 LOCKS = Path("/proc/locks")
 
-pytestmark = pytest.mark.skipif(not LOCKS.exists() or sys.platform != "linux", reason="needs Linux's /proc/locks")
+pytestmark = [pytest.mark.skipif(not LOCKS.exists() or sys.platform != "linux", reason="needs Linux's /proc/locks"),
+              pytest.mark.child_process]  # runs `python -m mbkron` (tests/conftest.py)
 
 
 def _simulate(out: Path, q0: str, samples: int) -> subprocess.Popen:

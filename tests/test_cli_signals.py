@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.child_process  # every test here runs `python -m mbkron` (tests/conftest.py)
 MODEL = ROOT / "models" / "two_link_arm.toml"
 
 

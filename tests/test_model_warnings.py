@@ -102,6 +102,7 @@ def test_a_model_file_names_the_file_and_warns_once_per_body(tmp_path):
         mbkron.load_model(path, backend="numpy")
 
 
+@pytest.mark.child_process
 def test_the_command_line_prints_it_as_one_line(tmp_path):
     path = tmp_path / "box.toml"
     path.write_text(FILE.format(inertia="[0.001, 0.002, 0.01]"))

@@ -40,6 +40,7 @@ def _python(*arguments: str, env: dict[str, str] | None = None) -> subprocess.Co
                           env=None if env is None else {**os.environ, **env})
 
 
+@pytest.mark.child_process
 @pytest.mark.parametrize("argv, status, output", [
     (["--help"], 0, "usage: mbkron"),
     (["simulate", "--help"], 0, "usage: mbkron simulate"),
@@ -59,6 +60,7 @@ def test_help_and_usage_errors_import_no_numerical_package(argv, status, output)
     assert [name for name in HEAVY if name in modules] == []
 
 
+@pytest.mark.child_process
 def test_import_mbkron_loads_the_public_names_on_first_use():
     script = ("import sys, mbkron; before = sorted(n for n in ('numpy', 'scipy', 'sympy', 'numba') if n in sys.modules); "
               "model = mbkron.load_model('models/two_link_arm.toml'); "
@@ -68,6 +70,7 @@ def test_import_mbkron_loads_the_public_names_on_first_use():
     assert done.stdout.split() == ["[]", "False", "False", "2"]  # nothing heavy at import; no integrator, no plots
 
 
+@pytest.mark.child_process
 def test_first_compilation_is_announced_once_and_not_when_loaded_from_the_cache(tmp_path):
     pytest.importorskip("numba")
     command = ["-m", "mbkron", "kinematics", "models/two_link_arm.toml", "--q", "alpha1=30,alpha2=45",

@@ -33,6 +33,7 @@ def tutorial():
     return runpy.run_path(str(TUTORIAL))  # defines the functions; __name__ is not "__main__"
 
 
+@pytest.mark.child_process
 def test_runs_as_a_script_headless_and_writes_the_figure(tmp_path):
     pytest.importorskip("matplotlib")
     environment = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}

@@ -2,13 +2,16 @@
 
 Makes ``import numba`` fail before mbkron is imported, so the ``compiled`` backend is unavailable,
 models default to the ``numpy`` backend and every compiled-only test skips: the fallback a user
-without the ``fast`` extra gets is really exercised. CI runs the suite once more this way.
+without the ``fast`` extra gets is really exercised. CI runs the suite once more this way. Tests marked
+``child_process`` (their work runs in a child Python, which this hook does not reach) skip too.
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import sys
+
+import pytest
 
 
 class _NoNumba(importlib.abc.MetaPathFinder):
@@ -28,3 +31,12 @@ sys.meta_path.insert(0, _NoNumba())
 
 def pytest_report_header(config):
     return "numba hidden: the compiled backend is unavailable (tests/without_numba.py)"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skips the tests marked ``child_process``: their child Python is not under this hook and imports numba, so
+    here they would run exactly as in the normal run (which runs them)."""
+    skip = pytest.mark.skip(reason="child_process: the child Python sees numba; the normal run runs this test")
+    for item in items:
+        if item.get_closest_marker("child_process"):
+            item.add_marker(skip)
