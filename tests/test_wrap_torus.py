@@ -279,7 +279,7 @@ def opensim_rows():
 def test_against_opensim():
     """OpenSim 4.6's decisions are reproduced at every state; its lengths are those of its cylinder's
     helix at its ring point (to its 1° tangent tolerance) and are shorter than the torus's shortest path
-    because that helix cuts into the torus (docs/wrapping-torus.md)."""
+    because that helix cuts into the torus (docs/wrapping.md, "Tori")."""
     for case, rows in opensim_rows().items():
         p = np.array([[float(row[k]) for k in ("px", "py", "pz")] for row in rows])
         q = np.array([[float(row[k]) for k in ("qx", "qy", "qz")] for row in rows])

@@ -43,7 +43,7 @@ Method (shooting on the geodesic equation)
   ring across the hole to outside the ring) or round its outer side has no such path (OpenSim wraps it
   over its cylinder all the same); for segments whose ends lie within the ring radius on both sides of
   the ring's plane the error is rare (in one batch of 60 of 2787 random segments for ``R/r = 5``, an
-  end 6 µm from the surface; none for ``R/r`` = 1.5 and 20: docs/wrapping-torus.md).
+  end 6 µm from the surface; none for ``R/r`` = 1.5 and 20: docs/wrapping.md, "Tori").
 
 When it wraps (OpenSim's decision)
 ----------------------------------
@@ -73,7 +73,7 @@ torus's shortest path: its helix runs inside the solid torus (up to 0.65 mm deep
 feasible path (by up to 0.17 mm there); in a meridian plane both are the circle's closed form. The decision is
 OpenSim's, so ``L`` jumps where OpenSim starts wrapping while the straight segment already enters the
 torus (away from ``c``'s meridian the torus reaches nearer the axis than the cylinder), and is C¹ at
-engagement only where the two tests agree (the meridian plane). docs/wrapping-torus.md gives numbers.
+engagement only where the two tests agree (the meridian plane). docs/wrapping.md, "Tori" gives numbers.
 """
 
 from __future__ import annotations
