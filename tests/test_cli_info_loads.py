@@ -3,61 +3,9 @@
 from __future__ import annotations
 
 from mbkron import cli
+from tests.test_osim_forces import LOADS_MODEL  # coordinate limits and a path spring
 
-MODEL = """
-[model]
-name = "limits"
-[units]
-angle = "deg"
-[coordinates.s]
-unit = "m"
-range = [-1, 1]
-[coordinates.a]
-range = [-170, 170]
-[bodies.cart]
-parent = "ground"
-joint = "prismatic"
-axis = [1, 0, 0]
-variable = "s"
-mass = 2
-[bodies.arm]
-parent = "cart"
-axis = [0, 0, 1]
-variable = "a"
-mass = 1
-[[loads]]
-type = "coordinate_limit"
-coordinate = "a"
-upper_stiffness = 10
-upper_limit = 5
-lower_stiffness = 1
-lower_limit = -90
-transition = 2
-damping = 0.01
-[[loads]]
-type = "coordinate_limit"
-coordinate = "s"
-upper_stiffness = 400
-upper_limit = 0.1
-lower_stiffness = 300
-lower_limit = -0.05
-transition = 0.02
-[[loads]]
-type = "path_spring"
-name = "band"
-stiffness = 300
-resting_length = 1.0
-dissipation = 0.2
-[[loads.path]]
-body = "ground"
-point = [1.5, 0.2, 0]
-[[loads.path]]
-body = "cart"
-point = [0, 0.1, 0]
-active = { coordinate = "a", range = [-30, 60] }
-[[loads.path]]
-body = "arm"
-point = [0.4, 0, 0]
+MODEL = LOADS_MODEL + """
 [[loads]]
 type = "spring_damper"
 body_a = "ground"

@@ -11,12 +11,12 @@ import sympy
 
 import mbkron
 from mbkron.backends.kronecker import KroneckerBackend
-from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.conditions import PathPointCondition
 from mbkron.muscles.moment_arms import attachment_sequence, moment_arms_eq193, moment_arms_eq195
 from mbkron.muscles.points import MovingPoint
 from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
-from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
+from mbkron.muscles.wrapping import PathWrap, WrapSphere
+from tests.test_wrapping import arm_builder, engagements, forward
 from validation.opensim.compare_wrapping import model_text
 
 
@@ -24,18 +24,8 @@ def arm_model(backend: str = "numpy"):
     """tests/test_wrapping.py's two links (shoulder about z, elbow about the upper link's y; a cylinder on the
     upper link, a sphere on the lower one; a one-wrap, a two-wrap and a ranged path), plus a path over a
     ground-fixed sphere and a wrapped path with a moving point and a conditional point."""
-    b = ModelBuilder().add_coordinate("q1").add_coordinate("q2")
-    b.add_body("upper", axis=(0, 0, 1), variable="q1", mass=1.0)
-    b.add_body("lower", parent="upper", axis=(0, 1, 0), variable="q2", mass=1.0, offset=(0.3, 0, 0))
-    cylinder = WrapCylinder(name="elbow", body="upper", translation=(0.3, 0.0, 0.0), xyz_body_rotation=(0.1, 0.2, 0.3),
-                            radius=0.03, length=2.0)
-    sphere = WrapSphere(name="ball", body="lower", translation=(0.1, 0.0, 0.01), radius=0.02)
+    b, cylinder = arm_builder()
     fixed = WrapSphere(name="shoulder", body="ground", translation=(0.0, 0.0, 0.02), radius=0.025)
-    b.add_muscle("one", [("upper", (0.1, 0.02, 0.04)), ("lower", (0.25, 0.01, 0.05))], wraps=[PathWrap(cylinder)])
-    b.add_muscle("two", [("ground", (0.0, 0.05, 0.05)), ("upper", (0.2, 0.0, 0.03)), ("lower", (0.25, -0.01, 0.0))],
-                 wraps=[PathWrap(cylinder), PathWrap(sphere)])
-    b.add_muscle("ranged", [("ground", (0.0, 0.05, 0.05)), ("upper", (0.2, 0.0, 0.03)), ("lower", (0.25, -0.01, 0.0))],
-                 wraps=[PathWrap(cylinder, (2, 3))])
     b.add_muscle("grounded", [("ground", (-0.08, 0.01, 0.03)), ("upper", (0.15, -0.01, 0.02))], wraps=[PathWrap(fixed)])
     q2 = sympy.Symbol("q2")
     b.add_muscle("sliding", [("upper", (0.1, -0.02, 0.04)),
@@ -44,12 +34,6 @@ def arm_model(backend: str = "numpy"):
                              ("lower", (0.3, 0.0, 0.01))],
                  wraps=[PathWrap(cylinder, (1, 3))])
     return b.build(backend)
-
-
-def forward(f, q, direction, h=1e-4):
-    """One-sided (forward) 4th-order differences along ``direction``: never steps behind ``q``."""
-    values = [f(q + k * h * direction) for k in range(5)]
-    return (-25 * values[0] + 48 * values[1] - 36 * values[2] + 16 * values[3] - 3 * values[4]) / (12 * h)
 
 
 def assert_equal_moment_arms(R, reference):
@@ -101,40 +85,13 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
 def test_kronecker_moment_arms_within_1e_6_of_engagement_are_one_sided_derivatives_and_c1():
     """Only the kronecker backend: its R against one-sided differences of its L on both sides of engagement."""
     model = arm_model("kronecker")
-    ms = model.muscle_set
-    rng = np.random.default_rng(23)
     muscle = model.muscles.index("one")  # a single wrap: L is C¹ through its engagement
-
-    def wraps(q):
-        return ms.geometry(model.kinematics(np.atleast_2d(q), 0)).wrap.wrapped[0]
-
-    found = 0
-    for _ in range(400):
-        a, b = rng.uniform(-2.5, 2.5, (2, 2))
-        wa, wb = wraps(a), wraps(b)
-        switching = np.flatnonzero(wa != wb)
-        if switching.size != 1 or ms.wrapping._wrap_muscle()[switching[0]] != muscle:
-            continue
-        for _ in range(60):  # bisection to the engagement
-            mid = (a + b) / 2
-            if wraps(mid)[switching[0]] == wa[switching[0]]:
-                a = mid
-            else:
-                b = mid
-        inside = a if wa[switching[0]] else b
-        geometry = ms.geometry(model.kinematics(inside[None], 0))
-        if geometry.lengths[0, muscle] - np.linalg.norm(np.diff(geometry.points[0, :2], axis=0)) > 1e-9:
-            continue  # not an engagement (the straight line is much shorter): the cylinder's length rule
-        direction = (b - a) / np.linalg.norm(b - a)
+    for a, b, direction in engagements(model, muscle, np.random.default_rng(23), 10):
         for side, start in ((1.0, b + 1e-6 * direction), (-1.0, a - 1e-6 * direction)):
             arms = model.moment_arms(start)[:, muscle]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., muscle], start, side * direction)
             assert abs(-one_sided - side * direction @ arms) < 1e-9
         assert np.abs(model.moment_arms(b)[:, muscle] - model.moment_arms(a)[:, muscle]).max() < 1e-7
-        found += 1
-        if found == 10:
-            break
-    assert found == 10
 
 
 def test_kronecker_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):

@@ -113,7 +113,7 @@ def test_the_model_loads_enter_every_dynamics_function(backend):
 
 
 # ---------------------------------------------------------------------- model files
-_FILE = """
+LOADS_MODEL = """
 [model]
 name = "limits"
 [units]
@@ -174,7 +174,7 @@ point = [0.4, 0, 0]
 def test_model_file_loads_in_the_coordinates_units_and_round_trip():
     """Angles and per-angle values of an angular coordinate are in the file's angle unit (degrees here,
     as OpenSim's CoordinateLimitForce properties), lengths in m; dump_model writes SI and reads back equal."""
-    model = parse_model_file(_FILE).model
+    model = parse_model_file(LOADS_MODEL).model
     ankle, slide, band = model.loads
     w = math.pi / 180
     assert ankle == CoordinateLimitForce("a", 10 / w, 5 * w, 1 / w, -90 * w, 2 * w, 0.01 / w)
@@ -183,7 +183,7 @@ def test_model_file_loads_in_the_coordinates_units_and_round_trip():
     assert band.path[1][2].lo == pytest.approx(-30 * w, abs=1e-15)
     again = parse_model_file(dump_model(model)).model
     assert model_differences(model, again) == []
-    changed = parse_model_file(_FILE.replace("point = [0.4, 0, 0]", "point = [0.41, 0, 0]")).model
+    changed = parse_model_file(LOADS_MODEL.replace("point = [0.4, 0, 0]", "point = [0.41, 0, 0]")).model
     assert any("band" in m or "PathSpring" in m for m in model_differences(model, changed))
 
 
@@ -198,9 +198,9 @@ def test_model_file_loads_in_the_coordinates_units_and_round_trip():
     ('name = "band"', "", "loads[2]: `name` is required"),
 ])
 def test_model_file_load_errors_name_the_field(old, new, fragment):
-    assert old in _FILE
+    assert old in LOADS_MODEL
     with pytest.raises(ModelError) as error:
-        parse_model_file(_FILE.replace(old, new, 1))
+        parse_model_file(LOADS_MODEL.replace(old, new, 1))
     assert fragment in str(error.value)
 
 

@@ -202,6 +202,11 @@ def arm_model(backend: str = "numpy"):
     """Two links (shoulder about z, elbow about the upper link's y) with a cylinder on the upper link
     and a sphere on the lower one: a one-wrap, a two-wrap (cylinder then sphere, over 3 points) and a
     ranged path."""
+    return arm_builder()[0].build(backend)
+
+
+def arm_builder() -> tuple:
+    """:func:`arm_model`'s builder, and its cylinder (for models that add paths)."""
     b = ModelBuilder().add_coordinate("q1").add_coordinate("q2")
     b.add_body("upper", axis=(0, 0, 1), variable="q1", mass=1.0)
     b.add_body("lower", parent="upper", axis=(0, 1, 0), variable="q2", mass=1.0, offset=(0.3, 0, 0))
@@ -213,7 +218,7 @@ def arm_model(backend: str = "numpy"):
                  wraps=[PathWrap(cylinder), PathWrap(sphere)])
     b.add_muscle("ranged", [("ground", (0.0, 0.05, 0.05)), ("upper", (0.2, 0.0, 0.03)), ("lower", (0.25, -0.01, 0.0))],
                  wraps=[PathWrap(cylinder, (2, 3))])
-    return b.build(backend)
+    return b, cylinder
 
 
 def richardson(f, q, direction, h=1e-4):
@@ -251,10 +256,10 @@ def test_moment_arms_against_differences_and_complex_steps_at_random_poses():
     assert checked > 400
 
 
-def test_moment_arms_within_1e_6_of_engagement_and_c1():
-    model = arm_model()
+def engagements(model, muscle: int, rng, count: int):
+    """``count`` engagements of a single-wrap muscle's wrap on random segments of q-space, bisected to
+    adjacent states: yields ``(a, b, direction)`` (a unit vector from ``a`` to ``b``)."""
     ms = model.muscle_set
-    rng = np.random.default_rng(11)
 
     def wraps(q):
         return ms.geometry(model.kinematics(np.atleast_2d(q), 0)).wrap.wrapped[0]
@@ -263,7 +268,7 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
         a, b = rng.uniform(-2.5, 2.5, (2, 2))
         wa, wb = wraps(a), wraps(b)
         switching = np.flatnonzero(wa != wb)
-        if switching.size != 1 or ms.wrapping._wrap_muscle()[switching[0]] != 0:  # muscle `one`: a single wrap
+        if switching.size != 1 or ms.wrapping._wrap_muscle()[switching[0]] != muscle:
             continue
         for _ in range(60):  # bisection to the engagement
             mid = (a + b) / 2
@@ -273,9 +278,18 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
                 b = mid
         inside = a if wa[switching[0]] else b
         geometry = ms.geometry(model.kinematics(inside[None], 0))
-        if geometry.lengths[0, 0] - np.linalg.norm(np.diff(geometry.points[0, :2], axis=0)) > 1e-9:
+        if geometry.lengths[0, muscle] - np.linalg.norm(np.diff(geometry.points[0, :2], axis=0)) > 1e-9:
             continue  # not an engagement (the straight line is much shorter): the cylinder's length rule
-        direction = (b - a) / np.linalg.norm(b - a)
+        yield a, b, (b - a) / np.linalg.norm(b - a)
+        found += 1
+        if found == count:
+            return
+    raise AssertionError(f"{found} engagements found, {count} wanted")
+
+
+def test_moment_arms_within_1e_6_of_engagement_and_c1():
+    model = arm_model()
+    for a, b, direction in engagements(model, 0, np.random.default_rng(11), 20):  # muscle `one`: a single wrap
         for side, start in ((1.0, b + 1e-6 * direction), (-1.0, a - 1e-6 * direction)):
             arms = model.moment_arms(start)[:, 0]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., 0], start, side * direction)
@@ -287,10 +301,6 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
         assert np.abs(-steps - arms).max() < 1e-9
         # C¹: the exact moment arms just inside and just outside agree
         assert np.abs(arms[2] - arms[1]).max() < 1e-7
-        found += 1
-        if found == 20:
-            break
-    assert found == 20
 
 
 @needs_numba

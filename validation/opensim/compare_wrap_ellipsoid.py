@@ -59,7 +59,7 @@ PIN_CASES = [
 ]
 
 
-def _opensim():
+def opensim_module():
     import opensim  # noqa: PLC0415 - OpenSim is optional (not in CI)
     return opensim
 
@@ -70,18 +70,17 @@ def _to_wrap_frame(points_body, translation, rotation):
     return (np.asarray(points_body) - translation) @ matrix
 
 
-def pin_sweep(case):
-    """OpenSim's lengths and the segment's ends in the ellipsoid's frame for one pin sweep."""
-    osim = _opensim()
-    name, dims, translation, rotation, quadrant, origin, insertion, (lo, hi) = case
+def opensim_pin_sweep(wrap, translation, rotation, quadrant, origin, insertion, bounds) -> list:
+    """OpenSim's length of a path spring from ``origin`` (ground) to ``insertion`` on a body turned by a pin
+    joint about ground's z, over ``wrap`` (an OpenSim wrap object with its name and shape set) placed on that
+    body, every 0.5° over ``bounds`` (degrees): rows ``(degrees, p, q, length)`` with the segment's ends
+    ``p``, ``q`` in the wrap's frame."""
+    osim = opensim_module()
     model = osim.Model()
     body = osim.Body("arm", 1.0, osim.Vec3(0), osim.Inertia(0.01))
     model.addBody(body)
     pin = osim.PinJoint("pin", model.getGround(), osim.Vec3(0), osim.Vec3(0), body, osim.Vec3(0), osim.Vec3(0))
     model.addJoint(pin)
-    wrap = osim.WrapEllipsoid()
-    wrap.setName("ellipsoid")
-    wrap.set_dimensions(osim.Vec3(*dims))
     wrap.set_translation(osim.Vec3(*translation))
     wrap.set_xyz_body_rotation(osim.Vec3(*rotation))
     wrap.set_quadrant(quadrant)
@@ -93,6 +92,7 @@ def pin_sweep(case):
     model.addForce(spring)
     state = model.initSystem()
     rows = []
+    lo, hi = bounds
     for degrees in np.arange(lo, hi + 1e-9, 0.5):
         angle = np.radians(degrees)
         pin.getCoordinate().setValue(state, angle)
@@ -102,7 +102,32 @@ def pin_sweep(case):
         p = _to_wrap_frame(origin_body, translation, rotation)
         q = _to_wrap_frame(insertion, translation, rotation)
         rows.append((degrees, p, q, spring.getLength(state)))
-    return name, dims, quadrant, rows
+    return rows
+
+
+def pin_sweep(case):
+    """OpenSim's lengths and the segment's ends in the ellipsoid's frame for one pin sweep."""
+    name, dims, translation, rotation, quadrant, origin, insertion, bounds = case
+    wrap = opensim_module().WrapEllipsoid()
+    wrap.setName("ellipsoid")
+    wrap.set_dimensions(opensim_module().Vec3(*dims))
+    return name, dims, quadrant, opensim_pin_sweep(wrap, translation, rotation, quadrant, origin, insertion, bounds)
+
+
+def jumps(length: np.ndarray) -> np.ndarray:
+    """The steps of ``length`` that jump: larger than 3 times both neighbouring steps plus 0.01 mm."""
+    step = np.abs(np.diff(length))
+    neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
+    return step > 3 * neighbours + 1e-5
+
+
+def continuity(length: np.ndarray) -> np.ndarray:
+    """Rows next to no jump of ``length`` (:func:`jumps`)."""
+    jump = jumps(length)
+    continuous = np.ones(len(length), dtype=bool)
+    continuous[1:] &= ~jump
+    continuous[:-1] &= ~jump
+    return continuous
 
 
 def _vec(v):
@@ -111,7 +136,7 @@ def _vec(v):
 
 def arm26_sweep(muscle_name, wrap_name, inactive=()):
     """OpenSim's wrapped segment's length for arm26's ``muscle_name`` over ``wrap_name`` along shoulder elevation."""
-    osim = _opensim()
+    osim = opensim_module()
     model = osim.Model(str(ARM26))
     for other in inactive:
         for body in model.getBodySet():
@@ -163,12 +188,7 @@ def differences(dims, quadrant, rows) -> tuple:
     opensim = np.array([r[3] for r in rows])
     wrapped, t1, t2, arc = shortest_path(p, q, dims, quadrant)
     ours = np.linalg.norm(t1 - p, axis=1) + arc + np.linalg.norm(q - t2, axis=1)
-    step = np.abs(np.diff(opensim))
-    neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
-    jump = step > 3 * neighbours + 1e-5
-    continuous = np.ones(len(rows), dtype=bool)
-    continuous[1:] &= ~jump
-    continuous[:-1] &= ~jump
+    continuous, jump = continuity(opensim), jumps(opensim)
     difference = ours - opensim
     print(f"{len(rows)} states, wrapped {int(wrapped.sum())} (mbkron); "
           f"max |mbkron - OpenSim| {np.abs(difference[continuous]).max() * 1e3:.3f} mm where OpenSim is "

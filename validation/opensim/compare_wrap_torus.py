@@ -29,9 +29,9 @@ import io
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from mbkron.muscles.wrap_torus import shortest_path
+from validation.opensim.compare_wrap_ellipsoid import continuity, opensim_module, opensim_pin_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "tests" / "data" / "wrap_torus_opensim.csv.gz"
@@ -50,62 +50,15 @@ PIN_CASES = [
 ]
 
 
-def _opensim():
-    import opensim  # noqa: PLC0415 - OpenSim is optional (not in CI)
-    return opensim
-
-
-def _to_wrap_frame(points_body, translation, rotation):
-    """Points in the body's frame → the wrap object's frame (OpenSim's body-fixed XYZ rotation)."""
-    matrix = Rotation.from_euler("XYZ", rotation).as_matrix()
-    return (np.asarray(points_body) - translation) @ matrix
-
-
 def pin_sweep(case):
     """OpenSim's lengths and the segment's ends in the torus's frame for one pin sweep."""
-    osim = _opensim()
-    name, inner, outer, translation, rotation, quadrant, origin, insertion, (lo, hi) = case
-    model = osim.Model()
-    body = osim.Body("arm", 1.0, osim.Vec3(0), osim.Inertia(0.01))
-    model.addBody(body)
-    pin = osim.PinJoint("pin", model.getGround(), osim.Vec3(0), osim.Vec3(0), body, osim.Vec3(0), osim.Vec3(0))
-    model.addJoint(pin)
-    wrap = osim.WrapTorus()
+    name, inner, outer, translation, rotation, quadrant, origin, insertion, bounds = case
+    wrap = opensim_module().WrapTorus()
     wrap.setName("torus")
     wrap.set_inner_radius(inner)
     wrap.set_outer_radius(outer)
-    wrap.set_translation(osim.Vec3(*translation))
-    wrap.set_xyz_body_rotation(osim.Vec3(*rotation))
-    wrap.set_quadrant(quadrant)
-    body.addWrapObject(wrap)
-    spring = osim.PathSpring("path", 0.1, 1.0, 0.0)
-    spring.updGeometryPath().appendNewPathPoint("origin", model.getGround(), osim.Vec3(*origin))
-    spring.updGeometryPath().appendNewPathPoint("insertion", body, osim.Vec3(*insertion))
-    spring.updGeometryPath().addPathWrap(wrap)
-    model.addForce(spring)
-    state = model.initSystem()
-    rows = []
-    for degrees in np.arange(lo, hi + 1e-9, 0.5):
-        angle = np.radians(degrees)
-        pin.getCoordinate().setValue(state, angle)
-        model.realizePosition(state)
-        turn = Rotation.from_euler("z", angle).as_matrix()
-        origin_body = np.asarray(origin) @ turn  # ground point in the body's frame (body turned by `angle`)
-        p = _to_wrap_frame(origin_body, translation, rotation)
-        q = _to_wrap_frame(insertion, translation, rotation)
-        rows.append((degrees, p, q, spring.getLength(state)))
-    return name, inner, outer, quadrant, rows
-
-
-def continuity(length: np.ndarray) -> np.ndarray:
-    """Rows next to no jump of ``length`` (a step larger than 3 times both neighbouring steps plus 0.01 mm)."""
-    step = np.abs(np.diff(length))
-    neighbours = np.maximum(np.r_[0.0, step[:-1]], np.r_[step[1:], 0.0])
-    jump = step > 3 * neighbours + 1e-5
-    continuous = np.ones(len(length), dtype=bool)
-    continuous[1:] &= ~jump
-    continuous[:-1] &= ~jump
-    return continuous
+    return name, inner, outer, quadrant, opensim_pin_sweep(wrap, translation, rotation, quadrant, origin, insertion,
+                                                           bounds)
 
 
 def main() -> None:
