@@ -58,7 +58,7 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
     ms = model.muscle_set
     q = np.random.default_rng(5).uniform(-2.5, 2.5, (400, 2))
     geometry = ms.geometry(model.kinematics(q, 0))
-    of_two = ms.wrapping._wrap_muscle() == model.muscles.index("two")
+    of_two = ms.wrapping.wrap_muscles() == model.muscles.index("two")
     both = np.flatnonzero(geometry.wrap.wrapped[:, of_two].all(axis=-1))
     assert both.size > 5
     for i in both[:10]:  # `two` wraps over the cylinder and the sphere

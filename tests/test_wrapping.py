@@ -268,7 +268,7 @@ def engagements(model, muscle: int, rng, count: int):
         a, b = rng.uniform(-2.5, 2.5, (2, 2))
         wa, wb = wraps(a), wraps(b)
         switching = np.flatnonzero(wa != wb)
-        if switching.size != 1 or ms.wrapping._wrap_muscle()[switching[0]] != muscle:
+        if switching.size != 1 or ms.wrapping.wrap_muscles()[switching[0]] != muscle:
             continue
         for _ in range(60):  # bisection to the engagement
             mid = (a + b) / 2

@@ -129,7 +129,7 @@ def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
     bodies, points = muscle_set.point_body, geometry.points
     if geometry.wrap is not None:
         wrapping = muscle_set.wrapping
-        tangent_tensions = tensions[..., np.repeat(wrapping._wrap_muscle(), 2)]
+        tangent_tensions = tensions[..., np.repeat(wrapping.wrap_muscles(), 2)]
         forces = np.concatenate([forces, geometry.wrap.tangent_forces * tangent_tensions[..., None]], axis=-2)
         bodies = np.concatenate([bodies, wrapping.tangent_body])
         points = np.concatenate([points, geometry.wrap.tangent_points], axis=-2)

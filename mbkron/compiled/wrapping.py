@@ -14,6 +14,7 @@ wrap from there, so the fixed point and the stopping test are those of the plain
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,13 +22,21 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import batch_rows, jit, writable
 from mbkron.compiled.paths import add_point_moment_arms
 from mbkron.compiled.wrap_ellipsoid import FAILED, MAX_ITERATIONS, TOLERANCE, ellipsoid_path
-from mbkron.core.errors import ConfigurationError
+from mbkron.core.errors import ConfigurationError, ModelWarning
 
-__all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms"]
+__all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms", "unsettled_message"]
 
 #: Surface class name → kernel kind.
 COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2}
 _TWO_PI = 2.0 * math.pi
+
+
+def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) -> str:
+    """The warning where the sweeps over a path's wraps did not settle (both routes)."""
+    return (f"muscle `{muscle}`: the sweeps over its wraps did not settle in {max_sweeps} at {count} state(s), the "
+            f"first at index {tuple(int(i) for i in first)}: its wraps' decisions (OpenSim's sides, quadrants and "
+            f"segments) keep alternating, so no path is tangent to all its wraps there; its length is the last "
+            f"sweep's and its moment arms are not −dL/dq (docs/wrapping.md, \"Sweeps that do not settle\")")
 
 
 @jit
@@ -147,6 +156,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
     lengths = np.zeros((states, n_muscles))
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
     failure = np.full(9, -1.0)  # state, muscle, wrap, p, q (wrap frame) where an ellipsoid's solver failed
+    unsettled = np.zeros((states, n_muscles), dtype=np.bool_)  # the sweeps used up max_sweeps
     most = 0
     for m in range(n_muscles):
         most = max(most, muscle_count[m] + 2 * (muscle_wraps[m + 1] - muscle_wraps[m]))
@@ -197,6 +207,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 owner[n + 2 * w] = owner[n + 2 * w + 1] = w
                 arcs[w0 + w], found[w0 + w] = 0.0, False
             steady = 0  # sweeps since the last change of which wraps wrap, or the last extrapolation
+            settled = W == 1
             for _ in range(1 if W == 1 else max_sweeps):
                 moved = 0.0
                 for j in range(n, N):
@@ -235,7 +246,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                                 failure[0], failure[1], failure[2] = s, m, g
                                 failure[3:6] = p
                                 failure[6:] = q
-                                return lengths, R, -1, failure
+                                return lengths, R, -1, failure, unsettled
                         if arc < 0.0:
                             continue
                         change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
@@ -259,6 +270,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             moved = max(moved, abs(x - X[n + 2 * w + slot, i]))
                             X[n + 2 * w + slot, i] = x
                 if moved <= tolerance:
+                    settled = True
                     break
                 steady = 0 if moved == np.inf else steady + 1
                 if steady >= 3:  # Aitken: the sweeps converge linearly; jump to the limit of the last two steps
@@ -273,6 +285,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             for i in range(3):
                                 X[j, i] += ratio / (1.0 - ratio) * (X[j, i] - old[j, i])
                         steady = 0
+            unsettled[s, m] = not settled
             _sort(keys, sorted_nodes, N)  # the polyline: its length and f = u_out − u_in (none along a geodesic)
             for j in range(N):
                 F[j, 0] = F[j, 1] = F[j, 2] = 0.0
@@ -287,7 +300,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 d0, d1, d2 = X[b, 0] - X[a, 0], X[b, 1] - X[a, 1], X[b, 2] - X[a, 2]
                 piece = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                 if piece < zero_length:
-                    return lengths, R, s * n_muscles + m, failure
+                    return lengths, R, s * n_muscles + m, failure, unsettled
                 total += piece
                 F[a, 0] += d0 / piece
                 F[a, 1] += d1 / piece
@@ -305,7 +318,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 add_point_moment_arms(R, s, m, T, twists, offset_gradients, body,
                                       moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
                                       X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
-    return lengths, R, -1, failure
+    return lengths, R, -1, failure, unsettled
 
 
 def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
@@ -347,6 +360,12 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         Where the ellipsoid's solver (:func:`mbkron.compiled.wrap_ellipsoid.ellipsoid_path`) does not
         converge, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`); the message
         names the muscle, the wrap, the state and the points.
+
+    Warns
+    -----
+    ModelWarning
+        Per muscle whose sweeps did not settle in ``max_sweeps`` at some states
+        (:func:`unsettled_message`).
     """
     batch, nb = T.shape[:-3], T.shape[-3]
     order = 0 if twists is None else 1
@@ -362,7 +381,7 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         active.setflags(write=False)
     *arrays, (muscle_names, wrap_names) = tables
     n_muscles = arrays[0].shape[0]
-    lengths, R, short, failure = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets,
+    lengths, R, short, failure, unsettled = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets,
                                               gradients, active, *arrays, tolerance, max_sweeps, zero_length, order)
     if failure[0] >= 0:
         state, muscle, wrap = (int(value) for value in failure[:3])
@@ -373,4 +392,8 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
             f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
     if short >= 0:
         return lengths, None, short
+    for muscle in np.flatnonzero(unsettled.any(axis=0)):
+        states = np.flatnonzero(unsettled[:, muscle])
+        warnings.warn(unsettled_message(muscle_names[muscle], len(states), np.unravel_index(states[0], batch),
+                                        max_sweeps), ModelWarning, stacklevel=3)
     return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)

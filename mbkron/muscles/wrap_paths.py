@@ -16,6 +16,9 @@ its wraps, in which the piece between the two tangent points of one wrap is the 
   :data:`TANGENT_TOLERANCE`, at most :data:`MAX_SWEEPS` sweeps): a Gauss–Seidel iteration whose fixed
   point has every wrap's tangent points optimal for its neighbours, so that ``L`` is stationary in all
   of them and the envelope theorem (``R`` with the tangent points held in their bodies) is exact.
+  Where the sweeps do not settle (a wrap's decision — its side, quadrant or segment — flips with its
+  neighbours' tangent points, so that no such fixed point exists), a ``ModelWarning`` names the muscle:
+  the length is the last sweep's and ``R`` is not ``−dL/dq`` there.
   OpenSim stops after 8 sweeps or when the length changes by less than 0.5 mm, and with one wrap
   it sweeps once (so does mbkron: one wrap has no neighbours to wait for).
 
@@ -30,14 +33,15 @@ and :meth:`PathWrapping.tangent_moment_arms` adds the tangent points' part.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.wrapping import COMPILED_KINDS
-from mbkron.core.errors import ConfigurationError
+from mbkron.compiled.wrapping import COMPILED_KINDS, unsettled_message
+from mbkron.core.errors import ConfigurationError, ModelWarning
 from mbkron.muscles import complex_step as cs
 
 __all__ = ["PathWrapping", "WrapGeometry", "MAX_SWEEPS", "TANGENT_TOLERANCE"]
@@ -169,9 +173,14 @@ class PathWrapping:
                 for w, (surface, span) in enumerate(zip(surfaces, spans)):
                     self._apply(surface, span, w, n, X, keys, owner, arcs, rotations[..., first + w, :, :],
                                 origins[..., first + w, :])
-                moved = np.abs((X[..., n:, :] - before).real).max(initial=0.0)
-                if moved <= TANGENT_TOLERANCE:
+                moved = np.abs((X[..., n:, :] - before).real).max(axis=(-2, -1), initial=0.0)
+                if moved.max(initial=0.0) <= TANGENT_TOLERANCE:
                     break
+            else:
+                if w_count > 1:
+                    states = np.argwhere(moved > TANGENT_TOLERANCE)
+                    warnings.warn(unsettled_message(self.paths[self.muscles[index]].name, len(states),
+                                                    tuple(states[0]), MAX_SWEEPS), ModelWarning, stacklevel=4)
             length, forces, node_order = self._polyline(X, keys, owner, arcs, q, index)
             lengths[..., index] = length
             point_forces[..., first_row:first_row + n, :] = forces[..., :n, :]
@@ -256,12 +265,12 @@ class PathWrapping:
         omega = np.stack([twist[..., 2, 1], twist[..., 0, 2], twist[..., 1, 0]], axis=-1)
         per_point = (np.einsum("...tkx,...tx->...tk", omega, moment)
                      + np.einsum("...tkx,...tx->...tk", twist[..., :3, 3], F))
-        muscle_of_tangent = np.repeat(self._wrap_muscle(), 2)[on_body]
+        muscle_of_tangent = np.repeat(self.wrap_muscles(), 2)[on_body]
         R = np.zeros(batch + (nq, n_muscles))
         np.add.at(np.moveaxis(R, -1, 0), muscle_of_tangent, np.moveaxis(per_point, -2, 0))
         return R
 
-    def _wrap_muscle(self) -> NDArray[np.intp]:
+    def wrap_muscles(self) -> NDArray[np.intp]:
         """The muscle of every wrap, shape (W,)."""
         return np.concatenate([np.full(len(surfaces), self.muscles[index], dtype=np.intp)
                                for index, _, surfaces, *_ in self.groups]) if self.groups else np.zeros(0, np.intp)

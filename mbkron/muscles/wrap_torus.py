@@ -85,7 +85,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.tableaus import DOP853
-from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, _positive_problem, parse_quadrant
+from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, positive_problem, parse_quadrant
 
 __all__ = ["WrapTorus", "TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
            "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
@@ -454,8 +454,8 @@ class WrapTorus(WrapSurface):
     outer_radius: float
 
     def shape_problems(self, where: str) -> list[str | None]:
-        problems = [_positive_problem(self.inner_radius, f"{where}: `inner_radius`"),
-                    _positive_problem(self.outer_radius, f"{where}: `outer_radius`")]
+        problems = [positive_problem(self.inner_radius, f"{where}: `inner_radius`"),
+                    positive_problem(self.outer_radius, f"{where}: `outer_radius`")]
         if not any(problems) and not self.outer_radius > self.inner_radius:
             problems.append(f"{where}: `outer_radius` must be greater than `inner_radius` (m), got "
                             f"{self.outer_radius!r} ≤ {self.inner_radius!r}")

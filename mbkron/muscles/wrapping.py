@@ -74,7 +74,8 @@ from numpy.typing import NDArray
 from mbkron.muscles import complex_step as cs
 
 __all__ = ["WrapSurface", "WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
-           "parse_quadrant", "shape_fields", "surface_problems", "wrap_method_problems", "WRAP_METHODS"]
+           "parse_quadrant", "positive_problem", "shape_fields", "surface_problems", "wrap_method_problems",
+           "WRAP_METHODS"]
 
 #: OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all.
 QUADRANTS = {**{name: (0, 0) for name in ("all", "ALL", "All")},
@@ -121,7 +122,8 @@ def _vector_problem(value: object, label: str) -> str | None:
     return None
 
 
-def _positive_problem(value: object, label: str) -> str | None:
+def positive_problem(value: object, label: str) -> str | None:
+    """The problem with a size that must be a finite number > 0 (m), or None (for the surfaces' ``problems``)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
         return f"{label} must be a finite number > 0 (m), got {value!r}"
     return None
@@ -201,7 +203,7 @@ class WrapSphere(WrapSurface):
     radius: float
 
     def shape_problems(self, where: str) -> list[str | None]:
-        return [_positive_problem(self.radius, f"{where}: `radius`")]
+        return [positive_problem(self.radius, f"{where}: `radius`")]
 
     def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """The shortest path from ``p`` to ``q`` round the sphere (a great circle); see the module."""
@@ -257,7 +259,8 @@ class WrapCylinder(WrapSurface):
     length: float
 
     def shape_problems(self, where: str) -> list[str | None]:
-        return [_positive_problem(self.radius, f"{where}: `radius`"), _positive_problem(self.length, f"{where}: `length`")]
+        return [positive_problem(self.radius, f"{where}: `radius`"),
+                positive_problem(self.length, f"{where}: `length`")]
 
     def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """The shortest path from ``p`` to ``q`` round the cylinder (a helix); see the module."""
