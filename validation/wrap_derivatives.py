@@ -7,8 +7,8 @@ wraps over ``TRIlonghh``; docs/wrapping.md, "Complex steps").
   (the compiled route where numba is installed, otherwise the numpy route) against ``−Im L(q + ih·e_k)/h``
   (``h = 1e-30``, numpy route) at every pose, and against fourth-order central differences of L
   (step 2e-5) where the stencil crosses no switch (the O(h²) and O(h⁴) estimates agree to 1e-6).
-  Poses where TRIlong's sweeps do not settle (a ModelWarning: R is not −dL/dq there) are counted and
-  left out.
+  Poses where a path's sweeps do not settle even with its ellipsoids the short way (a ModelWarning: R is
+  not −dL/dq there) are counted and left out.
 - Switches of ``BIClonghh`` and ``TRIlonghh`` (wrapping or not) along shoulder sweeps at fixed elbow
   angles, found by bisection to ``b − a < 1e-8`` rad: complex steps at ``a − 1e-6``, ``a``, ``b``,
   ``b + 1e-6`` against R there, and the jumps ``|L(b) − L(a)|``, ``|R(b) − R(a)|`` (L is C¹ through an

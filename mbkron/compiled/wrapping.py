@@ -33,10 +33,11 @@ _TWO_PI = 2.0 * math.pi
 
 def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) -> str:
     """The warning where the sweeps over a path's wraps did not settle (both routes)."""
-    return (f"muscle `{muscle}`: the sweeps over its wraps did not settle in {max_sweeps} at {count} state(s), the "
-            f"first at index {tuple(int(i) for i in first)}: its wraps' decisions (OpenSim's sides, quadrants and "
-            f"segments) keep alternating, so no path is tangent to all its wraps there; its length is the last "
-            f"sweep's and its moment arms are not −dL/dq (docs/wrapping.md, \"Sweeps that do not settle\")")
+    return (f"muscle `{muscle}`: the sweeps over its wraps did not settle in {max_sweeps}, even with its ellipsoids "
+            f"the short way, at {count} state(s), the first at index {tuple(int(i) for i in first)}: its wraps' "
+            f"decisions (OpenSim's sides, quadrants and segments) keep alternating, so no path is tangent to all "
+            f"its wraps there; its length is the last sweep's and its moment arms are not −dL/dq "
+            f"(docs/wrapping.md, \"Sweeps that do not settle\")")
 
 
 @jit
@@ -202,89 +203,94 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                         X[j, i] = T[s, body, i, 0] * x0 + T[s, body, i, 1] * x1 + T[s, body, i, 2] * x2 + T[s, body, i, 3]
                 keys[j] = j if active[active_state, first + j] else np.inf
                 owner[j] = -1
-            for w in range(W):
-                keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
-                owner[n + 2 * w] = owner[n + 2 * w + 1] = w
-                arcs[w0 + w], found[w0 + w] = 0.0, False
-            steady = 0  # sweeps since the last change of which wraps wrap, or the last extrapolation
             settled = W == 1
-            for _ in range(1 if W == 1 else max_sweeps):
-                moved = 0.0
-                for j in range(n, N):
-                    for i in range(3):
-                        older[j, i] = old[j, i]
-                        old[j, i] = X[j, i]
-                for w in range(W):  # remove wrap w's tangent points, wrap the best segment of its range
-                    g = w0 + w
+            for attempt in range(1 if W == 1 else 2):  # (see wrapped_lengths_and_moment_arms)
+                for w in range(W):
                     keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
-                    _sort(keys, sorted_nodes, N)
-                    low, high = np.inf, -np.inf  # OpenSim's range: its first and last active points
-                    for j in range(int(wrap_span[g, 0]), int(wrap_span[g, 1]) + 1):
-                        if keys[j] < np.inf:
-                            low, high = min(low, keys[j]), max(high, keys[j])
-                    best, best_arc, k1, k2 = np.inf, 0.0, 0.0, 0.0
-                    for i in range(N - 1):
-                        a, b = sorted_nodes[i], sorted_nodes[i + 1]
-                        if keys[b] == np.inf:
-                            break
-                        if keys[a] < low or keys[b] > high or (owner[a] == owner[b] and owner[a] >= 0):
-                            continue
-                        for c in range(3):  # Rgᵀ (x − o)
-                            p[c] = ((X[a, 0] - og[g, 0]) * Rg[g, 0, c] + (X[a, 1] - og[g, 1]) * Rg[g, 1, c]
-                                    + (X[a, 2] - og[g, 2]) * Rg[g, 2, c])
-                            q[c] = ((X[b, 0] - og[g, 0]) * Rg[g, 0, c] + (X[b, 1] - og[g, 1]) * Rg[g, 1, c]
-                                    + (X[b, 2] - og[g, 2]) * Rg[g, 2, c])
-                        axis, sign = int(wrap_params[g, 0]), int(wrap_params[g, 1])
-                        if wrap_kind[g] == 0:
-                            arc = _sphere(p, q, wrap_params[g, 2], axis, sign, t1, t2)
-                        elif wrap_kind[g] == 1:
-                            arc = _cylinder(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
-                        else:
-                            semi_axes[:] = wrap_params[g, 2:]
-                            arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
-                            if arc == FAILED:
-                                failure[0], failure[1], failure[2] = s, m, g
-                                failure[3:6] = p
-                                failure[6:] = q
-                                return lengths, R, -1, failure, unsettled
-                        if arc < 0.0:
-                            continue
-                        change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
-                                  + math.sqrt((q[0] - t2[0]) ** 2 + (q[1] - t2[1]) ** 2 + (q[2] - t2[2]) ** 2)
-                                  - math.sqrt((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2))
-                        if change < best:
-                            best, best_arc, k1, k2 = change, arc, keys[a], keys[b]
-                            b1[:] = t1
-                            b2[:] = t2
-                    hit = best < np.inf
-                    if hit != found[g]:
-                        moved = np.inf
-                    found[g], arcs[g] = hit, best_arc
-                    if not hit:
-                        continue
-                    keys[n + 2 * w], keys[n + 2 * w + 1] = k1 + (k2 - k1) / 3, k1 + 2 * (k2 - k1) / 3
-                    for slot in range(2):
-                        local = b1 if slot == 0 else b2
-                        for i in range(3):
-                            x = og[g, i] + Rg[g, i, 0] * local[0] + Rg[g, i, 1] * local[1] + Rg[g, i, 2] * local[2]
-                            moved = max(moved, abs(x - X[n + 2 * w + slot, i]))
-                            X[n + 2 * w + slot, i] = x
-                if moved <= tolerance:
-                    settled = True
-                    break
-                steady = 0 if moved == np.inf else steady + 1
-                if steady >= 3:  # Aitken: the sweeps converge linearly; jump to the limit of the last two steps
-                    last = previous = 0.0
+                    owner[n + 2 * w] = owner[n + 2 * w + 1] = w
+                    arcs[w0 + w], found[w0 + w] = 0.0, False
+                steady = 0  # sweeps since the last change of which wraps wrap, or the last extrapolation
+                for _ in range(1 if W == 1 else max_sweeps):
+                    moved = 0.0
                     for j in range(n, N):
                         for i in range(3):
-                            last += (X[j, i] - old[j, i]) ** 2
-                            previous += (old[j, i] - older[j, i]) ** 2
-                    ratio = math.sqrt(last / previous) if previous > 0.0 else 1.0
-                    if ratio < 0.9:
+                            older[j, i] = old[j, i]
+                            old[j, i] = X[j, i]
+                    for w in range(W):  # remove wrap w's tangent points, wrap the best segment of its range
+                        g = w0 + w
+                        keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
+                        _sort(keys, sorted_nodes, N)
+                        low, high = np.inf, -np.inf  # OpenSim's range: its first and last active points
+                        for j in range(int(wrap_span[g, 0]), int(wrap_span[g, 1]) + 1):
+                            if keys[j] < np.inf:
+                                low, high = min(low, keys[j]), max(high, keys[j])
+                        best, best_arc, k1, k2 = np.inf, 0.0, 0.0, 0.0
+                        for i in range(N - 1):
+                            a, b = sorted_nodes[i], sorted_nodes[i + 1]
+                            if keys[b] == np.inf:
+                                break
+                            if keys[a] < low or keys[b] > high or (owner[a] == owner[b] and owner[a] >= 0):
+                                continue
+                            for c in range(3):  # Rgᵀ (x − o)
+                                p[c] = ((X[a, 0] - og[g, 0]) * Rg[g, 0, c] + (X[a, 1] - og[g, 1]) * Rg[g, 1, c]
+                                        + (X[a, 2] - og[g, 2]) * Rg[g, 2, c])
+                                q[c] = ((X[b, 0] - og[g, 0]) * Rg[g, 0, c] + (X[b, 1] - og[g, 1]) * Rg[g, 1, c]
+                                        + (X[b, 2] - og[g, 2]) * Rg[g, 2, c])
+                            axis, sign = int(wrap_params[g, 0]), int(wrap_params[g, 1])
+                            if attempt == 1 and wrap_kind[g] == 2:
+                                sign = 0  # the sweeps did not settle: the ellipsoids the short way
+                            if wrap_kind[g] == 0:
+                                arc = _sphere(p, q, wrap_params[g, 2], axis, sign, t1, t2)
+                            elif wrap_kind[g] == 1:
+                                arc = _cylinder(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
+                            else:
+                                semi_axes[:] = wrap_params[g, 2:]
+                                arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
+                                if arc == FAILED:
+                                    failure[0], failure[1], failure[2] = s, m, g
+                                    failure[3:6] = p
+                                    failure[6:] = q
+                                    return lengths, R, -1, failure, unsettled
+                            if arc < 0.0:
+                                continue
+                            change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
+                                      + math.sqrt((q[0] - t2[0]) ** 2 + (q[1] - t2[1]) ** 2 + (q[2] - t2[2]) ** 2)
+                                      - math.sqrt((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2))
+                            if change < best:
+                                best, best_arc, k1, k2 = change, arc, keys[a], keys[b]
+                                b1[:] = t1
+                                b2[:] = t2
+                        hit = best < np.inf
+                        if hit != found[g]:
+                            moved = np.inf
+                        found[g], arcs[g] = hit, best_arc
+                        if not hit:
+                            continue
+                        keys[n + 2 * w], keys[n + 2 * w + 1] = k1 + (k2 - k1) / 3, k1 + 2 * (k2 - k1) / 3
+                        for slot in range(2):
+                            local = b1 if slot == 0 else b2
+                            for i in range(3):
+                                x = og[g, i] + Rg[g, i, 0] * local[0] + Rg[g, i, 1] * local[1] + Rg[g, i, 2] * local[2]
+                                moved = max(moved, abs(x - X[n + 2 * w + slot, i]))
+                                X[n + 2 * w + slot, i] = x
+                    if moved <= tolerance:
+                        settled = True
+                        break
+                    steady = 0 if moved == np.inf else steady + 1
+                    if steady >= 3:  # Aitken: the sweeps converge linearly; jump to the limit of the last two steps
+                        last = previous = 0.0
                         for j in range(n, N):
                             for i in range(3):
-                                X[j, i] += ratio / (1.0 - ratio) * (X[j, i] - old[j, i])
-                        steady = 0
+                                last += (X[j, i] - old[j, i]) ** 2
+                                previous += (old[j, i] - older[j, i]) ** 2
+                        ratio = math.sqrt(last / previous) if previous > 0.0 else 1.0
+                        if ratio < 0.9:
+                            for j in range(n, N):
+                                for i in range(3):
+                                    X[j, i] += ratio / (1.0 - ratio) * (X[j, i] - old[j, i])
+                            steady = 0
+                if settled:
+                    break
             unsettled[s, m] = not settled
             _sort(keys, sorted_nodes, N)  # the polyline: its length and f = u_out − u_in (none along a geodesic)
             for j in range(N):
@@ -364,8 +370,9 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     Warns
     -----
     ModelWarning
-        Per muscle whose sweeps did not settle in ``max_sweeps`` at some states
-        (:func:`unsettled_message`).
+        Per muscle whose sweeps did not settle in ``max_sweeps`` at some states, even when started again
+        with its ellipsoids the short way round (:func:`unsettled_message`; as
+        :meth:`mbkron.muscles.wrap_paths.PathWrapping.evaluate`).
     """
     batch, nb = T.shape[:-3], T.shape[-3]
     order = 0 if twists is None else 1
@@ -381,8 +388,9 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         active.setflags(write=False)
     *arrays, (muscle_names, wrap_names) = tables
     n_muscles = arrays[0].shape[0]
-    lengths, R, short, failure, unsettled = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point, local_points, offsets,
-                                              gradients, active, *arrays, tolerance, max_sweeps, zero_length, order)
+    lengths, R, short, failure, unsettled = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point,
+                                                         local_points, offsets, gradients, active, *arrays, tolerance,
+                                                         max_sweeps, zero_length, order)
     if failure[0] >= 0:
         state, muscle, wrap = (int(value) for value in failure[:3])
         raise ConfigurationError(

@@ -172,6 +172,16 @@ def _paths_close(a: Model, b: Model, la, lb, q: np.ndarray, rtol: float, atol: f
     return all(_close(va, vb, rtol, atol) for va, vb in zip(*evaluated))
 
 
+def _lengths_and_moment_arms(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Path lengths and moment arms at ``q``: by the compiled kernels on the ``compiled`` backend, else from
+    one evaluation of the paths (the numpy route; wrapped paths cost seconds per state there)."""
+    if model.backend == "compiled":
+        return model.muscle_lengths(q), model.moment_arms(q)
+    kin = model.kinematics(q, 1)
+    geometry = model.muscle_set.geometry(kin)
+    return geometry.lengths, model.muscle_set.moment_arms(kin, geometry)
+
+
 def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: float) -> list[str]:
     """Muscle names, Hill parameters, and path lengths and moment arms at ``q``."""
     if a.muscles != b.muscles:
@@ -190,7 +200,7 @@ def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: fl
     evaluated = []
     for model in (a, b):
         try:
-            evaluated.append((model.muscle_lengths(q), model.moment_arms(q)))
+            evaluated.append(_lengths_and_moment_arms(model, q))
         except ConfigurationError as exc:
             evaluated.append(str(exc))
     if isinstance(evaluated[0], str) or isinstance(evaluated[1], str):

@@ -16,9 +16,11 @@ its wraps, in which the piece between the two tangent points of one wrap is the 
   :data:`TANGENT_TOLERANCE`, at most :data:`MAX_SWEEPS` sweeps): a Gauss–Seidel iteration whose fixed
   point has every wrap's tangent points optimal for its neighbours, so that ``L`` is stationary in all
   of them and the envelope theorem (``R`` with the tangent points held in their bodies) is exact.
-  Where the sweeps do not settle (a wrap's decision — its side, quadrant or segment — flips with its
-  neighbours' tangent points, so that no such fixed point exists), a ``ModelWarning`` names the muscle:
-  the length is the last sweep's and ``R`` is not ``−dL/dq`` there.
+  Where the sweeps do not settle in :data:`MAX_SWEEPS` (a wrap's decision — its side, quadrant or
+  segment — flips with its neighbours' tangent points, so that no such fixed point exists), they start
+  again with the path's ellipsoids going the short way round (their quadrant rule, which makes the long
+  way a discontinuous choice, dropped); where even those do not settle, a ``ModelWarning`` names the
+  muscle: the length is the last sweep's and ``R`` is not ``−dL/dq`` there.
   OpenSim stops after 8 sweeps or when the length changes by less than 0.5 mm, and with one wrap
   it sweeps once (so does mbkron: one wrap has no neighbours to wait for).
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +45,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.wrapping import COMPILED_KINDS, unsettled_message
 from mbkron.core.errors import ConfigurationError, ModelWarning
 from mbkron.muscles import complex_step as cs
+from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
 
 __all__ = ["PathWrapping", "WrapGeometry", "MAX_SWEEPS", "TANGENT_TOLERANCE"]
 
@@ -168,17 +171,17 @@ class PathWrapping:
             keys[..., :n] = np.arange(n) if active is None else np.where(active[..., rows], np.arange(n), np.inf)
             owner = np.concatenate([np.full(n, -1), np.repeat(np.arange(w_count), 2)])
             arcs = np.zeros(batch + (w_count,), dtype=dtype)
-            for _ in range(1 if w_count == 1 else MAX_SWEEPS):
-                before = X[..., n:, :].copy()
-                for w, (surface, span) in enumerate(zip(surfaces, spans)):
-                    self._apply(surface, span, w, n, X, keys, owner, arcs, rotations[..., first + w, :, :],
-                                origins[..., first + w, :])
-                moved = np.abs((X[..., n:, :] - before).real).max(axis=(-2, -1), initial=0.0)
-                if moved.max(initial=0.0) <= TANGENT_TOLERANCE:
-                    break
-            else:
-                if w_count > 1:
-                    states = np.argwhere(moved > TANGENT_TOLERANCE)
+            start = X.copy(), keys.copy()
+            frames = rotations[..., part, :, :], origins[..., part, :]
+            unsettled = self._sweeps(surfaces, spans, n, X, keys, owner, arcs, *frames)
+            if unsettled.any():  # again from the start there, the ellipsoids the short way
+                short = tuple(replace(surface, quadrant="all") if isinstance(surface, WrapEllipsoid) else surface
+                              for surface in surfaces)
+                again = start[0][unsettled], start[1][unsettled], np.zeros_like(arcs[unsettled])
+                still = self._sweeps(short, spans, n, *again[:2], owner, again[2], *(f[unsettled] for f in frames))
+                X[unsettled], keys[unsettled], arcs[unsettled] = again
+                if still.any():
+                    states = np.argwhere(unsettled)[still]
                     warnings.warn(unsettled_message(self.paths[self.muscles[index]].name, len(states),
                                                     tuple(states[0]), MAX_SWEEPS), ModelWarning, stacklevel=4)
             length, forces, node_order = self._polyline(X, keys, owner, arcs, q, index)
@@ -189,6 +192,20 @@ class PathWrapping:
             wrapped[..., part] = np.isfinite(keys[..., n::2])
             order.append(node_order)
         return WrapGeometry(lengths, point_forces, tangent_points, tangent_forces, wrapped, order)
+
+    def _sweeps(self, surfaces, spans, n: int, X: NDArray, keys: NDArray, owner: NDArray, arcs: NDArray,
+                rotations: NDArray, origins: NDArray) -> NDArray[np.bool_]:
+        """Sweep over one path's wraps until no tangent point moves (in place); where the sweeps did not
+        settle in :data:`MAX_SWEEPS`, True (shape: the batch's)."""
+        moved = np.zeros(X.shape[:-2])
+        for _ in range(1 if len(surfaces) == 1 else MAX_SWEEPS):
+            before = X[..., n:, :].copy()
+            for w, (surface, span) in enumerate(zip(surfaces, spans)):
+                self._apply(surface, span, w, n, X, keys, owner, arcs, rotations[..., w, :, :], origins[..., w, :])
+            moved = np.abs((X[..., n:, :] - before).real).max(axis=(-2, -1), initial=0.0)
+            if moved.max(initial=0.0) <= TANGENT_TOLERANCE:
+                return np.zeros(moved.shape, dtype=bool)
+        return moved > TANGENT_TOLERANCE if len(surfaces) > 1 else np.zeros(moved.shape, dtype=bool)
 
     @staticmethod
     def _apply(surface, span: tuple[int, int], w: int, n: int, X: NDArray, keys: NDArray, owner: NDArray,

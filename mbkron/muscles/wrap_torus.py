@@ -462,5 +462,10 @@ class WrapTorus(WrapSurface):
         return problems
 
     def solve(self, p: ArrayLike, q: ArrayLike):
-        """The path from ``p`` to ``q`` (wrap frame, m) round this torus: :func:`shortest_path`."""
-        return shortest_path(p, q, self.outer_radius, self.inner_radius, self.quadrant)
+        """The path from ``p`` to ``q`` (wrap frame, m) round this torus: :func:`shortest_path`.
+
+        For a complex step (complex ``p``, ``q``) the tangent points and the arc are those of the real
+        parts: the path's first derivative does not depend on the tangent points' (they minimise ``L``),
+        so ``Im L`` of the path through them is still exact — but it is the envelope theorem's value, not
+        an independent check of it (``tests/test_wrap_torus.py`` checks R against differences)."""
+        return shortest_path(np.real(p), np.real(q), self.outer_radius, self.inner_radius, self.quadrant)

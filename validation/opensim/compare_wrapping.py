@@ -51,9 +51,11 @@ SWEEPS = (("arm26_shoulder_elbow0", "arm26", "r_shoulder_elev", _SHOULDER, 61, {
 #: Differences of mbkron's length from OpenSim's own path above 1 mm where OpenSim's length is continuous, explained
 #: in docs/wrapping.md ("Against OpenSim 4.6"): (sweep, muscle, interval of the swept coordinate (rad),
 #: bounds of mbkron's length − the length of OpenSim's path (m)).
-EXCEPTIONS = tuple((name, "TRIlong", (2.04, 2.52), (1e-3, 4e-2)) for name in ("arm26_shoulder_elbow0", "arm26_shoulder_elbow90"))
+EXCEPTIONS = tuple((name, "TRIlong", (2.04, 2.52), (-2e-3, 4e-2)) for name in ("arm26_shoulder_elbow0", "arm26_shoulder_elbow90"))
 """arm26 TRIlong from shoulder elevation 117° to 144°: mbkron's path goes the long way round ``TRIlonghh``
-(quadrant ``+z``) where the shortest path's tangent points lie on ``−z``; OpenSim's stays near the short way."""
+(quadrant ``+z``) where the shortest path's tangent points lie on ``−z``; OpenSim's stays near the short way.
+(At 117°, where TRIlong's sweeps do not settle, mbkron's goes the short way, ignoring the quadrant: 1.8 mm
+shorter than OpenSim's.)"""
 #: ``tests/test_wrapping_models.py`` recomputes every ARM26_STRIDE-th state of arm26's sweeps (on the shoulder sweeps:
 #: −90°, −36°, 18°, 72° (stale tangent points), 126° (the exception), 180°).
 ARM26_STRIDE = 12
