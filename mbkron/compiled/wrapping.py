@@ -7,8 +7,9 @@ The same computation as :mod:`mbkron.muscles.wrapping` (the surfaces' ``solve``)
 two agree), here per state, so that every state stops sweeping when its own tangent points have
 converged; the linearly converging sweeps over several wraps are extrapolated (Aitken: after three
 steady sweeps, a jump to the limit of the geometric sequence of steps; the next sweep re-solves every
-wrap from there, so the fixed point and the stopping test are those of the plain sweeps). Surfaces:
-:data:`COMPILED_KINDS`.
+wrap from there, so the fixed point and the stopping test are those of the plain sweeps); where they do not
+settle in ``max_sweeps``, they start again with the path's ellipsoids the short way round (as the numpy
+route). Surfaces: :data:`COMPILED_KINDS`.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 keys[j] = j if active[active_state, first + j] else np.inf
                 owner[j] = -1
             settled = W == 1
-            for attempt in range(1 if W == 1 else 2):  # (see wrapped_lengths_and_moment_arms)
+            for attempt in range(1 if W == 1 else 2):  # the 2nd: the ellipsoids the short way (module docs)
                 for w in range(W):
                     keys[n + 2 * w] = keys[n + 2 * w + 1] = np.inf
                     owner[n + 2 * w] = owner[n + 2 * w + 1] = w
