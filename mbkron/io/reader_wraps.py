@@ -5,7 +5,8 @@
 ``body`` (a body or ``"ground"``), ``translation`` (m, default 0), ``rotation`` (body-fixed X-Y-Z
 angles in the file's angle unit, default 0), ``quadrant`` (default ``"all"``), ``active`` (default
 true) and the kind's shape parameters (``radius``, ``length``, ``dimensions``, ``inner_radius`` and
-``outer_radius``, … in m: a number, or 3 numbers for a vector). A muscle's ``wraps`` is an array of wrap-object names or tables ``{object, range, method}``.
+``outer_radius``, … in m: a number, or 3 numbers for a vector). A muscle's ``wraps`` is an array of
+wrap-object names or tables ``{object, range, method}``.
 """
 
 from __future__ import annotations

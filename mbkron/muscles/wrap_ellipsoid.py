@@ -79,7 +79,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
-from mbkron.core.tableaus import DOP853
+from mbkron.core.tableaus import DOP853, equal_steps
 from mbkron.muscles import complex_step as cs
 from mbkron.muscles.wrapping import WrapSurface, parse_quadrant
 
@@ -100,9 +100,6 @@ STEP_CURVATURE = 0.2
 """Integration step times the ellipsoid's largest normal curvature ``max(a)/min(a)²`` (at most)."""
 
 
-# Dormand & Prince's 8th-order explicit Runge-Kutta method: the 12 stages of DOP853
-_RK_A, _RK_B = DOP853.A[:12, :12], DOP853.B
-_STAGES = 12
 _COMPLEX_STEP = 1e-30
 _GUESS_NODES = 48  # Gauss-Legendre nodes for the initial guess's arc length
 
@@ -197,32 +194,17 @@ def geodesic(start: NDArray, direction: NDArray, arc: NDArray, dimensions: Array
     points, tangents : ndarray
         The end points and unit tangents (shape (m, 3)), or with ``steps`` every step's.
     """
-    dimensions = np.asarray(dimensions, dtype=float)
+    inverse_squares = 1.0 / np.asarray(dimensions, dtype=float) ** 2
     y = np.concatenate([start, direction], axis=1)
-    if steps is not None:
-        y = _integrate(y, arc, 1.0 / dimensions**2, steps, samples=True)
+    if steps is not None:  # (DOP853's 12 stages in equal steps)
+        y = equal_steps(DOP853, lambda x: _geodesic_rate(x, arc, inverse_squares), y, steps, samples=True)
         return y[..., :3], y[..., 3:]
-    counts = _steps(dimensions, arc)
+    counts = _steps(np.asarray(dimensions, dtype=float), arc)
     for count in np.unique(counts):
         group = counts == count
-        y[group] = _integrate(y[group], arc[group], 1.0 / dimensions**2, int(count), samples=False)
+        y[group] = equal_steps(DOP853, lambda x, arcs=arc[group]: _geodesic_rate(x, arcs, inverse_squares), y[group],
+                               int(count))
     return y[:, :3], y[:, 3:]
-
-
-def _integrate(y, arc, inverse_squares, steps, samples):
-    """``steps`` Dormand–Prince steps of the geodesic equation from rows ``y = (x, v)`` (all, or the end)."""
-    h = 1.0 / steps
-    history = [y]
-    k = np.empty((_STAGES,) + y.shape, dtype=y.dtype)
-    flat = k.reshape(_STAGES, -1)
-    for _ in range(steps):
-        for stage in range(_STAGES):
-            increment = (_RK_A[stage, :stage] @ flat[:stage]).reshape(y.shape) if stage else 0.0
-            k[stage] = _geodesic_rate(y + h * increment, arc, inverse_squares)
-        y = y + h * (_RK_B @ flat).reshape(y.shape)
-        if samples:
-            history.append(y)
-    return np.stack(history, axis=1) if samples else y
 
 
 def _end_conditions(p, q, dimensions, phi, arc):

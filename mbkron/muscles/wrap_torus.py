@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
-from mbkron.core.tableaus import DOP853
+from mbkron.core.tableaus import DOP853, equal_steps
 from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, positive_problem, parse_quadrant
 
 __all__ = ["WrapTorus", "TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
@@ -103,8 +103,6 @@ STEP_CURVATURE = 0.2
 OPENSIM_CYLINDER_LENGTH = 10000.0
 """The length of OpenSim's cylinder at the ring point (``CYL_LENGTH`` in WrapTorus.cpp)."""
 
-_RK_A, _RK_B = DOP853.A[:12, :12], DOP853.B
-_STAGES = 12
 _COMPLEX_STEP = 1e-30
 
 
@@ -134,21 +132,6 @@ def _rate(y, arc, R, r):
     v, du, dv = y[:, 1], y[:, 2], y[:, 3]
     sv, ring = np.sin(v), R + r * np.cos(v)
     return arc[:, None] * np.stack([du, dv, 2.0 * r * sv / ring * du * dv, -ring * sv / r * du * du], axis=-1)
-
-
-def _integrate(y, arc, R, r, steps):
-    """``steps`` equal Dormand–Prince steps from rows ``y = (u, v, u', v')`` over τ ∈ [0, 1].
-
-    The stage sums use ``einsum``: numpy's ``matmul`` of a real vector with a complex matrix (the
-    complex-step batches) is about 100 times slower here."""
-    h = 1.0 / steps
-    k = np.empty((_STAGES,) + y.shape, dtype=y.dtype)
-    for _ in range(steps):
-        for stage in range(_STAGES):
-            increment = np.einsum("s,s...->...", _RK_A[stage, :stage], k[:stage]) if stage else 0.0
-            k[stage] = _rate(y + h * increment, arc, R, r)
-        y = y + h * np.einsum("s,s...->...", _RK_B, k)
-    return y
 
 
 def _steps(R, r, arc):
@@ -184,7 +167,7 @@ def geodesic(outer_radius: float, inner_radius: float, u: NDArray, v: NDArray, d
     R, r = float(outer_radius), float(inner_radius)
     e_u, e_v, _ = _frame(u, v)
     y = np.stack([u, v, _dot(direction, e_u) / (R + r * np.cos(v)), _dot(direction, e_v) / r], axis=-1)
-    y = _integrate(y, arc, R, r, steps if steps is not None else _steps(R, r, arc))
+    y = equal_steps(DOP853, lambda x: _rate(x, arc, R, r), y, steps if steps is not None else _steps(R, r, arc))
     e_u, e_v, _ = _frame(y[:, 0], y[:, 1])
     tangent = (y[:, 2] * (R + r * np.cos(y[:, 1])))[:, None] * e_u + (y[:, 3] * r)[:, None] * e_v
     return y[:, 0], y[:, 1], tangent

@@ -2,8 +2,8 @@
 a path's ``PathWrapSet`` as its ``wraps`` list.
 
 Each wrap object of a registered kind (:data:`mbkron.muscles.surfaces.SURFACES`: ``WrapSphere``,
-``WrapCylinder``, ``WrapEllipsoid``, ``WrapTorus``) becomes ``{kind, body, translation, rotation, quadrant, active, <shape>}`` with the
-file's numbers (``rotation`` = ``xyz_body_rotation``, radians); a ``PathWrap`` becomes
+``WrapCylinder``, ``WrapEllipsoid``, ``WrapTorus``) becomes ``{kind, body, translation, rotation,
+quadrant, active, <shape>}`` with the file's numbers (``rotation`` = ``xyz_body_rotation``, radians); a ``PathWrap`` becomes
 ``{object, range, method}``. A path that names a wrap object of another kind or an unknown one is
 reported.
 """
