@@ -17,8 +17,8 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron.kinematics import tree as kinematics
-from mbkron.kinematics import literal as kinematics_literal
-from mbkron.core import kron
+from mbkron.reference import kinematics as kinematics_literal
+from mbkron.reference import kron
 from tests.random_trees import build_model, chain_spec, random_tree, sympy_transforms
 
 RTOL = 1e-10

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy
 
-from mbkron.core import kron
+from mbkron.reference import kron
 
 TOL = 1e-12
 

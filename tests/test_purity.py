@@ -24,7 +24,7 @@ MODELS = {
     "andrews": (lambda: andrews_squeezer("lu", "expressions"), np.array([INITIAL["beta"] + 0.4]),
                 lambda rng: INITIAL["beta"] + rng.uniform(-1.0, 2.0, (800, 1))),
 }
-BACKENDS = [name for name in available_backends() if name != "kronecker"]  # kronecker: same joint variables
+BACKENDS = list(available_backends())
 
 
 def _equal(a, b) -> bool:

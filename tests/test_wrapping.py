@@ -334,7 +334,7 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
         assert expected in text
 
 
-@pytest.mark.parametrize("backend", ["kronecker", pytest.param("compiled", marks=needs_numba)])
+@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=needs_numba)])
 def test_complex_steps_need_the_numpy_backend_and_explicit_joint_variables(backend):
     model = arm_model(backend)
     with pytest.raises(TypeError, match=r"`q` is complex \(a complex step\): the '\w+' backend takes real q only; use "

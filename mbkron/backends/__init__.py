@@ -1,14 +1,12 @@
 """Backends: how a model is evaluated, chosen per model (``load_model(path, backend=...)``,
 ``ModelBuilder.build(backend=...)``, ``model.with_backend(...)``).
 
-- ``"kronecker"`` — the dissertation as written: Definition 1, the recursions Eq. 77 and 89 and the
-  dynamics Eq. 145, 126, 187 and moment arms Eq. 195 in the Kronecker layout, state by state;
-  the reference the others are tested against, and slow.
 - ``"numpy"`` — the vectorised twist form, batched over any leading axes of q.
 - ``"compiled"`` — the same equations in numba kernels (the optional ``fast`` extra); the default
   when numba is installed.
 
-All three give the same results to rounding (tests/test_backends.py). A backend is a choice
+Both give the same results to rounding, and equal the dissertation as written
+(:mod:`mbkron.reference`, tests/test_reference.py). A backend is a choice
 made when the model is built, never a process-wide switch.
 """
 
@@ -16,21 +14,20 @@ from __future__ import annotations
 
 from mbkron.backends.base import Backend, InertialTerms
 from mbkron.backends.compiled import CompiledBackend
-from mbkron.backends.kronecker import KroneckerBackend
 from mbkron.backends.vectorised import NumpyBackend
 from mbkron.compiled.common import AVAILABLE as NUMBA_AVAILABLE
 
 __all__ = ["BACKENDS", "Backend", "InertialTerms", "available_backends", "default_backend", "get_backend"]
 
-BACKENDS = ("kronecker", "numpy", "compiled")
+BACKENDS = ("numpy", "compiled")
 """The backends' names."""
 
-_INSTANCES = {"kronecker": KroneckerBackend(), "numpy": NumpyBackend(), "compiled": CompiledBackend()}
+_INSTANCES = {"numpy": NumpyBackend(), "compiled": CompiledBackend()}
 
 
 def available_backends() -> tuple[str, ...]:
     """The backends that can run here (``"compiled"`` needs numba)."""
-    return BACKENDS if NUMBA_AVAILABLE else BACKENDS[:2]
+    return BACKENDS if NUMBA_AVAILABLE else BACKENDS[:1]
 
 
 def default_backend() -> str:
@@ -47,6 +44,9 @@ def get_backend(name: str | None) -> Backend:
         An unknown name, or ``"compiled"`` without numba.
     """
     name = default_backend() if name is None else name
+    if name == "kronecker":
+        raise ValueError('`backend` "kronecker" is no longer a backend: the dissertation as written is the module '
+                         'mbkron.reference (mbkron.reference.mass_matrix(model, q), …), an oracle for tests')
     if name not in _INSTANCES:
         raise ValueError(f"`backend` must be one of {', '.join(map(repr, BACKENDS))}, got {name!r}")
     if name == "compiled" and not NUMBA_AVAILABLE:

@@ -35,7 +35,7 @@ __all__ = ["BACKENDS", "BLAS_THREADS", "JOBS", "METHODS", "dask_setup", "execute
 METHODS = ("TRBDF2", "RKF45", "RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (its ``METHODS``; a test keeps them equal), checked in a batch
 file before anything numerical is imported."""
-BACKENDS = ("compiled", "numpy", "kronecker")
+BACKENDS = ("compiled", "numpy")
 """The model backends (:mod:`mbkron.backends`)."""
 MODEL_CACHE = 8
 """Models kept per worker process (the most recently used)."""

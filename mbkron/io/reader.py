@@ -89,7 +89,7 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
     Parameters
     ----------
     path : str or path-like
-    backend : {"kronecker", "numpy", "compiled"}, optional
+    backend : {"numpy", "compiled"}, optional
         How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` when numba is
         installed, else ``"numpy"``.
     wrapping : {"import", "ignore", "error"}

@@ -34,7 +34,7 @@ class ConstrainedJointVariables(JointVariableProvider):
     ----------
     solver : PositionSolver
     method : {"lu", "projection"}
-    backend : {"kronecker", "numpy", "compiled"}
+    backend : {"numpy", "compiled"}
         ``"compiled"`` uses the compiled Newton step for groups with an expression form (expressions
         or loop closures; :meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) with inputs
         affine in q, and compiled projection recursions.

@@ -103,7 +103,7 @@ class JointVariableProvider(ABC):
         return None
 
     def with_backend(self, backend: str) -> JointVariableProvider:
-        """The provider evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``);
+        """The provider evaluated by ``backend`` (``"numpy"`` or ``"compiled"``);
         the same object when the backend makes no difference to it."""
         return self
 

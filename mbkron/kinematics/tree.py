@@ -7,7 +7,7 @@ natural tensor layout
     dT[..., i, k]     = ∂T_i/∂q_k             (D_i of Eq. 45, transposed blockwise)
     d2T[..., i, k, l] = ∂²T_i/∂q_k∂q_l        (D'_i of Eq. 58, transposed blockwise)
 
-and ``mbkron.core.kron.to_kron(np.swapaxes(dT[i], -1, -2))`` is the seed's ``D_i`` literally.
+and ``mbkron.reference.kron.to_kron(np.swapaxes(dT[i], -1, -2))`` is the seed's ``D_i`` literally.
 
 The fast path evaluates the closed form Eq. 75-76 factored through the *world twist* of each
 joint. With the joint matrix ``Â_j`` (Eq. 70-71) put in the ground frame,
@@ -22,7 +22,7 @@ and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
 (``j ⪯ i``: j is i or an ancestor of i). Both are sums over ancestors, i.e. one matrix product
 with the constant ancestor mask: no Python loop over bodies; the products of transforms along the
 tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursions (Eq. 77, 89) and the literal closed forms
-(Eq. 94-99) are in :mod:`mbkron.kinematics.literal`; the tests prove all of them equal.
+(Eq. 94-99) are in :mod:`mbkron.reference.kinematics`; the tests prove all of them equal.
 """
 
 from __future__ import annotations

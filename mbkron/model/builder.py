@@ -51,7 +51,7 @@ __all__ = ["ModelBuilder"]
 _UNITS = ("rad", "m", "1")
 MAX_DENSE_ENTRIES = 2**25
 """Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
-``nj × nq`` on every backend, and the numpy and kronecker backends' ancestor mask is ``nb × nb``
+``nj × nq`` on every backend, and the numpy backend's ancestor mask is ``nb × nb``
 (:attr:`mbkron.kinematics.tree.KinematicTree.ancestor_or_self`). Larger models are refused by
 :meth:`ModelBuilder.build` before anything is allocated."""
 _JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
@@ -273,7 +273,7 @@ class ModelBuilder:
 
         Parameters
         ----------
-        backend : {"kronecker", "numpy", "compiled"}, optional
+        backend : {"numpy", "compiled"}, optional
             How the model is evaluated (:mod:`mbkron.backends`); by default ``"compiled"`` when
             numba is installed, else ``"numpy"``.
         source : str, optional

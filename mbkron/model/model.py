@@ -93,7 +93,7 @@ class Model:
     constraint_groups : tuple of ConstraintGroup
         How the joint variables without an explicit ``variable`` are solved
         (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
-    backend : {"kronecker", "numpy", "compiled"}
+    backend : {"numpy", "compiled"}
         How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` by default when numba
         is installed, else ``"numpy"``. Change it with :meth:`with_backend`.
     """
@@ -122,7 +122,7 @@ class Model:
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
     def with_backend(self, backend: str) -> Model:
-        """The same model evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``).
+        """The same model evaluated by ``backend`` (``"numpy"`` or ``"compiled"``).
 
         Raises
         ------

@@ -2,7 +2,7 @@
 
 :mod:`mbkron.dynamics.terms` evaluates M, N q̇ and G by composite pseudo-inertias and twists. This module
 writes Eq. 145, the velocity term derived from the second part of Eq. 126, and Eq. 187 one body at
-a time from ``D_i`` and ``D'_i`` (:mod:`mbkron.kinematics.literal`), so that the tests can prove the
+a time from ``D_i`` and ``D'_i`` (:mod:`mbkron.reference.kinematics`), so that the tests can prove the
 routes equal.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.core import kron
+from mbkron.reference import kron
 
 __all__ = ["body_mass_matrix", "body_velocity_matrix", "body_gravity_forces"]
 

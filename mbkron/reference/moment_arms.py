@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.core import kron
+from mbkron.reference import kron
+from mbkron.reference.kinematics import model_kinematics
 from mbkron.kinematics.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
 from mbkron.muscles.paths import GROUND, MusclePath
 from mbkron.muscles.points import MovingPoint, point_condition
@@ -226,7 +227,7 @@ def moment_arms_eq193(model, paths: Sequence[MusclePath], q) -> NDArray:
     -------
     ndarray, shape (nq, n_mt)
     """
-    kin = model.kinematics(np.asarray(q, dtype=float), 1)
+    kin = model_kinematics(model, q, 1)
     gammas, betas, E, E_hat, _ = _blocks(model, kin, paths)
     J, theta = joint_jacobian(model, kin)
     gamma_stack = np.vstack([g.T for g in gammas])  # (3 nb, nq)
@@ -241,7 +242,7 @@ def moment_arms_eq195(model, paths: Sequence[MusclePath], q, kin=None) -> NDArra
 
     ``kin``: the kinematics at ``q`` (one state, order ≥ 1) when the caller has it; else computed.
     """
-    kin = model.kinematics(np.asarray(q, dtype=float), 1) if kin is None else kin
+    kin = model_kinematics(model, q, 1) if kin is None else kin
     gammas, betas, E, E_hat, sequences = _blocks(model, kin, paths)
     J, theta = joint_jacobian(model, kin)
     R = np.zeros((model.nq, len(paths)))

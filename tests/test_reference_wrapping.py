@@ -1,4 +1,4 @@
-"""Wrapped paths on the `kronecker` backend: the literal Eq. 193/195 on the polyline through the tangent points
+"""Wrapped paths in the dissertation as written (`mbkron.reference`): the literal Eq. 193/195 on the polyline through the tangent points
 held in their wrap bodies (`MuscleSet.located_paths`), against the numpy route's exact moment arms (two links with
 cylinder, sphere, ground-fixed, moving-point and conditional-point paths; Rajagopal2016 at random poses) and
 against one-sided differences of the wrapped length within 1e-6 of engagement."""
@@ -10,13 +10,13 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.backends.kronecker import KroneckerBackend
+from mbkron import reference
 from mbkron.muscles.conditions import PathPointCondition
-from mbkron.muscles.moment_arms import attachment_sequence, moment_arms_eq193, moment_arms_eq195
+from mbkron.reference.moment_arms import attachment_sequence, moment_arms_eq193, moment_arms_eq195
 from mbkron.muscles.points import MovingPoint
 from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
 from mbkron.muscles.wrapping import PathWrap, WrapSphere
-from tests.test_wrapping import arm_builder, engagements, forward
+from tests.test_wrapping import arm_builder, engagements, forward, needs_numba
 from validation.opensim.compare_wrapping import model_text
 
 
@@ -43,14 +43,13 @@ def assert_equal_moment_arms(R, reference):
     assert np.all(np.abs(R - reference) <= 1e-12 * scale)
 
 
-def test_kronecker_moment_arms_equal_the_numpy_route_with_wraps_engaged_and_not():
-    kronecker, numpy_model = arm_model("kronecker"), arm_model("numpy")
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("compiled", marks=needs_numba)])
+def test_reference_moment_arms_equal_the_engine_with_wraps_engaged_and_not(backend):
+    model = arm_model(backend)
     q = np.random.default_rng(17).uniform(-2.5, 2.5, (60, 2))
-    wrapped = numpy_model.muscle_set.geometry(numpy_model.kinematics(q, 0)).wrap.wrapped
+    wrapped = model.muscle_set.geometry(model.kinematics(q, 0)).wrap.wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
-    assert_equal_moment_arms(kronecker.moment_arms(q), numpy_model.moment_arms(q))
-    # the lengths are the wrapped ones (not the located polylines', whose chord is shorter than the geodesic)
-    assert np.array_equal(kronecker.muscle_lengths(q), numpy_model.muscle_lengths(q))
+    assert_equal_moment_arms(reference.moment_arms(model, q), model.moment_arms(q))
 
 
 def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
@@ -82,19 +81,19 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
         ms.located_paths(q[0])
 
 
-def test_kronecker_moment_arms_within_1e_6_of_engagement_are_one_sided_derivatives_and_c1():
-    """Only the kronecker backend: its R against one-sided differences of its L on both sides of engagement."""
-    model = arm_model("kronecker")
+def test_reference_moment_arms_within_1e_6_of_engagement_are_one_sided_derivatives_and_c1():
+    """The literal Eq. 195's R against one-sided differences of the wrapped L on both sides of engagement."""
+    model = arm_model()
     muscle = model.muscles.index("one")  # a single wrap: L is C¹ through its engagement
     for a, b, direction in engagements(model, muscle, np.random.default_rng(23), 10):
         for side, start in ((1.0, b + 1e-6 * direction), (-1.0, a - 1e-6 * direction)):
-            arms = model.moment_arms(start)[:, muscle]
+            arms = reference.moment_arms(model, start)[:, muscle]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., muscle], start, side * direction)
             assert abs(-one_sided - side * direction @ arms) < 1e-9
-        assert np.abs(model.moment_arms(b)[:, muscle] - model.moment_arms(a)[:, muscle]).max() < 1e-7
+        assert np.abs(reference.moment_arms(model, b)[:, muscle] - reference.moment_arms(model, a)[:, muscle]).max() < 1e-7
 
 
-def test_kronecker_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):
+def test_reference_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):
     path = tmp_path / "Rajagopal2016.osim"
     path.write_text(model_text("Rajagopal2016"))
     model = mbkron.load_model(path, backend="numpy")
@@ -104,7 +103,7 @@ def test_kronecker_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):
     kin = model.kinematics(q, 1)
     wrapped = model.muscle_set.geometry(kin).wrap.wrapped
     assert 0.2 < wrapped.mean() < 0.8  # wraps engaged and not
-    # the kronecker backend's R (Eq. 195, state by state) on the numpy backend's kinematics: its own Kronecker
-    # recursion (Eq. 74/77, 89) over Rajagopal's 39 coordinates takes seconds per state (tests/test_backends.py
+    # the reference's R (Eq. 195, state by state) on the numpy backend's kinematics: its own Kronecker
+    # recursion (Eq. 74/77, 89) over Rajagopal's 39 coordinates takes seconds per state (tests/test_reference.py
     # proves the kinematics equal)
-    assert_equal_moment_arms(KroneckerBackend().moment_arms(model, kin), model.muscle_set.moment_arms(kin))
+    assert_equal_moment_arms(reference.moment_arms(model, q, kin), model.muscle_set.moment_arms(kin))

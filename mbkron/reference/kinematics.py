@@ -19,10 +19,10 @@ ones, derived in docs/theory.md.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from mbkron.core import kron
-from mbkron.kinematics.tree import KinematicTree, local_transforms
+from mbkron.reference import kron
+from mbkron.kinematics.tree import KinematicsData, KinematicTree, local_transforms, rigid_inverse
 
 __all__ = [
     "transforms",
@@ -33,6 +33,7 @@ __all__ = [
     "kron_derivatives_closed_form",
     "kron_point_velocity",
     "kron_point_acceleration",
+    "model_kinematics",
 ]
 
 
@@ -229,3 +230,71 @@ def kron_point_acceleration(D_i: NDArray, D2_i: NDArray, point: NDArray, qd: NDA
     """Eq. 57: ``{a; 0} = D'_iᵀ({r; 1} ⊗ q̇ ⊗ q̇) + D_iᵀ({r; 1} ⊗ q̈)``; returns the 4-vector."""
     r = np.append(np.asarray(point, dtype=float), 1.0)
     return D2_i.T @ np.kron(r, np.kron(qd, qd)) + D_i.T @ np.kron(r, qdd)
+
+
+def _state_values(joint_values, index, nj: int, nq: int):
+    """``(f, ∇f, H)`` of one state; zeros for derivatives not computed."""
+    f, grad, hess = joint_values
+    g = np.zeros((nj, nq)) if grad is None else np.broadcast_to(grad, f.shape + (nq,))[index]
+    h = np.zeros((nj, nq, nq)) if hess is None else np.broadcast_to(hess, f.shape + (nq, nq))[index]
+    return f[index], g, h
+
+
+def joint_values_of_model(model, q: ArrayLike, order: int):
+    """``q`` as floats and the model's own joint variables ``(f, ∇f, H)`` there (Eq. 100-120 are not the reference's)."""
+    q = np.asarray(q, dtype=float)
+    return q, model.joint_variables(q, order)
+
+
+def derivatives_of_model(model, joint_values, q):
+    """``T`` (Eq. 40) and the Kronecker-layout ``D_i`` (Eq. 77), ``D'_i`` (Eq. 89) of every body at every state."""
+    tree, batch = model.tree, q.shape[:-1]
+    nj, nq = joint_values[0].shape[-1], q.shape[-1]
+    T = np.empty(batch + (tree.nb, 4, 4))
+    D = np.empty(batch + (tree.nb, 4 * nq, 4))
+    D2 = np.empty(batch + (tree.nb, 4 * nq * nq, 4))
+    for index in np.ndindex(batch):
+        f, g, h = _state_values(joint_values, index, nj, nq)
+        T[index] = transforms(tree, f)[1]
+        Di, D2i = kron_derivatives_recursive(tree, f, g, h)
+        D[index], D2[index] = np.stack(Di), np.stack(D2i)
+    return T, D, D2
+
+
+def _natural(model, joint_values, q, T, D, D2, order) -> KinematicsData:
+    """Natural-layout kinematics from the Kronecker layout (``∂T_i/∂q_k = (∂B_i/∂q_k)ᵀ``, Definition 1)."""
+    nq = q.shape[-1]
+    inverse = rigid_inverse(T)
+    dT = np.swapaxes(kron.from_kron(D, nq, 1), -1, -2)  # (..., nb, nq, 4, 4)
+    d2T = np.swapaxes(kron.from_kron(D2, nq, 2), -1, -2) if order >= 2 else None
+    twists = dT @ inverse[..., None, :, :]  # Ω_ik = (∂T_i/∂q_k) T_i⁻¹
+    joint_twists = T @ model.tree.joint_matrices @ inverse  # S_j = T_j Â_j T_j⁻¹
+    f, grad, hess = joint_values
+    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=joint_twists, twists=twists,
+                          d2T=d2T, derivative_transforms=dT)
+
+
+def model_kinematics(model, q: ArrayLike, order: int = 2) -> KinematicsData:
+    """Transforms ``⁰_iA_4`` (Eq. 38-40) and, for ``order`` ≥ 1, D_i (Eq. 74/77) and D'_i (Eq. 89).
+
+    Parameters
+    ----------
+    model : Model
+    q : array_like, shape (..., nq)
+    order : {0, 1, 2}
+
+    Returns
+    -------
+    KinematicsData
+        As :meth:`mbkron.Model.kinematics` returns it (natural layout, ``dT``/``d2T`` from the
+        Kronecker-layout ``D_i``, ``D'_i``).
+    """
+    q, joint_values = joint_values_of_model(model, q, 2 if order else 0)
+    if order == 0:
+        f = joint_values[0]
+        T = np.empty(q.shape[:-1] + (model.tree.nb, 4, 4))
+        for index in np.ndindex(q.shape[:-1]):
+            T[index] = transforms(model.tree, f[index])[1]
+        return KinematicsData(q=q, f=f, grad=None, hess=None, T=T, joint_twists=None, twists=None, d2T=None)
+    T, D, D2 = derivatives_of_model(model, joint_values, q)
+    return _natural(model, joint_values, q, T, D, D2, order)
