@@ -1,6 +1,5 @@
-"""The foundation: Kronecker calculus (Definition 1, Theorems 1-4), errors and the description records.
+"""The foundation: errors and the description records (the Kronecker calculus is in :mod:`mbkron.reference.kron`).
 
-- :mod:`mbkron.reference.kron` -- the Kronecker product calculus of matrix-valued functions (Eq. 1-37);
 - :mod:`mbkron.core.errors` -- ``ModelError`` and ``ConfigurationError``;
 - :mod:`mbkron.core.description` -- ``GROUND``, ``Coordinate`` and ``Body`` records.
 """

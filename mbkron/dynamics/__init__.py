@@ -1,7 +1,6 @@
 """Dynamics by virtual work (Eq. 124-198): M, N q̇, G, applied loads and joint reactions.
 
 - :mod:`mbkron.dynamics.terms` -- M, N q̇, G, batched (Eq. 126, 145, 187);
-- :mod:`mbkron.reference.dynamics` -- the same per body in the Kronecker layout, literally;
 - :mod:`mbkron.dynamics.loads` -- applied loads and their generalized forces (Eq. 46);
 - :mod:`mbkron.dynamics.reactions` -- joint reaction forces by Newton-Euler.
 """

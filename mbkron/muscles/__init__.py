@@ -3,7 +3,6 @@
 - :mod:`mbkron.muscles.paths` — path descriptions, lengths and the moment-arm matrix (fast path);
 - :mod:`mbkron.muscles.points` — moving via points (and the seed's zero-inertia-body form);
 - :mod:`mbkron.muscles.conditions` — conditional path points (active while a coordinate is in a range);
-- :mod:`mbkron.reference.moment_arms` — the seed's literal Definitions 2-5 and Eq. 171-195;
 - :mod:`mbkron.muscles.hill` — the Hill-type musculotendon model (Thelen 2003 curves).
 """
 
