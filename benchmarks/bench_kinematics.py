@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mbkron  # noqa: E402
 from benchmarks.common import best_time, machine  # noqa: E402
-from mbkron.reference import kinematics as kinematics_literal  # noqa: E402
+from mbkron.reference import transforms as kinematics_literal  # noqa: E402
 
 
 def ten_body_tree(nonlinear: bool) -> mbkron.Model:

@@ -20,7 +20,7 @@ from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.muscles import MovingPoint, PathPointCondition
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 from mbkron import reference
-from mbkron.reference.moment_arms import attachment_sequence
+from mbkron.reference.muscle_paths import attachment_sequence
 from mbkron.muscles.points import add_moving_point_bodies, point_condition
 
 BACKENDS = tuple(b for b in ("numpy", "compiled") if b in available_backends())

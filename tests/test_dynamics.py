@@ -13,8 +13,8 @@ import pytest
 
 import mbkron
 from mbkron.dynamics import terms as dynamics
-from mbkron.reference import dynamics as dynamics_literal
-from mbkron.reference import kinematics as kinematics_literal
+from mbkron.reference import virtual_work as dynamics_literal
+from mbkron.reference import transforms as kinematics_literal
 from mbkron.dynamics import loads
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import FIRST, assert_close, first_difference

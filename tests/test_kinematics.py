@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron.kinematics import tree as kinematics
-from mbkron.reference import kinematics as kinematics_literal
+from mbkron.reference import transforms as kinematics_literal
 from mbkron.reference import kron
 from tests.random_trees import build_model, chain_spec, random_tree, sympy_transforms
 

@@ -19,7 +19,7 @@ from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
 from mbkron.dynamics.loads import LineForce
 from mbkron.muscles import MovingPoint, MusclePath, add_moving_point_bodies
-from mbkron.reference import moment_arms as literal
+from mbkron.reference import muscle_paths as literal
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import assert_close, first_difference, leibniz_reference
 

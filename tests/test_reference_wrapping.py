@@ -12,7 +12,7 @@ import sympy
 import mbkron
 from mbkron import reference
 from mbkron.muscles.conditions import PathPointCondition
-from mbkron.reference.moment_arms import attachment_sequence, moment_arms_eq193, moment_arms_eq195
+from mbkron.reference.muscle_paths import attachment_sequence, moment_arms_eq193, moment_arms_eq195
 from mbkron.muscles.points import MovingPoint
 from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
 from mbkron.muscles.wrapping import PathWrap, WrapSphere

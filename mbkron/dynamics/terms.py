@@ -17,7 +17,7 @@ pseudo-inertias ``J̄_i = T_i J_i T_iᵀ`` and ``⟨X, Y⟩ = tr(X Yᵀ)``:
 - ``G = gᵀ γ``, ``γ_j = ḡᵀ S_j Σ_{i⪰j} m_i p̄_i`` (Eq. 187, 197), ``ḡ = {g; 0}``;
 
 ``g`` is the matrix of joint-variable gradients per body. The literal Kronecker forms (Eq. 145, the
-derived N_i, Eq. 187) are in :mod:`mbkron.reference.dynamics`; the tests prove all routes equal.
+derived N_i, Eq. 187) are in :mod:`mbkron.reference.virtual_work`; the tests prove all routes equal.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Tree kinematics: transforms ``⁰_iA_4`` and their derivatives D_i, D'_i (Eq. 38-99).
 
 - :mod:`mbkron.kinematics.tree` -- the vectorised twist form, batched over leading axes of q (the seed's
-  recursions and closed forms, literally, are in :mod:`mbkron.reference.kinematics`).
+  recursions and closed forms, literally, are in :mod:`mbkron.reference.transforms`).
 """

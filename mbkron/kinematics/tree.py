@@ -22,7 +22,7 @@ and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
 (``j ⪯ i``: j is i or an ancestor of i). Both are sums over ancestors, i.e. one matrix product
 with the constant ancestor mask: no Python loop over bodies; the products of transforms along the
 tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursions (Eq. 77, 89) and the literal closed forms
-(Eq. 94-99) are in :mod:`mbkron.reference.kinematics`; the tests prove all of them equal.
+(Eq. 94-99) are in :mod:`mbkron.reference.transforms`; the tests prove all of them equal.
 """
 
 from __future__ import annotations

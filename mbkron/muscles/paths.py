@@ -23,7 +23,7 @@ last sum is the work of moving points sliding in their body (``δ_j(q)`` the bod
 which the seed obtains by making each moving point a zero-inertia body. This is ``R = −∂L/∂q`` with
 ``L = Σ_s |p_{s+1} − p_s|`` (OpenSim's convention: generalized force = ``R F``); tests check it
 against finite differences and the chain rule, and against the literal Eq. 193 / 195
-(:mod:`mbkron.reference.moment_arms`).
+(:mod:`mbkron.reference.muscle_paths`).
 
 Everything is vectorised over the leading axes of ``q`` and over all muscles at once: the index
 bookkeeping (which point is on which body, which segment belongs to which muscle) is done once,
@@ -483,7 +483,7 @@ class MuscleSet:
 
     def located_paths(self, q: NDArray[np.float64], T: NDArray[np.float64] | None = None) -> tuple[MusclePath, ...]:
         """The paths at one state as polylines of body-fixed points (what the seed's forms of
-        :mod:`mbkron.reference.moment_arms` need): the active points only, every moving point fixed where it is
+        :mod:`mbkron.reference.muscle_paths` need): the active points only, every moving point fixed where it is
         at ``q``, and a wrapped path's tangent points (:meth:`PathWrapping.evaluate
         <mbkron.muscles.wrap_paths.PathWrapping.evaluate>`) as points fixed in their wrap's body, in path order.
 

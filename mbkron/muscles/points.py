@@ -9,7 +9,7 @@ representations:
   ``∂ᵇr/∂q`` (the fast path, :mod:`mbkron.muscles.paths`);
 - :func:`add_moving_point_bodies` — the seed's representation: a chain of massless prismatic bodies
   on the host body, one per varying term, whose last body carries the point at its origin (the
-  literal seed forms of :mod:`mbkron.reference.moment_arms` need it, because Definitions 2–5 only know
+  literal seed forms of :mod:`mbkron.reference.muscle_paths` need it, because Definitions 2–5 only know
   body-fixed points).
 
 ``tests/test_muscles.py`` shows that the two give the same lengths and moment arms.

@@ -5,11 +5,11 @@ Ehsani's formulas, literally, one state at a time, in the layouts the seed uses
 
 - :mod:`mbkron.reference.kron` -- the Kronecker product calculus of matrix-valued functions:
   Definition 1, Theorems 1-4 (Eq. 1-37);
-- :mod:`mbkron.reference.kinematics` -- transforms (Eq. 38-41), the recursions Eq. 74/77 and 89 and the
+- :mod:`mbkron.reference.transforms` -- transforms (Eq. 38-41), the recursions Eq. 74/77 and 89 and the
   closed forms Eq. 75-76, 90, 93-99 for D_i and D'_i in both layouts, points (Eq. 44, 57), and
-  :func:`~mbkron.reference.kinematics.model_kinematics` for a whole model;
-- :mod:`mbkron.reference.dynamics` -- M (Eq. 145), N q̇ (Eq. 126) and G (Eq. 187) body by body;
-- :mod:`mbkron.reference.moment_arms` -- Definitions 2-5 and the moment-arm matrix by Eq. 171-195 (Eq. 193
+  :func:`~mbkron.reference.transforms.model_kinematics` for a whole model;
+- :mod:`mbkron.reference.virtual_work` -- M (Eq. 145), N q̇ (Eq. 126) and G (Eq. 187) body by body;
+- :mod:`mbkron.reference.muscle_paths` -- Definitions 2-5 and the moment-arm matrix by Eq. 171-195 (Eq. 193
   and its sparse column form 195);
 - :mod:`mbkron.reference.evaluate` -- a whole model through them: :func:`kinematics`, :func:`mass_matrix`,
   :func:`velocity_forces`, :func:`gravity_forces`, :func:`moment_arms`.

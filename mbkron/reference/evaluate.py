@@ -3,12 +3,12 @@
 One state at a time, with loops over bodies, in the Kronecker layout of Definition 1:
 
 - D_i = ∂B_i/∂q and D'_i = ∂²B_i/∂q² by the recursions Eq. 74/77 and Eq. 89
-  (:func:`mbkron.reference.kinematics.kron_derivatives_recursive`), ``B_i = ⁰_iA_4ᵀ``, and the transforms
-  by the products Eq. 38-40 (:func:`mbkron.reference.kinematics.transforms`);
+  (:func:`mbkron.reference.transforms.kron_derivatives_recursive`), ``B_i = ⁰_iA_4ᵀ``, and the transforms
+  by the products Eq. 38-40 (:func:`mbkron.reference.transforms.transforms`);
 - M, N q̇ and G body by body by Eq. 145, the velocity part of Eq. 126 and Eq. 187
-  (:mod:`mbkron.reference.dynamics`);
+  (:mod:`mbkron.reference.virtual_work`);
 - R column by column by the sparse form Eq. 195 with the GMLAV of Definitions 3-5
-  (:func:`mbkron.reference.moment_arms.moment_arms_eq195`), moving points taken at their current
+  (:func:`mbkron.reference.muscle_paths.moment_arms_eq195`), moving points taken at their current
   location plus their sliding term.
 
 The joint variables ``(f, ∇f, H)`` (Eq. 100-120) are the model's own
@@ -23,10 +23,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.kinematics.tree import KinematicsData
-from mbkron.reference import dynamics as dynamics_literal
-from mbkron.reference.kinematics import derivatives_of_model as _derivatives, joint_values_of_model as _joint_values
-from mbkron.reference.kinematics import model_kinematics as kinematics
-from mbkron.reference.moment_arms import moment_arms_eq195
+from mbkron.reference import virtual_work as dynamics_literal
+from mbkron.reference.transforms import derivatives_of_model as _derivatives, joint_values_of_model as _joint_values
+from mbkron.reference.transforms import model_kinematics as kinematics
+from mbkron.reference.muscle_paths import moment_arms_eq195
 
 __all__ = ["gravity_forces", "kinematics", "mass_matrix", "moment_arms", "velocity_forces"]
 

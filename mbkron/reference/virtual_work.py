@@ -2,7 +2,7 @@
 
 :mod:`mbkron.dynamics.terms` evaluates M, N q̇ and G by composite pseudo-inertias and twists. This module
 writes Eq. 145, the velocity term derived from the second part of Eq. 126, and Eq. 187 one body at
-a time from ``D_i`` and ``D'_i`` (:mod:`mbkron.reference.kinematics`), so that the tests can prove the
+a time from ``D_i`` and ``D'_i`` (:mod:`mbkron.reference.transforms`), so that the tests can prove the
 routes equal.
 """
 
