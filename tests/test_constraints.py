@@ -472,13 +472,19 @@ def test_singular_configuration_reported_by_every_solver():
             model.joint_variables([0.0])
 
 
-def test_continuation_cache_does_not_alias_the_callers_array():
-    """Solvers (e.g. TRBDF2) reuse their state buffers: mutating q after a call must not corrupt the
-    continuation cache (a regression: the cached q aliased the caller's array)."""
+def test_continuation_does_not_alias_the_callers_array():
+    """Solvers (e.g. TRBDF2) reuse their state buffers: mutating q after a call must not move where the
+    workspace's continuation starts from (a regression: the stored start aliased the caller's array, so
+    the next solve walked from a wrong q with the old f). The continuation lives in the caller's workspace
+    (a call without one starts from the assembly configuration, so it cannot show this); the reference is
+    the same state solved without a workspace, which no earlier call can influence."""
     model = andrews_squeezer("lu", "expressions")
-    fresh = andrews_squeezer("lu", "expressions")
+    workspace = model.workspace()
     buffer = np.array([0.5869583107])
-    model.joint_variables(buffer)
+    model.joint_variables(buffer, workspace=workspace)
     buffer[0] = 0.2  # the caller reuses its buffer
+    (continuation,) = workspace.states
+    np.testing.assert_array_equal(continuation.start.q, [0.5869583107])  # still where the last solve was
     q = np.array([0.5869643662])
-    np.testing.assert_allclose(model.joint_variables(q)[0], fresh.joint_variables(q)[0], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(model.joint_variables(q, workspace=workspace)[0], model.joint_variables(q)[0],
+                               rtol=0, atol=1e-13)
