@@ -1,11 +1,29 @@
-"""Markers of the suite (registered here so that ``pytest --strict-markers`` accepts them)."""
+"""Fixtures shared by the suite."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "child_process: the test's work runs in a child Python (the command line, a script), which imports numba "
-        "whenever it is installed; tests/without_numba.py skips it (the numba-hidden run would repeat the normal "
-        "run's test exactly)")
+import pytest
+
+
+@pytest.fixture
+def children():
+    """A list the test appends its :class:`subprocess.Popen` children to; any still running at teardown (the test
+    failed, or pytest-timeout ended a hang) is killed with its process group when it leads one, so that no stray
+    ``python -m mbkron`` outlives its test. Tests wait for children without a clock of their own: the suite's
+    pytest-timeout (pyproject.toml) is the hang detector."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            try:
+                if os.getpgid(process.pid) == process.pid:  # started with start_new_session=True: its workers too
+                    os.killpg(process.pid, signal.SIGKILL)
+                else:
+                    process.kill()
+            except ProcessLookupError:  # ended in between
+                pass
+        process.communicate()

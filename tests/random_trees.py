@@ -95,7 +95,8 @@ def chain_spec(joints: list[str], variables: list[sympy.Expr], q: list[sympy.Sym
     return spec
 
 
-def build_model(spec: TreeSpec, gravity=(0.0, -9.81, 0.0)) -> mbkron.Model:
+def build_model(spec: TreeSpec, gravity=(0.0, -9.81, 0.0), loads=()) -> mbkron.Model:
+    """The mbkron model of ``spec`` (bodies ``b0``, ``b1``, …), with ``loads`` added."""
     b = mbkron.ModelBuilder(gravity=gravity)
     for s in spec.q:
         b.add_coordinate(s.name)
@@ -118,7 +119,23 @@ def build_model(spec: TreeSpec, gravity=(0.0, -9.81, 0.0)) -> mbkron.Model:
         if spec.variables[i] is not None:
             kwargs["variable"] = spec.variables[i]
         b.add_body(f"b{i}", **kwargs)
+    for load in loads:
+        b.add_load(load)
     return b.build()
+
+
+def kanes_spec(spec: TreeSpec, gravity):
+    """``spec`` as :mod:`validation.sympy_mechanics` describes a tree (for its Kane's-method reference)."""
+    from validation.sympy_mechanics import BodySpec
+    from validation.sympy_mechanics import TreeSpec as KanesTree
+
+    bodies = [
+        BodySpec(parent=spec.parents[i], joint=spec.joints[i], mass=spec.masses[i], com=spec.coms[i],
+                 inertia=spec.inertias[i], offset=spec.offsets[i], d_axis=spec.translation_axes[i], d=spec.d[i],
+                 theta_axis=spec.rotation_axes[i], theta=spec.theta[i], variable=spec.variables[i])
+        for i in range(len(spec.joints))
+    ]
+    return KanesTree(bodies=bodies, coordinates=spec.q, gravity=gravity)
 
 
 def _sym_rotation(axis: np.ndarray, angle) -> sympy.Matrix:

@@ -228,19 +228,18 @@ def test_write_atomically_keeps_the_old_file_when_writing_fails(tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir()] == ["result.csv"]
 
 
-@pytest.mark.child_process
 def test_console_script_as_a_subprocess(tmp_path):
     environment = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-m", "mbkron", "kinematics", str(TWO_LINK), "--q", "alpha1=90",
                            "--point", "tip=link2:L2,0,0", "-o", str(tmp_path / "k.csv")],
-                          capture_output=True, text=True, env=environment, timeout=120)
+                          capture_output=True, text=True, env=environment)
     assert done.returncode == 0, done.stderr
     header, table = read_csv(tmp_path / "k.csv")
     p = duarte.dempster_parameters()
     np.testing.assert_allclose([column(header, table, "tip.x")[0], column(header, table, "tip.y")[0]],
                                [0.0, p.L1 + p.L2], atol=1e-15)
     failed = subprocess.run([sys.executable, "-m", "mbkron", "info", str(tmp_path / "none.toml")],
-                            capture_output=True, text=True, env=environment, timeout=120)
+                            capture_output=True, text=True, env=environment)
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
 
 

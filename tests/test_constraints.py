@@ -8,6 +8,8 @@ an independent spatial forward kinematics (Rodrigues' formula), Taylor-remainder
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -153,8 +155,7 @@ def test_hessian_right_hand_side_by_taylor_remainder():
         ["a**3 + a*s*t - sin(t)*c + 0.5*c**2*s - 1.2", "c + a**2*s - cos(s + c*t) + exp(0.3*a*c) - 2"]
     )
     for solver in EXACT:
-        b2 = mbkron.ModelBuilder()
-        b2._coordinates, b2._bodies = b._coordinates, b._bodies
+        b2 = copy.deepcopy(b)  # the same coordinates and bodies, a group of its own
         b2.add_constraints(["a", "c"], system, solver, guess={"a": 1.0, "c": 1.0})
         model = b2.build()
         q0 = np.array([0.3, -0.2])
@@ -250,8 +251,7 @@ def test_spatial_loop_closure(orientation):
     guess = dict(zip(names[1:], f_star[1:] + 0.01))
     models = {}
     for solver in EXACT:
-        bs = mbkron.ModelBuilder()
-        bs._coordinates, bs._bodies = b._coordinates, b._bodies
+        bs = copy.deepcopy(b)  # the same coordinates and bodies, a group of its own
         bs.add_constraints(names[1:], [closure], solver, guess=guess)
         # The Python solvers (numpy backend): generating the compiled step of a 6- or 5-unknown loop costs
         # most of this test. The compiled step of these two loops is compared with the Python solver in
@@ -338,9 +338,14 @@ def test_andrews_fourier_premodel():
     model = andrews_squeezer("premodel", "expressions")
     provider = model.joint_variable_map.providers[-1][1]
     assert provider.fit_error.value < 1e-12 and provider.fit_error.hessian < 1e-10
-    np.testing.assert_array_equal(provider._fit.winding, [-1, 0, 0, 0, 0, 0])  # Θ loses a turn per turn of β
     exact = andrews_squeezer("lu", "expressions")
     q = np.array([[-0.0617138900142764], [1.0], [3.0], [7.5], [-20.0]])  # any β: periodic
+    # one turn of the crank β brings every absolute angle back: the crank's joint variable (β) gains 2π, the
+    # relative Θ (rod on crank, absolute angle β + Θ) loses 2π, the other joint variables repeat
+    turn = np.zeros(len(model.joints))
+    turn[model.joints.index("crank")], turn[model.joints.index("Theta")] = 2 * np.pi, -2 * np.pi
+    np.testing.assert_allclose(model.joint_variables(q + 2 * np.pi, 0)[0], model.joint_variables(q, 0)[0] + turn,
+                               rtol=0, atol=1e-10)
     for a, c in zip(model.joint_variables(q), exact.joint_variables(q)):
         np.testing.assert_allclose(a, c, rtol=0, atol=1e-10 * max(1.0, np.abs(c).max()))
     f0 = dict(zip(exact.joints, exact.joint_variables(q[0], 0)[0]))
@@ -425,20 +430,23 @@ def test_spatial_closure_of_a_planar_loop_is_redundant():
 
 
 def test_builder_validation_of_constraint_groups():
-    b = mbkron.ModelBuilder()
-    b.add_coordinate("x")
-    b.add_body("a", axis=(0, 0, 1))  # no variable and not solved: still an error
-    b.add_body("c", axis=(0, 0, 1), variable="x")  # solved but has a variable
-    b.add_body("w", parent="c", joint="fixed")
-    b.add_constraints(["c", "w", "nowhere"], SymbolicConstraints(["c", "c", "c"]), "magic", tol=1)
-    b.add_constraints(["c"], SymbolicConstraints(["c - x"]), guess={"zz": 1.0})
-    text = "\n".join(pytest.raises(ModelError, b.build).value.problems)
+    def builder(valid_tree: bool) -> mbkron.ModelBuilder:
+        b = mbkron.ModelBuilder()
+        b.add_coordinate("x")
+        b.add_body("a", axis=(0, 0, 1), variable="x" if valid_tree else None)  # invalid: no variable, not solved
+        b.add_body("c", axis=(0, 0, 1), variable=None if valid_tree else "x")  # invalid: solved but has a variable
+        b.add_body("w", parent="c", joint="fixed")
+        b.add_constraints(["c", "w", "nowhere"], SymbolicConstraints(["c", "c", "c"]), "magic", tol=1)
+        b.add_constraints(["c"], SymbolicConstraints(["c - x"]), guess={"zz": 1.0})
+        return b
+
+    text = "\n".join(pytest.raises(ModelError, builder(valid_tree=False).build).value.problems)
     for expected in [
         "body `a`: `variable` is required",
         "body `c`: its joint variable is solved by `add_constraints`; remove `variable`",
     ]:
         assert expected in text, text
-    b._bodies[0].variable, b._bodies[1].variable = "x", None  # groups are checked once the tree is valid
+    b = builder(valid_tree=True)  # groups are checked once the tree is valid
     text = "\n".join(pytest.raises(ModelError, b.build).value.problems)
     for expected in [
         "`w` has a fixed joint",
@@ -472,13 +480,19 @@ def test_singular_configuration_reported_by_every_solver():
             model.joint_variables([0.0])
 
 
-def test_continuation_cache_does_not_alias_the_callers_array():
-    """Solvers (e.g. TRBDF2) reuse their state buffers: mutating q after a call must not corrupt the
-    continuation cache (a regression: the cached q aliased the caller's array)."""
+def test_continuation_does_not_alias_the_callers_array():
+    """Solvers (e.g. TRBDF2) reuse their state buffers: mutating q after a call must not move where the
+    workspace's continuation starts from (a regression: the stored start aliased the caller's array, so
+    the next solve walked from a wrong q with the old f). The continuation lives in the caller's workspace
+    (a call without one starts from the assembly configuration, so it cannot show this); the reference is
+    the same state solved without a workspace, which no earlier call can influence."""
     model = andrews_squeezer("lu", "expressions")
-    fresh = andrews_squeezer("lu", "expressions")
+    workspace = model.workspace()
     buffer = np.array([0.5869583107])
-    model.joint_variables(buffer)
+    model.joint_variables(buffer, workspace=workspace)
     buffer[0] = 0.2  # the caller reuses its buffer
+    (continuation,) = workspace.states
+    np.testing.assert_array_equal(continuation.start.q, [0.5869583107])  # still where the last solve was
     q = np.array([0.5869643662])
-    np.testing.assert_allclose(model.joint_variables(q)[0], fresh.joint_variables(q)[0], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(model.joint_variables(q, workspace=workspace)[0], model.joint_variables(q)[0],
+                               rtol=0, atol=1e-13)

@@ -15,8 +15,16 @@ def test_readme_python_example_runs():
 
 
 def test_quick_start_matches_ci():
+    """CI runs the README's two commands: the install + main job as written, and the test command once (CI may
+    only append options, e.g. ``--durations=25``), after pointing the kernel caches into its checkout."""
     ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
     commands = re.findall(r"```bash\n(.*?)```", README, re.S)[0]
     main_job, tests = [line.split("  #")[0].strip() for line in commands.strip().splitlines()]
-    assert main_job in ci and "mbkron simulate models/" in main_job
-    assert tests.startswith("python -m pytest") and "python -m pytest" in ci
+    lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert "mbkron simulate models/" in main_job and main_job in lines, (main_job, lines)
+    assert tests.startswith("python -m pytest")
+    runs = [line for line in lines if "pytest" in line]
+    assert len(runs) == 1 and runs[0].startswith(tests + " ") and "--durations=25" in runs[0], runs
+    exports = [k for k, line in enumerate(lines) if line.startswith("export ") and "NUMBA_CACHE_DIR=" in line
+               and "MBKRON_CACHE_DIR=" in line]
+    assert exports and exports[0] < lines.index(main_job), "`.ci/run` must set the kernel caches before installing"

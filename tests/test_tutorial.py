@@ -33,12 +33,11 @@ def tutorial():
     return runpy.run_path(str(TUTORIAL))  # defines the functions; __name__ is not "__main__"
 
 
-@pytest.mark.child_process
 def test_runs_as_a_script_headless_and_writes_the_figure(tmp_path):
     pytest.importorskip("matplotlib")
     environment = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, str(TUTORIAL), "--duration", "0.5"], cwd=tmp_path, env=environment,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     match = re.search(r"max \|Δq\| = (\S+) rad, max \|Δq'\| = (\S+) rad/s", done.stdout)
     assert match and float(match[1]) < 1e-8 and float(match[2]) < 1e-7

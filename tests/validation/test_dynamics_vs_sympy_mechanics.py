@@ -6,18 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.random_trees import build_model, random_tree
-from validation.sympy_mechanics import BodySpec, TreeSpec, equations_of_motion
-
-
-def as_sympy_spec(spec, gravity) -> TreeSpec:
-    bodies = [
-        BodySpec(parent=spec.parents[i], joint=spec.joints[i], mass=spec.masses[i], com=spec.coms[i],
-                 inertia=spec.inertias[i], offset=spec.offsets[i], d_axis=spec.translation_axes[i], d=spec.d[i],
-                 theta_axis=spec.rotation_axes[i], theta=spec.theta[i], variable=spec.variables[i])
-        for i in range(len(spec.joints))
-    ]
-    return TreeSpec(bodies=bodies, coordinates=spec.q, gravity=gravity)
+from tests.random_trees import build_model, kanes_spec, random_tree
+from validation.sympy_mechanics import equations_of_motion
 
 
 @pytest.mark.parametrize("seed, nb", [(11, 6), (12, 7)])
@@ -27,7 +17,7 @@ def test_random_trees_match_kanes_method(seed, nb):
     assert {"revolute", "prismatic"} <= set(spec.joints)
     gravity = rng.normal(size=3) * 5.0
     model = build_model(spec, gravity=gravity)
-    reference = equations_of_motion(as_sympy_spec(spec, gravity))
+    reference = equations_of_motion(kanes_spec(spec, gravity))
     for _ in range(4):
         q, qd = rng.uniform(-1.0, 1.0, size=(2, 3))
         for mine, theirs in ((model.mass_matrix(q), reference.mass_matrix(q)),

@@ -11,9 +11,7 @@ pytest.importorskip("opensim")
 import mbkron
 from validation.opensim import compare_shoulder
 from validation.opensim.shoulder import OpenSimShoulder
-from validation.shoulder_data import DATA, load_shoulder
-
-pytestmark = pytest.mark.skipif(not DATA.exists(), reason=f"reference data {DATA} not available")
+from validation.shoulder_data import load_shoulder
 
 POSES_DEG = [(0, 0, 0), (90, 0, -30), (-90, 179, -90), (130, 180, 20), (45, 42.829582, 19.9), (10, 91, -60)]
 
