@@ -153,6 +153,10 @@ def test_the_model_file_keeps_a_coordinates_opensim_name(renamed, tmp_path):
                  parse_model_file(dump_model(model_file.model), backend="numpy").model):
         assert [c.label for c in read.coordinate_records] == [c.label for c in model_file.model.coordinate_records]
         assert OPENSIM_NAME in [c.label for c in read.coordinate_records]
+        assert model_differences(model_file.model, read) == []
+    unnamed = parse_model_file(dump_model(model_file.model).replace(f'name = "{OPENSIM_NAME}"\n', ""), backend="numpy")
+    assert model_differences(model_file.model, unnamed.model) == [
+        f"coordinate `b_1`: `original_name` {OPENSIM_NAME!r} vs ''"]
 
 
 @pytest.mark.parametrize("value, message", [
