@@ -34,9 +34,10 @@ def register(commands) -> None:
         "musculotendon lengths L of every muscle, at one configuration (--q) or along a sweep of one coordinate\n"
         "(--sweep, --from, --to, --step in the model file's units; the other coordinates from --q or their\n"
         "defaults; the default step is 1 degree for an angle, 1 mm for a length, 1/100 of the range for a\n"
-        "dimensionless coordinate, whatever the file's units). Writes OUTPUT (CSV: the coordinates in file units, <coordinate>.<muscle> in m, L.<muscle>\n"
-        "in m) and OUTPUT with suffix .json (metadata), atomically; with --plot also the moment arms against\n"
-        "the swept coordinate, one panel per coordinate in a grid, with a legend of the muscles, as PNG.",
+        "dimensionless coordinate, whatever the file's units). Writes OUTPUT (CSV: the coordinates in file\n"
+        "units, <coordinate>.<muscle> in m, L.<muscle> in m) and OUTPUT with suffix .json (metadata),\n"
+        "atomically; with --plot also the moment arms against the swept coordinate, one panel per coordinate\n"
+        "in a grid, with a legend of the muscles, as PNG.",
         "mbkron moment-arms models/shoulder_rhythm.toml --sweep shoulder_elv --from 0 --to 180 --step 1 "
         '--q "elv_angle=90" --plot')
     arms.add_argument("model", metavar="MODEL", help="model definition file (TOML) with muscles")
@@ -193,6 +194,8 @@ _MOST_WIDTH, _MOST_HEIGHT = 18.0, 16.0
 _PANEL_WIDTH, _PANEL_HEIGHT = 4.0, 3.0
 #: Line styles after the 20 colours of ``tab20``: 80 muscles get distinct lines.
 _STYLES = ("-", "--", ":", "-.")
+#: A panel whose moment arms are all below this (m, or dimensionless) is drawn on ±0.01: they are round-off.
+_ROUND_OFF = 1e-12
 
 
 def plot_layout(panels: int, muscles: int) -> tuple[int, int, int, float, float, float]:
@@ -211,6 +214,8 @@ def plot_layout(panels: int, muscles: int) -> tuple[int, int, int, float, float,
 def _plot_moment_arms(model_file: ModelFile, swept: str, table: np.ndarray) -> bytes:
     """Moment arms of every muscle against the swept coordinate, one panel per coordinate in a grid, with one
     legend of the muscles below it (Fig. 14, 15); the size is bounded (:func:`plot_layout`)."""
+    import numpy as np
+
     plt = require_matplotlib()
     model = model_file.model
     muscles = len(model.muscles)
@@ -224,7 +229,11 @@ def _plot_moment_arms(model_file: ModelFile, swept: str, table: np.ndarray) -> b
         for m, muscle in enumerate(model.muscles):
             ax.plot(x, block[:, m], _STYLES[m // len(colours) % len(_STYLES)], color=colours[m % len(colours)],
                     label=muscle, linewidth=1.0)
-        ax.set_title(f"about {record.label} ({'m' if record.unit == 'rad' else '1'})", fontsize="small")
+        zero = not np.any(np.abs(block) >= _ROUND_OFF)  # e.g. about the pelvis's coordinates
+        ax.set_title(f"about {record.label} ({'m' if record.unit == 'rad' else '1'})"
+                     + (f", all |R| < {_ROUND_OFF:g}" if zero else ""), fontsize="small")
+        if zero:  # round-off, not noise magnified to fill the panel
+            ax.set_ylim(-0.01, 0.01)
         ax.set_xlabel(f"{label} ({coordinate_unit(model_file, swept)})", fontsize="x-small")
         ax.tick_params(labelsize="x-small")
         ax.grid(alpha=0.3)
