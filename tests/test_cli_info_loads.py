@@ -68,3 +68,45 @@ def test_info_prints_every_load_type_in_the_file_units(capsys, tmp_path):
     assert lines[start + 8].startswith("  7: joint torque on the joint of arm: ") and "N·m or N" in lines[start + 8]
     assert lines[start + 9] == "  8: generalized force on s: 3 N"
     assert "Force(" not in out and "PathSpring(" not in out and "{" not in out
+
+
+# ---------------------------------------------------------------------- issue 27, item 20: long credits
+def model_block(out: str) -> list[str]:
+    """The lines of `info`'s output before the `file` line (the model's name and description)."""
+    lines = out.splitlines()
+    return lines[:next(k for k, line in enumerate(lines) if line.startswith("file "))]
+
+
+def test_info_wraps_and_elides_long_credits(capsys, tmp_path):
+    import gzip
+    import re
+    from pathlib import Path
+
+    text = gzip.decompress((Path(__file__).parent / "data" / "osim" / "leg6dof9musc.osim.gz").read_bytes()).decode()
+    name = re.search(r'<Model name="([^"]*)"', text).group(1)
+    credits = " ".join(re.search(r"<credits>(.*?)</credits>", text, re.S).group(1).split())
+    assert len(credits) > 1000  # the case of the issue: kilobytes of one line
+    path = tmp_path / "leg.osim"
+    path.write_text(text)
+    assert cli.main(["info", str(path)]) == 0
+    block = model_block(capsys.readouterr().out)
+    assert 2 <= len(block) <= 7 and all(len(line) <= 100 for line in block)
+    assert block[0].startswith(f"model       {name} — OpenSim model {name}. Credits: ")
+    shown = " ".join(line[12:] for line in block[:-1])
+    whole = f"{name} — OpenSim model {name}. Credits: {credits}"
+    assert whole.startswith(shown)
+    elided = re.fullmatch(r" {12}… \(([0-9,]+) more characters\)", block[-1])
+    assert elided is not None
+    description = f"OpenSim model {name}. Credits: {credits}" + (
+        ". Publications: " + " ".join(m.group(1).split()) if (m := re.search(r"<publications>(.*?)</publications>",
+                                                                           text, re.S)) else "")
+    assert int(elided.group(1).replace(",", "")) == len(f"{name} — {description}") - len(shown)
+
+
+def test_info_keeps_a_short_description_on_one_line(capsys, tmp_path):
+    path = tmp_path / "short.toml"
+    assert MODEL.count("[model]\n") == 1 and "description" not in MODEL
+    path.write_text(MODEL.replace("[model]\n", '[model]\ndescription = "a short one"\n'))
+    assert cli.main(["info", str(path)]) == 0
+    [line] = model_block(capsys.readouterr().out)
+    assert line.startswith("model       ") and line.endswith(" — a short one")

@@ -121,3 +121,95 @@ def test_help_has_an_example(capsys):
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert "example:" in out and "mbkron moment-arms models/shoulder_rhythm.toml --sweep" in out
+
+
+# ---------------------------------------------------------------------- issue 27, item 17
+def write_model(tmp_path: Path, model, name: str) -> Path:
+    from mbkron.io import dump_model
+
+    path = tmp_path / f"{name}.toml"
+    path.write_text(dump_model(model))  # SI units: angles in radians, as in every .osim model
+    return path
+
+
+def chain_with_muscles(links: int, prismatic: bool = False):
+    """A planar chain of ``links`` revolute links (or one prismatic slider) with two muscles across it."""
+    from mbkron.model.builder import ModelBuilder
+
+    builder = ModelBuilder()
+    parent = "ground"
+    if prismatic:
+        builder.add_coordinate("slide", range=(0.0, 0.05), unit="m")
+        builder.add_body("slider", joint="prismatic", axis=(1, 0, 0), variable="slide", mass=1.0)
+        parent = "slider"
+    for k in range(links):
+        builder.add_coordinate(f"q{k}", range=(-0.5, 0.5))
+        builder.add_body(f"link{k}", parent=parent, axis=(0, 0, 1), variable=f"q{k}", mass=1.0,
+                         offset=(0.0, -0.3, 0.0) if k else None)
+        parent = f"link{k}"
+    builder.add_muscle("flexor", [("ground", (0.05, 0.1, 0.0)), (parent, (0.05, -0.1, 0.0))])
+    builder.add_muscle("extensor-1", [("ground", (-0.05, 0.1, 0.0)), (parent, (-0.05, -0.1, 0.0))])
+    return builder.build("numpy")
+
+
+@pytest.mark.filterwarnings("ignore::mbkron.core.errors.ModelWarning")  # the shoulder's clavicle, written out
+def test_default_step_is_one_degree_in_a_file_in_radians(tmp_path, shoulder):
+    path = write_model(tmp_path, shoulder, "shoulder_in_radians")
+    assert 'angle = "rad"' in path.read_text()
+    output = tmp_path / "arms.csv"
+    assert main(["moment-arms", str(path), "--sweep", "shoulder_elv", "--from", "0", "--to", "0.5", "-o", str(output),
+                 "--no-progress"]) == 0
+    swept = read_csv(output)[1][:, 1]
+    assert swept.size == int(np.degrees(0.5)) + 1  # 0°, 1°, …, 28°: 29 rows, not 1 (a step of 1 rad)
+    np.testing.assert_allclose(np.diff(swept), np.radians(1.0), rtol=1e-12)
+
+
+def test_default_step_is_one_millimetre_for_a_length(tmp_path):
+    path = write_model(tmp_path, chain_with_muscles(1, prismatic=True), "slider")
+    output = tmp_path / "arms.csv"
+    assert main(["moment-arms", str(path), "--sweep", "slide", "-o", str(output), "--no-progress"]) == 0
+    swept = read_csv(output)[1][:, 0]
+    assert swept.size == 51 and swept[0] == 0.0  # 0 to 0.05 m in steps of 1 mm
+    np.testing.assert_allclose(np.diff(swept), 1e-3, rtol=1e-9)
+
+
+def test_the_plot_is_a_bounded_grid_with_a_legend(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import mbkron.cli.moment_arms as command
+
+    model = chain_with_muscles(12)
+    path = write_model(tmp_path, model, "chain")
+    figures = []
+    original = command.png_bytes
+
+    def keep(plt, figure):
+        figures.append([(ax.get_visible(), ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start)
+                        for ax in figure.axes] + [[t.get_text() for t in legend.get_texts()] for legend in figure.legends])
+        return original(plt, figure)
+
+    monkeypatch.setattr(command, "png_bytes", keep)
+    output = tmp_path / "arms.csv"
+    assert main(["moment-arms", str(path), "--sweep", "q0", "-o", str(output), "--plot", "--no-progress"]) == 0
+    *panels, legend = figures[0]
+    visible = [(row, column) for shown, row, column in panels if shown]
+    assert len(visible) == 12 and len({row for row, _ in visible}) >= 3 and len({c for _, c in visible}) <= 5
+    assert legend == ["flexor", "extensor-1"]
+    png = output.with_suffix(".png").read_bytes()
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width <= 1800 and height <= 1600 and width / height < 2  # not a 10,500 × 450 strip
+
+
+@pytest.mark.filterwarnings("ignore::mbkron.core.errors.ModelWarning")  # the shoulder's clavicle
+def test_the_single_configuration_table_separates_long_names(tmp_path, capsys):
+    import re
+
+    long_name = "shoulder_elevation_angle_of_the_thorax"
+    text = re.sub(r"\bshoulder_elv\b", long_name, SHOULDER.read_text())
+    path = tmp_path / "long.toml"
+    path.write_text(text)
+    assert main(["moment-arms", str(path), "-o", str(tmp_path / "one.csv")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    model = read_model_file(path).model
+    assert lines[0].split() == ["muscle", *model.coordinates, "length"]
+    rows = [line.split() for line in lines[1:1 + len(model.muscles)]]
+    assert [row[0] for row in rows] == list(model.muscles) and {len(row) for row in rows} == {model.nq + 2}

@@ -142,3 +142,18 @@ def test_simulate_method_is_case_insensitive_and_a_rerun_leaves_no_stale_figure(
     metadata = json.loads((tmp_path / "two_link_arm_simulation.json").read_text())
     assert metadata["settings"]["method"] == "RKF45" and metadata["outputs"]["png"] is None
     assert not (tmp_path / "two_link_arm_simulation.png").exists()
+
+
+def test_a_model_with_muscles_is_told_they_apply_no_force(tmp_path, capsys):
+    status = main(["simulate", str(MODELS / "leg6dof9musc.toml"), "--t-end", "0.001", "--samples", "2",
+                   "--out", str(tmp_path), "--no-progress"])
+    assert status == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "muscle" in line]
+    assert len(lines) == 1 and lines[0].startswith("mbkron: warning: model `leg6dof9musc` has 9 muscles")
+    assert "applies no muscle force" in lines[0]
+
+
+def test_a_model_without_muscles_gets_no_muscle_warning(tmp_path, capsys):
+    assert main(["simulate", str(MODELS / "two_link_arm.toml"), "--t-end", "0.01", "--samples", "2",
+                 "--out", str(tmp_path), "--no-progress"]) == 0
+    assert "muscle" not in capsys.readouterr().err

@@ -117,6 +117,32 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     return repr(load)
 
 
+#: Width of the wrapped model description (credits, publications) and the most lines shown of it.
+DESCRIPTION_WIDTH, DESCRIPTION_LINES = 100, 6
+
+
+def description_lines(name: str, description: str) -> list[str]:
+    """The ``model`` lines: the name and the description (an OpenSim model's credits and publications can be
+    kilobytes of one line) wrapped at :data:`DESCRIPTION_WIDTH` columns under the name; after
+    :data:`DESCRIPTION_LINES` lines the rest is elided, saying how much and where it is."""
+    import textwrap
+
+    if not description:
+        return [f"model       {name}"]
+    wrapped = textwrap.wrap(f"{name} — {description}", DESCRIPTION_WIDTH - 12, break_long_words=True,
+                            break_on_hyphens=False)
+    if len(wrapped) > DESCRIPTION_LINES:
+        shown = " ".join(wrapped[:DESCRIPTION_LINES])
+        rest = len(f"{name} — {description}") - len(shown)
+        wrapped = wrapped[:DESCRIPTION_LINES] + [f"… ({rest:,} more characters)"]
+    return [("model       " if k == 0 else " " * 12) + line for k, line in enumerate(wrapped)]
+
+
+def _width(names, least: int = 14) -> int:
+    """A column as wide as the longest name (at least ``least``), so that names never run into the next field."""
+    return max([least, *(len(name) for name in names)])
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``mbkron info``; returns the exit status."""
     import sys
@@ -134,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     model = model_file.model
     unit = model_file.angle_unit
     scale = model_file.angle_scale
-    lines = [f"model       {model.name}" + (f" — {model_file.description}" if model_file.description else ""),
+    lines = [*description_lines(model.name, model_file.description),
              f"file        {model_file.source} (sha256 {model_file.sha256[:16]}…)",
              f"units       angles in {unit} in the file and on the command line (radians inside), lengths m, masses kg",
              f"gravity     {_fmt(model.gravity)} m/s²", "", "tree"]
@@ -159,19 +185,22 @@ def run(args: argparse.Namespace) -> int:
     walk(GROUND, "")
     lines += ["", f"coordinates (q, {model.nq})"]
     units = {c.name: (unit, scale) if c.unit == "rad" else (c.unit, 1.0) for c in model.coordinate_records}
+    width = _width(c.name for c in model.coordinate_records)
     for c in model.coordinate_records:
         shown, factor = units[c.name]
         low, high = (v / factor for v in c.range)
-        lines.append(f"  {c.name:<14} {shown:<4} range [{low:.6g}, {high:.6g}]  default {c.default / factor:.6g}"
-                     + ("  periodic" if c.periodic else ""))
+        lines.append(f"  {c.name:<{width}} {shown:<4} range [{low:.6g}, {high:.6g}]  default {c.default / factor:.6g}"
+                     + ("  periodic" if c.periodic else "") + (f"  (OpenSim name {c.original_name!r})" if c.original_name else ""))
     lines += ["", f"joint variables (f, {model.nj}; SI units)"]
+    width = _width(b.name for b in model.body_records if b.joint != kinematics.FIXED)
     for body in model.body_records:
         if body.joint != kinematics.FIXED:
-            lines.append(f"  {body.name:<14} {model_file.solved.get(body.name) or _describe_variable(body)}")
+            lines.append(f"  {body.name:<{width}} {model_file.solved.get(body.name) or _describe_variable(body)}")
     lines += ["", f"loads ({len(model.loads)})"]
     lines += [f"  {i}: {_describe_load(load, units)}" for i, load in enumerate(model.loads)] or ["  none"]
     lines += ["", f"muscles ({len(model.muscles)})"]
-    lines += [f"  {path.name:<14} {len(path.points)} path points, "
+    width = _width(model.muscles)
+    lines += [f"  {path.name:<{width}} {len(path.points)} path points, "
               + "".join(f"over {type(w.surface).__name__} {w.surface.name}, " for w in path.wraps)
               + ("Hill (Thelen 2003)" if path.hill is not None else "path only")
               for path in (model.muscle_set.paths if model.muscle_set is not None else ())] or ["  none"]

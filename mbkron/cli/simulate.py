@@ -40,7 +40,8 @@ def register(commands) -> None:
         "and writes everything computed up to then and exits with status 1; one interrupted by Ctrl-C or\n"
         "SIGTERM does the same (JSON status -2, the message saying where) and exits with status 130. A run\n"
         "ends where a coordinate reaches the end of its range (the domain of the model's data; exit status 0,\n"
-        "JSON outcome range_end) unless --allow-outside-range.",
+        "JSON outcome range_end) unless --allow-outside-range. Muscles apply no force (a warning says so for a\n"
+        "model with muscles): muscle-driven simulation does not exist yet.",
         "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
     sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
     sim.add_argument("--t-end", type=positive_number(" of seconds"), default=1.0, help="end time, s (default 1)")
@@ -82,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     q0 = assignments(args.q0, model_file, "--q0", base=model.default_q)
     qd0 = assignments(args.qd0, model_file, "--qd0")
     check_ranges(q0, model_file, "--q0", args.allow_outside_range)
+    if model.muscles:  # before the run, so that a user does not wait for a motion the muscles had no part in
+        print(f"mbkron: warning: {passive_muscles_note(model)}", file=sys.stderr)
     loaded = time.perf_counter()
     bar = _time_bar(args.t_end, not args.no_progress)
 
@@ -126,6 +129,15 @@ def run(args: argparse.Namespace) -> int:
               f"written)", file=sys.stderr)
         return 1
     return 0
+
+
+def passive_muscles_note(model) -> str:
+    """What ``simulate`` says of a model with muscles: they apply no force (the command line has no
+    excitations or muscle forces to give; :func:`mbkron.simulate`'s ``muscle_forces`` applies them)."""
+    count = len(model.muscles)
+    return (f"model `{model.name}` has {count} muscle{'s' if count != 1 else ''}, and `mbkron simulate` applies no "
+            "muscle force (muscle-driven simulation does not exist yet; mbkron.simulate(..., muscle_forces=...) "
+            "applies given forces)")
 
 
 def _time_bar(t_end: float, enabled: bool):

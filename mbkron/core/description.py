@@ -29,6 +29,10 @@ class Coordinate:
         Angle, length or dimensionless.
     periodic : bool
         Whether the coordinate is an angle with period 2π (used by pre-modelling fits).
+    original_name : str
+        The coordinate's name in the file it was imported from when that name is not an identifier
+        (an OpenSim name such as ``"auxprfem-auxprrud_coord"``; ``name`` is then the identifier
+        formulas use, see docs/model-format.md), else ``""``.
     """
 
     name: str
@@ -36,6 +40,12 @@ class Coordinate:
     default: float = 0.0
     unit: str = "rad"
     periodic: bool = False
+    original_name: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name tables and people use: :attr:`original_name` if there is one, else :attr:`name`."""
+        return self.original_name or self.name
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,7 +47,7 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
                       seed: int = 0) -> list[str]:
     """Everything that differs between two models, as messages (empty if they are equal).
 
-    Compares names, gravity, coordinates (name, unit, range, default, periodic), bodies (parent,
+    Compares names, gravity, coordinates (name, unit, range, default, periodic, original name), bodies (parent,
     joint type and axis, the constant parts of the joint transform, inertial parameters), the joint
     variables ``f``, ``∇f`` and ``H`` at random coordinates (within the ranges), the loads
     (types, bodies, points, and values at random ``t, q, q̇``) and the muscles (names, Hill
@@ -78,7 +78,7 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
         out.append(f"coordinates: {a.coordinates} vs {b.coordinates}")
     else:
         for ca, cb in zip(a.coordinate_records, b.coordinate_records):
-            for key in ("unit", "periodic"):
+            for key in ("unit", "periodic", "original_name"):
                 if getattr(ca, key) != getattr(cb, key):
                     out.append(f"coordinate `{ca.name}`: `{key}` {getattr(ca, key)!r} vs {getattr(cb, key)!r}")
             for key in ("range", "default"):

@@ -21,6 +21,8 @@ from mbkron.model.builder import ModelBuilder
 
 __all__ = ["BodyReader"]
 
+_LONGEST_NAME = 1000  # characters of a coordinate's original name
+
 
 class BodyReader(ValueReader):
     """Reads the units, names, parameters, coordinates and bodies of a model file."""
@@ -123,7 +125,8 @@ class BodyReader(ValueReader):
             table = self.table(coordinates[name], path)
             if table is None:
                 table = {}
-            self.keys(table, path, [], ["range", "default", "unit", "periodic"])
+            self.keys(table, path, [], ["name", "range", "default", "unit", "periodic"])
+            original = self.original_name(table, path)
             unit = self.string(table.get("unit", "angle"), join(path, "unit"), tuple(COORDINATE_UNITS)) or "angle"
             scale = self.angle_scale if unit == "angle" else 1.0
             self.coordinate_units[name] = unit
@@ -146,10 +149,22 @@ class BodyReader(ValueReader):
                 default = None
             periodic = self.boolean(table.get("periodic", False), join(path, "periodic"))
             builder.add_coordinate(name, range=bounds, default=default if default is not None else min(max(0.0, bounds[0]), bounds[1]),
-                                   unit=COORDINATE_UNITS[unit], periodic=bool(periodic))
+                                   unit=COORDINATE_UNITS[unit], periodic=bool(periodic), original_name=original)
         self.formula_names = dict.fromkeys([*self.coordinate_units, *self.parameter_names])
         self.coordinate_symbols = {self.symbols[n] for n in self.coordinate_units}
         self.angle_coordinate_symbols = set(self.angle_symbols())
+
+    def original_name(self, table: dict, path: str) -> str:
+        """A coordinate's ``name``: its name in the file it was imported from (an OpenSim name that is not an
+        identifier, e.g. ``"auxprfem-auxprrud_coord"``), kept by the model; ``""`` if absent or invalid."""
+        if "name" not in table:
+            return ""
+        value = self.string(table["name"], join(path, "name"))
+        if value is not None and (not value or not value.isprintable() or len(value) > _LONGEST_NAME):
+            self.problem(join(path, "name"), f"expected a non-empty name of at most {_LONGEST_NAME} printable characters, "
+                                             f"got {show(value)}")
+            return ""
+        return value or ""
 
     # ------------------------------------------------------------------ bodies
     def read_body(self, name: object, table: object, builder: ModelBuilder) -> None:

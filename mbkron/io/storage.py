@@ -61,6 +61,8 @@ class Storage:
         The header's ``key=value`` lines (``version``, ``nRows``, ``nColumns``, ``inDegrees`` included).
     comments : tuple of str
         The header's other lines, in order.
+    source : str
+        The file the table was read from (messages name it), ``""`` if none.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Storage:
     in_degrees: bool = False
     header: dict = field(default_factory=dict)
     comments: tuple[str, ...] = ()
+    source: str = ""
 
     def column(self, label: str) -> NDArray[np.float64]:
         """The values of column ``label``."""
@@ -78,21 +81,24 @@ class Storage:
         return self.values[:, self.labels.index(label)]
 
     def coordinates(self, model) -> NDArray[np.float64]:
-        """The model's coordinates at every row, shape (m, nq), in SI units: the columns named after
-        ``model.coordinates``, angles (coordinate unit ``rad``) converted from degrees when the file is
+        """The model's coordinates at every row, shape (m, nq), in SI units: the columns named after the
+        model's coordinates (a coordinate imported under an OpenSim name that is not an identifier,
+        :attr:`~mbkron.core.description.Coordinate.original_name`, by that name, as OpenSim writes it, or
+        by its identifier), angles (coordinate unit ``rad``) converted from degrees when the file is
         ``inDegrees=yes``; other columns are ignored.
 
         Raises
         ------
         StorageError
-            If a coordinate of the model has no column (all such are named).
+            If a coordinate of the model has no column (all such are named, with the file).
         """
-        missing = [c.name for c in model.coordinate_records if c.name not in self.labels]
+        columns = [c.label if c.label in self.labels else c.name for c in model.coordinate_records]
+        missing = [c.label for c, column in zip(model.coordinate_records, columns) if column not in self.labels]
         if missing:
-            raise StorageError(f"storage `{self.name}` has no column for the coordinate(s) {', '.join(missing)} of "
-                               f"model `{model.name}` (its columns: {', '.join(self.labels)})")
-        q = np.column_stack([self.column(c.name) for c in model.coordinate_records]) if model.nq else \
-            np.zeros((self.time.size, 0))
+            where = self.source or f"the storage table `{self.name}`"
+            raise StorageError(f"{where}: no column for the coordinate(s) {', '.join(missing)} of "
+                               f"model `{model.name}` (its columns: {_listed(self.labels)})")
+        q = np.column_stack([self.column(c) for c in columns]) if model.nq else np.zeros((self.time.size, 0))
         if self.in_degrees:
             angles = [c.unit == "rad" for c in model.coordinate_records]
             q[:, angles] = np.deg2rad(q[:, angles])
@@ -163,7 +169,13 @@ def parse_storage(text: str, source: str | Path = "<string>") -> Storage:
                            f"after t = {table[row - 1, 0]:.17g}")
     in_degrees = header.get("inDegrees", "no").strip().lower() == "yes"
     return Storage(name, tuple(labels[1:]), table[:, 0].copy(), table[:, 1:].copy(), in_degrees, header,
-                   tuple(comments))
+                   tuple(comments), str(source))
+
+
+def _listed(labels: tuple[str, ...], most: int = 40) -> str:
+    """The labels, comma separated; after ``most`` of them, how many more."""
+    shown = ", ".join(labels[:most])
+    return shown + (f", … ({len(labels) - most} more)" if len(labels) > most else "")
 
 
 def _rows(source, data: list[tuple[int, str]], columns: int) -> NDArray[np.float64]:

@@ -279,7 +279,7 @@ def dump_model(model: Model) -> str:
     }
     coordinates = {}
     for c in model.coordinate_records:
-        entry: dict[str, object] = {}
+        entry: dict[str, object] = {"name": c.original_name} if c.original_name else {}
         if c.range != (-math.inf, math.inf):
             entry["range"] = [float(c.range[0]), float(c.range[1])]
         entry["default"] = float(c.default)

@@ -103,12 +103,17 @@ class ModelBuilder:
         default: float = 0.0,
         unit: str = "rad",
         periodic: bool = False,
+        original_name: str = "",
     ) -> ModelBuilder:
         """Add a generalized coordinate (SI units: radians or metres).
 
+        ``name`` is an identifier (formulas use it); ``original_name``, if given, is the coordinate's
+        name in the file it was imported from (an OpenSim name that is not an identifier), kept in
+        :attr:`Coordinate.original_name <mbkron.core.description.Coordinate.original_name>`.
+
         Returns the builder, for chaining.
         """
-        self._coordinates.append((name, range, default, unit, periodic))
+        self._coordinates.append((name, range, default, unit, periodic, original_name))
         return self
 
     def add_body(
@@ -184,7 +189,7 @@ class ModelBuilder:
         Parameters
         ----------
         name : str
-            An identifier (``"DELT1"``).
+            Any non-empty printable name (``"DELT1"``, OpenSim's ``"ECU_pre-surgery"``).
         path : sequence
             From origin to insertion, each ``(body, (x, y, z))`` (body coordinates, m; ``"ground"``
             allowed) or a :class:`mbkron.muscles.MovingPoint`. A conditional point (OpenSim's
@@ -353,7 +358,7 @@ class ModelBuilder:
         coordinates, seen = [], set()
         if not self._coordinates:
             problems.append("the model has no generalized coordinates; add at least one with `add_coordinate`")
-        for name, rng, default, unit, periodic in self._coordinates:
+        for name, rng, default, unit, periodic, original in self._coordinates:
             where = f"coordinate `{name}`"
             if not isinstance(name, str) or not name.isidentifier():
                 problems.append(f"coordinate name {name!r} must be an identifier (letters, digits, _)")
@@ -361,6 +366,15 @@ class ModelBuilder:
             if name in seen:
                 problems.append(f"{where} is defined twice")
             seen.add(name)
+            if not isinstance(original, str) or not all(c.isprintable() for c in original):
+                problems.append(f"{where}: `original_name` must be a string of printable characters, got {original!r:.80}")
+                original = ""
+            elif original and original != name:
+                if original in seen:
+                    problems.append(f"{where}: `original_name` `{original:.80}` is already another coordinate's name")
+                seen.add(original)
+            else:
+                original = ""
             try:
                 lo, hi = (float(x) for x in rng)
             except (TypeError, ValueError):
@@ -375,7 +389,7 @@ class ModelBuilder:
                 problems.append(f"{where}: `unit` must be one of {', '.join(_UNITS)}, got {unit!r}")
             if not isinstance(periodic, bool):
                 problems.append(f"{where}: `periodic` must be true or false, got {periodic!r}")
-            coordinates.append(Coordinate(name, (lo, hi), default_value or 0.0, unit, bool(periodic)))
+            coordinates.append(Coordinate(name, (lo, hi), default_value or 0.0, unit, bool(periodic), original))
         return coordinates
 
     def _check_body(

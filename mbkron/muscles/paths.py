@@ -86,8 +86,9 @@ class MusclePath:
 def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], problems: list[str]) -> None:
     """Append to ``problems`` everything wrong with a muscle description."""
     where = f"muscle `{path.name}`"
-    if not isinstance(path.name, str) or not path.name.isidentifier():
-        problems.append(f"muscle name {path.name!r} must be an identifier (letters, digits, _)")
+    if not isinstance(path.name, str) or not path.name or not path.name.isprintable():
+        # any printable name: OpenSim's (``ECU_pre-surgery``) are kept; no formula names a muscle
+        problems.append(f"muscle name {path.name!r:.80} must be a non-empty string of printable characters")
     allowed = bodies | {GROUND}
     if len(path.points) < 2:
         problems.append(f"{where}: a path needs at least 2 points, got {len(path.points)}")

@@ -148,8 +148,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     force_set = objects("ForceSet/objects")
     forces = read_muscles(reader, [f for f in force_set if f.tag in MUSCLES], bodies, coordinates, wrapping,
                           wrap_objects)
-    muscles, wrapped, renamed = forces.muscles, forces.wrapped, forces.renamed
-    renamed.update({n: m for n, m in coordinates.model_names.items() if n != m})
+    muscles, wrapped = forces.muscles, forces.wrapped
+    renamed = {n: m for n, m in coordinates.model_names.items() if n != m}
     if forces.actuators:
         ignored.append(f"{len(forces.actuators)} actuator(s) driven by controls ({', '.join(forces.actuators)}; "
                        "apply generalized forces as tau instead)")
@@ -166,7 +166,8 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     coordinate_tables = {}
     for coordinate in coordinates.independent:
         info, model_name = coordinates.info[coordinate], coordinates.model_names[coordinate]
-        coordinate_tables[model_name] = {"range": list(info.range), "default": info.default,
+        coordinate_tables[model_name] = {**({"name": coordinate} if coordinate != model_name else {}),
+                                         "range": list(info.range), "default": info.default,
                                          "unit": "m" if motion.get(model_name) == "translation" else "angle"}
     document = {
         "model": {"format_version": 1, "name": name, "description": description, "gravity": gravity},
@@ -215,7 +216,8 @@ def _header(source: str, name: str, credits: str, publications: str, coordinates
     if locked:
         lines.append("Locked (fixed at the default value): " + ", ".join(locked) + ".")
     if renamed:
-        lines.append("Renamed (model-file names are identifiers): " + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
+        lines.append("Coordinates named by identifiers in formulas (their OpenSim names kept as `name`): "
+                     + ", ".join(f"{a!r} → {b}" for a, b in renamed.items()) + ".")
     if wrapping_paths:
         lines.append(f"Wrapping: {len(wrapping_paths)} path(s) over {wrap_objects} wrap object(s) ([wraps]; exact shortest "
                      "paths with OpenSim's rules of when and where to wrap, see docs/wrapping.md).")

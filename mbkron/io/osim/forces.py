@@ -23,7 +23,7 @@ import math
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
-from mbkron.io.osim.coordinates import Coordinates, identifiers
+from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, _path
 from mbkron.io.osim.xml import XmlReader
@@ -149,7 +149,6 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
     imported without them and named in ``wrapped`` (``"ignore"``).
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
-    names = identifiers([reader.name(f) or "" for f in forces if f.tag == "PathSpring"], set())
     loads, wrapped, skipped = [], [], []
     for force in forces:
         if force.tag in FORCES and not reader.boolean(force, "appliesForce", True):
@@ -161,7 +160,7 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
         if force.tag == "CoordinateLimitForce":
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
-            table = _path_spring(reader, force, names[reader.name(force) or ""], bodies, coordinates, wrapping, wrapped)
+            table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         else:
             table = _point_to_point(reader, force, bodies)
         if table is not None:

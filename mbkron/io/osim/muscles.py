@@ -37,7 +37,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
-from mbkron.io.osim.coordinates import Coordinates, identifiers
+from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Affine, Table, emit, preimage, read_function
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
@@ -165,7 +165,6 @@ class ImportedForces(NamedTuple):
     muscles: dict[str, dict]  # the [muscles] tables, by model name
     wrapped: list[str]  # paths with wrap objects
     wraps: dict[str, dict]  # the [wraps] tables the imported paths name
-    renamed: dict[str, str]  # OpenSim name → model name, for names that are not identifiers
     actuators: list[str]  # the ACTUATORS, not imported
 
 
@@ -175,7 +174,8 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
 
     With ``wrapping="import"`` a wrapped path keeps its wraps (over ``objects``, the model's wrap
     objects); with ``"error"`` it is recorded as unsupported; with ``"ignore"`` it is imported without
-    its wrap objects. Names are made identifiers by :func:`identifiers`.
+    its wrap objects. The muscles keep their OpenSim names (``ECU_pre-surgery``): a model file quotes a key that
+    is not a bare key, and no formula names a muscle.
     """
     muscles: dict[str, dict] = {}
     used: dict[str, dict] = {}
@@ -226,6 +226,4 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
             table["wraps"] = wrap_list
             used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
         muscles[name] = table
-    names = identifiers(list(muscles), set())
-    return ImportedForces({names[n]: table for n, table in muscles.items()}, wrapped, used,
-                          {n: m for n, m in names.items() if n != m}, actuators)
+    return ImportedForces(muscles, wrapped, used, actuators)
