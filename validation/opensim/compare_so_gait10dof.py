@@ -1,0 +1,186 @@
+"""Static optimisation of opensim-models' ``Pipelines/Gait10dof18musc`` walking trial: OpenSim 4.6 and mbkron.
+
+The pipeline as published (``OutputReference``): the model ``subject01.osim`` (10 coordinates, 18
+muscles wrapped over cylinders), the inverse-kinematics result ``IK/subject01_walk_IK.mot``, the ground
+reactions ``ExperimentalData/subject01_walk_grf.xml``/``.mot`` and the reserve file
+``gait10dof_Reserve_Actuators.xml`` (pelvis residuals ``FX``, ``FY`` as ``PointActuator``, ``MZ`` as a
+``TorqueActuator``; a ``CoordinateActuator`` on every other coordinate). The time range and low-pass are
+those of the pipeline's ``ID/walk_Setup_ID.xml`` (0–2.5 s, 6 Hz). OpenSim's ``AnalyzeTool`` runs
+``StaticOptimization`` (p = 2, the model's force set with the reserve file appended, muscle physiology,
+convergence 1e-10) on it, output precision 20.
+
+Two variants of the model:
+
+- ``thelen`` (compared within the acceptance tolerance, activations ≤ 1e-3): the 18
+  ``Millard2012EquilibriumMuscle`` are rewritten as ``Thelen2003Muscle`` with the same path and
+  parameters (``max_isometric_force``, ``optimal_fiber_length``, ``tendon_slack_length``,
+  ``pennation_angle_at_optimal``, ``max_contraction_velocity``), OpenSim's default Thelen curves and
+  ``min_control`` 0.01 (= ``minimum_activation``, mbkron's default lower bound): mbkron models the Thelen
+  curves only, so this variant compares everything else -- the reserve file's point, torque and
+  coordinate actuators, the inverse dynamics with the ground reactions, the wrapped paths' moment arms
+  and the optimisation -- end to end, from the files;
+- ``millard``: the model as published. mbkron imports Millard muscles with Thelen curves (see
+  :mod:`mbkron.io.osim.muscles`), so here the activations differ by the curves; the deviation is
+  reported, not asserted.
+
+Run ``python -m validation.opensim.compare_so_gait10dof [--work DIR]`` from the repository root (needs
+``opensim`` and the opensim-models mirror, ``$MBKRON_OPENSIM_MODELS``): it prints the largest
+differences, writes ``validation/results/opensim_so_gait10dof.md`` and stores, gzip-compressed, in
+``tests/data/analysis_gait10dof/``: the pipeline's motion, ground reactions and reserve file
+(byte-identical), the ``thelen`` model, and OpenSim's ``StaticOptimization`` activations of both variants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+from mbkron.io import read_storage, write_atomically
+from validation.opensim.compare_so import git_show, opensim_module
+
+__all__ = ["FILES", "VARIANTS", "main", "run_mbkron", "run_opensim", "thelen_model"]
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "analysis_gait10dof"
+RESULTS = ROOT / "validation" / "results"
+MODELS = Path(os.environ.get("MBKRON_OPENSIM_MODELS", "/work/.mirror/opensim-org+opensim-models"))
+PIPELINE = "Pipelines/Gait10dof18musc/OutputReference"
+FILES = {"model": "subject01.osim", "motion": "IK/subject01_walk_IK.mot",
+         "loads": "ExperimentalData/subject01_walk_grf.xml", "loads_data": "ExperimentalData/subject01_walk_grf.mot",
+         "reserves": "gait10dof_Reserve_Actuators.xml"}
+"""The pipeline's files (relative to :data:`PIPELINE`), laid out as there (the loads name their data file)."""
+TIME_RANGE = (0.0, 2.5)
+LOWPASS = 6.0
+VARIANTS = ("thelen", "millard")
+TOLERANCE = 1e-3
+"""Largest activation difference accepted (issue 27's acceptance line), ``thelen`` variant."""
+_KEPT = ("isDisabled", "appliesForce", "min_control", "max_control", "GeometryPath", "optimal_force",
+         "max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle_at_optimal",
+         "max_contraction_velocity")
+
+
+def thelen_model(source: Path, destination: Path) -> list[str]:
+    """Write ``source`` with every ``Millard2012EquilibriumMuscle`` as a ``Thelen2003Muscle`` (module docstring);
+    return the muscles' names."""
+    tree = ET.parse(source)
+    names = []
+    for muscle in tree.getroot().iter("Millard2012EquilibriumMuscle"):
+        muscle.tag = "Thelen2003Muscle"
+        for child in list(muscle):
+            if child.tag not in _KEPT:
+                muscle.remove(child)
+        for tag, value in (("min_control", "0.01"), ("minimum_activation", "0.01")):
+            element = muscle.find(tag)
+            if element is None:
+                element = ET.SubElement(muscle, tag)
+            element.text = value
+        names.append(muscle.get("name"))
+    tree.write(destination, encoding="UTF-8", xml_declaration=True)
+    return names
+
+
+def _setup(work: Path, name: str, model: Path) -> Path:
+    files = {k: work / v for k, v in FILES.items()}
+    setup = work / f"{name}_Setup_SO.xml"
+    setup.write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?><OpenSimDocument Version="40000"><AnalyzeTool name="{name}">'
+        f"<model_file>{model}</model_file><replace_force_set>false</replace_force_set>"
+        f"<force_set_files>{files['reserves']}</force_set_files>"
+        f"<results_directory>{work / 'results'}</results_directory><output_precision>20</output_precision>"
+        f"<initial_time>{TIME_RANGE[0]!r}</initial_time><final_time>{TIME_RANGE[1]!r}</final_time>"
+        "<solve_for_equilibrium_for_auxiliary_states>false</solve_for_equilibrium_for_auxiliary_states>"
+        "<AnalysisSet name=\"Analyses\"><objects>"
+        "<StaticOptimization name=\"StaticOptimization\"><on>true</on><step_interval>1</step_interval>"
+        "<in_degrees>false</in_degrees><use_model_force_set>true</use_model_force_set>"
+        "<activation_exponent>2</activation_exponent><use_muscle_physiology>true</use_muscle_physiology>"
+        "<optimizer_convergence_criterion>1e-10</optimizer_convergence_criterion>"
+        "<optimizer_max_iterations>1000</optimizer_max_iterations></StaticOptimization>"
+        "</objects><groups/></AnalysisSet>"
+        f"<external_loads_file>{files['loads']}</external_loads_file><coordinates_file>{files['motion']}"
+        f"</coordinates_file><lowpass_cutoff_frequency_for_coordinates>{LOWPASS!r}"
+        "</lowpass_cutoff_frequency_for_coordinates></AnalyzeTool></OpenSimDocument>\n")
+    return setup
+
+
+def run_opensim(work: Path) -> dict[str, Path]:
+    """The pipeline's files into ``work`` and OpenSim's static optimisation of both variants; returns the
+    activation files by variant (reused when present)."""
+    osim = opensim_module()
+    for relative in FILES.values():
+        (work / relative).parent.mkdir(parents=True, exist_ok=True)
+        git_show(MODELS, f"{PIPELINE}/{relative}", work / relative)
+    thelen_model(work / FILES["model"], work / "subject01_thelen.osim")
+    out = {}
+    for variant, model in (("thelen", work / "subject01_thelen.osim"), ("millard", work / FILES["model"])):
+        result = work / "results" / f"{variant}_StaticOptimization_activation.sto"
+        if not result.exists() and not osim.AnalyzeTool(str(_setup(work, variant, model))).run():
+            raise RuntimeError(f"OpenSim's AnalyzeTool failed on variant {variant}")
+        out[variant] = result
+    return out
+
+
+def run_mbkron(model_path: Path, motion: Path, loads: Path, reserves: Path):
+    """mbkron's inverse dynamics and static optimisation from the files, as ``mbkron analyze --id --so`` runs
+    them (:func:`mbkron.analysis.trial.analyze_trial`)."""
+    import mbkron
+    from mbkron.analysis.trial import analyze_trial
+
+    model = mbkron.load_model(model_path)
+    return analyze_trial(model, motion, external_loads=loads, lowpass=LOWPASS, time_range=TIME_RANGE,
+                         analyses=("so",), reserves=reserves)["static_optimization"]
+
+
+def deviation(result, activation_file: Path) -> dict[str, float]:
+    """Largest differences of mbkron's ``result`` from OpenSim's activation table (muscles and actuators)."""
+    theirs = read_storage(activation_file)
+    if theirs.time.size != result.time.size or np.abs(theirs.time - result.time).max() > 1e-9:
+        raise RuntimeError(f"frames differ: OpenSim {theirs.time.size}, mbkron {result.time.size}")
+    muscles = np.abs(np.column_stack([theirs.column(m) for m in result.muscles]) - result.activations)
+    controls = np.abs(np.column_stack([theirs.column(r) for r in result.reserves]) - result.reserve_controls)
+    return {"frames": result.time.size, "unbalanced_frames": int((~result.converged).sum()),
+            "activation": float(muscles.max()), "reserve_control": float(controls.max())}
+
+
+def main(argv=None) -> None:
+    """Run OpenSim and mbkron, print and write the table, store the test data."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, help="keep OpenSim's files in WORK and reuse its results there")
+    parser.add_argument("--no-store", action="store_true", help="do not write tests/data/analysis_gait10dof/")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as directory:
+        work = args.work or Path(directory)
+        work.mkdir(parents=True, exist_ok=True)
+        activations = run_opensim(work)
+        found = {}
+        for variant, model in (("thelen", work / "subject01_thelen.osim"), ("millard", work / FILES["model"])):
+            result = run_mbkron(model, work / FILES["motion"], work / FILES["loads"], work / FILES["reserves"])
+            found[variant] = deviation(result, activations[variant])
+        if not args.no_store:
+            DATA.mkdir(parents=True, exist_ok=True)
+            stored = {"subject01_thelen.osim": work / "subject01_thelen.osim",
+                      **{Path(v).name: work / v for k, v in FILES.items() if k != "model"},
+                      **{f"opensim_so_{v}_activation.sto": p for v, p in activations.items()}}
+            for name, path in stored.items():
+                write_atomically(DATA / f"{name}.gz", gzip.compress(path.read_bytes(), mtime=0))
+    lines = ["# Static optimisation of Gait10dof18musc's walking trial vs OpenSim 4.6", "",
+             "Generated by `python -m validation.opensim.compare_so_gait10dof` (see its docstring). Largest "
+             "differences over all frames:", "", "| variant | frames | unbalanced frames | activation | "
+             "reserve control |", "|---|---|---|---|---|"]
+    lines += [f"| {v} | {f['frames']} | {f['unbalanced_frames']} | {f['activation']:.2e} | {f['reserve_control']:.2e} |"
+              for v, f in found.items()]
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_atomically(RESULTS / "opensim_so_gait10dof.md", text.encode("utf-8"))
+    print(text)
+    if not found["thelen"]["activation"] <= TOLERANCE or found["thelen"]["unbalanced_frames"]:
+        raise SystemExit(f"thelen: outside the tolerance {TOLERANCE:g} or unbalanced frames")
+
+
+if __name__ == "__main__":
+    main()
