@@ -218,7 +218,8 @@ def unit_generalized_forces(model, actuators, q: NDArray, *, workspace=None) -> 
                 if actuator.point_is_global else np.broadcast_to(point, q.shape[:-1] + (3,))
             ground = direction if actuator.force_is_global else (T[..., :3, :3] @ direction)
             jacobian = point_jacobians(kin, b, local)
-            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian, ground * np.ones(3))
+            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian,
+                                                                    np.broadcast_to(ground, q.shape[:-1] + (3,)))
         else:
             a = _body(model, actuator.body_a, actuator.name, "bodyA")
             b = _body(model, actuator.body_b, actuator.name, "bodyB")
@@ -226,7 +227,8 @@ def unit_generalized_forces(model, actuators, q: NDArray, *, workspace=None) -> 
             if not actuator.torque_is_global:
                 axis = kin.T[..., a, :3, :3] @ axis if a >= 0 else axis
             jacobian = _angular(kin, a) - _angular(kin, b)
-            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian, axis * np.ones(3))
+            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian,
+                                                                    np.broadcast_to(axis, q.shape[:-1] + (3,)))
     return out
 
 

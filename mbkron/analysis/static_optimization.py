@@ -63,7 +63,7 @@ from mbkron.io.storage import write_storage
 from mbkron.muscles.hill import active_force_length, force_velocity
 
 __all__ = ["PointActuator", "Reserve", "StaticOptimizationResult", "TorqueActuator", "optimal_forces", "read_reserves",
-           "static_optimization"]
+           "static_optimization", "unbalanced_message"]
 
 
 def optimal_forces(model, length: ArrayLike, velocity: ArrayLike, use_muscle_physiology: bool = True) -> NDArray:
@@ -392,3 +392,14 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
         time, model.muscles, tuple(r.name for r in reserves), enforced, x[:, :m], x[:, :m] * f_opt, f_opt,
         x[:, m:], x[:, m:] * optimal, residual, lam, np.abs(residual).max(axis=1, initial=0.0) <= tolerance,
         iterations)
+
+
+def unbalanced_message(unbalanced: int, frames: int, reserves: str | None) -> str:
+    """The warning for ``unbalanced`` of ``frames`` frames static optimisation could not balance, with the advice
+    that fits: reserve actuators (``--reserves``) when none were given (``reserves`` None or empty, else the
+    file's name), stronger or more of them when they were."""
+    advice = ("reserve actuators help: `mbkron analyze --reserves`, a batch item's `reserves`" if not reserves else
+              f"the reserves `{reserves}` are too weak or bounded there, or act on too few coordinates: check their "
+              "optimal_force, min/max_control and that every unbalanced coordinate has one")
+    return (f"static optimisation could not balance the generalized forces at {unbalanced} of {frames} frames "
+            f"within the actuators' bounds ({advice})")

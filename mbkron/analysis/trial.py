@@ -57,7 +57,8 @@ class TrialAnalysis:
 
     def write(self, out_dir: str | Path, name: str) -> dict[str, str]:
         """Write the results of the analyses asked for into ``out_dir`` as ``mbkron analyze`` does: files
-        ``<name>_<analysis>...`` (:func:`write_analysis`), each atomically.
+        ``<name>_<analysis>...`` (:func:`write_analysis`), each atomically; ``out_dir`` is created if missing
+        (as ``--out`` is).
 
         Returns
         -------
@@ -71,9 +72,10 @@ class TrialAnalysis:
 
 
 def write_analysis(analysis: str, result, out_dir: str | Path, name: str) -> dict[str, str]:
-    """Write one analysis's result into ``out_dir``: ``<name>_<analysis>.sto`` and ``.csv`` for the inverse
-    dynamics and the reactions, OpenSim's tables (``<name>_MuscleAnalysis_*.sto``,
-    ``<name>_StaticOptimization_*.sto``) for the muscle analysis and static optimisation; each atomically.
+    """Write one analysis's result into ``out_dir`` (created if missing, with its parents):
+    ``<name>_<analysis>.sto`` and ``.csv`` for the inverse dynamics and the reactions, OpenSim's tables
+    (``<name>_MuscleAnalysis_*.sto``, ``<name>_StaticOptimization_*.sto``) for the muscle analysis and
+    static optimisation; each atomically.
 
     Returns
     -------
@@ -83,15 +85,20 @@ def write_analysis(analysis: str, result, out_dir: str | Path, name: str) -> dic
     Raises
     ------
     OSError
-        A file cannot be written.
+        The directory cannot be created (its path named) or a file cannot be written.
     """
     from mbkron.io import write_csv
 
     directory = Path(out_dir)
-    if analysis in ("muscle_analysis", "static_optimization"):
-        return {Path(p).stem[len(name) + 1:]: str(p) for p in result.write(directory, name)}
     if analysis not in ANALYSES:
         raise ValueError(f"`analysis` must be one of {', '.join(ANALYSES)}, got {analysis!r}")
+    if not directory.is_dir():
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OSError(error.errno, f"cannot create the directory `{out_dir}`: {error.strerror or error}") from None
+    if analysis in ("muscle_analysis", "static_optimization"):
+        return {Path(p).stem[len(name) + 1:]: str(p) for p in result.write(directory, name)}
     table = result.tau if analysis == "inverse_dynamics" else result.table
     sto, csv = directory / f"{name}_{analysis}.sto", directory / f"{name}_{analysis}.csv"
     result.write(sto)
