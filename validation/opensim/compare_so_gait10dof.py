@@ -27,7 +27,8 @@ Run ``python -m validation.opensim.compare_so_gait10dof [--work DIR]`` from the 
 ``opensim`` and the opensim-models mirror, ``$MBKRON_OPENSIM_MODELS``): it prints the largest
 differences, writes ``validation/results/opensim_so_gait10dof.md`` and stores, gzip-compressed, in
 ``tests/data/analysis_gait10dof/``: the pipeline's motion, ground reactions and reserve file
-(byte-identical), the ``thelen`` model, and OpenSim's ``StaticOptimization`` activations of both variants.
+(byte-identical), the ``thelen`` model, OpenSim's ``StaticOptimization`` activations of both variants
+and its ``InverseDynamicsTool`` result with the pipeline's ``ID/walk_Setup_ID.xml`` settings.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ import numpy as np
 from mbkron.io import read_storage, write_atomically
 from validation.opensim.compare_so import git_show, opensim_module
 
-__all__ = ["FILES", "VARIANTS", "main", "run_mbkron", "run_opensim", "thelen_model"]
+__all__ = ["FILES", "VARIANTS", "main", "run_mbkron", "run_opensim", "run_opensim_id", "thelen_model"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "analysis_gait10dof"
@@ -108,6 +109,31 @@ def _setup(work: Path, name: str, model: Path) -> Path:
     return setup
 
 
+def run_opensim_id(work: Path) -> Path:
+    """OpenSim's ``InverseDynamicsTool`` with the pipeline's ``ID/walk_Setup_ID.xml`` settings (0–2.5 s, 6 Hz,
+    muscles excluded) on the files in ``work`` (:func:`run_opensim` puts them there), 17 significant digits;
+    returns the result file (reused when present)."""
+    osim = opensim_module()
+    result = work / "results" / "opensim_inverse_dynamics.sto"
+    if result.exists():
+        return result
+    setup = work / "walk_Setup_ID.xml"
+    setup.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><OpenSimDocument Version="40000">'
+        f'<InverseDynamicsTool name="walk_subject"><model_file>{work / FILES["model"]}</model_file>'
+        f"<results_directory>{result.parent}</results_directory>"
+        f"<time_range>{TIME_RANGE[0]!r} {TIME_RANGE[1]!r}</time_range><forces_to_exclude>Muscles</forces_to_exclude>"
+        f"<external_loads_file>{work / FILES['loads']}</external_loads_file>"
+        f"<coordinates_file>{work / FILES['motion']}</coordinates_file>"
+        f"<lowpass_cutoff_frequency_for_coordinates>{LOWPASS!r}</lowpass_cutoff_frequency_for_coordinates>"
+        f"<output_gen_force_file>{result.name}</output_gen_force_file></InverseDynamicsTool></OpenSimDocument>\n")
+    tool = osim.InverseDynamicsTool(str(setup))
+    osim.IO.SetPrecision(16)  # 17 significant digits instead of 8 decimals
+    if not tool.run():
+        raise RuntimeError("OpenSim's InverseDynamicsTool failed")
+    return result
+
+
 def run_opensim(work: Path) -> dict[str, Path]:
     """The pipeline's files into ``work`` and OpenSim's static optimisation of both variants; returns the
     activation files by variant (reused when present)."""
@@ -157,6 +183,7 @@ def main(argv=None) -> None:
         work = args.work or Path(directory)
         work.mkdir(parents=True, exist_ok=True)
         activations = run_opensim(work)
+        inverse_dynamics = run_opensim_id(work)
         found = {}
         for variant, model in (("thelen", work / "subject01_thelen.osim"), ("millard", work / FILES["model"])):
             result = run_mbkron(model, work / FILES["motion"], work / FILES["loads"], work / FILES["reserves"])
@@ -165,7 +192,8 @@ def main(argv=None) -> None:
             DATA.mkdir(parents=True, exist_ok=True)
             stored = {"subject01_thelen.osim": work / "subject01_thelen.osim",
                       **{Path(v).name: work / v for k, v in FILES.items() if k != "model"},
-                      **{f"opensim_so_{v}_activation.sto": p for v, p in activations.items()}}
+                      **{f"opensim_so_{v}_activation.sto": p for v, p in activations.items()},
+                      "opensim_inverse_dynamics.sto": inverse_dynamics}
             for name, path in stored.items():
                 write_atomically(DATA / f"{name}.gz", gzip.compress(path.read_bytes(), mtime=0))
     lines = ["# Static optimisation of Gait10dof18musc's walking trial vs OpenSim 4.6", "",
