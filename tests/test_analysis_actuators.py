@@ -152,3 +152,18 @@ def test_unknown_bodies_are_named():
         unit_generalized_forces(model, [PointActuator("FX", "pelvis")], Q)
     with pytest.raises(ValueError, match="actuator `MZ`: `bodyB` names `torso`"):
         unit_generalized_forces(model, [TorqueActuator("MZ", "hand", "torso")], Q)
+
+
+def test_forces_of_a_reserve_file_that_are_not_used_are_named(tmp_path):
+    """``analyze_trial`` warns about the forces of a reserve file static optimisation does not use."""
+    from mbkron.analysis import analyze_trial
+    from mbkron.io.storage import write_storage
+
+    model = chain()
+    path = tmp_path / "reserves.xml"
+    path.write_text("<OpenSimDocument><ForceSet><objects><CoordinateActuator name='r'><coordinate>a</coordinate>"
+                    "</CoordinateActuator><PrescribedForce name='push'/></objects></ForceSet></OpenSimDocument>")
+    time = np.linspace(0.0, 0.1, 8)
+    write_storage(tmp_path / "m.sto", "m", model.coordinates, time, np.zeros((8, 3)))
+    with pytest.warns(UserWarning, match=f"`reserves` {path}: .* ignored: push"):
+        analyze_trial(model, tmp_path / "m.sto", analyses=("so",), reserves=path)

@@ -135,8 +135,10 @@ def analyze_trial(model, motion: str | Path | Storage | TrialKinematics, *,
         Of ``"id"``, ``"muscles"``, ``"so"``, ``"reactions"`` (:data:`OPTIONS`) or the full names of
         :data:`ANALYSES`; at least one.
     reserves : path-like or sequence, optional
-        Reserve actuators for static optimisation: an OpenSim force-set file of CoordinateActuators
-        (:func:`~mbkron.analysis.static_optimization.read_reserves`) or the reserves read.
+        Reserve and residual actuators for static optimisation: an OpenSim force-set file of
+        ``CoordinateActuator``, ``PointActuator`` and ``TorqueActuator`` elements
+        (:func:`~mbkron.analysis.actuators.read_reserves`; its other forces are ignored with a warning) or
+        the actuators read.
     activation_exponent : float
         The exponent ``p`` of static optimisation's objective Σ aᵖ (default 2).
     reactions_frame : {"ground", "child", "parent"}
@@ -171,7 +173,13 @@ def analyze_trial(model, motion: str | Path | Storage | TrialKinematics, *,
     if isinstance(reserves, (str, Path)):
         from mbkron.analysis.static_optimization import read_reserves
 
-        reserves, _ = read_reserves(reserves)
+        path = reserves
+        reserves, skipped = read_reserves(path)
+        if skipped:
+            import warnings
+
+            warnings.warn(f"`reserves` {path}: forces other than CoordinateActuator, PointActuator and TorqueActuator "
+                          f"are not used by static optimisation, ignored: {', '.join(skipped)}", stacklevel=2)
     if reserves and "static_optimization" not in wanted:
         raise ValueError("`reserves` are for static optimisation: add `so` to `analyses`")
     results: dict[str, object] = {}
