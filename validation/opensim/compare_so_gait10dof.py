@@ -14,8 +14,8 @@ Two variants of the model:
 - ``thelen`` (compared within the acceptance tolerance, activations ≤ 1e-3): the 18
   ``Millard2012EquilibriumMuscle`` are rewritten as ``Thelen2003Muscle`` with the same path and
   parameters (``max_isometric_force``, ``optimal_fiber_length``, ``tendon_slack_length``,
-  ``pennation_angle_at_optimal``, ``max_contraction_velocity``), OpenSim's default Thelen curves and
-  ``min_control`` 0.01 (= ``minimum_activation``, mbkron's default lower bound): mbkron models the Thelen
+  ``pennation_angle_at_optimal``, ``max_contraction_velocity``), OpenSim 4.6's default Thelen curve
+  constants written out (:data:`OPENSIM_THELEN_DEFAULTS`) and ``min_control`` 0.01 (= ``minimum_activation``, mbkron's default lower bound): mbkron models the Thelen
   curves only, so this variant compares everything else -- the reserve file's point, torque and
   coordinate actuators, the inverse dynamics with the ground reactions, the wrapped paths' moment arms
   and the optimisation -- end to end, from the files;
@@ -45,7 +45,8 @@ import numpy as np
 from mbkron.io import read_storage, write_atomically
 from validation.opensim.compare_so import git_show, opensim_module
 
-__all__ = ["FILES", "VARIANTS", "main", "run_mbkron", "run_opensim", "run_opensim_id", "thelen_model"]
+__all__ = ["FILES", "VARIANTS", "main", "moment_arms_npz", "run_mbkron", "run_opensim", "run_opensim_id",
+           "run_opensim_muscle_analysis", "thelen_model"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "analysis_gait10dof"
@@ -61,6 +62,11 @@ LOWPASS = 6.0
 VARIANTS = ("thelen", "millard")
 TOLERANCE = 1e-3
 """Largest activation difference accepted (issue 27's acceptance line), ``thelen`` variant."""
+OPENSIM_THELEN_DEFAULTS = (("FmaxTendonStrain", "0.04"), ("FmaxMuscleStrain", "0.6"), ("KshapeActive", "0.45"),
+                           ("KshapePassive", "5"), ("Af", "0.25"), ("Flen", "1.4"), ("fv_linear_extrap_threshold", "0.95"))
+"""``Thelen2003Muscle``'s property defaults in OpenSim 4.6 (``Thelen2003Muscle::constructProperties``), written
+out: mbkron's defaults for an element left out differ (``Flen`` 1.8, ``FmaxTendonStrain`` 0.033, older
+OpenSim's), so the file states them and both programs read the same curves."""
 _KEPT = ("isDisabled", "appliesForce", "min_control", "max_control", "GeometryPath", "optimal_force",
          "max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle_at_optimal",
          "max_contraction_velocity")
@@ -76,7 +82,7 @@ def thelen_model(source: Path, destination: Path) -> list[str]:
         for child in list(muscle):
             if child.tag not in _KEPT:
                 muscle.remove(child)
-        for tag, value in (("min_control", "0.01"), ("minimum_activation", "0.01")):
+        for tag, value in (("min_control", "0.01"), ("minimum_activation", "0.01"), *OPENSIM_THELEN_DEFAULTS):
             element = muscle.find(tag)
             if element is None:
                 element = ET.SubElement(muscle, tag)
@@ -151,6 +157,37 @@ def run_opensim(work: Path) -> dict[str, Path]:
     return out
 
 
+def run_opensim_muscle_analysis(work: Path) -> Path:
+    """OpenSim's ``MuscleAnalysis`` and ``Kinematics`` of the ``thelen`` model at the same frames (the
+    ``AnalyzeTool`` of :func:`run_opensim` without static optimisation); returns the results directory."""
+    from validation.opensim.compare_so import MUSCLES_AND_KINEMATICS_XML
+
+    osim = opensim_module()
+    if not (work / "results" / "thelen_ma_Kinematics_q.sto").exists():
+        setup = _setup(work, "thelen_ma", work / "subject01_thelen.osim")
+        text = setup.read_text()
+        start, end = text.index("<StaticOptimization"), text.index("</StaticOptimization>") + len("</StaticOptimization>")
+        setup.write_text(text[:start] + MUSCLES_AND_KINEMATICS_XML + text[end:])
+        if not osim.AnalyzeTool(str(setup)).run():
+            raise RuntimeError("OpenSim's AnalyzeTool (MuscleAnalysis) failed")
+    return work / "results"
+
+
+def moment_arms_npz(results: Path, stride: int = 3) -> bytes:
+    """OpenSim's moment arms of the ``thelen`` model, every ``stride``-th frame, as ``.npz`` bytes: ``time``,
+    ``coordinates``, ``muscles``, ``moment_arms`` (frames, coordinates, muscles), m."""
+    import io
+
+    q = read_storage(results / "thelen_ma_Kinematics_q.sto")
+    tables = {c: read_storage(results / f"thelen_ma_MuscleAnalysis_MomentArm_{c}.sto") for c in q.labels}
+    muscles = tables[q.labels[0]].labels
+    arms = np.stack([np.column_stack([tables[c].column(m) for m in muscles]) for c in q.labels], axis=1)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, time=q.time[::stride], coordinates=np.array(q.labels), muscles=np.array(muscles),
+             moment_arms=arms[::stride])
+    return buffer.getvalue()
+
+
 def run_mbkron(model_path: Path, motion: Path, loads: Path, reserves: Path):
     """mbkron's inverse dynamics and static optimisation from the files, as ``mbkron analyze --id --so`` runs
     them (:func:`mbkron.analysis.trial.analyze_trial`)."""
@@ -184,6 +221,7 @@ def main(argv=None) -> None:
         work.mkdir(parents=True, exist_ok=True)
         activations = run_opensim(work)
         inverse_dynamics = run_opensim_id(work)
+        analyses = run_opensim_muscle_analysis(work)
         found = {}
         for variant, model in (("thelen", work / "subject01_thelen.osim"), ("millard", work / FILES["model"])):
             result = run_mbkron(model, work / FILES["motion"], work / FILES["loads"], work / FILES["reserves"])
@@ -193,9 +231,11 @@ def main(argv=None) -> None:
             stored = {"subject01_thelen.osim": work / "subject01_thelen.osim",
                       **{Path(v).name: work / v for k, v in FILES.items() if k != "model"},
                       **{f"opensim_so_{v}_activation.sto": p for v, p in activations.items()},
+                      "opensim_so_thelen_force.sto": activations["thelen"].with_name("thelen_StaticOptimization_force.sto"),
                       "opensim_inverse_dynamics.sto": inverse_dynamics}
             for name, path in stored.items():
                 write_atomically(DATA / f"{name}.gz", gzip.compress(path.read_bytes(), mtime=0))
+            write_atomically(DATA / "opensim_moment_arms.npz", moment_arms_npz(analyses))
     lines = ["# Static optimisation of Gait10dof18musc's walking trial vs OpenSim 4.6", "",
              "Generated by `python -m validation.opensim.compare_so_gait10dof` (see its docstring). Largest "
              "differences over all frames:", "", "| variant | frames | unbalanced frames | activation | "
