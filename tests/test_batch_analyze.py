@@ -94,17 +94,7 @@ def test_items_write_the_files_of_analyze_trial(batch, tmp_path):
             assert a[name] == b[name], name
 
 
-SO_BATCH = """
-[batch]
-kind = "analyze"
-
-[defaults]
-model = "subject01_simbody.osim"
-motion = "subject01_walk1_ik.mot"
-external_loads = "subject01_walk1_grf.xml"
-external_loads_data = "subject01_walk1_grf.mot"
-backend = "numpy"
-ignore_wrapping = true
+SO_BATCH = BATCH[:BATCH.index("[[item]]")] + """ignore_wrapping = true
 lowpass = 6
 time_start = 0.5
 time_end = 0.6

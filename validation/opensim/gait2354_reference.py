@@ -30,8 +30,7 @@ import numpy as np
 
 import mbkron
 from mbkron import analysis
-from mbkron.analysis.external_loads import _functions_of_time
-from mbkron.analysis.motion import find_index, lowpass_iir, pad
+from mbkron.analysis.motion import find_index, lowpass_iir, pad, splines
 from mbkron.io.storage import Storage, read_storage
 from validation.opensim.compare_so import git_show
 
@@ -60,7 +59,7 @@ def _transformed(model, motion: Path, loads):
     start = max(find_index(full.time, TIME_RANGE[0]) - 1, 0)
     stop = min(find_index(full.time, TIME_RANGE[1]) + 1, full.time.size - 1)
     t, T = full.time[start:stop + 1], model.kinematics(full.q[start:stop + 1], 0).T
-    values = _functions_of_time(loads.data.time, loads.data.values, t, "natural")
+    values = splines(loads.data.time, loads.data.values, 2)(t)  # ExternalForce's cubic splines (≥ 4 rows)
     labels, columns, forces = [], [], []
     for spec, cols in zip(loads.forces, loads.columns):
         b = model.body_index(spec.applied_to_body)
