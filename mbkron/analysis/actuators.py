@@ -32,7 +32,8 @@ from mbkron.core.errors import ModelError
 from mbkron.dynamics.loads import angular_velocity_jacobian, point_jacobians
 from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
 
-__all__ = ["ACTUATOR_TAGS", "PointActuator", "Reserve", "TorqueActuator", "read_reserves", "unit_generalized_forces"]
+__all__ = ["ACTUATOR_TAGS", "PointActuator", "Reserve", "TorqueActuator", "check_actuators", "read_reserves",
+           "unit_generalized_forces"]
 
 ACTUATOR_TAGS = ("CoordinateActuator", "PointActuator", "TorqueActuator")
 """The force-set elements :func:`read_reserves` reads."""
