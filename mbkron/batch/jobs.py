@@ -252,9 +252,9 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
     stem = Path(fields["motion"]).stem
     written = result.write(out_dir, stem)
     frames = int(result.kinematics.time.size)
-    found = list(notes) + [str(warning.message) for warning in caught]
+    found = [str(warning.message) for warning in caught]  # the analysis's warnings: they change the outcome
     summary = {"outcome": "completed", "message": f"{frames} frames: {', '.join(result.analyses)}",
-               "model": {"name": loaded.model.name, "sha256": loaded.sha256}, "warnings": found,
+               "model": {"name": loaded.model.name, "sha256": loaded.sha256}, "warnings": list(notes),
                "settings": {"lowpass_hz": fields.get("lowpass"), "time_range": [start, end],
                             "analyses": list(result.analyses), "frames": frames,
                             "ignored_columns": list(result.kinematics.ignored)},
@@ -266,8 +266,9 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
             from mbkron.analysis.static_optimization import unbalanced_message
 
             found.append(unbalanced_message(unbalanced, frames, fields.get("reserves")))
-    if found:
+    if found:  # the model file's notes are listed too, as for simulate items, but do not make it "warnings"
         summary["outcome"] = "warnings"
+        summary["warnings"] += found
         summary["message"] += f"; {len(found)} warning(s): {found[-1]}"
     return summary
 

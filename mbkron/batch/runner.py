@@ -152,7 +152,7 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
                     report.computed.append(item.id)
                     if result["summary"].get("outcome") == "failed":
                         report.failed[item.id] = str(result["summary"].get("message", ""))
-                    elif result["summary"].get("warnings"):
+                    elif result["summary"].get("outcome") == "warnings":
                         report.warned[item.id] = [str(w) for w in result["summary"]["warnings"]]
                     if bar is not None:
                         bar.set_postfix(failed=len(report.failed), refresh=False)
