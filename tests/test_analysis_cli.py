@@ -183,3 +183,25 @@ def test_analyze_trial_checks_its_arguments_and_takes_kinematics_computed(trial)
     result = analysis.analyze_trial(model, kinematics, analyses="id")
     assert result.analyses == ("inverse_dynamics",) and result.kinematics is kinematics
     np.testing.assert_array_equal(result["inverse_dynamics"].tau, analysis.inverse_dynamics(model, kinematics).tau)
+
+
+@pytest.mark.parametrize("with_reserves", [False, True])
+def test_the_unbalanced_warning_advises_reserves_only_when_none_were_given(trial, tmp_path, capsys, with_reserves):
+    """Issue 27 item 12: the warning told users to pass --reserves when they had. Here reserves on the joints
+    only (none on the pelvis): every frame is unbalanced either way; the advice names the file given."""
+    import mbkron
+
+    model = mbkron.load_model(trial / "subject01_simbody.osim", wrapping="ignore")
+    joints = [c for c in model.coordinates if not c.startswith("pelvis")]
+    actuators = "\n".join(f'<CoordinateActuator name="{c}_reserve"><coordinate>{c}</coordinate></CoordinateActuator>'
+                          for c in joints)
+    reserves = tmp_path / "joints.xml"
+    reserves.write_text(RESERVES.format(actuators=actuators))
+    extra = ["--reserves", str(reserves)] if with_reserves else []
+    assert _analyze(trial, tmp_path, "--external-loads", str(trial / "subject01_walk1_grf.xml"), "--lowpass", "6",
+                    "--time-range", "0.5", "0.6", "--so", "--ignore-wrapping", *extra) == 0
+    err = capsys.readouterr().err
+    frames = json.loads((tmp_path / "out" / "subject01_walk1_ik_analysis.json").read_text())["settings"]["frames"]
+    assert f"could not balance the generalized forces at {frames} of {frames} frames" in err
+    assert ("--reserves" in err) != with_reserves
+    assert (f"the reserves `{reserves}` are too weak" in err) == with_reserves

@@ -85,3 +85,16 @@ def test_kinematics_of_another_model_are_refused(trial, model):
     other = mbkron.load_model(Path(__file__).parents[1] / "models" / "two_link_arm.toml")
     with pytest.raises(ValueError, match="`kinematics` has the coordinates"):
         analysis.inverse_dynamics(other, kinematics)
+
+
+def test_trial_analysis_writes_into_a_directory_it_creates(trial, model, tmp_path):
+    """``TrialAnalysis.write`` creates its directory as ``--out`` does (issue 27 item 15); a path it cannot
+    create is an OSError naming it, not a hidden temporary file."""
+    result = analysis.analyze_trial(model, trial / "subject01_walk1_ik.mot", time_range=(0.4, 0.5), analyses=("id",))
+    written = result.write(tmp_path / "results" / "walk", "trial")
+    table = read_storage(written["inverse_dynamics_sto"])
+    np.testing.assert_array_equal(table.values, result["inverse_dynamics"].tau)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError, match=f"cannot create the directory `{tmp_path / 'file' / 'results'}`") as error:
+        result.write(tmp_path / "file" / "results", "trial")
+    assert ".tmp" not in str(error.value)

@@ -196,7 +196,7 @@ def test_results_are_written_with_opensims_names(tmp_path):
 def test_reserves_are_read_from_an_opensim_force_set(tmp_path):
     path = tmp_path / "actuators.xml"
     path.write_text("""<?xml version="1.0"?><OpenSimDocument Version="40000"><ForceSet name="f"><objects>
-      <PointActuator name="FX"><optimal_force>100</optimal_force></PointActuator>
+      <PrescribedForce name="push"><frame_name>body</frame_name></PrescribedForce>
       <CoordinateActuator name="hip_reserve"><coordinate> hip </coordinate><optimal_force>2.5</optimal_force>
         <min_control>-infinity</min_control><max_control> 3 </max_control></CoordinateActuator>
       <CoordinateActuator name="knee_reserve"><coordinate>knee</coordinate></CoordinateActuator>
@@ -204,10 +204,10 @@ def test_reserves_are_read_from_an_opensim_force_set(tmp_path):
       </objects></ForceSet></OpenSimDocument>""")
     reserves, skipped = read_reserves(path)
     assert reserves == (Reserve("hip", 2.5, -np.inf, 3.0, "hip_reserve"), Reserve("knee", 1.0, name="knee_reserve"))
-    assert skipped == ("FX",)
+    assert skipped == ("push",)
     path.write_text("<OpenSimDocument><ForceSet><objects><CoordinateActuator name='x'/></objects></ForceSet>"
                     "</OpenSimDocument>")
-    with pytest.raises(ValueError, match="`x` has no `coordinate`"):
+    with pytest.raises(ValueError, match="CoordinateActuator `x`: no `coordinate`"):
         read_reserves(path)
     path.write_text('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">]><OpenSimDocument><ForceSet>'
                     '<objects><CoordinateActuator name="x"><coordinate>&a;</coordinate></CoordinateActuator>'
@@ -223,7 +223,7 @@ def test_bad_arguments_are_named():
         static_optimization(model, **{**good, "tau": [[1.0, 2.0]]})
     with pytest.raises(ValueError, match="`activation_exponent` must be a number greater than 1"):
         static_optimization(model, **good, activation_exponent=1.0)
-    with pytest.raises(ValueError, match="unknown coordinate\\(s\\) 'knee'"):
+    with pytest.raises(ValueError, match="unknown coordinate 'knee' of reserve `knee_reserve`"):
         static_optimization(model, **good, reserves=[Reserve("knee", 1.0)])
     with pytest.raises(ValueError, match="`activation_bounds`: the lower bound exceeds the upper bound for muscle"):
         static_optimization(model, **good, activation_bounds=(0.5, 0.2))

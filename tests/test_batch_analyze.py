@@ -92,3 +92,30 @@ def test_items_write_the_files_of_analyze_trial(batch, tmp_path):
             assert _without_timings(a[name]) == _without_timings(b[name]), name
         elif name != SUMMARY:
             assert a[name] == b[name], name
+
+
+SO_BATCH = BATCH[:BATCH.index("[[item]]")] + """ignore_wrapping = true
+lowpass = 6
+time_start = 0.5
+time_end = 0.6
+analyses = ["so"]
+
+[[item]]
+id = "no-reserves"
+"""
+
+
+def test_unbalanced_static_optimisation_is_a_warning_in_the_item_and_the_summary(batch, tmp_path):
+    """Without reserves, the pelvis's six coordinates have no actuator: no frame balances (issue 27 item 13)."""
+    trial, _ = batch
+    (trial / "so.toml").write_text(SO_BATCH)
+    report = run_batch(read_batch(trial / "so.toml"), tmp_path / "out", serial=True, progress=False)
+    marker = json.loads((tmp_path / "out" / "no-reserves" / MARKER).read_text())
+    frames = marker["settings"]["frames"]
+    assert marker["settings"]["static_optimization_unbalanced_frames"] == frames > 0
+    assert marker["outcome"] == "warnings"
+    expected = f"could not balance the generalized forces at {frames} of {frames} frames"
+    assert any(expected in w and "reserve actuators help" in w for w in marker["warnings"])
+    assert list(report.warned) == ["no-reserves"] and report.failed == {}
+    summary = json.loads((tmp_path / "out" / SUMMARY).read_text())
+    assert summary["warnings"] == {"no-reserves": marker["warnings"]}

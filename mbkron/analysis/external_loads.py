@@ -30,7 +30,8 @@ from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, 
 from mbkron.analysis.motion import splines
 from mbkron.io.storage import Storage, StorageError, read_storage
 
-__all__ = ["ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces", "body_loads"]
+__all__ = ["ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces", "body_loads",
+           "time_slack"]
 
 _GROUND = "ground"
 
@@ -46,11 +47,14 @@ class ExternalLoads:
         The data file's table.
     columns : tuple of dict
         Per force, ``{"force"|"point"|"torque": (3,) column indices}`` of the identifiers given.
+    source : str
+        The data file's path as given (for messages), or the table's own name when it was passed read.
     """
 
     spec: ExternalLoadsSpec
     data: Storage
     columns: tuple[dict, ...]
+    source: str = ""
 
     @property
     def forces(self) -> tuple[ExternalForceSpec, ...]:
@@ -120,7 +124,7 @@ def external_loads(loads: str | Path | ExternalLoadsSpec, data: str | Path | Sto
         columns.append(found)
     if problems:
         raise StorageError(f"{where}: " + "; ".join(problems))
-    return ExternalLoads(spec, table, tuple(columns))
+    return ExternalLoads(spec, table, tuple(columns), where)
 
 
 def _functions_of_time(time: NDArray[np.float64], values: NDArray[np.float64], frames: NDArray[np.float64],
@@ -154,7 +158,8 @@ def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64], spl
         Of ``model`` at the frames' ``q``, shape (n, nq), order ≥ 0.
     loads : ExternalLoads
     time : ndarray, shape (n,)
-        Within the data file's time span.
+        Within the data file's time span, give or take :func:`time_slack` (round-off of the frames'
+        times: the loads' splines are continued there, as OpenSim's are).
     spline : {"natural", "gcvspl"}
         How the cubic splines are fitted (:func:`mbkron.analysis.motion.splines`).
 
@@ -167,9 +172,10 @@ def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64], spl
     time = np.asarray(time, dtype=float)
     _check_bodies(model, loads.forces)
     data = loads.data
-    if time.size and (time[0] < data.time[0] or time[-1] > data.time[-1]):
-        raise ValueError(f"the frames ({time[0]:.6g} to {time[-1]:.6g} s) are not all within the external loads' "
-                         f"data `{data.name}` ({data.time[0]:.6g} to {data.time[-1]:.6g} s)")
+    slack = time_slack(data.time)
+    if time.size and (time[0] < data.time[0] - slack or time[-1] > data.time[-1] + slack):
+        raise ValueError(f"the frames ({time[0]:.9g} to {time[-1]:.9g} s) are not all within the external loads' "
+                         f"data `{loads.source or data.name}` ({data.time[0]:.9g} to {data.time[-1]:.9g} s)")
     n, count = time.size, len(loads.forces)
     force, point, torque = (np.zeros((n, count, 3)) for _ in range(3))
     used = sorted({int(i) for columns in loads.columns for cols in columns.values() for i in cols})
@@ -189,6 +195,18 @@ def frame_loads(model, kin, loads: ExternalLoads, time: NDArray[np.float64], spl
             T = kin.T[..., model.body_index(spec.applied_to_body), :, :]
             point[:, j] = (np.swapaxes(T[..., :3, :3], -1, -2) @ (in_ground - T[..., :3, 3])[..., None])[..., 0]
     return FrameLoads(time, tuple(spec.applied_to_body for spec in loads.forces), force, point, torque)
+
+
+def time_slack(time: NDArray[np.float64]) -> float:
+    """How far, s, frames may lie outside data sampled at ``time``: 1 % of its smallest step (0 for one row).
+
+    A motion's times printed with a few decimals make OpenSim's resampled frames drift from the printed
+    times (:mod:`mbkron.analysis.motion`: accumulated steps): a trial starting at 0 s has its first frame
+    at −5e-7 s (opensim-models' Gait10dof18musc, 8 decimals). OpenSim evaluates its force splines there
+    (continuing the end polynomial); so does :func:`frame_loads`, within this slack, which such drifts stay
+    far below (about 1e-8 s per row of the motion) while a frame truly outside the data is refused.
+    """
+    return 0.01 * float(np.min(np.diff(time))) if time.size > 1 else 0.0
 
 
 def _check_bodies(model, forces: tuple[ExternalForceSpec, ...]) -> None:

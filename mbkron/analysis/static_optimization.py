@@ -10,8 +10,9 @@ OpenSim's problem at each frame (``OpenSim/Analyses/StaticOptimization.cpp``,
   force does not enter (the muscle's actuation is overridden by ``x_j F°_j``) and the force is zero
   for a fibre at or below its minimum length (:mod:`mbkron.analysis.muscle_analysis`);
 - for a muscle without ``use_muscle_physiology``: ``F_max``;
-- for a reserve (a ``CoordinateActuator``): its ``optimal_force``, applied as a generalized force on
-  its coordinate.
+- for a reserve or residual actuator (``CoordinateActuator``, ``PointActuator``, ``TorqueActuator``:
+  :mod:`mbkron.analysis.actuators`): its ``optimal_force``, applied as OpenSim applies it (a
+  generalized force on a coordinate, a force at a point of a body, a torque on a body).
 
 It minimises ``Σ_j |x_j|^p`` over all actuators (muscles and reserves alike; ``p`` is the
 ``activation_exponent``, 2 by default) subject to the equations of motion at the measured
@@ -22,8 +23,9 @@ acceleration of every unconstrained coordinate. OpenSim writes these as accelera
     A x = τ,   A = [R(q) diag(F°) | E diag(F°_reserve)],
 
 with ``τ`` the inverse-dynamics generalized forces (``M q̈ + N q̇ − G − Q_external``, Eq. 198),
-``R`` the moment arms (Eq. 192–195) and ``E`` the reserves' unit columns: the same feasible set, the
-same optimum.
+``R`` the moment arms (Eq. 192–195) and ``E`` the actuators' generalized forces per unit of force
+(unit columns for coordinate actuators; Eq. 46, 180 for point and torque actuators,
+:func:`mbkron.analysis.actuators.unit_generalized_forces`): the same feasible set, the same optimum.
 
 Method. For ``p > 1`` the problem is strictly convex with linear constraints. Its Lagrange dual,
 ``max_λ d(λ)``, ``d(λ) = λᵀτ + Σ_j min_{l_j ≤ x_j ≤ u_j} (|x_j|^p − (Aᵀλ)_j x_j)``, is concave and
@@ -55,99 +57,13 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.core.errors import ModelError
-from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
+from mbkron.analysis.actuators import PointActuator, Reserve, TorqueActuator, read_reserves, unit_generalized_forces
 from mbkron.analysis.muscle_analysis import hill_arrays, rigid_tendon_fibers
 from mbkron.io.storage import write_storage
 from mbkron.muscles.hill import active_force_length, force_velocity
 
-__all__ = ["Reserve", "StaticOptimizationResult", "optimal_forces", "read_reserves", "static_optimization"]
-
-
-@dataclass(frozen=True)
-class Reserve:
-    """A reserve actuator: OpenSim's ``CoordinateActuator``, a generalized force ``x F°`` on one coordinate.
-
-    Attributes
-    ----------
-    coordinate : str
-    optimal_force : float
-        ``F°``, N·m (rotational) or N (translational); positive.
-    min_control, max_control : float
-        Bounds of ``x`` (may be infinite).
-    name : str
-        Defaults to ``<coordinate>_reserve``.
-    """
-
-    coordinate: str
-    optimal_force: float
-    min_control: float = -math.inf
-    max_control: float = math.inf
-    name: str = ""
-
-    def __post_init__(self):
-        if not (isinstance(self.optimal_force, (int, float)) and 0 < self.optimal_force < math.inf):
-            raise ValueError(f"`optimal_force` of reserve `{self.coordinate}` must be a positive number, "
-                             f"got {self.optimal_force!r}")
-        if not self.min_control <= self.max_control:
-            raise ValueError(f"`min_control` of reserve `{self.coordinate}` must not exceed `max_control`, got "
-                             f"{self.min_control!r} > {self.max_control!r}")
-        if not self.name:
-            object.__setattr__(self, "name", f"{self.coordinate}_reserve")
-
-
-def _number(text: str | None, default: float) -> float:
-    """A number of an OpenSim XML element (``infinity`` and ``-infinity`` included), ``default`` when empty."""
-    if text is None or not text.strip():
-        return default
-    word = text.strip().lower()
-    return math.copysign(math.inf, -1.0 if word.startswith("-") else 1.0) if word.lstrip("+-") in ("inf", "infinity") \
-        else float(word)
-
-
-def read_reserves(path: str | Path) -> tuple[tuple[Reserve, ...], tuple[str, ...]]:
-    """The ``CoordinateActuator`` reserves of an OpenSim force-set file (``<ForceSet>``).
-
-    Reads ``coordinate``, ``optimal_force`` (OpenSim's default 1), ``min_control``/``max_control``
-    (default ±infinity) of each enabled ``CoordinateActuator`` in ``ForceSet/objects``.
-
-    Returns
-    -------
-    reserves : tuple of Reserve
-    skipped : tuple of str
-        The names of the file's other forces (``PointActuator``, ``TorqueActuator``, ...), not supported.
-
-    Raises
-    ------
-    ValueError
-        If the file is not an XML force set, or an actuator has no coordinate or a non-numeric value.
-    """
-    try:  # untrusted XML: the .osim importer's parser (bounded size, no DTD or entities)
-        root = parse_osim_bytes(read_osim_bytes(path, str(path)), str(path))
-    except ModelError as error:
-        raise ValueError(f"cannot read the force-set file: {error}") from None
-    objects = root.find("ForceSet/objects") if root.tag != "ForceSet" else root.find("objects")
-    if objects is None:
-        raise ValueError(f"`{path}` is not an OpenSim force set (no ForceSet/objects element)")
-    reserves, skipped = [], []
-    for element in objects:
-        name = element.get("name", "")
-        if element.tag != "CoordinateActuator":
-            skipped.append(name or element.tag)
-            continue
-        if (element.findtext("isDisabled") or "").strip() == "true" or \
-                (element.findtext("appliesForce") or "").strip() == "false":
-            continue
-        coordinate = (element.findtext("coordinate") or "").strip()
-        if not coordinate:
-            raise ValueError(f"`{path}`: CoordinateActuator `{name}` has no `coordinate`")
-        try:
-            reserves.append(Reserve(coordinate, _number(element.findtext("optimal_force"), 1.0),
-                                    _number(element.findtext("min_control"), -math.inf),
-                                    _number(element.findtext("max_control"), math.inf), name))
-        except ValueError as error:
-            raise ValueError(f"`{path}`: CoordinateActuator `{name}`: {error}") from None
-    return tuple(reserves), tuple(skipped)
+__all__ = ["PointActuator", "Reserve", "StaticOptimizationResult", "TorqueActuator", "optimal_forces", "read_reserves",
+           "static_optimization", "unbalanced_message"]
 
 
 def optimal_forces(model, length: ArrayLike, velocity: ArrayLike, use_muscle_physiology: bool = True) -> NDArray:
@@ -406,8 +322,8 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
         with the external loads).
     activation_exponent : float
         ``p > 1``; OpenSim's default 2.
-    reserves : sequence of Reserve
-        Reserve actuators (see :func:`read_reserves`).
+    reserves : sequence of Reserve, PointActuator, TorqueActuator
+        Reserve and residual actuators (see :func:`read_reserves`).
     use_muscle_physiology : bool
         False: ``F° = F_max`` (OpenSim's option of the same name).
     activation_bounds : (lower, upper), optional
@@ -442,10 +358,12 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
         raise ValueError(f"`activation_exponent` must be a number greater than 1, got {activation_exponent!r}")
     names = model.coordinates
     enforced = names if coordinates is None else tuple(coordinates)
-    unknown = [c for c in (*enforced, *(r.coordinate for r in reserves)) if c not in names]
+    unknown = [c for c in enforced if c not in names]
     if unknown:
-        raise ValueError(f"unknown coordinate(s) {', '.join(map(repr, unknown))} in `coordinates` or `reserves`; "
+        raise ValueError(f"unknown coordinate(s) {', '.join(map(repr, unknown))} in `coordinates`; "
                          f"the model has: {', '.join(names)}")
+    reserves = tuple(reserves)
+    columns = unit_generalized_forces(model, reserves, q, workspace=workspace)  # checks the actuators
     rows = [names.index(c) for c in enforced]
     if model.muscles:
         arms = model.moment_arms(q, workspace=workspace)
@@ -461,12 +379,7 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
     if np.any(lower > upper):
         raise ValueError("`activation_bounds`: the lower bound exceeds the upper bound for muscle(s) "
                          + ", ".join(m for m, lo, hi in zip(model.muscles, lower, upper) if lo > hi))
-    reserve_columns = np.zeros((len(rows), len(reserves)))
-    for j, reserve in enumerate(reserves):
-        if reserve.coordinate in enforced:
-            reserve_columns[enforced.index(reserve.coordinate), j] = reserve.optimal_force
-    A = np.concatenate([arms[:, rows, :] * f_opt[:, None, :],
-                        np.broadcast_to(reserve_columns, (time.size,) + reserve_columns.shape)], axis=2)
+    A = np.concatenate([arms[:, rows, :] * f_opt[:, None, :], columns[:, rows, :]], axis=2)
     low = np.concatenate([lower, [r.min_control for r in reserves]])
     high = np.concatenate([upper, [r.max_control for r in reserves]])
     shape = (time.size, A.shape[2])
@@ -479,3 +392,14 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
         time, model.muscles, tuple(r.name for r in reserves), enforced, x[:, :m], x[:, :m] * f_opt, f_opt,
         x[:, m:], x[:, m:] * optimal, residual, lam, np.abs(residual).max(axis=1, initial=0.0) <= tolerance,
         iterations)
+
+
+def unbalanced_message(unbalanced: int, frames: int, reserves: str | None) -> str:
+    """The warning for ``unbalanced`` of ``frames`` frames static optimisation could not balance, with the advice
+    that fits: reserve actuators (``--reserves``) when none were given (``reserves`` None or empty, else the
+    file's name), stronger or more of them when they were."""
+    advice = ("reserve actuators help: `mbkron analyze --reserves`, a batch item's `reserves`" if not reserves else
+              f"the reserves `{reserves}` are too weak or bounded there, or act on too few coordinates: check their "
+              "optimal_force, min/max_control and that every unbalanced coordinate has one")
+    return (f"static optimisation could not balance the generalized forces at {unbalanced} of {frames} frames "
+            f"within the actuators' bounds ({advice})")

@@ -57,7 +57,8 @@ class TrialAnalysis:
 
     def write(self, out_dir: str | Path, name: str) -> dict[str, str]:
         """Write the results of the analyses asked for into ``out_dir`` as ``mbkron analyze`` does: files
-        ``<name>_<analysis>...`` (:func:`write_analysis`), each atomically.
+        ``<name>_<analysis>...`` (:func:`write_analysis`), each atomically; ``out_dir`` is created if missing
+        (as ``--out`` is).
 
         Returns
         -------
@@ -71,9 +72,10 @@ class TrialAnalysis:
 
 
 def write_analysis(analysis: str, result, out_dir: str | Path, name: str) -> dict[str, str]:
-    """Write one analysis's result into ``out_dir``: ``<name>_<analysis>.sto`` and ``.csv`` for the inverse
-    dynamics and the reactions, OpenSim's tables (``<name>_MuscleAnalysis_*.sto``,
-    ``<name>_StaticOptimization_*.sto``) for the muscle analysis and static optimisation; each atomically.
+    """Write one analysis's result into ``out_dir`` (created if missing, with its parents):
+    ``<name>_<analysis>.sto`` and ``.csv`` for the inverse dynamics and the reactions, OpenSim's tables
+    (``<name>_MuscleAnalysis_*.sto``, ``<name>_StaticOptimization_*.sto``) for the muscle analysis and
+    static optimisation; each atomically.
 
     Returns
     -------
@@ -83,15 +85,20 @@ def write_analysis(analysis: str, result, out_dir: str | Path, name: str) -> dic
     Raises
     ------
     OSError
-        A file cannot be written.
+        The directory cannot be created (its path named) or a file cannot be written.
     """
     from mbkron.io import write_csv
 
     directory = Path(out_dir)
-    if analysis in ("muscle_analysis", "static_optimization"):
-        return {Path(p).stem[len(name) + 1:]: str(p) for p in result.write(directory, name)}
     if analysis not in ANALYSES:
         raise ValueError(f"`analysis` must be one of {', '.join(ANALYSES)}, got {analysis!r}")
+    if not directory.is_dir():
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OSError(error.errno, f"cannot create the directory `{out_dir}`: {error.strerror or error}") from None
+    if analysis in ("muscle_analysis", "static_optimization"):
+        return {Path(p).stem[len(name) + 1:]: str(p) for p in result.write(directory, name)}
     table = result.tau if analysis == "inverse_dynamics" else result.table
     sto, csv = directory / f"{name}_{analysis}.sto", directory / f"{name}_{analysis}.csv"
     result.write(sto)
@@ -128,8 +135,10 @@ def analyze_trial(model, motion: str | Path | Storage | TrialKinematics, *,
         Of ``"id"``, ``"muscles"``, ``"so"``, ``"reactions"`` (:data:`OPTIONS`) or the full names of
         :data:`ANALYSES`; at least one.
     reserves : path-like or sequence, optional
-        Reserve actuators for static optimisation: an OpenSim force-set file of CoordinateActuators
-        (:func:`~mbkron.analysis.static_optimization.read_reserves`) or the reserves read.
+        Reserve and residual actuators for static optimisation: an OpenSim force-set file of
+        ``CoordinateActuator``, ``PointActuator`` and ``TorqueActuator`` elements
+        (:func:`~mbkron.analysis.actuators.read_reserves`; its other forces are ignored with a warning) or
+        the actuators read.
     activation_exponent : float
         The exponent ``p`` of static optimisation's objective Σ aᵖ (default 2).
     reactions_frame : {"ground", "child", "parent"}
@@ -164,7 +173,13 @@ def analyze_trial(model, motion: str | Path | Storage | TrialKinematics, *,
     if isinstance(reserves, (str, Path)):
         from mbkron.analysis.static_optimization import read_reserves
 
-        reserves, _ = read_reserves(reserves)
+        path = reserves
+        reserves, skipped = read_reserves(path)
+        if skipped:
+            import warnings
+
+            warnings.warn(f"`reserves` {path}: forces other than CoordinateActuator, PointActuator and TorqueActuator "
+                          f"are not used by static optimisation, ignored: {', '.join(skipped)}", stacklevel=2)
     if reserves and "static_optimization" not in wanted:
         raise ValueError("`reserves` are for static optimisation: add `so` to `analyses`")
     results: dict[str, object] = {}

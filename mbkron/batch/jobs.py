@@ -3,8 +3,9 @@
 A job kind (:class:`JobKind`, registered in :data:`JOBS`) is its fields — what a batch file may say
 about an item, each checked by a :class:`Field` — and one function ``run(item, out_dir) -> summary``:
 it computes the item from the item's fields and file texts, writes its result files into ``out_dir``
-and returns a JSON-serialisable summary with at least ``outcome`` (``"completed"``, ``"range_end"`` or
-``"failed"``) and ``message``. :func:`execute` runs it in a temporary directory and returns the files'
+and returns a JSON-serialisable summary with at least ``outcome`` (``"completed"``, ``"range_end"``,
+``"warnings"`` -- finished, its results written, with ``warnings`` that need attention, e.g. frames static
+optimisation could not balance -- or ``"failed"``) and ``message``. :func:`execute` runs it in a temporary directory and returns the files'
 bytes with the summary, so that the driver writes them (:mod:`mbkron.batch.runner`): workers need no
 shared file system, and a cluster's results are byte for byte those of a serial run.
 
@@ -235,7 +236,9 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
     start, end = fields.get("time_start"), fields.get("time_end")
     time_range = None if start is None and end is None else (-np.inf if start is None else start,
                                                               np.inf if end is None else end)
-    with tempfile.TemporaryDirectory(prefix="mbkron-inputs-") as directory:
+    with tempfile.TemporaryDirectory(prefix="mbkron-inputs-") as directory, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         loads = _input_file(directory, fields, files, "external_loads")
         reserves = _input_file(directory, fields, files, "reserves") or ()
         data = parse_storage(files["external_loads_data"], fields["external_loads_data"]) if loads else None
@@ -249,6 +252,7 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
     stem = Path(fields["motion"]).stem
     written = result.write(out_dir, stem)
     frames = int(result.kinematics.time.size)
+    found = [str(warning.message) for warning in caught]  # the analysis's warnings: they change the outcome
     summary = {"outcome": "completed", "message": f"{frames} frames: {', '.join(result.analyses)}",
                "model": {"name": loaded.model.name, "sha256": loaded.sha256}, "warnings": list(notes),
                "settings": {"lowpass_hz": fields.get("lowpass"), "time_range": [start, end],
@@ -256,8 +260,16 @@ def analyze_job(item: Item, out_dir: Path) -> dict:
                             "ignored_columns": list(result.kinematics.ignored)},
                "files": sorted(Path(path).name for path in written.values())}
     if "static_optimization" in result.results:
-        summary["settings"]["static_optimization_unbalanced_frames"] = int(
-            np.count_nonzero(~result["static_optimization"].converged))
+        unbalanced = int(np.count_nonzero(~result["static_optimization"].converged))
+        summary["settings"]["static_optimization_unbalanced_frames"] = unbalanced
+        if unbalanced:
+            from mbkron.analysis.static_optimization import unbalanced_message
+
+            found.append(unbalanced_message(unbalanced, frames, fields.get("reserves")))
+    if found:  # the model file's notes are listed too, as for simulate items, but do not make it "warnings"
+        summary["outcome"] = "warnings"
+        summary["warnings"] += found
+        summary["message"] += f"; {len(found)} warning(s): {found[-1]}"
     return summary
 
 
@@ -298,7 +310,7 @@ JOBS: dict[str, JobKind] = {
         "time_start": Field("number"),  # the first time reported, s (default: the motion's)
         "time_end": Field("number"),  # the last time reported, s (default: the motion's)
         "analyses": Field("strings", choices=("id", "muscles", "so", "reactions")),  # the analyses (default all)
-        "reserves": Field("file"),  # reserve actuators for so (an OpenSim force-set file of CoordinateActuators)
+        "reserves": Field("file"),  # reserve and residual actuators for so (an OpenSim force-set file)
         "activation_exponent": Field("number", positive=True),  # exponent of so's objective (default 2)
         "reactions_frame": Field("string", choices=("ground", "child", "parent")),  # the reactions' frame
         "ignore_wrapping": Field("boolean"),  # import an .osim model's paths without their wrap objects

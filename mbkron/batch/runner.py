@@ -51,6 +51,9 @@ class BatchReport:
         The ids of the items finished by an earlier run with the same definition.
     failed : dict of str to str
         The failed items' ids and messages.
+    warned : dict of str to list of str
+        The ids of the items computed by this run that finished with warnings (outcome ``"warnings"``, e.g.
+        frames static optimisation could not balance), and the warnings.
     executor : str
         ``"serial"``, ``"LocalCluster (N workers)"``, the scheduler's address, or ``"nothing to compute"``
         (every item finished earlier: no cluster is started).
@@ -59,6 +62,7 @@ class BatchReport:
     computed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    warned: dict[str, list[str]] = field(default_factory=dict)
     executor: str = "serial"
 
 
@@ -148,6 +152,8 @@ def run_batch(items: Sequence[Item], out_dir: str | Path, *, scheduler: str | No
                     report.computed.append(item.id)
                     if result["summary"].get("outcome") == "failed":
                         report.failed[item.id] = str(result["summary"].get("message", ""))
+                    elif result["summary"].get("outcome") == "warnings":
+                        report.warned[item.id] = [str(w) for w in result["summary"]["warnings"]]
                     if bar is not None:
                         bar.set_postfix(failed=len(report.failed), refresh=False)
                         bar.update()
@@ -249,7 +255,7 @@ def _summary(out: Path, items: list[Item], report: BatchReport, started: float, 
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "mbkron_version": mbkron.__version__, "executor": report.executor, "items": len(items),
         "interrupted": interrupted, "computed": report.computed, "skipped": report.skipped,
-        "failed": report.failed, "timings_s": {"total": round(time.perf_counter() - started, 6)}})
+        "failed": report.failed, "warnings": report.warned, "timings_s": {"total": round(time.perf_counter() - started, 6)}})
 
 
 @contextmanager

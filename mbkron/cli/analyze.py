@@ -52,8 +52,8 @@ def register(commands) -> None:
                          "rigid-tendon fibre kinematics")
     command.add_argument("--so", action="store_true", help="static optimisation (needs the inverse dynamics, "
                          "computed for it); with --reactions the reactions include its muscle forces")
-    command.add_argument("--reserves", metavar="XML", help="reserve actuators for --so (an OpenSim force-set file "
-                         "of CoordinateActuators)")
+    command.add_argument("--reserves", metavar="XML", help="reserve and residual actuators for --so (an OpenSim "
+                         "force-set file of CoordinateActuators, PointActuators, TorqueActuators)")
     command.add_argument("--activation-exponent", metavar="P", type=_exponent, default=2.0,
                          help="exponent of the activations in --so's objective (default 2)")
     command.add_argument("--reactions", action="store_true", help="joint reactions")
@@ -140,9 +140,9 @@ def run(args: argparse.Namespace) -> int:
         unbalanced = int(np.count_nonzero(~analysis["static_optimization"].converged))
         settings["static_optimization_unbalanced_frames"] = unbalanced
         if unbalanced:
-            print(f"mbkron: warning: static optimisation could not balance the generalized forces at {unbalanced} of "
-                  f"{frames} frames within the muscles' bounds (reserve actuators help: --reserves)",
-                  file=sys.stderr)
+            from mbkron.analysis.static_optimization import unbalanced_message
+
+            print(f"mbkron: warning: {unbalanced_message(unbalanced, frames, args.reserves)}", file=sys.stderr)
     with result_set_lock(metadata_path):
         from mbkron.io import write_json
 

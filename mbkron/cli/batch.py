@@ -51,9 +51,13 @@ def run(args: argparse.Namespace) -> int:
               "command again to compute the rest)", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(f"batch of {len(items)} items ({report.executor}): {len(report.computed) - len(report.failed)} computed, "
-          f"{len(report.skipped)} finished earlier, {len(report.failed)} failed; results in {args.out}")
+          f"{len(report.skipped)} finished earlier, {len(report.failed)} failed, {len(report.warned)} with warnings; "
+          f"results in {args.out}")
     for identifier, message in report.failed.items():
         print(f"  failed: {identifier}: {message}")
+    for identifier, found in report.warned.items():
+        for message in found:
+            print(f"  warning: {identifier}: {message}")
     if report.failed:
         print(f"mbkron: error: {len(report.failed)} of {len(items)} items failed (listed above and in their "
               "item.json)", file=sys.stderr)

@@ -104,20 +104,23 @@ def equal_steps(tableau: Tableau, rate, y: np.ndarray, steps: int, samples: bool
     """``steps`` equal steps of ``tableau``'s method for the autonomous ``y' = rate(y)`` over ``τ ∈ [0, 1]``.
 
     ``y`` has any shape (``rate`` maps it to the same shape) and may be complex (complex-step
-    differentiation); the stage sums run on the flattened stages (numpy's ``matmul`` of a real vector with
-    a complex matrix is fast in that form). Returns the end, or with ``samples`` the start and every step's
-    end stacked on axis 1."""
+    differentiation); the stage sums run on the flattened stages, for complex stages on their real view
+    (real and imaginary parts interleaved: the coefficients are real, so each part is summed alone, exactly
+    as the complex sum). numpy's ``matmul`` of a real vector with a complex matrix takes a slow mixed-type
+    loop: 40× slower here (arm26's wrapped paths at 121 frames: 36 s, 0.9 s on the real view).
+    Returns the end, or with ``samples`` the start and every step's end stacked on axis 1."""
     stages, B = tableau.stages, tableau.B
     A = tableau.A[:stages, :stages]
     h = 1.0 / steps
     history = [y]
     k = np.empty((stages,) + y.shape, dtype=y.dtype)
     flat = k.reshape(stages, -1)
+    real = flat.view(np.float64) if np.iscomplexobj(flat) else flat  # (stages, 2N) for complex128
     for _ in range(steps):
         for stage in range(stages):
-            increment = (A[stage, :stage] @ flat[:stage]).reshape(y.shape) if stage else 0.0
+            increment = (A[stage, :stage] @ real[:stage]).view(y.dtype).reshape(y.shape) if stage else 0.0
             k[stage] = rate(y + h * increment)
-        y = y + h * (B @ flat).reshape(y.shape)
+        y = y + h * (B @ real).view(y.dtype).reshape(y.shape)
         if samples:
             history.append(y)
     return np.stack(history, axis=1) if samples else y
