@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import warnings
 
 import numpy as np
@@ -243,3 +244,18 @@ def test_thelen_curves_of_the_gait_model_are_imported(tmp_path):
     assert len(model.muscles) == 54 and len(curves) == 1
     (c,) = curves
     assert (c.active_shape, c.passive_shape, c.af, c.flen) == (0.5, 4.0, 0.3, 1.8)
+
+
+def test_thelen_constants_a_file_leaves_out_are_opensims_class_defaults(tmp_path):
+    """OpenSim 4.6's Thelen2003Muscle defaults FmaxTendonStrain to 0.04 and Flen to 1.4 (opensim-core's
+    Thelen2003Muscle::constructProperties; `opensim.Thelen2003Muscle().get_Flen()` is 1.4 in 4.6), not the
+    0.033 and 1.8 that OpenSim's example models write out: a file without them must get OpenSim's values."""
+    text = gzip.decompress((DATA / "gait2354.osim.gz").read_bytes()).decode()
+    stripped = re.sub(r"<(Flen|FmaxTendonStrain)>[^<]*</\1>", "", text)
+    assert text.count("<Flen>") == 54 and "<Flen>" not in stripped and "<FmaxTendonStrain>" not in stripped
+    (tmp_path / "omitted.osim").write_text(stripped)
+    (tmp_path / "written.osim").write_text(text)
+    omitted = {p.hill.curves for p in mbkron.load_model(tmp_path / "omitted.osim").muscle_set.paths}
+    written = {p.hill.curves for p in mbkron.load_model(tmp_path / "written.osim").muscle_set.paths}
+    assert [(c.tendon_strain_at_fmax, c.flen) for c in omitted] == [(0.04, 1.4)]
+    assert [(c.tendon_strain_at_fmax, c.flen) for c in written] == [(0.033, 1.8)]

@@ -58,7 +58,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ThelenCurves:
-    """Shape constants of the Thelen (2003) curves, with OpenSim 4.x ``Thelen2003Muscle`` defaults."""
+    """Shape constants of the Thelen (2003) curves.
+
+    The defaults are the constants of OpenSim's example models (``FmaxTendonStrain`` 0.033, ``Flen`` 1.8,
+    the others OpenSim 4.x ``Thelen2003Muscle``'s class defaults). OpenSim 4.6's class defaults differ in
+    those two (0.04 and 1.4): the ``.osim`` importer applies OpenSim's where a file leaves them out
+    (:data:`mbkron.io.osim.muscles.OPENSIM_THELEN_DEFAULTS`).
+    """
 
     tendon_strain_at_fmax: float = 0.033  # FmaxTendonStrain ε₀
     fiber_strain_at_fmax: float = 0.6  # FmaxMuscleStrain ε₀ᴹ

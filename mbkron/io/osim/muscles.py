@@ -63,6 +63,9 @@ THELEN_CURVES = (("FmaxTendonStrain", "tendon_strain_at_fmax"), ("FmaxMuscleStra
                  ("fv_linear_extrap_threshold", "extrapolation_threshold"),
                  ("activation_time_constant", "activation_time"), ("deactivation_time_constant", "deactivation_time"),
                  ("minimum_activation", "minimum_activation"))
+#: OpenSim 4.6's ``Thelen2003Muscle`` class defaults where they differ from :class:`~mbkron.muscles.hill.ThelenCurves`'
+#: (the constants of OpenSim's example models): what OpenSim uses for a property the file leaves out.
+OPENSIM_THELEN_DEFAULTS = {"tendon_strain_at_fmax": 0.04, "flen": 1.4}
 _POINTS = {"PathPoint": ("socket_parent_frame", "location"),
            "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
            "MovingPathPoint": ("socket_parent_frame", "x_location", "y_location", "z_location", "socket_x_coordinate",
@@ -216,7 +219,8 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
                 if value is not None:
                     table[key] = value
             if force.tag == "Thelen2003Muscle":
-                curves = {key: reader.number(force, tag, getattr(ThelenCurves(), key)) for tag, key in THELEN_CURVES}
+                curves = {key: reader.number(force, tag, OPENSIM_THELEN_DEFAULTS.get(key, getattr(ThelenCurves(), key)))
+                          for tag, key in THELEN_CURVES}
                 curves = {key: value for key, value in curves.items()
                           if value is not None and value != getattr(ThelenCurves(), key)}
                 if curves:
