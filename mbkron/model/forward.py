@@ -161,7 +161,8 @@ class StateKernel:
     """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
     (:func:`mbkron.jointvars.compiled.group_trbdf2`: library kernels compiled once per machine, which call
     the group's generated constraint functions by the addresses in ``context``), with the constraint
-    group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's workspace, for the Python route."""
+    group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's
+    workspace, for the Python route."""
 
     __slots__ = ("fast_step", "continuation", "context", "nq", "_unused")
 
