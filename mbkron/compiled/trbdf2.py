@@ -108,7 +108,7 @@ def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
         h = step * max(1.0, abs(y[j]))
         perturbed = y.copy()
         perturbed[j] += h if k % 2 == 0 else -h
-        derivative, ok = rhs(t, perturbed, context, False)
+        derivative, ok = rhs(t, perturbed, context, np.bool_(False))  # not a literal: one specialisation of rhs
         if not ok:
             return False
         if k % 2 == 0:
@@ -174,7 +174,7 @@ def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newto
     rate = memory[NEWTON_RATE]
     norm_old = np.nan
     for k in range(NEWTON_MAXITER):
-        f, ok = rhs(t_stage, y, context, True)
+        f, ok = rhs(t_stage, y, context, np.bool_(True))
         counts[0] += 1
         if not ok:
             return -1, y, z, k + 1
@@ -236,7 +236,7 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
             state = y if mode == DERIVATIVE else hermite(J, t, t_bound, y[i])
             for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
                 states[i, k] = state[k]
-            derivative, ok = rhs(t, state, context, True)
+            derivative, ok = rhs(t, state, context, np.bool_(True))
             if not ok:
                 return STEP_DECLINED, t, empty, empty, empty, empty
             for k in range(n):

@@ -394,7 +394,8 @@ def group_forward(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_c
     :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``).
     """
     status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
-        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, 2, projection)
+        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, np.int64(2),
+        projection)  # np.int64, not the literal 2: the same specialisation as the calls from Python
     if status != OK:
         return status, p, f, tangent, det_sign, condition, hess, np.zeros(q.shape[0]), 0
     qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
