@@ -196,7 +196,7 @@ def test_kernel_module_written_once_by_hash(tmp_path, monkeypatch):
     monkeypatch.setattr(compiled, "_GENERATED", {})
     again = compiled.kernel_module(expressions)
     assert files[0].read_text(encoding="utf-8") == source
-    assert callable(again.step)
+    assert again.first.address and again.second.address  # the generated functions compiled from the rewritten file
 
 
 def test_generated_module_names_no_user_text():
@@ -223,27 +223,34 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
 
 
 _SECOND_PROCESS = """
+import sys
 import numpy as np
 from mbkron.examples.andrews import andrews_squeezer
-model = andrews_squeezer("lu", "loop_closures")
+from mbkron.examples.linkages import four_bar
+model = andrews_squeezer("lu", "loop_closures") if sys.argv[1] == "andrews" else four_bar("lu")
 assert model.joint_variable_map.providers[-1][1].fast_step is not None
-model.forward_dynamics(model.default_q, np.zeros(1))  # the step and the dynamics in one generated call
+model.forward_dynamics(model.default_q, np.zeros(1))  # the step and the dynamics in one compiled call
 model.joint_variables(model.default_q + 0.01, 2)  # the step alone
 """
 
 
 @needs_numba
-def test_second_process_loads_the_compiled_step(tmp_path):
-    """numba's cache debug output: the first process saves the generated kernels (the step, and the step with
-    the dynamics), the second loads them."""
+def test_second_process_loads_the_generated_functions_and_a_new_model_compiles_only_them(tmp_path):
+    """numba's cache debug output: the first process saves the generated constraint functions (``first`` and
+    ``second``), the second loads them and saves nothing; a third process with another model (other equations)
+    saves only that model's generated functions: the step and the dynamics are library kernels, loaded from the
+    cache, not compiled per model."""
     env = dict(os.environ, MBKRON_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1",
                PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
-    outputs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS], env=env, capture_output=True, text=True,
-                              check=True).stdout for _ in range(2)]
-    step = "mbkron_kernels_"
-    for kernel in (".step-", ".forward-"):
-        assert any(line.startswith("[cache] data saved") and step in line and kernel in line
-                   for line in outputs[0].splitlines()), kernel
-        assert any(line.startswith("[cache] data loaded") and step in line and kernel in line
-                   for line in outputs[1].splitlines()), kernel
-    assert not any(line.startswith("[cache] data saved") and step in line for line in outputs[1].splitlines())
+    outputs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS, model], env=env, capture_output=True, text=True,
+                              check=True).stdout.splitlines() for model in ("andrews", "andrews", "four_bar")]
+    generated = "mbkron_kernels_"
+    for function in (".first-", ".second-"):
+        for output, event in zip(outputs, ("saved", "loaded", "saved")):
+            assert any(line.startswith(f"[cache] data {event}") and generated in line and function in line
+                       for line in output), (function, event)
+    assert not any(line.startswith("[cache] data saved") for line in outputs[1])
+    new_model_saved = [line for line in outputs[2] if line.startswith("[cache] data saved")]
+    assert new_model_saved and all(generated in line for line in new_model_saved)
+    for kernel in (".step_kernel-", ".group_forward-"):
+        assert any(line.startswith("[cache] data loaded") and kernel in line for line in outputs[2]), kernel

@@ -2,8 +2,8 @@
 
 :class:`mbkron.integrate.trbdf2.TRBDF2` is the solver (a :class:`scipy.integrate.OdeSolver`, with the
 derivations in its docstring and docs/integrators.md). When the right-hand side is itself compiled —
-a model on the ``compiled`` backend whose forward dynamics is one generated kernel
-(:meth:`mbkron.jointvars.compiled.FastStep.state_context`) — a step spends most of its time in
+a model on the ``compiled`` backend whose forward dynamics is one compiled call
+(:func:`mbkron.jointvars.compiled.state_rhs`) — a step spends most of its time in
 Python around a few microseconds of arithmetic: two stages of simplified Newton, each a right-hand
 side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_kernel`
 is that step, the same algorithm decision for decision, with the right-hand side called directly
@@ -13,8 +13,11 @@ size, the Newton rate) in arrays it shares with the kernel, so the two can alter
 solver, which reports the reason). The two are tested equal.
 
 The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout, so either side can use the
-other's factorisation. The functions that take the right-hand side as an argument are inlined into
-the generated module's ``trbdf2`` (:func:`mbkron.compiled.common.inline_jit`), which numba caches on disk.
+other's factorisation. The functions that take the right-hand side as an argument are inlined
+(:func:`mbkron.compiled.common.inline_jit`) into the library kernel that names its right-hand side,
+:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), so the right-hand side is
+called directly, and that kernel is compiled once per machine and cached on disk: what is specific to
+a model reaches it as arguments (the constraint functions' addresses in ``context``), never as code.
 """
 
 from __future__ import annotations
@@ -105,11 +108,12 @@ def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
         h = step * max(1.0, abs(y[j]))
         perturbed = y.copy()
         perturbed[j] += h if k % 2 == 0 else -h
-        derivative, ok = rhs(t, perturbed, context, False)
+        derivative, ok = rhs(t, perturbed, context, np.bool_(False))  # not a literal: one specialisation of rhs
         if not ok:
             return False
         if k % 2 == 0:
-            up[:] = derivative[nq:]
+            for i in range(nq):
+                up[i] = derivative[nq + i]
             continue
         for i in range(nq):
             value = (up[i] - derivative[nq + i]) / (2.0 * h)
@@ -170,7 +174,7 @@ def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newto
     rate = memory[NEWTON_RATE]
     norm_old = np.nan
     for k in range(NEWTON_MAXITER):
-        f, ok = rhs(t_stage, y, context, True)
+        f, ok = rhs(t_stage, y, context, np.bool_(True))
         counts[0] += 1
         if not ok:
             return -1, y, z, k + 1
@@ -229,11 +233,14 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
         count, n = (1, y.size) if mode == DERIVATIVE else (y.size, J.shape[1])
         states, derivatives = np.empty((count, n)), np.empty((count, n))
         for i in range(count):
-            states[i] = y if mode == DERIVATIVE else hermite(J, t, t_bound, y[i])
-            derivative, ok = rhs(t, states[i], context, True)
+            state = y if mode == DERIVATIVE else hermite(J, t, t_bound, y[i])
+            for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
+                states[i, k] = state[k]
+            derivative, ok = rhs(t, state, context, np.bool_(True))
             if not ok:
                 return STEP_DECLINED, t, empty, empty, empty, empty
-            derivatives[i] = derivative
+            for k in range(n):
+                derivatives[i, k] = derivative[k]
         return STEP_OK, t, derivatives.ravel(), states.ravel(), empty, empty
     request = ONLY if mode == JACOBIAN else NO_REFRESH
     t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated

@@ -16,25 +16,37 @@ are the Python solver's. The two routes are tested equal.
 
 The path is chosen when a model is built with the ``compiled`` backend
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
-evaluations; numba compiles it on its first use, and the results do not depend on when that happens.
-The generated module also defines ``forward``: the step and, in the same compiled call, the model's
+evaluations; the results do not depend on when anything is compiled. Beside the step
+(:func:`step_kernel`), :func:`group_forward` is the step and, in the same compiled call, the model's
 accelerations (:func:`mbkron.compiled.forward.forward_solved`), which
 :class:`mbkron.model.forward.ForwardDynamics` uses for a model with one such group
-(:meth:`FastStep.forward`).
+(:meth:`FastStep.forward`); :func:`state_rhs` is the right-hand side ``y' = (q̇, q̈)`` continuing from
+the previous state and :func:`group_trbdf2` a whole TR-BDF2 step around it
+(:mod:`mbkron.compiled.trbdf2`).
 
-On-disk cache
--------------
-numba caches only functions defined in a module file, and no code that holds the address of a
-Python object (as a kernel called with compiled functions as arguments does). So the generated
-functions and a ``step`` that calls :func:`step_kernel` with them as module globals are printed as
-one module (:func:`module_source`; :func:`step_kernel` is inlined into ``step``, so the two
-functions are called directly, not through run-time addresses), written to
-:func:`cache_directory` under the hash of its text and imported from there with ``cache=True``:
-the first process compiles (a few seconds per distinct set of equations), later ones load the
-machine code. Safety: the module text is this module's fixed template filled with source printed
-from sympy expression trees (:mod:`mbkron.expressions.codegen`: every name chosen by the printer,
-every number a float literal), never user text; a cached file is imported only if it holds exactly
-that text. Where the directory cannot be written the same text runs in memory, compiled per process.
+Generated code and library kernels
+----------------------------------
+Only the constraint functions are specific to a model; everything else is library code, compiled
+once per machine. :func:`module_source` prints ``first`` (``g``, ``∂g/∂f``, ``∂g/∂p``) and
+``second`` (the first and second derivatives at the solution) as C callbacks (``numba.cfunc``) of
+the one signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`. The kernels of this module
+(:func:`step_kernel`, :func:`group_forward`, :func:`state_rhs`, :func:`group_trbdf2`) take their
+addresses as integer arguments (:attr:`FastStep.functions`, the first two entries of a
+:meth:`FastStep.state_context`) and call them through
+:func:`mbkron.compiled.callbacks.constraint_function`, so their argument types are the same for every
+model: numba compiles each once, caches it on disk (``cache=True``) and loads it for every later
+model. A model never seen before compiles only its two callbacks (a fraction of a second).
+
+On-disk cache of the generated functions
+----------------------------------------
+numba caches only functions defined in a module file, so the generated module is written to
+:func:`cache_directory` under the hash of its text and imported from there (``cache=True``): the
+first process compiles the two callbacks, later ones load the machine code. The text depends only on
+the equations (not on the kernels' code: a library change does not invalidate it). Safety: the
+module text is this module's fixed template filled with source printed from sympy expression trees
+(:mod:`mbkron.expressions.codegen`: every name chosen by the printer, every number a float literal),
+never user text; a cached file is imported only if it holds exactly that text. Where the directory
+cannot be written the same text runs in memory, compiled per process.
 """
 
 from __future__ import annotations
@@ -51,18 +63,18 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import dynamics as compiled_dynamics, forward as compiled_forward
-from mbkron.compiled import kinematics as compiled_kinematics, linalg as compiled_linalg, trbdf2 as compiled_trbdf2
-from mbkron.compiled.common import AVAILABLE, inline_jit, jit
+from mbkron.compiled.callbacks import constraint_function
+from mbkron.compiled.common import AVAILABLE, jit
+from mbkron.compiled.forward import forward_solved
 from mbkron.compiled.linalg import dot, lu_factor, lu_solve, matmul, matvec
+from mbkron.compiled.trbdf2 import trbdf2_kernel
 from mbkron.expressions import codegen
-from mbkron.jointvars import derivatives
 from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
-__all__ = ["CACHE_VARIABLE", "CONTINUATION", "FastStep", "cache_directory", "kernel_module", "module_source",
-           "step_kernel", "supports_fast_step"]
+__all__ = ["CACHE_VARIABLE", "CONTINUATION", "FastStep", "cache_directory", "group_forward", "group_trbdf2",
+           "kernel_module", "module_source", "state_rhs", "step_kernel", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -70,85 +82,43 @@ OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FIN
 
 CONTINUATION = slice(-6, None)
 """Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
-last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`continued_forward` unpacks)."""
+last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`state_rhs` unpacks)."""
 
 CACHE_VARIABLE = "MBKRON_CACHE_DIR"
 """Environment variable naming the directory of the generated kernel modules (default
 ``~/.cache/mbkron``)."""
 
-_MODULE_TEMPLATE = '''"""Constraint kernels generated by mbkron.jointvars.compiled (printed from sympy trees; do not edit)."""
-# kernel logic: {digest}
+_MODULE_TEMPLATE = '''"""Constraint functions generated by mbkron.jointvars.compiled (printed from sympy trees; do not edit)."""
 import math
 
 import numba
 import numpy
 
-from mbkron.compiled.forward import forward_solved
-from mbkron.compiled.trbdf2 import trbdf2_kernel
-from mbkron.jointvars.compiled import continued_forward, step_kernel
+from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
 
 
-@numba.njit(cache={cache}, nogil=True)
+@numba.cfunc(CONSTRAINT_SIGNATURE, cache={cache}, error_model="numpy")
 {first}
 
 
-@numba.njit(cache={cache}, nogil=True)
+@numba.cfunc(CONSTRAINT_SIGNATURE, cache={cache}, error_model="numpy")
 {second}
-
-
-@numba.njit(cache={cache}, nogil=True)
-def step(m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, order, projection):
-    return step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
-                       settings, order, projection)
-
-
-@numba.njit(cache={cache}, nogil=True)
-def forward(m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, projection, geometry, links,
-            inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd):
-    status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
-        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, 2, projection)
-    if status != 0:
-        return status, p, f, tangent, det_sign, condition, hess, numpy.zeros(q.shape[0]), 0
-    qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-                               rows, f, grad, hess, q, qd)
-    return status, p, f, tangent, det_sign, condition, hess, qdd, code
-
-
-@numba.njit(cache={cache}, nogil=True)
-def state_rhs(t, y, context, advance):
-    return continued_forward(forward, y, context, advance)
-
-
-@numba.njit(cache={cache}, nogil=True)
-def trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
-           context):
-    return trbdf2_kernel(state_rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
-                         J, lu, piv, memory, counts)
 '''
 
 
-def _kernel_digest() -> str:
-    """Hash of the source of the kernel logic the generated modules call (this module, the
-    projection kernels, the forward-dynamics kernels): numba checks a cached module against its own
-    file only, so a change of that logic must change the generated text."""
-    digest = hashlib.sha256()
-    for module in (sys.modules[__name__], derivatives, compiled_forward, compiled_dynamics, compiled_kinematics,
-                   compiled_linalg, compiled_trbdf2):
-        digest.update(Path(module.__file__).read_bytes())
-    return digest.hexdigest()
-
-
 def module_source(expressions: ConstraintExpressions, cache: bool = True) -> str:
-    """The source of a module defining ``first``, ``second`` and ``step`` for ``expressions``.
+    """The source of a module defining ``first`` and ``second`` for ``expressions``.
 
     ``first(x, out)`` and ``second(x, out)`` are printed by
     :func:`mbkron.expressions.codegen.scalar_source` (zero expressions are skipped, so ``out`` must
-    be zero-filled; common subexpressions are computed once); ``step`` is :func:`step_kernel` with
-    them as module globals, so that numba can cache all three on disk (``cache``). The text is
-    printed from sympy expression trees and this template only, never from user text.
+    be zero-filled; common subexpressions are computed once) and compiled as C callbacks of
+    :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE` (``numba.cfunc``, cached on disk with
+    ``cache``), which the library kernels (:func:`step_kernel` …) call by their addresses. numpy's
+    error model: a division by zero gives ``inf`` or ``nan`` (which the kernels check) instead of an
+    exception, which a C callback could not pass on. The text is printed from sympy expression trees
+    and this template only, never from user text; it does not depend on the kernels' code.
     """
     return _MODULE_TEMPLATE.format(
-        digest=_KERNEL_DIGEST,
         cache=cache,
         first=codegen.scalar_source("first", expressions.symbols, expressions.first),
         second=codegen.scalar_source("second", expressions.symbols, expressions.second),
@@ -261,12 +231,44 @@ def _curvature_terms(A, grad, g_uu, g_up, g_pp):  # pragma: no cover - compiled
     return gamma
 
 
+@jit
+def _copy(destination, source):  # pragma: no cover - compiled
+    """``destination[...] = source`` for C-contiguous arrays of equal size, element by element (an array
+    slice assignment would compile numba's broadcasting and its error messages into every kernel)."""
+    flat, values = destination.reshape(destination.size), source.reshape(source.size)
+    for k in range(flat.size):
+        flat[k] = values[k]
+
+
+@jit
+def _finite(values):  # pragma: no cover - compiled
+    """Whether every entry of the 1-D ``values`` is finite (the generated functions return ``inf`` or
+    ``nan`` where the Python route would raise: numpy's error model)."""
+    for k in range(values.size):
+        if not math.isfinite(values[k]):
+            return False
+    return True
+
+
+@jit
+def _zero(values):  # pragma: no cover - compiled
+    for k in range(values.size):
+        values[k] = 0.0
+
+
+@jit
 def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
-                 order, projection):  # pragma: no cover - compiled
+                order, projection):  # pragma: no cover - compiled
     """One continuation step and the derivatives; see :meth:`FastStep.step`.
+
+    ``first`` and ``second`` are the addresses of the group's generated constraint functions
+    (:func:`module_source`; called through :func:`mbkron.compiled.callbacks.constraint_function`), so this
+    kernel is compiled once for every model. The Newton iteration from the predicted ``f``
+    (Eq. 100-101) and the implicit derivatives ∇f, H at the solution (Eq. 101-102, 120).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
+    residuals, derivatives_at = constraint_function(first), constraint_function(second)
     tolerance, max_iterations, max_condition, jump_ratio, jump_tolerance, max_newton_step, max_step = settings
     n, nq = A.shape
     f = np.empty(m)
@@ -274,7 +276,9 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     hess = np.zeros((m, nq, nq))
     tangent = np.zeros((m, nq))
     x = np.empty(m + n)  # (f, p)
-    x[m:] = matvec(A, q) + c
+    inputs = matvec(A, q) + c
+    for k in range(n):
+        x[m + k] = inputs[k]
     dq = q - q0
     predicted_step = matvec(tangent0, dq)
     if np.abs(predicted_step).max() > max_step:
@@ -283,9 +287,12 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
         for i in range(m):
             predicted_step[i] += 0.5 * dot(dq, matvec(curvature0[i], dq))
     prediction = f0 + predicted_step
-    x[:m] = prediction
+    for k in range(m):
+        x[k] = prediction[k]
     values = np.zeros(m + m * m + m * n)
-    first(x, values)
+    residuals(x, values)
+    if not _finite(values):
+        return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
     residual = math.sqrt(dot(g, g))
     if not math.isfinite(residual):
@@ -305,21 +312,24 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
         size = np.abs(step).max()
         if size <= tolerance * (1.0 + np.abs(current).max()):
             g_q = matmul(g_p, A)
-            tangent[:, :] = -g_q
+            _copy(tangent, -g_q)
             lu_solve(LU, piv, tangent)
             inverse = np.eye(m)
             lu_solve(LU, piv, inverse)
             norm = max(_one_norm(J), _one_norm(g_q))
             condition = norm * _one_norm(inverse)
-            f[:] = current - step
+            _copy(f, current - step)
             converged = True
             break
         if min(1.0, max_newton_step / size) < 1.0:
             return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
         trial = current - step
-        x[:m] = trial
-        values[:] = 0.0
-        first(x, values)
+        for k in range(m):
+            x[k] = trial[k]
+        _zero(values)
+        residuals(x, values)
+        if not _finite(values):
+            return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
         g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
         new_residual = math.sqrt(dot(g, g))
         if not (new_residual <= (1.0 - 1e-4) * residual):
@@ -336,9 +346,12 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     if order == 0:
         return OK, x[m:], f, tangent, det_sign, condition, grad, hess
     # derivatives at the solution (Eq. 101-102, 120), as implicit_derivatives
-    x[:m] = f
+    for k in range(m):
+        x[k] = f[k]
     blocks = np.zeros(m * m + m * n + m * m * m + m * m * n + m * n * n)
-    second(x, blocks)
+    derivatives_at(x, blocks)
+    if not _finite(blocks):
+        return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     start = 0
     g_u = blocks[start:start + m * m].copy().reshape(m, m)
     start += m * m
@@ -352,59 +365,86 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     g_q = matmul(g_p, A)
     if projection:
         rows = projection_rows(g_u)
-        grad[:, :] = projection_solve(rows, g_u, g_q)
+        _copy(grad, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
-        grad[:, :] = -g_q
+        _copy(grad, -g_q)
         lu_solve(LU, piv, grad)
     if order >= 2:
         gamma = _curvature_terms(A, grad, g_uu, g_up, g_pp)
         flat = gamma.reshape(m, nq * nq)
         if projection:
-            hess[:, :, :] = projection_solve(rows, g_u, flat).reshape(m, nq, nq)
+            _copy(hess, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
         else:
             solved = -flat
             lu_solve(LU, piv, solved)
-            hess[:, :, :] = solved.reshape(m, nq, nq)
+            _copy(hess, solved)
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
-def continued_forward(forward, y, context, advance):  # pragma: no cover - compiled
-    """``(y', ok)`` of the state ``y = (q, q̇)`` by the generated ``forward`` (the group's step from the
+@jit
+def group_forward(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+                  projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
+                  rows, qd):  # pragma: no cover - compiled
+    """:func:`step_kernel` at ``q`` (order 2) and, in the same call, the model's ``q̈`` (Eq. 198,
+    :func:`mbkron.compiled.forward.forward_solved`); see :meth:`FastStep.forward`.
+
+    Returns ``(status, p, f, tangent, det_sign, condition, hess, qdd, code)``: ``code`` is
+    :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``).
+    """
+    status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
+        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, np.int64(2),
+        projection)  # np.int64, not the literal 2: the same specialisation as the calls from Python
+    if status != OK:
+        return status, p, f, tangent, det_sign, condition, hess, np.zeros(q.shape[0]), 0
+    qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
+                               rows, f, grad, hess, q, qd)
+    return status, p, f, tangent, det_sign, condition, hess, qdd, code
+
+
+@jit
+def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
+    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward` (the group's step from the
     continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
     solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
-    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s."""
-    (m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
-     constant, rows, start_q, start_f, start_tangent, curvature, start_p, scalars) = context
+    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
+    generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
+    equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
+    (first, second, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque,
+     force, matrix, constant, rows, start_q, start_f, start_tangent, curvature, start_p, scalars) = context
     nq = start_q.size
     q, qd = y[:nq].copy(), y[nq:].copy()
-    status, p, f, tangent, det_sign, condition, hess, qdd, code = forward(
-        m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]), settings,
-        projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd)
+    status, p, f, tangent, det_sign, condition, hess, qdd, code = group_forward(
+        first, second, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]),
+        settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
+        rows, qd)
     out = np.empty(2 * nq)
     if status != OK or code != 0:
         return out, False
-    out[:nq] = qd
-    out[nq:] = qdd
+    for k in range(nq):
+        out[k] = qd[k]
+        out[nq + k] = qdd[k]
     if advance:
-        start_q[:] = q
-        start_f[:] = f
-        start_tangent[:, :] = tangent
-        curvature[:, :, :] = hess
-        start_p[:] = p
+        _copy(start_q, q)
+        _copy(start_f, f)
+        _copy(start_tangent, tangent)
+        _copy(curvature, hess)
+        _copy(start_p, p)
         scalars[0] = 1.0
         scalars[1] = det_sign
         scalars[2] = condition
     return out, True
 
 
-_KERNEL_DIGEST = _kernel_digest()
-if AVAILABLE:
-    # inlined into each generated ``step`` (numba IR): ``first`` and ``second`` are then direct calls,
-    # not addresses of dispatcher objects, and numba can cache ``step`` on disk
-    step_kernel = inline_jit(step_kernel)
-    continued_forward = inline_jit(continued_forward)
+@jit
+def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+                 context):  # pragma: no cover - compiled
+    """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with the right-hand side :func:`state_rhs` of the
+    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses):
+    compiled once for every model with one constraint group."""
+    return trbdf2_kernel(state_rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
+                         J, lu, piv, memory, counts)
 
 
 def supports_fast_step(solver) -> bool:
@@ -429,6 +469,8 @@ class FastStep:
         system = solver.system
         self.m = system.size
         self.kernels = kernel_module(system.expressions())
+        # the kernels call the generated functions by their addresses: valid while ``kernels`` is referenced
+        self.functions = (self.kernels.first.address, self.kernels.second.address)
         self.A = np.ascontiguousarray(solver.inputs.matrix)
         self.c = np.ascontiguousarray(solver.inputs.constant)
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
@@ -449,8 +491,8 @@ class FastStep:
         use_curvature = curvature is not None
         curvature = curvature if use_curvature else self._zero_curvature
         try:
-            status, p, f, tangent, det_sign, condition, grad, hess = self.kernels.step(
-                self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature,
+            status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
+                *self.functions, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature,
                 use_curvature, start.det_sign, self.settings, order, self.projection)
         except (ArithmeticError, ValueError):
             return None
@@ -472,9 +514,9 @@ class FastStep:
         use_curvature = curvature is not None
         curvature = curvature if use_curvature else self._zero_curvature
         try:
-            status, p, f, tangent, det_sign, condition, hess, qdd, code = self.kernels.forward(
-                self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature, use_curvature, start.det_sign,
-                self.settings, self.projection, *model_arrays, force, matrix, constant, rows, qd)
+            status, p, f, tangent, det_sign, condition, hess, qdd, code = group_forward(
+                *self.functions, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature, use_curvature,
+                start.det_sign, self.settings, self.projection, *model_arrays, force, matrix, constant, rows, qd)
         except (ArithmeticError, ValueError):
             return None
         if status != OK or code != 0:
@@ -483,13 +525,13 @@ class FastStep:
 
     def state_context(self, start: Solution, curvature: NDArray | None, force: NDArray, model_arrays: tuple,
                       matrix: NDArray, constant: NDArray, rows: NDArray) -> tuple:
-        """The arguments of the generated ``state_rhs(t, y, context, advance)`` and ``trbdf2`` for the
+        """The arguments of :func:`state_rhs` ``(t, y, context, advance)`` and :func:`group_trbdf2` for the
         state ``y = (q, q̇)`` of a model as in :meth:`forward`, with a continuation from ``start``
         (``curvature``: ``H`` there, if known) held in its own arrays (:meth:`continuation`)."""
         scalars = np.array([curvature is not None, start.det_sign, start.condition], dtype=float)
         held = self._zero_curvature if curvature is None else curvature
-        return (self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix, constant, rows,
-                start.q.copy(), np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),
+        return (*self.functions, self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix,
+                constant, rows, start.q.copy(), np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),
                 np.array(held, dtype=float), np.array(start.p, dtype=float), scalars)
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:

@@ -24,7 +24,7 @@ from mbkron.compiled.articulated import articulated_batch, articulated_forward, 
 from mbkron.compiled.common import batch_rows, writable
 from mbkron.compiled.forward import OK, forward_affine, forward_given
 from mbkron.dynamics import loads as loads_module
-from mbkron.jointvars.compiled import CONTINUATION
+from mbkron.jointvars.compiled import CONTINUATION, group_trbdf2
 
 __all__ = ["ForwardDynamics", "StateKernel"]
 
@@ -159,8 +159,10 @@ class ForwardDynamics:
 
 class StateKernel:
     """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
-    (:func:`mbkron.compiled.trbdf2.trbdf2_kernel`), with the constraint group's continuation in its own
-    arrays; :meth:`store` and :meth:`load` exchange it with the run's workspace, for the Python route."""
+    (:func:`mbkron.jointvars.compiled.group_trbdf2`: library kernels compiled once per machine, which call
+    the group's generated constraint functions by the addresses in ``context``), with the constraint
+    group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's
+    workspace, for the Python route."""
 
     __slots__ = ("fast_step", "continuation", "context", "nq", "_unused")
 
@@ -171,15 +173,15 @@ class StateKernel:
         self._unused = (np.zeros(2 * nq), 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
 
     def step(self, *arguments):
-        """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this right-hand side, from ``arguments`` (``t`` …
-        ``counts``)."""
-        return self.fast_step.kernels.trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
+        """:func:`mbkron.jointvars.compiled.group_trbdf2` (:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this
+        right-hand side), from ``arguments`` (``t`` … ``counts``)."""
+        return group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
 
     def _call(self, mode: int, t: float, y: NDArray, J: NDArray, t_bound: float = 1.0):
         """``trbdf2_kernel`` in a mode other than STEP (``J`` doubles as the LU slot, unread there)."""
         yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused
-        return self.fast_step.kernels.trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
-                                             J, J, _NO_PIVOTS, _NO_MEMORY, _NO_COUNTS, self.context)
+        return group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, J, _NO_PIVOTS,
+                            _NO_MEMORY, _NO_COUNTS, self.context)
 
     def accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
         """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
