@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import sympy
 
+from mbkron.core.errors import elide
 from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
@@ -58,7 +59,7 @@ def show(value: object) -> str:
 
 def show_key(key: str) -> str:
     """A key as a message shows it: bare if it is a bare TOML key, else quoted (and shortened)."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key[:_SHOW_WIDTH])
+    return elide(key, _SHOW_WIDTH) if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key[:_SHOW_WIDTH])
 
 
 def join(path: str, key: object) -> str:
