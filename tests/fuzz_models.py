@@ -123,7 +123,18 @@ def load_and_classify(text: str, budget: float = BUDGET_SECONDS, rng: random.Ran
     result = classify(load, budget)
     if result.outcome != "loaded" or rng is None:
         return result
-    return classify(lambda: evaluate(loaded["model"], rng), budget)
+    return evaluated(lambda: evaluate(loaded["model"], rng), budget)
+
+
+def evaluated(call, budget: float, tolerated=lambda warning: False) -> Result:
+    """:func:`classify` of an evaluation, the ``q`` it used appended to the detail of a bug."""
+    result = classify(call, budget, tolerated)
+    if result.outcome in BUGS:
+        result.detail = f"{result.detail} [evaluated at q = {EVALUATED_AT[0]}]"
+    return result
+
+
+EVALUATED_AT = [None]  # the q of the last evaluation, for the report of a bug
 
 
 def evaluate(model, rng: random.Random) -> Result | None:
@@ -133,6 +144,7 @@ def evaluate(model, rng: random.Random) -> Result | None:
     q = np.array(model.default_q, dtype=float)
     if q.size and rng.random() < 0.8:
         q[rng.randrange(q.size)] = rng.choice(COORDINATES)
+    EVALUATED_AT[0] = q.tolist()[:8]
     try:
         values = [model.mass_matrix(q), model.forward_dynamics(q, np.zeros(q.size))]
     except ConfigurationError:

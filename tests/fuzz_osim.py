@@ -34,7 +34,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.fuzz_models import (BUDGET_SECONDS, BUGS, HALF_ORDERS, KNOTS, NAME_LENGTHS, NUMBERS, OUTCOMES, Result,
-                                classify, evaluate, fuzz_command)
+                                classify, evaluate, evaluated, fuzz_command)
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
 FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv",
@@ -220,7 +220,7 @@ def load_and_classify(path: Path, budget: float = BUDGET_SECONDS, rng: random.Ra
     result = classify(load, budget, tolerated)
     if result.outcome != "loaded" or rng is None:
         return result
-    return classify(lambda: evaluate(loaded["model"], rng), budget, tolerated)
+    return evaluated(lambda: evaluate(loaded["model"], rng), budget, tolerated)
 
 
 def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):

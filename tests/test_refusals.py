@@ -142,3 +142,18 @@ def test_headers_inside_multi_line_strings_are_not_counted():
         parse_model_file(text, "x.toml")
     assert "entries" not in str(caught.value)  # refused for what it lacks, not for a count
     assert "the model has no bodies" in str(caught.value)
+
+
+# ---------------------------------------------------------------------- found by the fuzzers' evaluation stage
+@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
+def test_an_infinite_coordinate_of_an_explicit_model_is_a_configuration_error_without_warnings(value):
+    """``inf · 0`` in ``q @ A`` made numpy warn (``invalid value encountered in matmul``) before the error."""
+    import warnings
+
+    from mbkron.core.errors import ConfigurationError
+
+    model = mbkron.load_model(ARM, backend="numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConfigurationError, match=r"not finite at q = \[-?inf, 0\.0\]"):
+            model.forward_dynamics([value, 0.0], [0.0, 0.0])
