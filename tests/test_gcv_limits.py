@@ -14,7 +14,9 @@ from mbkron.io import parse_model_file
 from mbkron.io.osim.functions import read_function
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars import gcvspl
-from mbkron.jointvars.gcvspl import MAX_FIT_WORK, MAX_HALF_ORDER, GCVSpline
+from mbkron.jointvars.gcvspl import GCVSpline
+
+MAX_HALF_ORDER, MAX_FIT_WORK = 8, 4_000  # the documented bounds (docs/model-format.md, Limits)
 
 MODEL = """
 [coordinates.q]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import mbkron
-from mbkron.core.errors import ModelError, elide, elide_long_names
+from mbkron.core.errors import ModelError
 from mbkron.io import parse_model_file
 from mbkron.model.builder import ModelBuilder
 
@@ -94,6 +94,8 @@ def test_a_huge_body_name_is_elided_in_the_path_of_a_message():
 
 
 def test_elide():
+    from mbkron.core.errors import elide, elide_long_names
+
     assert elide("short") == "short"
     assert elide("x" * 61) == "x" * 59 + "…(61 characters)"
     assert elide_long_names("a `" + "y" * 500 + "` b") == "a `" + "y" * 59 + "…(500 characters)` b"
