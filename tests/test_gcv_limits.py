@@ -94,3 +94,15 @@ def test_the_fit_itself_refuses_beyond_the_bounds():
         GCVSpline(np.arange(20.0), np.arange(20.0), 9)
     with pytest.raises(ValueError, match=r"4,002 data points at half order 2"):  # 2 columns of 2,001 knots
         gcvspl.GCVSpline(np.arange(2001.0), np.zeros((2001, 2)), 2)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("half_order", [2, 3, 4])
+@pytest.mark.parametrize("variance", [-1.0, 0.0, 0.01])
+def test_extreme_knots_end_the_smoothing_search_with_an_error(half_order, variance):
+    """A knot at -1e308 (found by tests/fuzz_osim.py) made every criterion NaN, and GCVSPL's search, whose
+    loops end on comparisons, never returned."""
+    x = [-1e308, -1.4, -0.9, -0.5, 0.0, 0.4, 0.8, 1.5, 2.1, 2.6]
+    y = [0.1, 0.05, -0.1, 0.2, 0.15, 0.3, 0.22, 0.12, 0.18, 0.05]
+    with pytest.raises(ValueError, match="cannot be fitted in double precision"):
+        GCVSpline(x, y, half_order, variance)

@@ -322,8 +322,16 @@ class _Fit:
 
 
 def _search(fit: _Fit) -> float:
-    """GCVSPL's choice of the smoothing parameter (``GCVSPL``, labels 20–90)."""
-    crit = fit.criterion
+    """GCVSPL's choice of the smoothing parameter (``GCVSPL``, labels 20–90). Bounded: a criterion that
+    is not finite (extreme knots), or more than 1,000 trials, is an OverflowError."""
+    trials = iter(range(1000))
+
+    def crit(p: float) -> float:
+        value = fit.criterion(p)
+        if not math.isfinite(value) or next(trials, None) is None:
+            raise OverflowError(f"the smoothing search fails at p = {p:.3g}: criterion {value:.3g}")
+        return value
+
     r1 = 1 / fit.el
     r2 = r1 * 2
     gf2 = crit(r2)
@@ -434,8 +442,7 @@ def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float)
     return xs, ys, m
 
 
-def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivative: int = 0
-           ) -> FloatArray:
+def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivative: int = 0) -> FloatArray:
     """Value or derivative of a GCVSPL spline (``SPLDER``), vectorised over ``t``.
 
     Parameters
@@ -459,8 +466,7 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     m, n = half_order, x.size
     tt = real_or_complex(t)  # (complex: a complex step, the interval from the real part)
     out = np.zeros(tt.shape + c.shape[1:], dtype=tt.dtype)
-    m2 = 2 * m
-    k = m2 - derivative
+    k = 2 * m - derivative
     if k < 1:
         return out
     flat_t = tt.reshape(-1)
@@ -472,19 +478,15 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     with np.errstate(over="ignore", invalid="ignore"):  # extreme data: inf and nan, as in OpenSim
         for l in np.unique(intervals).tolist():
             where = intervals == l
-            ti = flat_t[where]
-            if c.ndim == 2:
-                ti = ti[:, None]
+            ti = flat_t[where][:, None] if c.ndim == 2 else flat_t[where]
             flat_out[where] = _splder_interval(xs, cs, m, n, derivative, l, ti)
     return out
 
 
-def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
-                     tt: FloatArray) -> FloatArray:
+def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int, tt: FloatArray) -> FloatArray:
     """``SPLDER`` at the points ``tt`` of the interval ``l`` (1-based lists ``x``, ``c``)."""
     m2 = 2 * m
-    k = m2 - ider
-    nk, lk1 = n - k, l - k + 1
+    k, nk, lk1 = m2 - ider, n - m2 + ider, l - m2 + ider + 1
     ml, jl, ii = -l, l + 1, n - m2
     q: list = [math.nan] * (m2 + 1)  # 1-based; q[0] is never read
     for j in range(jl, l + m2 + 1):
@@ -510,8 +512,7 @@ def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
         ir, jj, ki = k, l, k - i
         for _ in range(nki + 1, l + 1):
             q[ir] = q[ir - 1] + (tt - x[jj]) * q[ir]
-            jj -= 1
-            ir -= 1
+            jj, ir = jj - 1, ir - 1
         lk1i = lk1 + i
         for _ in range(max(1, lk1i), min(l, nki) + 1):
             xjki = x[jj + ki]
@@ -523,8 +524,7 @@ def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
             jj = ki
             for _ in range(1 - lk1i):
                 q[ir] = q[ir] + (x[jj] - tt) * q[ir - 1]
-                jj -= 1
-                ir -= 1
+                jj, ir = jj - 1, ir - 1
     z = q[k]
     if ider > 0:
         for j in range(k, m2):
