@@ -132,7 +132,7 @@ def test_too_many_bodies_are_refused_before_the_toml_is_parsed(monkeypatch):
     ("\n".join('[[constraints]]\njoints = ["a"]' for _ in range(1_001)), "constraints", 1_001),
     ("[muscles]\n" + "\n".join(f"m{i}.model = 'hill'" for i in range(10_001)), "muscles", 10_001),
     ("\n".join(f'[coordinates."c {i}"]' for i in range(10_001)), "coordinates", 10_001),
-])
+], ids=["parameters", "loads", "constraints", "muscles", "coordinates"])
 def test_every_counted_section_is_refused_before_parsing(text, section, count):
     with pytest.raises(ModelError, match=rf"{section}: at least {count:,} entries"):
         parse_model_file(text, "big.toml")
