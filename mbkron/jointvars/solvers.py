@@ -39,7 +39,7 @@ from scipy.linalg import lapack
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
-from mbkron.jointvars.periods import coordinate_periods
+from mbkron.jointvars.periods import coordinate_periods, input_period
 
 __all__ = [
     "ExplicitInputs",
@@ -273,12 +273,11 @@ class PositionSolver:
     Newton iterations; a walk that needs more ends with a ConfigurationError naming ``q``. A
     coordinate in which the equations are periodic (a revolute angle, :mod:`mbkron.jointvars.periods`)
     needs no walk proportional to its value: when the walk would be long, it starts from the start
-    shifted by whole periods ``T_i`` (a solution there, since ``g`` is periodic), so that it is at
-    most half a period in each such coordinate. Consequence for the solved joint variables: a
-    dependent angle that winds by ``2π`` per turn of the coordinate is continuous along a trajectory
-    evaluated state after state (short steps), but a solve far from its start returns it as at the
-    nearest whole-period shift of the start, i.e. without the windings in between (the same
-    configuration; the angle differs from the continuously wound one by a multiple of ``2π``).
+    shifted by whole periods ``k T_i``, with the solved joint variables shifted by ``k d_i``, their
+    change over one period along the assembly branch (a dependent angle that winds by ``2π`` per
+    turn of the coordinate; found once by walking one period, :attr:`periods`). That is a solution
+    (``g`` is periodic) and the one the continuous walk reaches, so the result is the same as
+    without the shift, and the remaining walk is at most half a period in each such coordinate.
 
     **Newton step control.** Steps are limited to ``max_newton_step`` (∞-norm, in the joint
     variables' units) and backtracked (halved) until ``‖g‖₂`` decreases (Armijo condition
@@ -338,7 +337,7 @@ class PositionSolver:
         self.max_newton_step = _positive("max_newton_step", max_newton_step)
         self.max_step = _positive("max_step", max_step)
         self.max_steps = _count("max_steps", max_steps, 1_000_000)
-        self._periods: NDArray | None = None
+        self._periods: tuple[NDArray, NDArray] | None = None
         q = np.array(reference_q, dtype=float)
         p, P, d2p = inputs.evaluate(q)
         try:
@@ -351,15 +350,33 @@ class PositionSolver:
         self._check_condition(self.reference)
 
     @property
-    def periods(self) -> NDArray:
-        """Periods of the equations in each coordinate (``nan``: not periodic), computed on first use."""
+    def periods(self) -> tuple[NDArray, NDArray]:
+        """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic, or unusable) and
+        the windings ``d_i = f(q + T_i e_i) − f(q)`` of the assembly branch (shape (nq, m)), computed
+        on first use: a walk of one period from the assembly per periodic coordinate, kept only where
+        ``d_i`` is a whole number of the equations' periods in each unknown (so ``f + k d_i`` solves
+        ``g`` at ``q + k T_i``, as the continuous walk would give it)."""
         if self._periods is None:
-            periods = np.full(self.reference.q.size, np.nan)
+            nq, m = self.reference.q.size, self.system.size
+            periods, windings = np.full(nq, np.nan), np.zeros((nq, m))
             expressions = self.system.expressions() if self.inputs.affine else None
             if expressions is not None:
-                m = self.system.size
                 periods = coordinate_periods(expressions.first[:m], expressions.symbols[m:], self.inputs.matrix)
-            self._periods = periods
+                unknown = np.array([input_period(expressions.first[:m], u) for u in expressions.symbols[:m]], float)
+            for i in np.flatnonzero(np.isfinite(periods)):
+                try:
+                    end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
+                except ConfigurationError:  # the branch does not go round (a singular configuration within a period)
+                    periods[i] = np.nan
+                    continue
+                turns = (end.f - self.reference.f) / np.where(np.isfinite(unknown), unknown, np.inf)
+                whole = abs(turns - np.round(turns)) < 1e-6
+                still = abs(end.f - self.reference.f) < 1e-6 * (1.0 + abs(self.reference.f))
+                if np.all(whole | still):
+                    windings[i] = np.where(still, 0.0, np.round(turns) * np.where(np.isfinite(unknown), unknown, 0.0))
+                else:
+                    periods[i] = np.nan
+            self._periods = periods, windings
         return self._periods
 
     def with_system(self, system: BoundConstraints) -> PositionSolver:
@@ -471,9 +488,13 @@ class PositionSolver:
             )
         if np.array_equal(target, current.q):
             return current
-        current = first = self._shifted(current, target)
-        if first is not start:
-            curvature = None  # (H at the given start only)
+        first = self._shifted(current, target)
+        return self._walk(first, target, curvature if first is start else None)
+
+    def _walk(self, first: Solution, target: NDArray, curvature: NDArray | None) -> Solution:
+        """The continuation from ``first`` to ``target`` (``curvature``: H at ``first``), bounded by
+        ``max_steps``; see :meth:`solve`."""
+        current = first
         fraction, minimum = 1.0, 1e-9 * (1.0 + np.max(np.abs(target)))
         for _ in range(self.max_steps):
             remaining = target - current.q
@@ -519,7 +540,7 @@ class PositionSolver:
             predicted = abs(start.tangent @ remaining).max(initial=0.0)
         if not predicted > self._SHORT_WALK * self.max_step:
             return start
-        periods = self.periods
+        periods, windings = self.periods
         turns = np.zeros_like(remaining)
         periodic = np.isfinite(periods)
         turns[periodic] = np.round(remaining[periodic] / periods[periodic])
@@ -535,13 +556,13 @@ class PositionSolver:
                 f"cannot solve ({', '.join(self.names)}) at q = {format_values(target)}: `q` is so large that its "
                 f"position within the constraints' period ({format_values(periods)}) is lost to rounding"
             )
-        q = start.q + shift
+        q, f = start.q + shift, start.f + turns @ windings
         p, P, d2p = self.inputs.evaluate(q)
         try:
-            shifted = self._correct(q, p, P, d2p, start.f)
+            shifted = self._correct(q, p, P, d2p, f)
         except _NewtonFailure:
             return start
-        if shifted.det_sign != start.det_sign or abs(shifted.f - start.f).max() > allowed:
+        if shifted.det_sign != start.det_sign or abs(shifted.f - f).max() > allowed:
             return start
         return shifted
 
