@@ -163,7 +163,7 @@ def number_at_least(minimum: float, why: str):
         except ValueError:
             value = float("nan")
         if not (math.isfinite(value) and value >= minimum):
-            raise argparse.ArgumentTypeError(f"must be a number ≥ {minimum:.3g} ({why}), got {text[:40]!r}")
+            raise argparse.ArgumentTypeError(f"must be a positive number ≥ {minimum:.3g} ({why}), got {text[:40]!r}")
         return value
     return parse
 
