@@ -156,14 +156,16 @@ def integer_at_least(minimum: int, why: str, maximum: int | None = None, why_max
 
 
 def number_at_least(minimum: float, why: str):
-    """An argparse ``type``: a finite number ``≥ minimum`` (``why`` says what the minimum is)."""
+    """An argparse ``type``: a finite positive number ``≥ minimum > 0`` (``why`` says what the minimum is)."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = float("nan")
-        if not (math.isfinite(value) and value >= minimum):
-            raise argparse.ArgumentTypeError(f"must be a positive number ≥ {minimum:.3g} ({why}), got {text[:40]!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text[:40]!r}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:.3g} ({why}), got {text[:40]!r}")
         return value
     return parse
 
