@@ -8,17 +8,26 @@ Each mutation takes one shipped file of ``models/`` (in turn) and changes its st
 mistaken or hostile author could: parents swapped, missing, pointing at the body itself or closing
 a cycle; muscles, loads and constraints on bodies, joints or coordinates that do not exist; NaN,
 infinities, 1e308, -0.0, huge integers, strings, booleans, empty tables and huge arrays in any
-field; required fields deleted; keys and sections duplicated in the text. Each mutated file is
-loaded with :func:`mbkron.io.parse_model_file` (numpy backend, as in
-``tests/test_model_files_fuzz.py``) and classified:
+field; required fields deleted; keys and sections duplicated in the text; and the families of the
+adversarial probe of issue 27: NaN, infinities and huge values in numeric fields, models without
+bodies, huge names (10³-10⁶ characters), GCV splines of huge half orders and knot counts. Each
+mutated file is loaded with :func:`mbkron.io.parse_model_file` (numpy backend, as in
+``tests/test_model_files_fuzz.py``); a model that loads is then evaluated (``mass_matrix`` and
+``forward_dynamics`` at rest) at its default ``q`` or, mostly, with one coordinate replaced by a huge
+or non-finite value (1e6 … 1e300, NaN, ±inf: the probe's huge coordinates on constrained models).
+Outcomes:
 
-- ``loaded``: a model came back;
-- ``model_error``: :class:`mbkron.ModelError` was raised;
+- ``loaded``: a model came back and evaluated to finite numbers;
+- ``model_error``: :class:`mbkron.ModelError` was raised by the load;
+- ``configuration_error``: :class:`mbkron.ConfigurationError` from the evaluation (a configuration at
+  which the model cannot be evaluated, named in the message);
+- ``argument_error``: a ValueError naming `` `q` `` from the evaluation (a refused argument);
 - ``other``: any other exception escaped (a bug);
-- ``hang``: the load ran longer than ``--budget`` seconds (a watchdog alarm; a bug: work per file
-  must be bounded);
-- ``warning``: it loaded or raised ModelError but emitted a warning (a bug: nothing may leak) other than
-  a :class:`mbkron.ModelWarning` (a documented outcome of a valid file: an unphysical inertia).
+- ``hang``: the load or the evaluation ran longer than ``--budget`` seconds (a watchdog alarm; a bug:
+  work per file and per call must be bounded);
+- ``nonfinite``: the evaluation returned a value that is not finite without an error (a bug);
+- ``warning``: a warning was emitted (a bug: nothing may leak) other than a :class:`mbkron.ModelWarning`
+  (a documented outcome of a valid file: an unphysical inertia).
 
 The script prints the counts (and the first few bugs with their mutations) and exits with status 1
 if any bug was found. ``tests/test_model_files_fuzz.py`` runs a bounded number of mutations of
@@ -40,14 +49,21 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from mbkron.core.errors import ModelError, ModelWarning
+import numpy as np
+
+from mbkron.core.errors import ConfigurationError, ModelError, ModelWarning
 from mbkron.io import format_toml, parse_model_file
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))
 BUDGET_SECONDS = 20.0
-OUTCOMES = ("loaded", "model_error", "other", "hang", "warning")
-BUGS = ("other", "hang", "warning")
+OUTCOMES = ("loaded", "model_error", "configuration_error", "argument_error", "other", "hang", "nonfinite", "warning")
+BUGS = ("other", "hang", "nonfinite", "warning")
+NUMBERS = [math.nan, math.inf, -math.inf, 1e308, -1e308, 1e300, -1e300, 1e-320, 1e15]
+COORDINATES = [1e3, -1e6, 1e6, 1e9, 1e12, 1e15, 1e300, -1e300, math.nan, math.inf, -math.inf]
+HALF_ORDERS = [1, 3, 8, 9, 32, 1000, 10**6, 2**63, 0, -1]
+KNOTS = [2, 16, 800, 5000]
+NAME_LENGTHS = [1000, 100_000, 1_000_000]
 
 SPECIAL = [math.nan, math.inf, -math.inf, 1e308, -1e308, -0.0, 5e-324, 10**25, -(2**63), 10**400, 0, -1, "x", "",
            "nowhere", "1/0", "q + ", True, False, {}, [], [[]], [math.nan] * 3, [1e308] * 3]
@@ -77,10 +93,12 @@ def classify(load, budget: float = BUDGET_SECONDS, tolerated=lambda warning: Fal
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                load()
-                outcome = Result("loaded")
+                value = load()
+                outcome = value if isinstance(value, Result) else Result("loaded")
             except ModelError:
                 outcome = Result("model_error")
+            except ConfigurationError:
+                outcome = Result("configuration_error")
             except _Hang:
                 return Result("hang", f"over {budget} s")
             except Exception as exc:  # noqa: BLE001 - classifying is the point
@@ -94,9 +112,51 @@ def classify(load, budget: float = BUDGET_SECONDS, tolerated=lambda warning: Fal
     return outcome
 
 
-def load_and_classify(text: str, budget: float = BUDGET_SECONDS) -> Result:
-    """Load model text under a watchdog of ``budget`` seconds (:func:`classify`)."""
-    return classify(lambda: parse_model_file(text, "fuzz.toml", backend="numpy"), budget)
+def load_and_classify(text: str, budget: float = BUDGET_SECONDS, rng: random.Random | None = None) -> Result:
+    """Load model text under a watchdog of ``budget`` seconds (:func:`classify`); with ``rng``, evaluate a
+    model that loads (:func:`evaluate`) under its own watchdog."""
+    loaded = {}
+
+    def load():
+        loaded["model"] = parse_model_file(text, "fuzz.toml", backend="numpy").model
+
+    result = classify(load, budget)
+    if result.outcome != "loaded" or rng is None:
+        return result
+    return evaluated(lambda: evaluate(loaded["model"], rng), budget)
+
+
+def evaluated(call, budget: float, tolerated=lambda warning: False) -> Result:
+    """:func:`classify` of an evaluation, the ``q`` it used appended to the detail of a bug."""
+    result = classify(call, budget, tolerated)
+    if result.outcome in BUGS:
+        result.detail = f"{result.detail} [evaluated at q = {EVALUATED_AT[0]}]"
+    return result
+
+
+EVALUATED_AT = [None]  # the q of the last evaluation, for the report of a bug
+
+
+def evaluate(model, rng: random.Random) -> Result | None:
+    """``mass_matrix`` and ``forward_dynamics`` at rest, at the default ``q`` or with one coordinate huge or
+    not finite; a result that is not finite is ``nonfinite``, a ValueError naming `` `q` `` an
+    ``argument_error`` (anything else propagates to :func:`classify`)."""
+    q = np.array(model.default_q, dtype=float)
+    if q.size and rng.random() < 0.8:
+        q[rng.randrange(q.size)] = rng.choice(COORDINATES)
+    EVALUATED_AT[0] = q.tolist()[:8]
+    try:
+        values = [model.mass_matrix(q), model.forward_dynamics(q, np.zeros(q.size))]
+    except ConfigurationError:
+        raise
+    except ValueError as exc:
+        if "q" in str(exc) and not isinstance(exc, ModelError):
+            return Result("argument_error", str(exc)[:200])
+        raise
+    if not all(np.all(np.isfinite(v)) for v in values):
+        return Result("nonfinite", f"q = {q.tolist()[:6]}: mass matrix finite {bool(np.isfinite(values[0]).all())}, "
+                                   f"accelerations {values[1].tolist()[:6]}")
+    return None
 
 
 # ---------------------------------------------------------------------- the mutations
@@ -210,7 +270,54 @@ def _duplicate(document: dict, rng: random.Random) -> str:
     return f"{section}.{source} copied to {section}.{target}"
 
 
-MUTATIONS = (_parent, _references, _value, _delete, _duplicate)
+def _numeric(document: dict, rng: random.Random) -> str:
+    """NaN, an infinity or a huge or tiny number in a numeric field (or an item of a numeric array)."""
+    leaves = [(c, k, p) for c, k, p in _leaves(document) if isinstance(c[k], (int, float)) and not isinstance(c[k], bool)]
+    if not leaves:
+        return "no numbers"
+    container, key, path = rng.choice(leaves)
+    container[key] = rng.choice(NUMBERS)
+    return f"{'.'.join(map(str, path))} = {container[key]!r}"
+
+
+def _no_bodies(document: dict, rng: random.Random) -> str:
+    """Coordinates (and parameters) only: every section that needs bodies removed."""
+    for key in [k for k in document if k not in ("model", "units", "parameters", "coordinates")]:
+        del document[key]
+    return "no bodies (coordinates only)"
+
+
+def _huge_name(document: dict, rng: random.Random) -> str:
+    """A body, coordinate or parameter renamed, or a parent set, to a name of 10³-10⁶ characters."""
+    name = rng.choice("abqx_") * rng.choice(NAME_LENGTHS)
+    section = rng.choice(["bodies", "coordinates", "parameters", "parent"])
+    tables = _tables(document, "bodies" if section == "parent" else section)
+    if not tables:
+        return f"no {section}"
+    old = rng.choice(list(tables))
+    if section == "parent":
+        if isinstance(tables[old], dict):
+            tables[old]["parent"] = name
+        return f"bodies.{old}.parent = a name of {len(name):,} characters"
+    tables[name] = tables.pop(old)
+    return f"{section}.{old} renamed to a name of {len(name):,} characters"
+
+
+def _spline(document: dict, rng: random.Random) -> str:
+    """A body's variable replaced by a GCV spline of a huge half order or many knots."""
+    bodies = [(n, t) for n, t in _tables(document, "bodies").items() if isinstance(t, dict) and "variable" in t]
+    coordinates = list(_tables(document, "coordinates"))
+    if not bodies or not coordinates:
+        return "no body variable"
+    name, table = rng.choice(bodies)
+    half_order, knots = rng.choice(HALF_ORDERS), rng.choice(KNOTS)
+    x = [k / knots for k in range(knots)]
+    table["variable"] = {"type": "tabulated", "coordinate": rng.choice(coordinates), "kind": "gcv",
+                         "half_order": half_order, "x": x, "y": [math.sin(3.0 * v) for v in x]}
+    return f"bodies.{name}.variable = gcv spline, half order {half_order}, {knots} knots"
+
+
+MUTATIONS = (_parent, _references, _value, _delete, _duplicate, _numeric, _no_bodies, _huge_name, _spline)
 
 
 def _text_damage(text: str, rng: random.Random) -> tuple[str, str]:
@@ -239,8 +346,9 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
     return mutated, "; ".join(done)
 
 
-def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED):
-    """Run ``count`` mutations (the files in turn).
+def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED, evaluate: bool = False):
+    """Run ``count`` mutations (the files in turn); with ``evaluate`` (the command line's default), a model
+    that loads is evaluated too (:func:`evaluate`).
 
     Returns the counts of the outcomes, the bugs as (file, mutation, result, text) and the slowest
     load as (seconds, mutation).
@@ -255,7 +363,7 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED):
         name, text = texts[number % len(texts)]
         mutated, description = mutate(text, rng)
         began = time.perf_counter()
-        result = load_and_classify(mutated, budget)
+        result = load_and_classify(mutated, budget, rng if evaluate else None)
         slowest = max(slowest, (time.perf_counter() - began, f"{name}: {description}"))
         counts[result.outcome] += 1
         if result.outcome in BUGS:
@@ -278,13 +386,13 @@ def fuzz_command(argv, description: str, default_count: int, files: int, run) ->
           f"{time.perf_counter() - began:.0f} s: " + ", ".join(f"{k} {counts[k]}" for k in OUTCOMES))
     print(f"slowest load: {seconds:.2f} s ({mutation})")
     for name, description, result, *_ in bugs[:20]:
-        print(f"  {result.outcome}: {name}: {description}: {result.detail}")
+        print(f"  {result.outcome}: {name}: {description[:300]}: {result.detail[:500]}")
     return 1 if bugs else 0
 
 
 def main(argv=None) -> int:
     return fuzz_command(argv, "Fuzz the model-file loader with structure-aware mutations of models/.", 5000,
-                        len(SHIPPED), run)
+                        len(SHIPPED), lambda count, seed, budget: run(count, seed, budget, evaluate=True))
 
 
 if __name__ == "__main__":

@@ -10,10 +10,15 @@ digit strings, words, empty text or the wrong count of numbers; elements deleted
 to another parent or renamed to unknown tags; ``name`` attributes removed or duplicated; socket
 paths pointing nowhere or at the joint's own child; and text-level damage: "billion laughs" entity
 bombs, external entities, a DTD, nesting thousands of levels deep, truncation and bytes that are
-not UTF-8. Each file is loaded with :func:`mbkron.load_model` (``wrapping="ignore"``, numpy
-backend) and classified as in ``tests/fuzz_models.py``: ``loaded``, ``model_error`` (the only
-acceptable failure), ``other`` (another exception: a bug), ``hang`` (over the budget: a bug) or
-``warning`` (a warning other than the wrap-object notice: a bug). ``tests/test_osim_fuzz.py`` runs
+not UTF-8; and the families of the adversarial probe of issue 27: NaN, infinities and huge values
+in numeric fields, models without bodies, huge names (10³-10⁶ characters), GCV splines of huge half
+orders and knot counts. Each file is loaded with :func:`mbkron.load_model` (``wrapping="ignore"``,
+numpy backend), a model that loads is evaluated at a default, huge or non-finite ``q``
+(:func:`tests.fuzz_models.evaluate`), and each is classified as in ``tests/fuzz_models.py``:
+``loaded``, ``model_error`` (the only acceptable failure of a load), ``configuration_error`` and
+``argument_error`` (acceptable failures of an evaluation), ``other`` (another exception: a bug),
+``hang`` (over the budget: a bug), ``nonfinite`` (a result that is not finite without an error: a
+bug) or ``warning`` (a warning other than the wrap-object notice: a bug). ``tests/test_osim_fuzz.py`` runs
 a bounded number of the same mutations in the test suite.
 """
 
@@ -28,7 +33,8 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.fuzz_models import BUDGET_SECONDS, BUGS, OUTCOMES, Result, classify, fuzz_command
+from tests.fuzz_models import (BUDGET_SECONDS, BUGS, HALF_ORDERS, KNOTS, NAME_LENGTHS, NUMBERS, OUTCOMES, Result,
+                                classify, evaluate, evaluated, fuzz_command)
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
 FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv",
@@ -104,7 +110,67 @@ def _socket(root, rng):
     return f"<{element.tag}> → {element.text!r}"
 
 
-MUTATIONS = [_leaf_text, _leaf_text, _leaf_text, _delete, _duplicate, _move, _rename, _names, _socket]
+def _numeric(root, rng):
+    """NaN, an infinity or a huge or tiny number in place of one number of a numeric leaf."""
+    leaves = []
+    for _, leaf in _elements(root):
+        words = (leaf.text or "").split()
+        if len(leaf) == 0 and words and all(_is_number(w) for w in words):
+            leaves.append((leaf, words))
+    if not leaves:
+        return "no numbers"
+    leaf, words = rng.choice(leaves)
+    words[rng.randrange(len(words))] = repr(rng.choice(NUMBERS))
+    leaf.text = " ".join(words)
+    return f"<{leaf.tag}> text → {leaf.text[:40]!r}"
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+def _no_bodies(root, rng):
+    """Every Body (and every joint, constraint and force, which need bodies) removed."""
+    for parent, child in _elements(root):
+        if child.tag.endswith("Set") and child.tag in ("BodySet", "JointSet", "ConstraintSet", "ForceSet"):
+            for objects in child:
+                for element in list(objects):
+                    objects.remove(element)
+    return "no bodies"
+
+
+def _huge_name(root, rng):
+    named = [e for e in root.iter() if e.get("name") is not None]
+    element = rng.choice(named)
+    element.set("name", rng.choice("abqx_") * rng.choice(NAME_LENGTHS))
+    return f"<{element.tag}> named with {len(element.get('name')):,} characters"
+
+
+def _gcv(root, rng):
+    """A function (of a coupler, a transform axis) replaced by a GCV spline of a huge half order or many knots."""
+    functions = [(p, c) for p, c in _elements(root)
+                 if c.tag in ("SimmSpline", "NaturalCubicSpline", "LinearFunction", "Constant", "PiecewiseLinearFunction",
+                              "GCVSpline", "MultiplierFunction", "PolynomialFunction")]
+    if not functions:
+        return "no function"
+    parent, old = rng.choice(functions)
+    half_order, knots = rng.choice(HALF_ORDERS), rng.choice(KNOTS)
+    spline = ET.Element("GCVSpline", {"name": old.get("name", "")})
+    ET.SubElement(spline, "half_order").text = str(half_order)
+    ET.SubElement(spline, "x").text = " ".join(repr(k / knots) for k in range(knots))
+    ET.SubElement(spline, "y").text = " ".join(repr(0.01 * (k % 7)) for k in range(knots))
+    index = list(parent).index(old)
+    parent.remove(old)
+    parent.insert(index, spline)
+    return f"<{old.tag}> → GCVSpline, half order {half_order}, {knots} knots"
+
+
+MUTATIONS = [_leaf_text, _leaf_text, _leaf_text, _delete, _duplicate, _move, _rename, _names, _socket,
+             _numeric, _numeric, _no_bodies, _huge_name, _gcv]
 
 
 def _text_damage(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -139,18 +205,28 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     return ET.tostring(root, encoding="utf-8"), "; ".join(done)
 
 
-def load_and_classify(path: Path, budget: float = BUDGET_SECONDS) -> Result:
+def load_and_classify(path: Path, budget: float = BUDGET_SECONDS, rng: random.Random | None = None) -> Result:
     """Load ``path`` (wrap objects ignored, with their notice) under a watchdog of ``budget`` seconds
-    (:func:`tests.fuzz_models.classify`)."""
+    (:func:`tests.fuzz_models.classify`); with ``rng``, evaluate a model that loads
+    (:func:`tests.fuzz_models.evaluate`) under its own watchdog."""
     from mbkron import load_model
 
-    return classify(lambda: load_model(path, backend="numpy", wrapping="ignore"), budget,
-                    lambda warning: WRAP_NOTICE in str(warning.message))
+    loaded = {}
+    tolerated = lambda warning: WRAP_NOTICE in str(warning.message)  # noqa: E731
+
+    def load():
+        loaded["model"] = load_model(path, backend="numpy", wrapping="ignore")
+
+    result = classify(load, budget, tolerated)
+    if result.outcome != "loaded" or rng is None:
+        return result
+    return evaluated(lambda: evaluate(loaded["model"], rng), budget, tolerated)
 
 
-def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):
-    """Run ``count`` mutations (the files in turn); returns the outcome counts, the bugs as
-    (file, mutation, result) and the slowest load as (seconds, mutation)."""
+def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES, evaluate: bool = False):
+    """Run ``count`` mutations (the files in turn), with ``evaluate`` (the command line's default) evaluating
+    the models that load; returns the outcome counts, the bugs as (file, mutation, result) and the
+    slowest load as (seconds, mutation)."""
     rng = random.Random(seed)
     originals = [(name, gzip.decompress((DATA / f"{name}.osim.gz").read_bytes())) for name in files]
     counts = collections.Counter({outcome: 0 for outcome in OUTCOMES})
@@ -165,7 +241,7 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):
             mutated, description = mutate(data, rng)
             path.write_bytes(mutated)
             began = time.perf_counter()
-            result = load_and_classify(path, budget)
+            result = load_and_classify(path, budget, rng if evaluate else None)
             slowest = max(slowest, (time.perf_counter() - began, f"{name}: {description}"))
             counts[result.outcome] += 1
             if result.outcome in BUGS:
@@ -174,7 +250,8 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES):
 
 
 def main(argv=None) -> int:
-    return fuzz_command(argv, "Fuzz the OpenSim importer with mutations of tests/data/osim.", 2000, len(FILES), run)
+    return fuzz_command(argv, "Fuzz the OpenSim importer with mutations of tests/data/osim.", 2000, len(FILES),
+                        lambda count, seed, budget: run(count, seed, budget, evaluate=True))
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def test_too_many_bodies_are_refused_with_the_count_before_any_work():
     text = "[coordinates.q]\n[bodies]\n" + "".join(f"b{k} = {{}}\n" for k in range(n))
     with pytest.raises(mbkron.ModelError) as error:
         parse_model_file(text, "many.toml", backend="numpy")
-    assert error.value.problems == [f"bodies: {n:,} entries; at most {n - 1:,} are read (see Limits in docs/model-format.md)"]
+    assert error.value.problems == [f"bodies: at least {n:,} entries; at most {n - 1:,} are read (see Limits in docs/model-format.md)"]
 
 
 @pytest.mark.parametrize("backend, refused", [("numpy", ["joint-variable map", "ancestor mask"]),

@@ -36,6 +36,8 @@ __all__ = [
     "CommandError",
     "UsageError",
     "integer_at_least",
+    "MIN_RTOL",
+    "number_at_least",
     "one_of_any_case",
     "positive_number",
     "add_command",
@@ -56,6 +58,9 @@ __all__ = [
     "write_metadata",
     "write_table_and_figure",
 ]
+
+MIN_RTOL = 100 * sys.float_info.epsilon
+"""The smallest ``--rtol`` (the API's floor, :data:`mbkron.integrate.arguments.MIN_RTOL`, without numpy)."""
 
 PLOT_HINT = 'plotting needs matplotlib: pip install "mbkron[plot]"'
 #: Rows per evaluation of a long table (bounds memory, drives the progress bar).
@@ -134,15 +139,33 @@ def positive_number(unit: str = ""):
     return parse
 
 
-def integer_at_least(minimum: int, why: str):
-    """An argparse ``type``: an integer ``≥ minimum`` (``why`` says what the minimum is for)."""
+def integer_at_least(minimum: int, why: str, maximum: int | None = None, why_maximum: str = ""):
+    """An argparse ``type``: an integer ``≥ minimum`` (``why`` says what the minimum is for) and, when
+    ``maximum`` is given, ``≤ maximum`` (``why_maximum`` says why)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum} ({why}), got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,} ({why_maximum}), got {text[:40]}")
+        return value
+    return parse
+
+
+def number_at_least(minimum: float, why: str):
+    """An argparse ``type``: a finite positive number ``≥ minimum > 0`` (``why`` says what the minimum is)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text[:40]!r}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:.3g} ({why}), got {text[:40]!r}")
         return value
     return parse
 

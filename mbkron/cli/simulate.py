@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mbkron.cli.common import (EXIT_INTERRUPTED, CommandError, add_command, assignments, check_ranges,
                                coordinate_unit, figure_and_progress_options, integer_at_least, interruption,
-                               one_of_any_case, output_directory, png_bytes, positive_number, range_option,
+                               MIN_RTOL, number_at_least, one_of_any_case, output_directory, png_bytes, positive_number, range_option,
                                require_matplotlib, result_set_lock, write_metadata, write_table_and_figure)
 
 if TYPE_CHECKING:
@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
     from mbkron.io import ModelFile
 
-__all__ = ["METHOD_NAMES", "register", "run"]
+__all__ = ["MAX_SAMPLES", "METHOD_NAMES", "register", "run"]
+
+MAX_SAMPLES = 1_000_000
+"""Most ``--samples`` of one run (its rows are held in memory: q, q', q'', joint variables)."""
 
 INTERRUPTED = -2
 """``SimulationResult.status`` of a run stopped by Ctrl-C or SIGTERM (:class:`mbkron.SimulationInterrupted`)."""
@@ -48,10 +51,11 @@ def register(commands) -> None:
     sim.add_argument("--method", type=one_of_any_case(METHOD_NAMES, "solver"), default="TRBDF2",
                      help="TRBDF2 (default), RKF45, or a solve_ivp method (RK45, DOP853, Radau, BDF, LSODA, RK23); "
                      "any case")
-    sim.add_argument("--rtol", type=positive_number(), default=1e-6, help="relative tolerance (default 1e-6)")
+    sim.add_argument("--rtol", type=number_at_least(MIN_RTOL, "100·eps: no solver controls a smaller relative error"),
+                     default=1e-6, help="relative tolerance (default 1e-6, at least 100·eps = 2.2e-14)")
     sim.add_argument("--atol", type=positive_number(), default=1e-8, help="absolute tolerance, SI units (default 1e-8)")
-    sim.add_argument("--samples", type=integer_at_least(2, "the start and the end"), default=501,
-                     help="output samples, evenly spaced (default 501)")
+    sim.add_argument("--samples", type=integer_at_least(2, "the start and the end", MAX_SAMPLES, "rows held in memory"),
+                     default=501, help=f"output samples, evenly spaced (default 501, at most {MAX_SAMPLES:,})")
     sim.add_argument("--q0", metavar="NAME=VALUE,...", help="initial coordinates (default: the file's defaults)")
     sim.add_argument("--qd0", metavar="NAME=VALUE,...", help="initial rates (default 0)")
     sim.add_argument("--out", metavar="DIR", default=".", help="output directory (default: here)")

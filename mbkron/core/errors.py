@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-__all__ = ["ModelError", "ModelWarning", "ConfigurationError"]
+__all__ = ["ModelError", "ModelWarning", "ConfigurationError", "elide", "elide_long_names"]
+
+NAME_WIDTH = 60
+"""Characters of a name shown in a message before it is elided (:func:`elide`)."""
+_LONG_WORD = re.compile(r"[^\s`'\"]{%d,}" % (2 * NAME_WIDTH + 1))
+
+
+def elide(text: str, width: int = NAME_WIDTH) -> str:
+    """``text`` if it has at most ``width`` characters, else its start, ``…`` and its length.
+
+    >>> elide("x" * 100, 10)
+    'xxxxxxxxx…(100 characters)'
+    """
+    return text if len(text) <= width else f"{text[:width - 1]}…({len(text):,} characters)"
+
+
+def elide_long_names(message: str) -> str:
+    """``message`` with every run of more than ``2·NAME_WIDTH`` characters without a space or a quote
+    (a name from a file: a body, a parent, a key) elided by :func:`elide`, so that a message stays
+    short whatever the file holds."""
+    return _LONG_WORD.sub(lambda match: elide(match.group()), message)
 
 
 class ModelError(ValueError):
@@ -18,7 +39,7 @@ class ModelError(ValueError):
     def __init__(self, problems: str | Iterable[str], source: str | None = None, unreadable: bool = False):
         if isinstance(problems, str):
             problems = [problems]
-        self.problems: list[str] = list(problems)
+        self.problems: list[str] = [elide_long_names(p) for p in problems]
         self.source = source
         where = f" in {source}" if source else ""
         if unreadable:  # the file itself (missing, a directory, not permitted): nothing was read

@@ -172,6 +172,10 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
     if len(text) > MAX_FILE_CHARACTERS:
         raise ModelError([f"the file has {len(text):,} characters; model files of at most {MAX_FILE_CHARACTERS:,} "
                           "are read (see Limits in docs/model-format.md)"], source)
+    counted = _counted_entries(text)  # a cheap lower bound, before the TOML is parsed (seconds per MB)
+    if counted:
+        raise ModelError([f"{section}: at least {count:,} entries; at most {MAX_ENTRIES[section]:,} are read (see Limits "
+                          "in docs/model-format.md)" for section, count in counted.items()], source)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -188,6 +192,48 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
     if sha256 is None:
         sha256 = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return _ModelReader(source).read(document, sha256, backend)
+
+
+_HEADER = re.compile(r"[ \t]*(\[\[?)[ \t]*([A-Za-z0-9_-]+)[ \t]*(?:\.[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_-]+))?")
+_KEY = re.compile(r"[ \t]*(\"[^\"\n]*\"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*[.=]")
+
+
+def _counted_entries(text: str) -> dict[str, int]:
+    """The sections of ``text`` with more entries than :data:`MAX_ENTRIES` by a scan of its lines.
+
+    Linear in the text and much cheaper than parsing it: counts distinct ``[section.NAME…]``
+    headers, ``[[section]]`` headers, and distinct keys on the lines under a ``[section]`` header,
+    outside multi-line strings. Every line counted is an entry of valid TOML (a line inside a
+    multi-line array that looks like a header is not valid TOML), so the counts are lower bounds and
+    only files that the full parse would refuse are refused.
+    """
+    names: dict[str, set[str]] = {section: set() for section in MAX_ENTRIES}
+    tables = dict.fromkeys(MAX_ENTRIES, 0)
+    current: str | None = None  # the section whose keys the lines define (after a `[section]` header)
+    in_string = False
+    for line in text.splitlines():
+        quotes = line.count('"""') + line.count("'''")
+        if in_string or quotes % 2:
+            in_string = in_string != (quotes % 2 == 1)
+            continue
+        header = _HEADER.match(line)
+        if header:
+            opening, section, name = header.groups()
+            current = None
+            if section in names:
+                if opening == "[[" and name is None:
+                    tables[section] += 1
+                elif name is not None:
+                    names[section].add(name.strip("\"'"))
+                elif line.strip() == f"[{section}]":
+                    current = section
+            continue
+        if current is not None:
+            key = _KEY.match(line)
+            if key:
+                names[current].add(key.group(1).strip("\"'"))
+    counts = {section: max(len(names[section]), tables[section]) for section in MAX_ENTRIES}
+    return {section: count for section, count in counts.items() if count > MAX_ENTRIES[section]}
 
 
 def _long_integer(text: str) -> str:

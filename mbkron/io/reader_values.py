@@ -19,11 +19,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import sympy
 
+from mbkron.core.errors import elide
 from mbkron.expressions import ExpressionError, check_name, parse_expression
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
 from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
-from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
+from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
@@ -58,7 +59,7 @@ def show(value: object) -> str:
 
 def show_key(key: str) -> str:
     """A key as a message shows it: bare if it is a bare TOML key, else quoted (and shortened)."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key[:_SHOW_WIDTH])
+    return elide(key, _SHOW_WIDTH) if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_string(key[:_SHOW_WIDTH])
 
 
 def join(path: str, key: object) -> str:
@@ -94,6 +95,7 @@ class ValueReader:
         self.solved_by: dict[str, str] = {}  # solved joint -> description of its group
         self.joint_symbols: dict[str, sympy.Symbol] = {}  # moving bodies usable in constraint equations
         self.detailed_failures = 0  # formulas parsed a second time for a detailed message (see parse)
+        self.fit_work = 0  # knots × columns × half order of the GCV splines fitted so far (bounded per file)
 
     # ------------------------------------------------------------------ problems and types
     def problem(self, path: str, message: str) -> None:
@@ -367,6 +369,13 @@ class ValueReader:
             maps = [self.affine_map(table, path, key, scale) for key, scale in (("argument", x_scale), ("value", y_scale))]
             if None in (coordinate, x, y, spline_kind, options, *maps):
                 return 0.0
+            if gcv:
+                self.fit_work += len(y) * options["half_order"]
+                if self.fit_work > MAX_FILE_FIT_WORK:
+                    self.problem(path, f"the GCV splines of the file are too many to fit: with these {len(y):,} knots at "
+                                       f"half order {options['half_order']} they have {self.fit_work:,} knots × half_order, "
+                                       f"more than {MAX_FILE_FIT_WORK:,} (see Limits in docs/model-format.md)")
+                    return 0.0
             try:
                 function = GCVSpline(x, y, **options) if gcv else tabulated_function(x, y, spline_kind)
             except ValueError as exc:

@@ -61,6 +61,8 @@ class ConstrainedJointVariables(JointVariableProvider):
         return Continuation(self.solver.reference)
 
     def _state(self, q: NDArray, order: int, continuation: Continuation):
+        if not np.isfinite(q).all():  # refused before any step (the solver's own check, for both routes)
+            return self.solver.solve(q, continuation.start)
         if self.fast_step is not None:
             fast = self.fast_step.step(continuation.start, continuation.curvature,
                                        np.ascontiguousarray(q, dtype=float), order)

@@ -287,7 +287,8 @@ class JointVariables:
             names = ", ".join(type(p).__name__ for _, p in self.providers if not p.complex_step)
             raise TypeError(f"`q` is complex (a complex step): supported for the joint variables' values (order 0) of "
                             f"explicit functions only, got order {order}" + (f" and {names}" if names else ""))
-        f = q @ self.matrix.T + self.constant
+        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
+            f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:
             grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix

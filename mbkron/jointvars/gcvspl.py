@@ -57,13 +57,14 @@ from numpy.typing import ArrayLike, NDArray
 from mbkron.jointvars.explicit import real_or_complex
 from mbkron.jointvars.functions import EmpiricalFunction, Evaluation
 
-__all__ = ["GCVSpline", "MAX_HALF_ORDER", "gcvspl", "splder"]
+__all__ = ["GCVSpline", "MAX_HALF_ORDER", "MAX_FIT_WORK", "MAX_FILE_FIT_WORK", "gcvspl", "splder"]
 
 FloatArray = NDArray[np.float64]
 
-#: The largest half order model files and the OpenSim importer accept (degree 63; OpenSim sets no
-#: bound, but degree 15 is already beyond double precision; a fit costs O(n·half_order²) per trial).
-MAX_HALF_ORDER = 32
+#: Bounds: half order (degree 15; OpenSim sets none, its models use 1-4, degree 15 is beyond double
+#: precision), ``knots × half_order`` of one fit (about 50 trials of that much work in Python loops,
+#: about a millisecond per unit on a busy machine) and its sum over the GCV splines of one model file.
+MAX_HALF_ORDER, MAX_FIT_WORK, MAX_FILE_FIT_WORK = 8, 4_000, 10_000
 _EPS = 1e-15  # GCVSPL's bounds on p·‖Wᵀ‖ (c_b6 in Simbody's gcvspl.cpp)
 _GOLDEN = 1.618033983  # the golden ratio as GCVSPL writes it
 _P_MAX = 999999999999999.88  # the largest smoothing parameter GCVSPL's bracketing tries
@@ -321,8 +322,16 @@ class _Fit:
 
 
 def _search(fit: _Fit) -> float:
-    """GCVSPL's choice of the smoothing parameter (``GCVSPL``, labels 20–90)."""
-    crit = fit.criterion
+    """GCVSPL's choice of the smoothing parameter (``GCVSPL``, labels 20–90). Bounded: a criterion that
+    is not finite (extreme knots), or more than 1,000 trials, is an OverflowError."""
+    trials = iter(range(1000))
+
+    def crit(p: float) -> float:
+        value = fit.criterion(p)
+        if not math.isfinite(value) or next(trials, None) is None:
+            raise OverflowError(f"the smoothing search fails at p = {p:.3g}: criterion {value:.3g}")
+        return value
+
     r1 = 1 / fit.el
     r2 = r1 * 2
     gf2 = crit(r2)
@@ -414,29 +423,26 @@ def gcvspl(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float = 
     return coefficients, fit.p
 
 
-def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float
-             ) -> tuple[FloatArray, FloatArray, int]:
-    xs = np.asarray(x, dtype=float)
-    ys = np.asarray(y, dtype=float)
-    if isinstance(half_order, bool) or not isinstance(half_order, (int, np.integer)) \
-            or half_order < 1:
-        raise ValueError(f"`half_order` must be an integer ≥ 1, got {half_order!r}")
+def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float) -> tuple[FloatArray, FloatArray, int]:
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if isinstance(half_order, bool) or not isinstance(half_order, (int, np.integer)) or not 1 <= half_order <= MAX_HALF_ORDER:
+        raise ValueError(f"`half_order` must be an integer from 1 to {MAX_HALF_ORDER}, got {half_order!r}")
     m = int(half_order)
     if xs.ndim != 1 or xs.size < 2 * m:
-        raise ValueError(f"`x` must be a 1-D array of at least 2·half_order = {2 * m} knots, "
-                         f"got shape {xs.shape}")
+        raise ValueError(f"`x` must be a 1-D array of at least 2·half_order = {2 * m} knots, got shape {xs.shape}")
     if not np.all(np.isfinite(xs)) or np.any(np.diff(xs) <= 0):
         raise ValueError("`x` must be finite and strictly increasing")
     if ys.shape[:1] != xs.shape or ys.ndim > 2 or not np.all(np.isfinite(ys)):
-        raise ValueError(f"`y` must be finite, of shape ({xs.size},) or ({xs.size}, k), "
-                         f"got shape {ys.shape}")
+        raise ValueError(f"`y` must be finite, of shape ({xs.size},) or ({xs.size}, k), got shape {ys.shape}")
+    if ys.size * m > MAX_FIT_WORK:  # knots × columns × half order
+        raise ValueError(f"{ys.size:,} data points at half order {m} are too many to fit: at most {MAX_FIT_WORK:,} "
+                         f"knots × columns × half_order (e.g. {MAX_FIT_WORK // m:,} knots of one column at this half order)")
     if not math.isfinite(error_variance):
         raise ValueError(f"`error_variance` must be finite, got {error_variance!r}")
     return xs, ys, m
 
 
-def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivative: int = 0
-           ) -> FloatArray:
+def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivative: int = 0) -> FloatArray:
     """Value or derivative of a GCVSPL spline (``SPLDER``), vectorised over ``t``.
 
     Parameters
@@ -460,8 +466,7 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     m, n = half_order, x.size
     tt = real_or_complex(t)  # (complex: a complex step, the interval from the real part)
     out = np.zeros(tt.shape + c.shape[1:], dtype=tt.dtype)
-    m2 = 2 * m
-    k = m2 - derivative
+    k = 2 * m - derivative
     if k < 1:
         return out
     flat_t = tt.reshape(-1)
@@ -473,19 +478,15 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     with np.errstate(over="ignore", invalid="ignore"):  # extreme data: inf and nan, as in OpenSim
         for l in np.unique(intervals).tolist():
             where = intervals == l
-            ti = flat_t[where]
-            if c.ndim == 2:
-                ti = ti[:, None]
+            ti = flat_t[where][:, None] if c.ndim == 2 else flat_t[where]
             flat_out[where] = _splder_interval(xs, cs, m, n, derivative, l, ti)
     return out
 
 
-def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
-                     tt: FloatArray) -> FloatArray:
+def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int, tt: FloatArray) -> FloatArray:
     """``SPLDER`` at the points ``tt`` of the interval ``l`` (1-based lists ``x``, ``c``)."""
     m2 = 2 * m
-    k = m2 - ider
-    nk, lk1 = n - k, l - k + 1
+    k, nk, lk1 = m2 - ider, n - m2 + ider, l - m2 + ider + 1
     ml, jl, ii = -l, l + 1, n - m2
     q: list = [math.nan] * (m2 + 1)  # 1-based; q[0] is never read
     for j in range(jl, l + m2 + 1):
@@ -511,8 +512,7 @@ def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
         ir, jj, ki = k, l, k - i
         for _ in range(nki + 1, l + 1):
             q[ir] = q[ir - 1] + (tt - x[jj]) * q[ir]
-            jj -= 1
-            ir -= 1
+            jj, ir = jj - 1, ir - 1
         lk1i = lk1 + i
         for _ in range(max(1, lk1i), min(l, nki) + 1):
             xjki = x[jj + ki]
@@ -524,8 +524,7 @@ def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int,
             jj = ki
             for _ in range(1 - lk1i):
                 q[ir] = q[ir] + (x[jj] - tt) * q[ir - 1]
-                jj -= 1
-                ir -= 1
+                jj, ir = jj - 1, ir - 1
     z = q[k]
     if ider > 0:
         for j in range(k, m2):
@@ -548,8 +547,8 @@ class GCVSpline(EmpiricalFunction):
         Data; ``k`` columns are ``k`` splines on the same knots, each fitted on its own (each equal
         to OpenSim's ``GCVSpline`` of that column).
     half_order : int
-        ``m ≥ 1`` (degree ``2m − 1``; OpenSim's ``degree`` argument 1, 3, 5, 7 is half order 1, 2,
-        3, 4); ``n ≥ 2m``.
+        ``1 ≤ m ≤`` :data:`MAX_HALF_ORDER` (degree ``2m − 1``; OpenSim's ``degree`` argument 1, 3, 5, 7
+        is half order 1, 2, 3, 4); ``n ≥ 2m``; ``n k m ≤`` :data:`MAX_FIT_WORK`.
     error_variance : float
         As :func:`gcvspl`: 0 interpolates, ``> 0`` smooths for that error variance, ``< 0`` smooths by
         generalized cross-validation.

@@ -39,6 +39,7 @@ from scipy.linalg import lapack
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
+from mbkron.jointvars.periods import coordinate_periods, input_period
 
 __all__ = [
     "ExplicitInputs",
@@ -222,6 +223,21 @@ class _NewtonFailure(Exception):
     """Internal: Newton did not converge, or a branch check failed, on one continuation step."""
 
 
+def _positive(name: str, value) -> float:
+    """``value`` as a float after checking that it is a finite positive number."""
+    number = float(value) if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) else math.nan
+    if not (math.isfinite(number) and number > 0.0):
+        raise ValueError(f"`{name}` must be a finite positive number, got {value!r}")
+    return number
+
+
+def _count(name: str, value, largest: int) -> int:
+    """``value`` as an int after checking that it is an integer in ``[1, largest]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= largest:
+        raise ValueError(f"`{name}` must be an integer from 1 to {largest}, got {value!r}")
+    return int(value)
+
+
 def format_values(values: NDArray) -> str:
     """``values`` for a message: ten significant figures, in brackets."""
     return "[" + ", ".join(f"{v:.10g}" for v in np.ravel(values)) + "]"
@@ -252,6 +268,17 @@ class PositionSolver:
     converged configuration whose ``∂g/∂f`` has a condition number above ``max_condition`` is
     rejected the same way.
 
+    **Bounded work.** A ``q`` that is not finite is refused before any step. One solve takes at
+    most ``max_steps`` continuation steps (accepted or rejected), each at most ``max_iterations``
+    Newton iterations; a walk that needs more ends with a ConfigurationError naming ``q``. A
+    coordinate in which the equations are periodic (a revolute angle, :mod:`mbkron.jointvars.periods`)
+    needs no walk proportional to its value: when the walk would be long, it starts from the start
+    shifted by whole periods ``k T_i``, with the solved joint variables shifted by ``k d_i``, their
+    change over one period along the assembly branch (a dependent angle that winds by ``2π`` per
+    turn of the coordinate; found once by walking one period, :attr:`periods`). That is a solution
+    (``g`` is periodic) and the one the continuous walk reaches, so the result is the same as
+    without the shift, and the remaining walk is at most half a period in each such coordinate.
+
     **Newton step control.** Steps are limited to ``max_newton_step`` (∞-norm, in the joint
     variables' units) and backtracked (halved) until ``‖g‖₂`` decreases (Armijo condition
     with slope ``1e-4``). Convergence: ``‖Δf‖∞ ≤ tolerance · (1 + ‖f‖∞)``; the last step is
@@ -266,10 +293,21 @@ class PositionSolver:
     names : sequence of str
         The solved joint variables' names (for messages).
     tolerance, max_iterations, max_condition, jump_ratio, jump_tolerance, max_newton_step, max_step
-        See above. Defaults: 1e-9, 30, 1e10, 0.5, 1e-6, 0.5, 0.2. ``max_condition`` bounds the
-        condition number of ``∂g/∂f`` relative to the whole constraint Jacobian (see
-        :class:`LUFactors`).
+        See above. Defaults: 1e-9, 30, 1e10, 0.5, 1e-6, 0.5, 0.2; each a finite positive number
+        (``max_iterations`` an integer ≤ 1000). ``max_condition`` bounds the condition number of
+        ``∂g/∂f`` relative to the whole constraint Jacobian (see :class:`LUFactors`).
+    max_steps : int
+        Continuation steps per solve (default 2000, at most 10⁶).
+
+    Raises
+    ------
+    ValueError
+        A setting out of its range, naming it.
+    ConfigurationError
+        The initial assembly failed.
     """
+
+    _SHORT_WALK = 8  # predicted steps below which no period shift is looked for
 
     def __init__(
         self,
@@ -286,17 +324,20 @@ class PositionSolver:
         jump_tolerance: float = 1e-6,
         max_newton_step: float = 0.5,
         max_step: float = 0.2,
+        max_steps: int = 2000,
     ):
         self.system = system
         self.inputs = inputs
         self.names = tuple(names)
-        self.tolerance = float(tolerance)
-        self.max_iterations = int(max_iterations)
-        self.max_condition = float(max_condition)
-        self.jump_ratio = float(jump_ratio)
-        self.jump_tolerance = float(jump_tolerance)
-        self.max_newton_step = float(max_newton_step)
-        self.max_step = float(max_step)
+        self.tolerance = _positive("tolerance", tolerance)
+        self.max_iterations = _count("max_iterations", max_iterations, 1000)
+        self.max_condition = _positive("max_condition", max_condition)
+        self.jump_ratio = _positive("jump_ratio", jump_ratio)
+        self.jump_tolerance = _positive("jump_tolerance", jump_tolerance)
+        self.max_newton_step = _positive("max_newton_step", max_newton_step)
+        self.max_step = _positive("max_step", max_step)
+        self.max_steps = _count("max_steps", max_steps, 1_000_000)
+        self._periods: tuple[NDArray, NDArray] | None = None
         q = np.array(reference_q, dtype=float)
         p, P, d2p = inputs.evaluate(q)
         try:
@@ -307,6 +348,36 @@ class PositionSolver:
                 f"f = {format_values(guess)}: {failure}; give a better initial guess"
             ) from None
         self._check_condition(self.reference)
+
+    @property
+    def periods(self) -> tuple[NDArray, NDArray]:
+        """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic, or unusable) and
+        the windings ``d_i = f(q + T_i e_i) − f(q)`` of the assembly branch (shape (nq, m)), computed
+        on first use: a walk of one period from the assembly per periodic coordinate, kept only where
+        ``d_i`` is a whole number of the equations' periods in each unknown (so ``f + k d_i`` solves
+        ``g`` at ``q + k T_i``, as the continuous walk would give it)."""
+        if self._periods is None:
+            nq, m = self.reference.q.size, self.system.size
+            periods, windings = np.full(nq, np.nan), np.zeros((nq, m))
+            expressions = self.system.expressions() if self.inputs.affine else None
+            if expressions is not None:
+                periods = coordinate_periods(expressions.first[:m], expressions.symbols[m:], self.inputs.matrix)
+                unknown = np.array([input_period(expressions.first[:m], u) for u in expressions.symbols[:m]], float)
+            for i in np.flatnonzero(np.isfinite(periods)):
+                try:
+                    end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
+                except ConfigurationError:  # the branch does not go round (a singular configuration within a period)
+                    periods[i] = np.nan
+                    continue
+                turns = (end.f - self.reference.f) / np.where(np.isfinite(unknown), unknown, np.inf)
+                whole = abs(turns - np.round(turns)) < 1e-6
+                still = abs(end.f - self.reference.f) < 1e-6 * (1.0 + abs(self.reference.f))
+                if np.all(whole | still):
+                    windings[i] = np.where(still, 0.0, np.round(turns) * np.where(np.isfinite(unknown), unknown, 0.0))
+                else:
+                    periods[i] = np.nan
+            self._periods = periods, windings
+        return self._periods
 
     def with_system(self, system: BoundConstraints) -> PositionSolver:
         """The same solver (same assembly :attr:`reference` and settings) evaluating ``system``, the
@@ -411,10 +482,21 @@ class PositionSolver:
         """
         current = self.reference if start is None else start
         target = np.array(q, dtype=float)  # a copy: a solution kept by the caller must not alias its buffer
+        if not np.all(np.isfinite(target)):
+            raise ConfigurationError(
+                f"`q` must be finite to solve ({', '.join(self.names)}) from the constraints, got q = {format_values(target)}"
+            )
         if np.array_equal(target, current.q):
             return current
+        first = self._shifted(current, target)
+        return self._walk(first, target, curvature if first is start else None)
+
+    def _walk(self, first: Solution, target: NDArray, curvature: NDArray | None) -> Solution:
+        """The continuation from ``first`` to ``target`` (``curvature``: H at ``first``), bounded by
+        ``max_steps``; see :meth:`solve`."""
+        current = first
         fraction, minimum = 1.0, 1e-9 * (1.0 + np.max(np.abs(target)))
-        while True:
+        for _ in range(self.max_steps):
             remaining = target - current.q
             distance = abs(remaining).max()
             predicted = abs(current.tangent @ remaining).max()
@@ -422,7 +504,7 @@ class PositionSolver:
                 fraction = self.max_step / predicted
             trial_q = target if fraction >= 1.0 else current.q + fraction * remaining
             try:
-                current = self._step(current, trial_q, curvature if current is start else None)
+                current = self._step(current, trial_q, curvature if current is first else None)
             except _NewtonFailure as failure:
                 if fraction * distance < minimum:
                     raise ConfigurationError(
@@ -437,8 +519,52 @@ class PositionSolver:
             if fraction >= 1.0:
                 break
             fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))  # double the step length
+        else:
+            raise ConfigurationError(
+                f"cannot solve ({', '.join(self.names)}) at q = {format_values(target)}: the continuation from "
+                f"q = {format_values(first.q)} did not arrive in {self.max_steps} steps (reached "
+                f"q = {format_values(current.q)}); `q` is too far from the assembly or the previous state in a "
+                f"coordinate in which the constraints are not periodic"
+            )
         self._check_condition(current)
         return current
+
+    def _shifted(self, start: Solution, target: NDArray) -> Solution:
+        """``start`` shifted by whole periods towards ``target`` when the walk from it would be long.
+
+        The shifted point is a solution because ``g`` is periodic there; Newton polishes it (the
+        period is a float). Any failure keeps ``start`` (the walk is bounded anyway).
+        """
+        remaining = target - start.q
+        with np.errstate(all="ignore"):
+            predicted = abs(start.tangent @ remaining).max(initial=0.0)
+        if not predicted > self._SHORT_WALK * self.max_step:
+            return start
+        periods, windings = self.periods
+        turns = np.zeros_like(remaining)
+        periodic = np.isfinite(periods)
+        turns[periodic] = np.round(remaining[periodic] / periods[periodic])
+        if not turns.any():
+            return start
+        shift = turns * np.where(periodic, periods, 0.0)
+        # The float period and the shifted q are exact to a few ulps of |shift|: f moves by about
+        # ‖∇f‖ times that. Beyond a continuation step, q's magnitude hides where in its period it is.
+        error = 4.0 * np.finfo(float).eps * (abs(shift).max() + abs(start.q).max())
+        allowed = self.jump_tolerance + abs(start.tangent).max() * error
+        if allowed > self.max_step:
+            raise ConfigurationError(
+                f"cannot solve ({', '.join(self.names)}) at q = {format_values(target)}: `q` is so large that its "
+                f"position within the constraints' period ({format_values(periods)}) is lost to rounding"
+            )
+        q, f = start.q + shift, start.f + turns @ windings
+        p, P, d2p = self.inputs.evaluate(q)
+        try:
+            shifted = self._correct(q, p, P, d2p, f)
+        except _NewtonFailure:
+            return start
+        if shifted.det_sign != start.det_sign or abs(shifted.f - f).max() > allowed:
+            return start
+        return shifted
 
 
 def evaluate_states(

@@ -305,6 +305,8 @@ class ModelBuilder:
         names = {c.name for c in coordinates}
         solved = constraint_groups.solved_joints(self._constraint_groups)
         bodies = [self._check_body(b, names, problems, solved) for b in self._bodies]
+        if not bodies:  # nothing moves: no mass matrix, no kinematics (issue 27: divisions by zero later)
+            problems.append("the model has no bodies (nothing moves); add at least one body")
         order = self._topological_order(bodies, problems)
         body_names = {b.name for b in bodies if isinstance(b.name, str)}
         joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != kinematics.FIXED}

@@ -47,7 +47,7 @@ import numpy as np
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.jointvars.functions import AffineMapped, EmpiricalFunction, tabulated_function
-from mbkron.jointvars.gcvspl import MAX_HALF_ORDER, GCVSpline
+from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
            "constant_term", "emit", "preimage", "read_function", "OSIM_FUNCTIONS"]
@@ -59,7 +59,7 @@ OSIM_FUNCTIONS = {
     "MultiplierFunction": "scale times its function",
     "SimmSpline": "tabulated, kind fmm",
     "NaturalCubicSpline": "tabulated, kind fmm (OpenSim reads it as a SimmSpline)",
-    "GCVSpline": "tabulated, kind gcv (half_order 1-32, any error_variance: Woltring's GCVSPL as OpenSim fits it)",
+    "GCVSpline": f"tabulated, kind gcv (half_order 1-{MAX_HALF_ORDER}, any error_variance: Woltring's GCVSPL as OpenSim fits it)",
     "PiecewiseLinearFunction": "tabulated, kind linear",
     "PiecewiseConstantFunction": "tabulated, kind constant (OpenSim's step function)",
     "PolynomialFunction": "a formula",
@@ -449,6 +449,13 @@ def read_function(reader: XmlReader, element: ET.Element) -> Function | Multi | 
         if len(x) == 2 and kind not in ("gcv", "constant"):  # the straight line, extrapolated linearly
             slope = (y[1] - y[0]) / (x[1] - x[0])
             return Affine(slope, y[0] - slope * x[0])
+        if kind == "gcv":  # the fits of one file are bounded in total (docs/model-format.md, Limits)
+            reader.fit_work = getattr(reader, "fit_work", 0) + len(x) * options["half_order"]
+            if reader.fit_work > MAX_FILE_FIT_WORK:
+                reader.problem(element, f"the GCV splines of the file are too many to fit: with these {len(x):,} knots "
+                               f"at half order {options['half_order']} they have {reader.fit_work:,} knots × half_order, "
+                               f"more than {MAX_FILE_FIT_WORK:,}")
+                return None
         table = Table(kind, tuple(x), tuple(y), **options)
         try:
             table.function()

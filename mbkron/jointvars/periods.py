@@ -1,0 +1,116 @@
+"""Periods of a constraint group's equations in the coordinates: where continuation may start a whole period away.
+
+A revolute angle enters loop equations only through ``sin`` and ``cos`` of arguments linear in it
+(Eq. 121, 123, 199 and every loop closure), so ``g(f, p)`` is ``2π``-periodic in it at fixed ``f``: a
+solution ``f`` at ``q`` is also one at ``q + T e_i`` when ``T`` is a period of ``g(f, p(q))`` in
+``q_i``. :class:`~mbkron.jointvars.solvers.PositionSolver` uses this to start its continuation from
+its start shifted by whole periods, so that a coordinate of ``10⁶`` rad does not need a walk of
+``10⁶`` rad.
+
+The periods are found from the equations' sympy form
+(:meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) by a structural test that never
+gives a false positive: an input ``p_k`` is periodic when every occurrence of it is inside ``sin``,
+``cos`` or ``tan`` of an argument ``a p_k + b`` with a constant ``a ≠ 0`` (``b`` free of ``p_k``), and
+all its frequencies ``|a|`` are integer multiples of the smallest, ``a₀``; its period is ``2π/a₀``. A
+coordinate ``q_i`` is periodic with period ``T`` when the inputs are affine in ``q``, ``p = A q + c``,
+and every input it moves is periodic and moved by a whole number of its periods,
+``A_ki T / P_k ∈ ℤ`` (``T`` the largest ``P_k / |A_ki|``); an input it moves that is not periodic makes it non-periodic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import sympy
+from numpy.typing import NDArray
+
+__all__ = ["input_period", "coordinate_periods"]
+
+_TRIGONOMETRIC = (sympy.sin, sympy.cos, sympy.tan)
+_MAX_NODES = 200_000  # expressions larger than this are not analysed (no periodicity assumed)
+_INTEGER_TOLERANCE = 1e-9
+
+
+def _near_integer(value: float) -> bool:
+    return abs(value - round(value)) <= _INTEGER_TOLERANCE * max(1.0, abs(value))
+
+
+def input_period(expressions: Sequence[sympy.Expr], symbol: sympy.Symbol) -> float | None:
+    """The period of ``expressions`` in ``symbol`` by the structural test of the module docstring.
+
+    Parameters
+    ----------
+    expressions : sequence of sympy.Expr
+    symbol : sympy.Symbol
+
+    Returns
+    -------
+    float or None
+        ``inf`` if no expression uses ``symbol``; ``None`` if the test does not prove periodicity.
+    """
+    frequencies: list[float] = []
+    pending = [sympy.sympify(e) for e in expressions]
+    visited = 0
+    while pending:
+        node = pending.pop()
+        visited += 1
+        if visited > _MAX_NODES:
+            return None
+        if node == symbol:
+            return None  # the symbol outside a trigonometric function
+        if not node.has(symbol):
+            continue
+        if isinstance(node, _TRIGONOMETRIC):
+            argument = node.args[0]
+            slope = sympy.diff(argument, symbol)
+            if slope.free_symbols:
+                return None  # not linear in the symbol
+            try:
+                frequency = abs(float(slope))
+            except (TypeError, ValueError):
+                return None
+            if not math.isfinite(frequency) or frequency == 0.0:
+                return None
+            frequencies.append(frequency)
+            continue
+        pending.extend(node.args)
+    if not frequencies:
+        return math.inf
+    lowest = min(frequencies)
+    if not all(_near_integer(f / lowest) for f in frequencies):
+        return None
+    return 2.0 * math.pi / lowest
+
+
+def coordinate_periods(
+    expressions: Sequence[sympy.Expr], inputs: Sequence[sympy.Symbol], matrix: NDArray
+) -> NDArray[np.float64]:
+    """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic).
+
+    Parameters
+    ----------
+    expressions : sequence of sympy.Expr
+        ``g`` in the unknowns and ``inputs``.
+    inputs : sequence of sympy.Symbol
+        The inputs ``p`` (length ``np``).
+    matrix : ndarray, shape (np, nq)
+        ``A`` of ``p = A q + c``.
+
+    Returns
+    -------
+    ndarray, shape (nq,)
+    """
+    matrix = np.asarray(matrix, dtype=float)
+    input_periods = [input_period(expressions, s) for s in inputs]
+    periods = np.full(matrix.shape[1], np.nan)
+    for i in range(matrix.shape[1]):
+        moved = [(abs(matrix[k, i]), input_periods[k]) for k in range(matrix.shape[0])
+                 if matrix[k, i] != 0.0 and input_periods[k] != math.inf]
+        if not moved or any(period is None for _, period in moved):
+            continue  # no equation depends on q_i (nothing to walk), or not periodic
+        candidate = max(period / slope for slope, period in moved)
+        if all(_near_integer(slope * candidate / period) for slope, period in moved):
+            periods[i] = candidate
+    return periods
