@@ -193,7 +193,7 @@ def test_gravity_1e308_gives_configuration_errors_not_inf(tmp_path, backend):
     q, zero = np.array([0.5, 0.5]), np.zeros(2)
     with pytest.raises(ConfigurationError, match=r"^non-finite accelerations q̈ \(forward dynamics\) at q = \[0\.5, 0\.5\]"):
         model.forward_dynamics(q, zero)
-    with pytest.raises(ConfigurationError, match=r"^non-finite joint reaction forces at q = \[0\.5, 0\.5\]"):
+    with pytest.raises(ConfigurationError, match=r"^non-finite joint reactions at q = \[0\.5, 0\.5\]"):
         model.joint_reactions(q, zero, zero)
 
 
@@ -247,3 +247,31 @@ def test_repr_counts_constraint_groups_and_singular_nouns(four_bar):
     assert text.startswith("Model('four-bar': 1 coordinate, 3 bodies, 3 joint variables, 0 muscles, "
                            f"{len(four_bar.constraint_groups)} constraint group")
     assert text.endswith("backend 'numpy')")
+
+
+# ---------------------------------------------------------------------------------------- the one-state fast path
+def test_one_state_fast_path_equals_the_numpy_route_and_checks_its_arguments():
+    """``forward_dynamics(q, qd)`` of a simple tree with float64 arrays calls the compiled kernel directly: each
+    state equals the numpy backend's ``M⁻¹(G − N q̇)`` (a different algorithm: Cholesky of the assembled
+    M), and a non-finite argument is still named."""
+    from mbkron.compiled.common import AVAILABLE
+    from tests.test_forward_dynamics import _simple_tree  # springs, a joint torque and a generalized force too
+
+    if not AVAILABLE:
+        pytest.skip("numba is not installed")
+    model = _simple_tree(1)
+    compiled, reference = model.with_backend("compiled"), model.with_backend("numpy")
+    rng = np.random.default_rng(4)
+    for _ in range(5):  # the first call sets up the direct route, the next ones take it
+        q, qd = rng.uniform(-2, 2, size=(2, model.nq))
+        np.testing.assert_allclose(compiled.forward_dynamics(q, qd), reference.forward_dynamics(q, qd), rtol=1e-9,
+                                   atol=1e-9)
+    q[1] = np.nan
+    with pytest.raises(ConfigurationError, match=r"`q` must be finite .*got nan at index \(1,\)"):
+        compiled.forward_dynamics(q, qd)
+    q[1], qd[0] = 0.0, np.inf
+    with pytest.raises(ConfigurationError, match=r"`qd` must be finite .*got inf at index \(0,\)"):
+        compiled.forward_dynamics(q, qd)
+    qd[0] = 1e300
+    with pytest.raises(ConfigurationError, match=r"^non-finite .* at q = \[.*qd = \[1e\+300"):
+        compiled.forward_dynamics(q, qd)

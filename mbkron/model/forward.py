@@ -16,6 +16,8 @@ values) returns None, and the model takes its general route, which raises the de
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -36,7 +38,7 @@ class ForwardDynamics:
     """
 
     __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
-                 "_forward_entry")
+                 "_forward_entry", "_one_arguments")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -48,6 +50,7 @@ class ForwardDynamics:
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
         self._simple_arrays = None if self.simple is None else (self.matrix, self.constant, *self.simple)
         self._forward_entry = None  # articulated_forward's compiled entry point, after its first call (_entry_point)
+        self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
@@ -89,6 +92,20 @@ class ForwardDynamics:
             if qdd is not None:
                 return qdd
         return self._given(model, q, qd, force, workspace)
+
+    def one_state(self, q, qd) -> NDArray[np.float64] | None:
+        """``q̈`` of one state without actuation, the common case, in one call of the articulated-body kernel's
+        entry point (no argument conversion, no dispatch): only when ``q`` and ``qd`` are C-contiguous float64
+        arrays of shape (nq,), the kernel has run once (:meth:`_articulated`) and ``q̈`` is finite, else
+        None; the caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes
+        the full route."""
+        entry, arguments = self._forward_entry, self._one_arguments
+        if (entry is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
+                or qd.dtype is not _FLOAT or q.shape != qd.shape or q.shape != (self.nq,) or not q.flags.c_contiguous
+                or not qd.flags.c_contiguous):
+            return None
+        values, status = entry(*arguments, q, qd)
+        return values if status == OK and math.isfinite(np.vdot(values, values)) else None
 
     def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
         """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
@@ -223,6 +240,7 @@ class StateKernel:
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
 
 
+_FLOAT = np.dtype(np.float64)
 _NO_MATRIX, _NO_PIVOTS = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
 _NO_MEMORY, _NO_COUNTS = np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 import dataclasses
-import functools
 from dataclasses import dataclass, field
+import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,8 +35,8 @@ from mbkron.model.workspace import Workspace
 __all__ = ["Model", "Workspace"]
 
 _as_point = functools.partial(state_array, name="point", size=3, meaning="body coordinates")
-_TERMS = {"mass_matrix": "mass matrix M", "velocity_forces": "velocity forces N q̇",
-          "gravity_forces": "gravity forces G", "applied_forces": "applied forces Q"}
+_TERMS = dict(mass_matrix="mass matrix M", velocity_forces="velocity forces N q̇", gravity_forces="gravity forces G",
+              applied_forces="applied forces Q")
 _ACCELERATIONS, _FORCES = "accelerations q̈ (forward dynamics)", "generalized forces τ (inverse dynamics)"
 _CHUNK_ELEMENTS = 2_000_000
 """Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
@@ -99,8 +99,7 @@ class Model:
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
-    def __repr__(self) -> str:
-        return summary(self)  # counts, not arrays
+    __repr__ = summary  # counts, not arrays
 
     def with_backend(self, backend: str) -> Model:
         """The same model evaluated by ``backend`` (``"kronecker"``, ``"numpy"`` or ``"compiled"``).
@@ -228,9 +227,12 @@ class Model:
         order : {0, 1, 2}
             Highest derivative computed.
         """
-        q, order = self._as_q(q), order_argument(order)
+        return self._checked_kinematics(self._as_q(q), order_argument(order), order_argument(order), workspace)
+
+    def _checked_kinematics(self, q: NDArray, values_order: int, order: int, workspace: Workspace | None):
+        """Kinematics of ``order`` from joint values of ``values_order`` at a validated ``q``; finite."""
         with np.errstate(all="ignore"):
-            kin = self._backend.kinematics(self, self._joint_values(q, order, workspace), q, order)
+            kin = self._backend.kinematics(self, self._joint_values(q, values_order, workspace), q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
 
@@ -347,11 +349,7 @@ class Model:
 
     def _dynamic_kinematics(self, q: ArrayLike, workspace: Workspace | None) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
-        q = self._as_q(q)
-        with np.errstate(all="ignore"):
-            kin = self._backend.kinematics(self, self._joint_values(q, 2, workspace), q, 1)
-        finite_result(kin.T, "body transforms", q)
-        return kin
+        return self._checked_kinematics(self._as_q(q), 2, 1, workspace)
 
     def _terms(self, q, qd, workspace, name: str):
         """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite."""
@@ -506,9 +504,8 @@ class Model:
         ndarray, shape (..., nq)
         """
         q, qd, qdd = self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
-        tau = None
-        if self._forward is not None and loads is None and muscle_forces is None:  # compiled, simple trees: RNEA
-            tau = self._forward.inverse(q, qd, qdd)
+        simple = self._forward is not None and loads is None and muscle_forces is None  # compiled, simple trees: RNEA
+        tau = self._forward.inverse(q, qd, qdd) if simple else None
         if tau is None:
             M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
             tau = finite_evaluation(lambda: (M @ qdd[..., None])[..., 0] - rhs, _FORCES, q, qd=qd, qdd=qdd)
@@ -551,6 +548,10 @@ class Model:
         ConfigurationError
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
+        common = self._forward is not None and tau is None and loads is None and muscle_forces is None and workspace is None
+        qdd = self._forward.one_state(q, qd) if common else None  # the common case: checked by the finiteness of q̈
+        if qdd is not None:
+            return qdd
         q, qd = self._as_q(q), self._as_q(qd, "qd")
         if tau is not None:
             tau = state_array(tau, "tau", self.nq, "one generalized force per coordinate")
@@ -595,6 +596,5 @@ class Model:
         kin, qd, qdd = self._dynamic_kinematics(q, workspace), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
         with np.errstate(all="ignore"):
             wrenches = reactions.joint_reactions(self, kin, qd, qdd, loads, t)
-        for name in ("force", "moment"):
-            finite_result(getattr(wrenches, name), f"joint reaction {name}s", kin.q, qd=qd, qdd=qdd)
+        finite_result(np.concatenate([wrenches.force, wrenches.moment], -1), "joint reactions", kin.q, qd=qd, qdd=qdd)
         return wrenches
