@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import OdeSolver
 
+from mbkron.core.arguments import state_array
 from mbkron.integrate.common import EPS
 
 __all__ = [
@@ -33,6 +34,9 @@ MIN_RTOL = 100 * EPS
 
 def check_initial_state(q0: ArrayLike, qd0: ArrayLike | None, nq: int) -> tuple[NDArray, NDArray]:
     """``q0`` and ``qd0`` (zero when None) as finite arrays of shape ``(nq,)``."""
+    if np.iscomplexobj(q0) or np.iscomplexobj(qd0):  # the shared check's message (casting would drop them)
+        state_array(q0, "q0", nq)
+        state_array(qd0, "qd0", nq)
     q0 = np.asarray(q0, dtype=float)
     qd0 = np.zeros(nq) if qd0 is None else np.asarray(qd0, dtype=float)
     for label, value in (("q0", q0), ("qd0", qd0)):

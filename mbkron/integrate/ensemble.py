@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
 from mbkron.integrate.arguments import check_span, check_t_eval, check_tolerances
 from mbkron.integrate.common import rms_norm, select_initial_step
@@ -115,6 +116,9 @@ def simulate_ensemble(
 
 def _checked(model, t_span, q0, qd0, t_eval, rtol, atol, tau):
     nq = model.nq
+    if np.iscomplexobj(q0) or np.iscomplexobj(qd0) or np.size(q0) == 0:  # the shared check's message
+        state_array(q0, "q0", nq, "one row of coordinates per trajectory")
+        state_array(qd0, "qd0", nq, "one row of speeds per trajectory")
     q0 = np.atleast_2d(np.asarray(q0, dtype=float))
     if q0.ndim != 2 or q0.shape[1] != nq or not np.isfinite(q0).all():
         raise ValueError(f"`q0` must be finite with shape (K, {nq}) (one row per trajectory), got shape {q0.shape}")

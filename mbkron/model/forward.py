@@ -16,6 +16,8 @@ values) returns None, and the model takes its general route, which raises the de
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,7 +37,8 @@ class ForwardDynamics:
     Build it with :meth:`plan`, which returns None for models it does not cover.
     """
 
-    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group")
+    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
+                 "_forward_entry", "_one_arguments")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -46,6 +49,8 @@ class ForwardDynamics:
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
         self._simple_arrays = None if self.simple is None else (self.matrix, self.constant, *self.simple)
+        self._forward_entry = None  # articulated_forward's compiled entry point, after its first call (_entry_point)
+        self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
@@ -88,13 +93,32 @@ class ForwardDynamics:
                 return qdd
         return self._given(model, q, qd, force, workspace)
 
+    def one_state(self, q, qd) -> NDArray[np.float64] | None:
+        """``q̈`` of one state without actuation, the common case, in one call of the articulated-body kernel's
+        entry point (no argument conversion, no dispatch): only when ``q`` and ``qd`` are C-contiguous float64
+        arrays of shape (nq,), the kernel has run once (:meth:`_articulated`) and ``q̈`` is finite, else
+        None; the caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes
+        the full route."""
+        entry, arguments = self._forward_entry, self._one_arguments
+        if (entry is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
+                or qd.dtype is not _FLOAT or q.shape != qd.shape or q.shape != (self.nq,) or not q.flags.c_contiguous
+                or not qd.flags.c_contiguous):
+            return None
+        values, status = entry(*arguments, q, qd)
+        return values if status == OK and math.isfinite(np.vdot(values, values)) else None
+
     def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
         """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
         accelerations ``qdd`` (shaped like ``q``) the recursive Newton–Euler algorithm's ``τ`` instead."""
         head, tail = self.arrays, self._simple_arrays
         if not batch:
-            if qdd is None:
-                values, status = articulated_forward(*head, writable(force), *tail, writable(q), writable(qd))
+            entry = self._forward_entry
+            if qdd is None and entry is not None and q.flags.c_contiguous and qd.flags.c_contiguous:
+                values, status = entry(*head, force, *tail, q, qd)  # the common case: one state, no dispatch
+            elif qdd is None:
+                arguments = (*head, writable(force), *tail, writable(q), writable(qd))
+                values, status = articulated_forward(*arguments)
+                self._forward_entry = _entry_point(articulated_forward, arguments)
             else:
                 values, status = articulated_inverse(*head, writable(force), *tail, writable(q), writable(qd),
                                                      writable(qdd))
@@ -218,6 +242,7 @@ class StateKernel:
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
 
 
+_FLOAT = np.dtype(np.float64)
 _NO_MATRIX, _NO_PIVOTS = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
 _NO_MEMORY, _NO_COUNTS = np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64)
 
@@ -233,6 +258,23 @@ def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDAr
     weight = np.where(joint_of_body >= 0, matrix[np.maximum(joint_of_body, 0), columns[np.maximum(joint_of_body, 0)]], 0.0)
     coordinate.setflags(write=False)
     return coordinate, _read_only(weight)
+
+
+def _entry_point(kernel, arguments: tuple):
+    """The compiled entry point of the numba ``kernel`` for the types of ``arguments`` (it has been called with
+    them), or None without numba or such a compilation.
+
+    Calling it skips the dispatcher's typing of each argument (about a microsecond for the 13 arrays
+    of :func:`~mbkron.compiled.articulated.articulated_forward`, a third of a 7-body state); the
+    caller must then pass arrays of the same dtypes, dimensions and C order, which only the layout
+    checked here allows: float64 (int64 for the model's index arrays), C-contiguous, one state.
+    Whether an array is writeable does not change how it is passed (the kernel writes none of them)."""
+    try:
+        import numba
+
+        return kernel.overloads[tuple(numba.typeof(argument) for argument in arguments)].entry_point
+    except (ImportError, AttributeError, KeyError):
+        return None
 
 
 def _read_only(values: NDArray) -> NDArray[np.float64]:

@@ -15,21 +15,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 import dataclasses
 from dataclasses import dataclass, field
+import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.backends import get_backend
 from mbkron.compiled.dynamics import inertia_rows, spring_rows
+from mbkron.core.arguments import finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import loads as loads_module, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.forward import ForwardDynamics
+from mbkron.model.summary import summary
+from mbkron.model.workspace import Workspace
 
 __all__ = ["Model", "Workspace"]
 
+_as_point = functools.partial(state_array, name="point", size=3, meaning="body coordinates")
+_TERMS = dict(mass_matrix="mass matrix M", velocity_forces="velocity forces N q̇", gravity_forces="gravity forces G",
+              applied_forces="applied forces Q")
+_ACCELERATIONS, _FORCES = "accelerations q̈ (forward dynamics)", "generalized forces τ (inverse dynamics)"
 _CHUNK_ELEMENTS = 2_000_000
 """Largest number of doubles in one batched dynamics intermediate; bigger batches are chunked."""
 
@@ -39,36 +47,6 @@ def _rows(values, start: int, stop: int, states: int):
     if values is None or callable(values) or np.ndim(values) < 2 or np.shape(values)[0] != states:
         return values
     return np.asarray(values)[start:stop]
-
-
-class Workspace:
-    """Caller-owned evaluation state of one model, for a trajectory or a sweep (Pinocchio's ``Data``).
-
-    Holds where each constraint group's solver continues from (a
-    :class:`~mbkron.jointvars.solvers.Continuation` per stateful joint-variable provider); every
-    evaluation given ``workspace=`` advances it. Nearby consecutive states then need only short
-    continuation steps. Create one with :meth:`Model.workspace`; :func:`mbkron.simulate` creates
-    one per run. Not for sharing between threads: give each thread its own.
-    """
-
-    __slots__ = ("states", "_assemblies")
-
-    def __init__(self, joint_variables: JointVariables):
-        self._assemblies = _assemblies(joint_variables)
-        self.states = joint_variables.new_states()
-
-    def states_for(self, joint_variables: JointVariables) -> tuple:
-        """The provider states, checked to belong to ``joint_variables`` (the same model, any backend)."""
-        theirs = _assemblies(joint_variables)
-        if len(theirs) != len(self._assemblies) or any(a is not b for a, b in zip(theirs, self._assemblies)):
-            raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
-        return self.states
-
-
-def _assemblies(joint_variables: JointVariables) -> tuple:
-    """The assembly solutions of the providers' position solvers (None for stateless providers): shared
-    by every backend of one model, distinct between models."""
-    return tuple(getattr(getattr(provider, "solver", None), "reference", None) for _, provider in joint_variables.providers)
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +98,8 @@ class Model:
         constant(self, "_model_springs", tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
+
+    __repr__ = summary  # counts, not arrays
 
     def with_backend(self, backend: str) -> Model:
         """The same model evaluated by ``backend`` (``"numpy"`` or ``"compiled"``).
@@ -199,11 +179,9 @@ class Model:
         return np.array([c.default for c in self.coordinate_records])
 
     # ------------------------------------------------------------------ evaluation
-    def _as_q(self, q: ArrayLike, name: str = "q", dtype: type = float) -> NDArray[np.float64]:
-        q = np.asarray(q, dtype=dtype)
-        if q.ndim == 0 or q.shape[-1] != self.nq:
-            raise ValueError(f"`{name}` must have shape (..., {self.nq}) (one value per coordinate), got {q.shape}")
-        return q
+    def _as_q(self, q: ArrayLike, name: str = "q", complex_allowed: bool = False) -> NDArray[np.float64]:
+        """A state argument checked by :func:`mbkron.core.arguments.state_array` (shape (..., nq), finite)."""
+        return state_array(q, name, self.nq, "one value per coordinate", complex_allowed=complex_allowed)
 
     def joint_variables(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None):
         """Joint variables, their gradients and Hessians.
@@ -222,7 +200,7 @@ class Model:
         grad : ndarray, shape (..., nj, nq)
         hess : ndarray, shape (..., nj, nq, nq)
         """
-        return self._joint_values(self._as_q(q), order, workspace)
+        return self._joint_values(self._as_q(q), order_argument(order), workspace)
 
     def _joint_values(self, q: NDArray[np.float64], order: int, workspace: Workspace | None):
         """:meth:`joint_variables` for a validated ``q``; non-finite values raise ConfigurationError."""
@@ -249,8 +227,14 @@ class Model:
         order : {0, 1, 2}
             Highest derivative computed.
         """
-        q = self._as_q(q)
-        return self._backend.kinematics(self, self._joint_values(q, order, workspace), q, order)
+        return self._checked_kinematics(self._as_q(q), order_argument(order), order_argument(order), workspace)
+
+    def _checked_kinematics(self, q: NDArray, values_order: int, order: int, workspace: Workspace | None):
+        """Kinematics of ``order`` from joint values of ``values_order`` at a validated ``q``; finite."""
+        with np.errstate(all="ignore"):
+            kin = self._backend.kinematics(self, self._joint_values(q, values_order, workspace), q, order)
+        finite_result(kin.T, "body transforms", q)
+        return kin
 
     def point_position(self, body: str | int, point: ArrayLike, q: ArrayLike, *,
                        workspace: Workspace | None = None) -> NDArray[np.float64]:
@@ -267,24 +251,26 @@ class Model:
         -------
         ndarray, shape (..., 3)
         """
-        return kinematics.point_positions(self.kinematics(q, 0, workspace=workspace), self.body_index(body),
-                                          self._as_point(point))
+        kin, index, point = self.kinematics(q, 0, workspace=workspace), self.body_index(body), _as_point(point)
+        return finite_evaluation(lambda: kinematics.point_positions(kin, index, point), "point position", kin.q)
 
     def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, *,
                        workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Ground-frame velocity of a body-fixed point (Eq. 44)."""
-        kin = self.kinematics(q, 1, workspace=workspace)
-        return kinematics.point_velocities(kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"))
+        kin, index, point, qd = (self.kinematics(q, 1, workspace=workspace), self.body_index(body),
+                                 _as_point(point), self._as_q(qd, "qd"))
+        return finite_evaluation(lambda: kinematics.point_velocities(kin, index, point, qd), "point velocity", kin.q,
+                                 qd=qd)
 
     def point_acceleration(
         self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
         workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Ground-frame acceleration of a body-fixed point (Eq. 57)."""
-        kin = self.kinematics(q, 2, workspace=workspace)
-        return kinematics.point_accelerations(
-            kin, self.body_index(body), self._as_point(point), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
-        )
+        kin, index, point = self.kinematics(q, 2, workspace=workspace), self.body_index(body), _as_point(point)
+        qd, qdd = self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        return finite_evaluation(lambda: kinematics.point_accelerations(kin, index, point, qd, qdd),
+                                 "point acceleration", kin.q, qd=qd, qdd=qdd)
 
     def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world", *,
                          workspace: Workspace | None = None) -> NDArray[np.float64]:
@@ -295,16 +281,9 @@ class Model:
         ndarray, shape (..., 3)
             rad/s.
         """
-        kin = self.kinematics(q, 1, workspace=workspace)
-        omega = kinematics.angular_velocities(self.tree, kin, self._as_q(qd, "qd"), frame)
-        return omega[..., self.body_index(body), :]
-
-    @staticmethod
-    def _as_point(point: ArrayLike) -> NDArray[np.float64]:
-        point = np.asarray(point, dtype=float)
-        if point.ndim == 0 or point.shape[-1] != 3:
-            raise ValueError(f"`point` must have shape (..., 3) (body coordinates), got {point.shape}")
-        return point
+        kin, index, qd = self.kinematics(q, 1, workspace=workspace), self.body_index(body), self._as_q(qd, "qd")
+        return finite_evaluation(lambda: kinematics.angular_velocities(self.tree, kin, qd, frame)[..., index, :],
+                                 "angular velocity", kin.q, qd=qd)
 
     # ------------------------------------------------------------------ muscles
     @property
@@ -327,8 +306,9 @@ class Model:
         if np.iscomplexobj(q) and self.backend != "numpy":
             raise TypeError(f'`q` is complex (a complex step): the {self.backend!r} backend takes real q only; use '
                             'model.with_backend("numpy")')
-        q = self._as_q(q, dtype=complex if np.iscomplexobj(q) else float)
-        return self._backend.muscle_lengths(self, self._backend.kinematics(self, self._joint_values(q, 0, workspace), q, 0))
+        q = self._as_q(q, complex_allowed=True)
+        return finite_evaluation(lambda: self._backend.muscle_lengths(self, self._backend.kinematics(
+            self, self._joint_values(q, 0, workspace), q, 0)), "muscle lengths", q)
 
     def moment_arms(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
@@ -341,20 +321,21 @@ class Model:
             m for angular coordinates, dimensionless for lengths.
         """
         self._muscle_set()
-        return self._backend.moment_arms(self, self.kinematics(q, 1, workspace=workspace))
+        kin = self.kinematics(q, 1, workspace=workspace)
+        return finite_evaluation(lambda: self._backend.moment_arms(self, kin), "moment arms R", kin.q)
 
     def muscle_velocities(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon lengthening velocities ``L̇ = −Rᵀ q̇``, m/s, shape (..., n_mt)."""
-        return -np.einsum("...km,...k->...m", self.moment_arms(q, workspace=workspace), self._as_q(qd, "qd"))
+        arms, qd = self.moment_arms(q, workspace=workspace), self._as_q(qd, "qd")
+        return finite_evaluation(lambda: -np.einsum("...km,...k->...m", arms, qd), "muscle velocities", np.asarray(q),
+                                 qd=qd)
 
     def _muscle_generalized_forces(self, kin, muscle_forces, t: float, qd) -> NDArray[np.float64]:
         """``R F_mt`` (Eq. 192) for forces given as an array (..., n_mt) or a callable ``(t, q, qd)``."""
         forces = muscle_forces(t, kin.q, qd) if callable(muscle_forces) else muscle_forces
-        forces = np.asarray(forces, dtype=float)
         muscle_set = self._muscle_set()
-        if forces.shape[-1:] != (muscle_set.size,):
-            raise ValueError(f"`muscle_forces` must have shape (..., {muscle_set.size}) (one tension per muscle: "
-                             f"{', '.join(muscle_set.names)}), got {forces.shape}")
+        forces = state_array(forces, "muscle_forces", muscle_set.size,
+                             f"one tension per muscle: {', '.join(muscle_set.names)}")
         return np.einsum("...km,...m->...k", self._backend.moment_arms(self, kin), forces)
 
     # ------------------------------------------------------------------ dynamics
@@ -368,11 +349,12 @@ class Model:
 
     def _dynamic_kinematics(self, q: ArrayLike, workspace: Workspace | None) -> kinematics.KinematicsData:
         """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
-        q = self._as_q(q)
-        return self._backend.kinematics(self, self._joint_values(q, 2, workspace), q, 1)
+        return self._checked_kinematics(self._as_q(q), 2, 1, workspace)
 
-    def _terms(self, q, qd, workspace):
-        return self._backend.inertial_terms(self, q, qd, self._joint_values(q, 2, workspace), ())
+    def _terms(self, q, qd, workspace, name: str):
+        """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite."""
+        return finite_evaluation(lambda: getattr(self._backend.inertial_terms(
+            self, q, qd, self._joint_values(q, 2, workspace), ()), name), _TERMS[name], q, qd=qd)
 
     def mass_matrix(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized mass matrix ``M(q)`` (Eq. 145, 189).
@@ -386,7 +368,7 @@ class Model:
         ndarray, shape (..., nq, nq)
         """
         q = self._as_q(q)
-        return self._terms(q, np.zeros_like(q), workspace).mass_matrix
+        return self._terms(q, np.zeros_like(q), workspace, "mass_matrix")
 
     def velocity_forces(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Coriolis and centrifugal generalized forces ``N(q, q̇) q̇`` (Eq. 126, 146, 190).
@@ -396,12 +378,12 @@ class Model:
         ndarray, shape (..., nq)
         """
         q, qd = np.broadcast_arrays(self._as_q(q), self._as_q(qd, "qd"))
-        return self._terms(q, qd, workspace).velocity_forces
+        return self._terms(q, qd, workspace, "velocity_forces")
 
     def gravity_forces(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized gravity forces ``G(q)`` (Eq. 187, 197), on the right-hand side of Eq. 198."""
         q = self._as_q(q)
-        return self._terms(q, np.zeros_like(q), workspace).gravity_forces
+        return self._terms(q, np.zeros_like(q), workspace, "gravity_forces")
 
     def applied_forces(
         self, q: ArrayLike, qd: ArrayLike, loads: tuple | None = None, t: float = 0.0, muscle_forces=None, *,
@@ -413,8 +395,9 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
-        kin = self._dynamic_kinematics(q, workspace)
-        return self._applied(kin, self._as_q(qd, "qd"), loads, t, muscle_forces)
+        kin, qd = self._dynamic_kinematics(q, workspace), self._as_q(qd, "qd")
+        return finite_evaluation(lambda: self._applied(kin, qd, loads, t, muscle_forces), _TERMS["applied_forces"],
+                                 kin.q, qd=qd)
 
     def _applied(self, kin, qd, loads, t, muscle_forces=None) -> NDArray[np.float64]:
         loads = self.loads if loads is None else tuple(loads)
@@ -448,6 +431,14 @@ class Model:
             (..., nq).
         """
         q, qd = self._as_q(q), self._as_q(qd, "qd")
+        with np.errstate(all="ignore"):
+            terms = self._all_terms(q, qd, loads, t, muscle_forces, workspace)
+        for name, quantity in _TERMS.items():
+            finite_result(getattr(terms, name), quantity, q, qd=qd)
+        return terms
+
+    def _all_terms(self, q, qd, loads, t, muscle_forces, workspace) -> dynamics.EquationsOfMotion:
+        """:meth:`equations_of_motion` at validated ``q``, ``qd``: chunked where a batch is large."""
         chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
         kinematics_free = self.compiled_kernels and not (self.loads if loads is None else loads) and muscle_forces is None
         if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk and not kinematics_free:
@@ -512,12 +503,13 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
-        if self._forward is not None and loads is None and muscle_forces is None:  # compiled, simple trees: RNEA
-            tau = self._forward.inverse(self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd"))
-            if tau is not None:
-                return tau
-        M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
-        return (M @ self._as_q(qdd, "qdd")[..., None])[..., 0] - rhs
+        q, qd, qdd = self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        simple = self._forward is not None and loads is None and muscle_forces is None  # compiled, simple trees: RNEA
+        tau = self._forward.inverse(q, qd, qdd) if simple else None
+        if tau is None:
+            M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
+            tau = finite_evaluation(lambda: (M @ qdd[..., None])[..., 0] - rhs, _FORCES, q, qd=qd, qdd=qdd)
+        return finite_result(tau, _FORCES, q, qd=qd, qdd=qdd)
 
     def forward_dynamics(
         self,
@@ -556,15 +548,20 @@ class Model:
         ConfigurationError
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
+        common = self._forward is not None and tau is None and loads is None and muscle_forces is None and workspace is None
+        qdd = self._forward.one_state(q, qd) if common else None  # the common case: checked by the finiteness of q̈
+        if qdd is not None:
+            return qdd
         q, qd = self._as_q(q), self._as_q(qd, "qd")
+        if tau is not None:
+            tau = state_array(tau, "tau", self.nq, "one generalized force per coordinate")
         if self._forward is not None and loads is None and muscle_forces is None:
             qdd = self._forward(self, q, qd, tau, workspace)
             if qdd is not None:
-                return qdd
+                return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
-        if tau is not None:
-            rhs = rhs + np.asarray(tau, dtype=float)
-        qdd = self._backend.solve_positive_definite(M, rhs)
+        with np.errstate(all="ignore"):
+            qdd = self._backend.solve_positive_definite(M, rhs if tau is None else rhs + tau)
         if qdd is None:
             eigenvalues = np.linalg.eigvalsh(M)
             raise ConfigurationError(
@@ -572,7 +569,7 @@ class Model:
                 f"eigenvalue {eigenvalues.min():.3g} (bodies without mass or inertia, or a joint-variable map "
                 "that is singular there)"
             )
-        return qdd
+        return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
 
     def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
         """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and
@@ -596,5 +593,8 @@ class Model:
         JointReactions
             ``.force`` and ``.moment``, each of shape (..., nb, 3).
         """
-        kin = self._dynamic_kinematics(q, workspace)
-        return reactions.joint_reactions(self, kin, self._as_q(qd, "qd"), self._as_q(qdd, "qdd"), loads, t)
+        kin, qd, qdd = self._dynamic_kinematics(q, workspace), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        with np.errstate(all="ignore"):
+            wrenches = reactions.joint_reactions(self, kin, qd, qdd, loads, t)
+        finite_result(np.concatenate([wrenches.force, wrenches.moment], -1), "joint reactions", kin.q, qd=qd, qdd=qdd)
+        return wrenches
