@@ -327,7 +327,8 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
     phi, arc, bound = _initial_guess(p, q, a, side, tilt)
     if side < 0:  # the long way round is a saddle of the length: no bound
         bound = np.inf
-    phi, arc, converged = _newton(p, q, a, phi, arc, DIRECT_ITERATIONS, work, t1, t2)
+    # np.int64: the iteration counts as a run-time int64, not a literal each (one specialisation of _newton)
+    phi, arc, converged = _newton(p, q, a, phi, arc, np.int64(DIRECT_ITERATIONS), work, t1, t2)
     converged = converged and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
     if not continuation:
         return arc, converged
@@ -343,10 +344,10 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
             level = radius ** (1.0 - fraction) * a**fraction
             if fraction == 1.0:
                 phi_c, arc_c, level_ok = _newton(p, q, a, phi_c, arc_c * level.sum() / previous.sum(),
-                                                 MAX_ITERATIONS, work, t1, t2)
+                                                 np.int64(MAX_ITERATIONS), work, t1, t2)
             else:
                 phi_c, arc_c, level_ok = _newton(scaled_p * level, scaled_q * level, level, phi_c,
-                                                 arc_c * level.sum() / previous.sum(), MAX_ITERATIONS, work, t1, t2)
+                                                 arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS), work, t1, t2)
             ok = ok and level_ok
             previous = level
         arc = arc_c
