@@ -77,10 +77,12 @@ def _tree() -> None:
 
 
 def _closed_loop() -> None:
-    from mbkron.examples import andrews_squeezer
+    """The four-bar of Eq. 121, its angles solved from the loop equations by the generated code (the
+    ``lu`` solver), as the shipped closed-loop model files are."""
+    from mbkron.examples import four_bar
 
-    model = andrews_squeezer(constraints="expressions")
-    _evaluate(model, model.default_q, 1e-4)
+    model = four_bar(solver="lu")
+    _evaluate(model, model.default_q, 1e-3)
 
 
 def _muscles() -> None:
@@ -89,7 +91,8 @@ def _muscles() -> None:
     import numpy as np
 
     from mbkron.model.builder import ModelBuilder
-    from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapEllipsoid, WrapSphere
+    from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
+    from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
 
     b = ModelBuilder(name="compile-muscles")
     b.add_coordinate("shoulder", range=(-1.0, 2.0)).add_coordinate("elbow", range=(0.0, 2.5))
