@@ -3,7 +3,8 @@
 Commands, one module each: ``info`` (describe a model file), ``kinematics`` (poses and point
 kinematics at one configuration or along a trajectory), ``moment-arms`` (muscle moment arms and
 lengths at one configuration or along a sweep of one coordinate), ``simulate`` (forward dynamics),
-``validate`` (the validation report, run from a source checkout as a separate process) and ``demo``.
+``validate`` (the validation report, run from a source checkout as a separate process), ``compile``
+(mbkron's numba kernels ahead of time) and ``demo``; :data:`COMMANDS` lists them all.
 
 Exit status: 0 on success; 1 for an invalid model file or input, or a configuration at which the
 model cannot be evaluated (one clear message on stderr, every problem of a model file listed); 2 for a
