@@ -46,8 +46,8 @@ def register(commands) -> None:
 
 
 def _evaluate(model, q, simulate_for: float | None) -> None:
-    """Evaluate ``model`` as the commands do: one state and a batch of three (joint variables,
-    kinematics, ``M``, forward and inverse dynamics; muscle lengths and moment arms), and a TR-BDF2
+    """Evaluate ``model`` as the commands do: one state and a batch of three (joint variables and
+    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics; muscle lengths and moment arms), and a TR-BDF2
     run of ``simulate_for`` seconds with 5 output samples."""
     import numpy as np
 
@@ -57,8 +57,9 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
     batch = np.stack([q, q, q])
     qd = np.zeros_like(q)
     for state, rate in ((q, qd), (batch, np.zeros_like(batch))):
-        model.joint_variables(state, 2)
-        model.kinematics(state, 2)
+        for order in (0, 1, 2):  # values only (the commands' tables), with ∇f (moment arms), with H (dynamics)
+            model.joint_variables(state, order)
+            model.kinematics(state, order)
         model.mass_matrix(state)
         accelerations = model.forward_dynamics(state, rate)
         model.inverse_dynamics(state, rate, accelerations)
