@@ -87,11 +87,16 @@ def _closed_loop() -> None:
 
 
 def _muscles() -> None:
-    """A two-body arm with a straight muscle and muscles wrapped round a cylinder, a sphere and an
-    ellipsoid (the wrapped-path kernel), lengths and moment arms only."""
+    """A three-body arm, its hand coupled to the elbow by a cubic spline (as OpenSim's coupled joints),
+    with a straight muscle, one through a moving and a conditional point (as OpenSim's knee and
+    shoulder muscles), and muscles wrapped round a cylinder, a sphere and an ellipsoid (the
+    wrapped-path kernel); lengths and moment arms only."""
     import numpy as np
 
+    from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
     from mbkron.model.builder import ModelBuilder
+    from mbkron.muscles.conditions import PathPointCondition
+    from mbkron.muscles.points import MovingPoint
     from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
     from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
 
@@ -101,7 +106,14 @@ def _muscles() -> None:
                inertia=np.diag([0.001, 0.015, 0.015]))
     b.add_body("forearm", parent="upper_arm", axis=(0, 0, 1), variable="elbow", offset=(0.3, 0, 0), mass=1.2,
                com=(0.13, 0, 0), inertia=np.diag([0.001, 0.007, 0.007]))
+    spline = CubicSpline([0.0, 1.0, 2.0, 2.5], [0.0, 0.1, 0.15, 0.2], kind="fmm")
+    b.add_body("hand", parent="forearm", axis=(0, 0, 1), variable=CoordinateFunction(spline, "elbow"),
+               offset=(0.26, 0, 0), mass=0.4, com=(0.06, 0, 0), inertia=np.diag([0.0005, 0.001, 0.001]))
     b.add_muscle("straight", [("ground", (0.0, 0.05, 0.0)), ("forearm", (0.05, 0.01, 0.0))])
+    lift = CoordinateFunction(CubicSpline([0.0, 1.0, 2.5], [0.0, 0.005, 0.01], kind="fmm"), "elbow")
+    b.add_muscle("moving", [("upper_arm", (0.05, 0.02, 0.0)),
+                            ("upper_arm", (0.2, 0.025, 0.0), PathPointCondition("elbow", 0.5, 2.5)),
+                            MovingPoint("forearm", (0.03, (0.02, lift), 0.0)), ("hand", (0.05, 0.0, 0.0))])
     surfaces = (WrapCylinder(name="cylinder", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02, length=0.1),
                 WrapSphere(name="sphere", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02),
                 WrapEllipsoid(name="ellipsoid", body="upper_arm", translation=(0.3, 0.0, 0.0),
