@@ -28,7 +28,7 @@ def _python(*arguments: str, caches: Path) -> subprocess.CompletedProcess:
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(caches / "numba"), "MBKRON_CACHE_DIR": str(caches / "mbkron"),
                    "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, *arguments], cwd=ROOT, capture_output=True, text=True, env=environment,
-                          timeout=1800)
+                          timeout=3600)  # hang detection only: a loaded 2-core machine takes 30+ min
 
 
 def test_compile_has_help_naming_the_cache_and_an_example(capsys):
