@@ -119,7 +119,8 @@ def cold_cases(temporary: Path, env: dict[str, str]) -> list[tuple[str, float, f
                 "MBKRON_CACHE_DIR": str(temporary / name / "mbkron")}
 
     osim = temporary / "gait2392.osim"
-    osim.write_bytes(gzip.decompress((ROOT / "tests" / "data" / "osim" / "gait2392_thelen2003muscle.osim.gz").read_bytes()))
+    stored = ROOT / "tests" / "data" / "osim" / "gait2392_thelen2003muscle.osim.gz"
+    osim.write_bytes(gzip.decompress(stored.read_bytes()))
     moment_arms = [PYTHON, "-c", f"import mbkron; m = mbkron.load_model({str(osim)!r}); m.moment_arms(m.default_q)"]
     four_bar = [PYTHON, "-m", "mbkron", "simulate", str(new_four_bar(temporary)), "--t-end", "0.1",
                 "--out", str(temporary / "runs"), "--no-progress"]

@@ -29,7 +29,8 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["AVAILABLE", "COMPILING", "CompileNotice", "compile_notice", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
+__all__ = ["AVAILABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "compile_notice", "kernel_cache_directory",
+           "inline_jit", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (the ``compiled`` backend can be used)."""
