@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron import examples
+    from mbkron.compiled.common import CompileNotice
     from mbkron.core.errors import ConfigurationError, ModelError, ModelWarning
     from mbkron.dynamics import loads
     from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompileNotice",
     "ConfigurationError",
     "EnsembleResult",
     "Linear",
@@ -53,6 +55,7 @@ __all__ = [
 
 #: Where each lazily imported public name lives: (module, attribute), or (module, None) for a module.
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "CompileNotice": ("mbkron.compiled.common", "CompileNotice"),
     "ConfigurationError": ("mbkron.core.errors", "ConfigurationError"),
     "EnsembleResult": ("mbkron.integrate.ensemble", "EnsembleResult"),
     "Linear": ("mbkron.jointvars.explicit", "Linear"),

@@ -17,7 +17,7 @@ import pytest
 import mbkron
 from mbkron import cli
 from mbkron.cli.common import CHUNK_ROWS
-from mbkron.compiled.common import COMPILING
+from mbkron.compiled.common import COMPILING, COMPILING_MODEL
 from mbkron.io import write_atomically
 from validation.closed_form import duarte_two_link as duarte
 
@@ -30,7 +30,8 @@ def run(capsys, *argv):
     the first compilation of the numba kernels in this process, which some test or other prints)."""
     status = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
-    return status, out, err.replace(f"mbkron: {COMPILING}\n", "")
+    return status, out, "".join(line for line in err.splitlines(keepends=True)
+                                if not line.startswith((f"mbkron: {COMPILING} (", f"mbkron: {COMPILING_MODEL} (")))
 
 
 def read_csv(path):

@@ -7,16 +7,17 @@ un-imported). No timings are asserted here: ``benchmarks/bench_startup.py`` meas
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
 
 import mbkron
-from mbkron.compiled.common import COMPILING
+from mbkron.cli.main import COMMANDS, parser
+from mbkron.compiled.common import COMPILING, COMPILING_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "scipy", "sympy", "numba", "llvmlite", "matplotlib", "tqdm")
@@ -31,7 +32,8 @@ try:
     status = 0
 except SystemExit as exit:
     status = exit.code
-print(json.dumps([status, sorted({name.partition(".")[0] for name in sys.modules})]))
+print(json.dumps([status, sorted({name.partition(".")[0] for name in sys.modules}),
+                  sorted(name for name in sys.modules if name.startswith("mbkron.cli."))]))
 """
 
 
@@ -53,10 +55,22 @@ def test_help_and_usage_errors_import_no_numerical_package(argv, status, output)
     done = _python("-c", RUN_AND_LIST_MODULES, json.dumps(argv))
     assert done.returncode == 0, done.stderr
     *printed, last = done.stdout.splitlines()
-    exit_status, modules = json.loads(last)
+    exit_status, modules, cli_modules = json.loads(last)
     assert exit_status == status
     assert output in "\n".join(printed) + done.stderr
     assert [name for name in HEAVY if name in modules] == []
+    # only the named command's module (and the helpers it imports), none for the top level
+    named = {"simulate": "mbkron.cli.simulate", "kinematics": "mbkron.cli.kinematics", "info": "mbkron.cli.info"}
+    expected = {"mbkron.cli.main"} | ({named[argv[0]], "mbkron.cli.common"} if argv[0] in named else set())
+    assert set(cli_modules) == expected
+
+
+def test_the_top_level_help_lists_every_command_as_the_commands_register_themselves():
+    """``mbkron --help`` (commands listed from COMMANDS, no module imported) is the text of the parser
+    with every command module registered, so a summary changed in a module cannot drift."""
+    full, listed = parser(), parser("")
+    assert listed.format_help() == full.format_help()
+    assert all(f"\n    {name}" in full.format_help() for name in COMMANDS)
 
 
 def test_import_mbkron_loads_the_public_names_on_first_use():
@@ -75,15 +89,37 @@ def test_first_compilation_is_announced_once_and_not_when_loaded_from_the_cache(
     cache = {"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # empty: everything is compiled
     cold = _python(*command, env=cache)
     assert cold.returncode == 0, cold.stderr
-    assert cold.stderr.splitlines() == [f"mbkron: {COMPILING}"]
+    [line] = cold.stderr.splitlines()  # one line on stderr: what, how long, where cached, how to avoid
+    assert line.startswith(f"mbkron: {COMPILING} (about ")
+    assert str(tmp_path / "numba-cache") in line and "`mbkron compile`" in line
     warm = _python(*command, env=cache)  # the same cache, now filled: the kernels are loaded, not compiled
     assert warm.returncode == 0, warm.stderr
     assert warm.stderr == ""
     assert warm.stdout == cold.stdout
 
 
-def test_the_announcement_is_an_info_record_of_the_mbkron_logger_for_mbkron_kernels_only(caplog):
-    """The library logs (never prints); numba's compile events of other packages' functions are ignored."""
+@pytest.mark.child_process
+def test_from_python_the_first_compilation_is_a_compile_notice_at_the_callers_line(tmp_path):
+    pytest.importorskip("numba")
+    script = ("import mbkron; model = mbkron.load_model('models/two_link_arm.toml'); "
+              "print(model.mass_matrix([0.1, 0.2]).shape)")
+    cache = {"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    cold = _python("-c", script, env=cache)
+    assert cold.returncode == 0, cold.stderr
+    # Python's default display of a warning: shown (not a log record), at the script's line, once
+    assert cold.stderr.startswith(f"<string>:1: CompileNotice: {COMPILING} (about ")
+    assert cold.stderr.count("CompileNotice") == 1
+    assert cold.stdout == "(2, 2)\n"
+    warm = _python("-c", script, env=cache)
+    assert (warm.returncode, warm.stderr, warm.stdout) == (0, "", cold.stdout)
+    silenced = _python("-c", "import warnings, mbkron; warnings.simplefilter('ignore', mbkron.CompileNotice); "
+                       + script.removeprefix("import mbkron; "), env={"NUMBA_CACHE_DIR": str(tmp_path / "other-cache")})
+    assert (silenced.returncode, silenced.stderr) == (0, "")
+
+
+def test_the_notice_is_a_warning_for_mbkron_kernels_only_once_each_kind_and_never_an_error():
+    """numba's compile events of other packages' functions are ignored; the library's and the generated
+    modules' kernels are announced once each; an "error" filter does not abort the compilation."""
     numba = pytest.importorskip("numba")
     from numba.core import event
 
@@ -92,9 +128,25 @@ def test_the_announcement_is_an_info_record_of_the_mbkron_logger_for_mbkron_kern
     def not_mbkron(x):
         return x
 
+    def generated(x):
+        return x
+
+    generated.__module__ = "mbkron_kernels_0123"  # as the generated modules are named (jointvars/compiled.py)
+
+    def notify(listener, dispatcher):
+        listener.notify(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": dispatcher}))
+
     listener = common._FirstCompilation()  # a fresh one: this process may have compiled mbkron's kernels before
     kernel = tabulated._stacked_cubics  # one of mbkron's kernels (the events are made here: nothing is compiled)
-    with caplog.at_level(logging.INFO, logger="mbkron"):
-        for dispatcher in (numba.njit(not_mbkron), kernel, kernel):
-            listener.notify(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": dispatcher}))
-    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [("mbkron", logging.INFO, COMPILING)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for dispatcher in (numba.njit(not_mbkron), kernel, kernel, numba.njit(generated), numba.njit(generated),
+                           kernel):
+            notify(listener, dispatcher)
+    assert [w.category for w in caught] == [mbkron.CompileNotice, mbkron.CompileNotice]
+    assert str(caught[0].message).startswith(f"{COMPILING} (")
+    assert str(caught[1].message).startswith(f"{COMPILING_MODEL} (")
+    assert issubclass(mbkron.CompileNotice, UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        notify(common._FirstCompilation(), kernel)  # raises nothing

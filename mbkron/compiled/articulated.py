@@ -239,7 +239,7 @@ def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_t
     constant generalized forces; ``joint_torque`` (nj,) the constant joint torques.
     """
     return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
-                q, False)
+                q, np.bool_(False))  # np.bool_: one specialisation of _one (a literal False/True is a type each)
 
 
 @jit
@@ -249,7 +249,7 @@ def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_t
     the generalized forces of the loads and ``force``; returns ``(τ, status)`` (arguments as
     :func:`articulated_forward`)."""
     return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
-                qdd, True)
+                qdd, np.bool_(True))
 
 
 @jit

@@ -6,14 +6,19 @@ numba, :func:`jit` returns the function unchanged, so the kernels' modules still
 plain Python functions remain callable (slowly) for reading and testing.
 
 The kernels are compiled on their first call and cached on disk (numba's ``cache=True``: in
-``__pycache__`` next to the modules, or under ``NUMBA_CACHE_DIR``). The first compilation in a
-process is announced by one INFO record of the ``mbkron`` logger (:data:`COMPILING`; the command line
-prints it on stderr); a kernel loaded from the disk cache is not compiled and announces nothing.
+``__pycache__`` next to the modules, or under ``NUMBA_CACHE_DIR``); ``mbkron compile``
+(:mod:`mbkron.cli.compile`) compiles them all ahead of time. The first compilation of mbkron's library
+kernels in a process is announced by one :class:`CompileNotice` (a warning: Python shows it once, the
+command line prints it as one line on stderr), and so is the first compilation of a model's generated
+constraint functions; a kernel loaded from the disk cache is not compiled and announces nothing.
 """
 
 from __future__ import annotations
 
-import logging
+import os
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,31 +29,86 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["AVAILABLE", "COMPILING", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
+__all__ = ["AVAILABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "compile_notice", "kernel_cache_directory",
+           "inline_jit", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (the ``compiled`` backend can be used)."""
 
-COMPILING = "compiling numerical kernels for this machine (first run only; cached afterwards)…"
-"""The message of the INFO record announcing the first compilation of mbkron's kernels in a process."""
+COMPILING = "compiling mbkron's numerical kernels for this machine"
+"""The start of the :class:`CompileNotice` of mbkron's library kernels (:func:`compile_notice`)."""
+
+COMPILING_MODEL = "compiling this model's constraint functions"
+"""The start of the :class:`CompileNotice` of a model's generated kernel module."""
+
+
+class CompileNotice(UserWarning):
+    """numba is compiling mbkron's kernels in this process: the next call takes a while (once).
+
+    Issued at most once per process for the library kernels and once for the models' generated
+    constraint functions, when numba starts a real compilation (never for a kernel loaded from its
+    disk cache). It is a notice, not a problem: silence it with
+    ``warnings.filterwarnings("ignore", category=mbkron.CompileNotice)`` (pytest:
+    ``filterwarnings = ["ignore::mbkron.CompileNotice"]``), or avoid it by running ``mbkron compile``
+    once after installing. A filter that turns it into an error does not interrupt the compilation:
+    the notice is then dropped.
+    """
+
+
+def kernel_cache_directory() -> str:
+    """Where numba caches mbkron's compiled library kernels: ``$NUMBA_CACHE_DIR``, or
+    ``mbkron/compiled/__pycache__`` (numba falls back to a per-user directory when that one is not
+    writable)."""
+    if AVAILABLE and numba.config.CACHE_DIR:
+        return str(numba.config.CACHE_DIR)
+    return os.environ.get("NUMBA_CACHE_DIR") or str(Path(__file__).parent / "__pycache__")
+
+
+def compile_notice(model: bool = False) -> str:
+    """The text of the :class:`CompileNotice` for the library kernels or (``model``) for a model's
+    generated constraint functions: what is compiled, roughly how long, and where it is cached."""
+    if model:
+        return (f"{COMPILING_MODEL} (a few seconds, once per set of constraint equations; cached in "
+                f"{os.environ.get('MBKRON_CACHE_DIR') or Path.home() / '.cache' / 'mbkron'})")
+    return (f"{COMPILING} (about 1 to 2 minutes on 2 cores, once: later runs load them from the cache in "
+            f"{kernel_cache_directory()}; `mbkron compile` does this ahead of time)")
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn`, called from :meth:`_FirstCompilation.on_start`, that
+    names the first frame outside mbkron and numba (the user's call that triggered the compilation)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "") or ""
+        if not (name.partition(".")[0] in ("mbkron", "numba", "contextlib") or name.startswith("mbkron_kernels")):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
+
 
 if AVAILABLE:
     class _FirstCompilation(numba_event.Listener):
-        """Logs :data:`COMPILING` when numba starts compiling one of mbkron's kernels, once per process.
+        """Issues a :class:`CompileNotice` when numba starts compiling one of mbkron's library kernels,
+        once per process, and when it starts compiling a model's generated kernel module
+        (``mbkron_kernels``), once per process.
 
         numba broadcasts ``"numba:compile"`` only for a real compilation: a kernel found in the disk
-        cache is loaded before that event (``Dispatcher.compile``), so a warm run logs nothing.
+        cache is loaded before that event (``Dispatcher.compile``), so a warm run says nothing.
         """
 
-        announced = False
+        def __init__(self):
+            self.announced: set[bool] = set()  # which notices were issued: False library, True model
 
         def on_start(self, event) -> None:
-            if self.announced:
-                return
             module = getattr(getattr(event.data["dispatcher"], "py_func", None), "__module__", "") or ""
-            if module.startswith("mbkron."):
-                self.announced = True
-                logging.getLogger("mbkron").info(COMPILING)
+            model = module.startswith("mbkron_kernels")
+            if not (model or module.startswith("mbkron.")) or model in self.announced:
+                return
+            self.announced.add(model)
+            try:
+                warnings.warn(compile_notice(model), CompileNotice, stacklevel=_caller_stacklevel())
+            except CompileNotice:  # an "error" filter: a notice must not abort numba's compilation
+                pass
 
         def on_end(self, event) -> None:
             pass

@@ -243,8 +243,9 @@ def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd)
     """``M``, ``N q̇``, ``G`` and spring-damper forces of a single state (no batch axis)."""
     nb, nq = links.shape[0], qd.shape[0]
     M, Nqd, G, Q = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq)
-    regular = eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, True, qd, M, Nqd, G, Q,
-                         eom_workspace(nb, nq))
+    # np.bool_: not a literal True, which numba would compile eom_state for separately
+    regular = eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, np.bool_(True), qd, M, Nqd,
+                         G, Q, eom_workspace(nb, nq))
     return M, Nqd, G, Q, regular
 
 

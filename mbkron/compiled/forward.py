@@ -119,8 +119,10 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     f = np.empty(nj)
     affine_values(A, c, q, f)
     qdd = np.empty(nq)
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A,
-                            np.empty((0, 0, 0)), False, qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    # a writeable copy of the (read-only) A and a non-literal bool: _forward_state and eom_state get the
+    # argument types of forward_solved and forward_given, so that each is compiled once
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A.copy(),
+                            np.empty((0, 0, 0)), np.bool_(False), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 
@@ -142,8 +144,8 @@ def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque
             for m in range(nq):
                 hess[j, k, m] = hess_rows[i, k, m]
     qdd = np.empty(nq)
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, True,
-                            qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess,
+                            np.bool_(True), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 

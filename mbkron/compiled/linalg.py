@@ -14,14 +14,16 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 
-__all__ = ["dot", "lu_factor", "lu_solve", "matmul", "matvec"]
+__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec"]
 
 
 @jit
 def lu_factor(A, LU, piv):  # pragma: no cover - compiled
     """Partial-pivoting LU of the square ``A`` into ``LU``/``piv``; returns the determinant's sign (0: singular)."""
     n = A.shape[0]
-    LU[:, :] = A
+    for r in range(n):
+        for c in range(n):
+            LU[r, c] = A[r, c]
     sign = 1
     for k in range(n):
         pivot = k
@@ -91,3 +93,11 @@ def dot(a, b):  # pragma: no cover - compiled
     for i in range(a.size):
         total += a[i] * b[i]
     return total
+
+
+@jit
+def copy_into(destination, source):  # pragma: no cover - compiled
+    """``destination[:] = source`` for two vectors of equal length, by a loop: a slice assignment in a
+    kernel makes numba compile its broadcasting and error-message code for every caller."""
+    for i in range(source.shape[0]):
+        destination[i] = source[i]

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from mbkron.compiled.common import jit
+from mbkron.compiled.linalg import copy_into
 from mbkron.core.tableaus import DOP853
 
 __all__ = ["TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS", "TILTS", "STEP_CURVATURE",
@@ -140,7 +141,8 @@ def _integrate(y, arc, a, w, k, stage_y):  # pragma: no cover - compiled
     h = 1.0 / steps
     for _ in range(steps):
         for stage in range(_STAGES):
-            stage_y[:] = 0.0
+            for i in range(_SIZE):
+                stage_y[i] = 0.0
             for j in range(stage):  # the increment Σ_j A_ij k_j (DOP853's zeros skipped)
                 c = _RK_A[stage, j]
                 if c != 0.0:
@@ -149,7 +151,8 @@ def _integrate(y, arc, a, w, k, stage_y):  # pragma: no cover - compiled
             for i in range(_SIZE):
                 stage_y[i] = y[i] + h * stage_y[i]
             _rate(stage_y, arc, w, k[stage])
-        stage_y[:] = 0.0
+        for i in range(_SIZE):
+            stage_y[i] = 0.0
         for j in range(_STAGES):
             c = _RK_B[j]
             if c != 0.0:
@@ -196,7 +199,8 @@ def _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J):  # pragma: 
         o = 6 + 6 * j
         dx = y[o:o + 3]
         along_v = _dot3(v, y[o + 3:o + 6])
-        dn[:] = dx * w
+        for i in range(3):
+            dn[i] = dx[i] * w[i]
         along_n = _dot3(n, dn)
         for i in range(3):
             dv[i] = (y[o + 3 + i] - along_v * v[i]) / speed
@@ -246,9 +250,11 @@ def _newton(p, q, a, phi, arc, iterations, work, t1, t2):  # pragma: no cover - 
         phi, arc = phi + step * d_phi, arc + step * d_arc
         if accepted:
             r0, r1, ahead = s0, s1, trial_ahead
-            t1[:] = u1
-            t2[:] = u2
-            J[:, :] = trial_J
+            copy_into(t1, u1)
+            copy_into(t2, u2)
+            for i in range(2):
+                for j in range(2):
+                    J[i, j] = trial_J[i, j]
         else:
             r0, r1, ahead = _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J)
     return phi, arc, False
@@ -282,7 +288,9 @@ def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
         norm2 = _dot3(X, X)
         across = d - (_dot3(d, X) / norm2) * X
         across /= math.sqrt(_dot3(across, across))
-        T[:] = X / norm2 + math.sqrt(1.0 - 1.0 / norm2) * across
+        scale = math.sqrt(1.0 - 1.0 / norm2)
+        for i in range(3):
+            T[i] = X[i] / norm2 + scale * across[i]
     ortho, normal = T2 - _dot3(T2, T1) * T1, np.empty(3)
     ortho /= math.sqrt(_dot3(ortho, ortho))
     _cross3(T1, T2, normal)
@@ -319,7 +327,8 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
     phi, arc, bound = _initial_guess(p, q, a, side, tilt)
     if side < 0:  # the long way round is a saddle of the length: no bound
         bound = np.inf
-    phi, arc, converged = _newton(p, q, a, phi, arc, DIRECT_ITERATIONS, work, t1, t2)
+    # np.int64: the iteration counts as a run-time int64, not a literal each (one specialisation of _newton)
+    phi, arc, converged = _newton(p, q, a, phi, arc, np.int64(DIRECT_ITERATIONS), work, t1, t2)
     converged = converged and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
     if not continuation:
         return arc, converged
@@ -335,10 +344,10 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
             level = radius ** (1.0 - fraction) * a**fraction
             if fraction == 1.0:
                 phi_c, arc_c, level_ok = _newton(p, q, a, phi_c, arc_c * level.sum() / previous.sum(),
-                                                 MAX_ITERATIONS, work, t1, t2)
+                                                 np.int64(MAX_ITERATIONS), work, t1, t2)
             else:
                 phi_c, arc_c, level_ok = _newton(scaled_p * level, scaled_q * level, level, phi_c,
-                                                 arc_c * level.sum() / previous.sum(), MAX_ITERATIONS, work, t1, t2)
+                                                 arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS), work, t1, t2)
             ok = ok and level_ok
             previous = level
         arc = arc_c
@@ -357,8 +366,8 @@ def _shortest_side(p, q, a, work, t1, t2):  # pragma: no cover - compiled
         length = _length(p, q, c1, c2, arc) if converged else np.inf
         if index == 0 or length < best:
             best, best_arc, best_converged = length, arc, converged
-            t1[:] = c1
-            t2[:] = c2
+            copy_into(t1, c1)
+            copy_into(t2, c2)
     return best_arc, best_converged
 
 
@@ -396,9 +405,9 @@ def ellipsoid_path(p, q, a, axis, sign, t1, t2):  # pragma: no cover - compiled
         wrong_side = max(sign * t1[axis], sign * t2[axis]) < 0.0
         if wrong_side or not converged:
             l1, l2 = np.empty(3), np.empty(3)
-            long_arc, long_converged = _solve(p, q, a, -1.0, 0.0, True, work, l1, l2)
+            long_arc, long_converged = _solve(p, q, a, -1.0, 0.0, np.bool_(True), work, l1, l2)
             if long_converged:
                 arc, converged = long_arc, True
-                t1[:] = l1
-                t2[:] = l2
+                copy_into(t1, l1)
+                copy_into(t2, l2)
     return arc if converged else FAILED

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
 from mbkron.compiled.wrap_ellipsoid import FAILED, MAX_ITERATIONS, TOLERANCE, ellipsoid_path
 from mbkron.core.errors import ConfigurationError, ModelWarning
@@ -245,12 +246,13 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             elif wrap_kind[g] == 1:
                                 arc = _cylinder(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
                             else:
-                                semi_axes[:] = wrap_params[g, 2:]
+                                for c in range(3):
+                                    semi_axes[c] = wrap_params[g, 2 + c]
                                 arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
                                 if arc == FAILED:
                                     failure[0], failure[1], failure[2] = s, m, g
-                                    failure[3:6] = p
-                                    failure[6:] = q
+                                    for c in range(3):
+                                        failure[3 + c], failure[6 + c] = p[c], q[c]
                                     return lengths, R, -1, failure, unsettled
                             if arc < 0.0:
                                 continue
@@ -259,8 +261,8 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                                       - math.sqrt((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2))
                             if change < best:
                                 best, best_arc, k1, k2 = change, arc, keys[a], keys[b]
-                                b1[:] = t1
-                                b2[:] = t2
+                                copy_into(b1, t1)
+                                copy_into(b2, t2)
                         hit = best < np.inf
                         if hit != found[g]:
                             moved = np.inf

@@ -245,10 +245,11 @@ def simulate(
     start = clock.perf_counter()
     try:
         # fail early and clearly on an invalid initial state; this first evaluation (and, for implicit
-        # methods, a batched one and the compiled Jacobian) also compiles the kernels on a first run,
-        # outside the timed integration
+        # methods, the Jacobian's route: the compiled kernel, or batched evaluations where there is
+        # none) also compiles the kernels on a first run, outside the timed integration. Nothing that
+        # will not run is evaluated (the batched route is compiled only where it gives the Jacobian)
         trajectory.start(accelerations(t0, y0))
-        if name in _IMPLICIT:
+        if name in _IMPLICIT and kernel is None:
             rhs_batched(t0, y0[None])
         if kernel is not None:
             kernel.jacobian(t0, y0)

@@ -1,0 +1,181 @@
+"""``mbkron compile``: compile mbkron's numerical kernels ahead of time into numba's kernel cache.
+
+numba compiles a kernel on its first call and caches the machine code on disk (in ``NUMBA_CACHE_DIR``
+when set, else next to mbkron's modules); a later process loads it in milliseconds. Without this
+command the first run of each kind of work pays the compilation (announced by a
+:class:`mbkron.CompileNotice`); with it, once after installing (or in CI before the tests), no later
+run compiles a library kernel.
+
+A kernel is cached per argument types, so the kernels are compiled the way the library calls them:
+by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
+(forward and inverse dynamics, kinematics, a TR-BDF2 run), a closed loop whose constraint equations
+are solved by generated code (a TR-BDF2 run), and muscle paths, straight and wrapped round a
+cylinder, a sphere and an ellipsoid (lengths and moment arms) — one state and a small batch each.
+Model files named on the command line are evaluated the same way, so that their generated
+constraint functions (cached in ``MBKRON_CACHE_DIR``) are compiled too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Callable
+
+from mbkron.cli.common import CommandError, add_command
+
+__all__ = ["WORKLOADS", "register", "run"]
+
+
+def register(commands) -> None:
+    """Add the ``compile`` command to the sub-command parsers ``commands``."""
+    command = add_command(
+        commands, "compile", "compile mbkron's numerical kernels ahead of time into the kernel cache",
+        "Compile mbkron's numba kernels into numba's on-disk cache (NUMBA_CACHE_DIR when set, else next to\n"
+        "mbkron's modules) by evaluating small built-in models: a tree, a closed loop, muscle paths with\n"
+        "wrapping surfaces. Later runs load the kernels instead of compiling them (the first run of each kind\n"
+        "of work otherwise compiles for a minute or more). Run it once after installing or upgrading mbkron,\n"
+        "or in CI before the tests. Model files given as arguments are evaluated too (forward dynamics, a\n"
+        "short simulation, moment arms), which also compiles their generated constraint functions (cached in\n"
+        "MBKRON_CACHE_DIR). Prints one line per step (kernels compiled, seconds); exit status 0.",
+        "mbkron compile\nmbkron compile models/andrews_squeezer.toml")
+    command.add_argument("models", nargs="*", metavar="MODEL",
+                         help="model files (TOML or .osim) to evaluate as well (default: none)")
+    command.set_defaults(run=run)
+
+
+def _evaluate(model, q, simulate_for: float | None) -> None:
+    """Evaluate ``model`` as the commands do: one state and a batch of three (joint variables and
+    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics; muscle lengths and moment arms), and a TR-BDF2
+    run of ``simulate_for`` seconds with 5 output samples."""
+    import numpy as np
+
+    from mbkron.integrate.simulate import simulate
+
+    q = np.asarray(q, dtype=float)
+    batch = np.stack([q, q, q])
+    qd = np.zeros_like(q)
+    for state, rate in ((q, qd), (batch, np.zeros_like(batch))):
+        for order in (0, 1, 2):  # values only (the commands' tables), with ∇f (moment arms), with H (dynamics)
+            model.joint_variables(state, order)
+            model.kinematics(state, order)
+        model.mass_matrix(state)
+        accelerations = model.forward_dynamics(state, rate)
+        model.inverse_dynamics(state, rate, accelerations)
+        if model.muscles:
+            model.muscle_lengths(state)
+            model.moment_arms(state)
+    if simulate_for is not None:
+        simulate(model, (0.0, simulate_for), q, t_eval=np.linspace(0.0, simulate_for, 5))
+
+
+def _tree() -> None:
+    from mbkron.examples import two_link_arm
+
+    model = two_link_arm()
+    _evaluate(model, model.default_q + 0.3, 0.01)
+
+
+def _closed_loop() -> None:
+    """The four-bar of Eq. 121, its angles solved from the loop equations by the generated code (the
+    ``lu`` solver), as the shipped closed-loop model files are."""
+    from mbkron.examples import four_bar
+
+    model = four_bar(solver="lu")
+    _evaluate(model, model.default_q, 1e-3)
+
+
+def _muscles() -> None:
+    """A three-body arm, its hand coupled to the elbow by a cubic spline (as OpenSim's coupled joints),
+    with a straight muscle, one through a moving and a conditional point (as OpenSim's knee and
+    shoulder muscles), and muscles wrapped round a cylinder, a sphere and an ellipsoid (the
+    wrapped-path kernel); lengths and moment arms only."""
+    import numpy as np
+
+    from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+    from mbkron.model.builder import ModelBuilder
+    from mbkron.muscles.conditions import PathPointCondition
+    from mbkron.muscles.points import MovingPoint
+    from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
+    from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
+
+    b = ModelBuilder(name="compile-muscles")
+    b.add_coordinate("shoulder", range=(-1.0, 2.0)).add_coordinate("elbow", range=(0.0, 2.5))
+    b.add_body("upper_arm", axis=(0, 0, 1), variable="shoulder", mass=2.0, com=(0.15, 0, 0),
+               inertia=np.diag([0.001, 0.015, 0.015]))
+    b.add_body("forearm", parent="upper_arm", axis=(0, 0, 1), variable="elbow", offset=(0.3, 0, 0), mass=1.2,
+               com=(0.13, 0, 0), inertia=np.diag([0.001, 0.007, 0.007]))
+    spline = CubicSpline([0.0, 1.0, 2.0, 2.5], [0.0, 0.1, 0.15, 0.2], kind="fmm")
+    b.add_body("hand", parent="forearm", axis=(0, 0, 1), variable=CoordinateFunction(spline, "elbow"),
+               offset=(0.26, 0, 0), mass=0.4, com=(0.06, 0, 0), inertia=np.diag([0.0005, 0.001, 0.001]))
+    b.add_muscle("straight", [("ground", (0.0, 0.05, 0.0)), ("forearm", (0.05, 0.01, 0.0))])
+    lift = CoordinateFunction(CubicSpline([0.0, 1.0, 2.5], [0.0, 0.005, 0.01], kind="fmm"), "elbow")
+    b.add_muscle("moving", [("upper_arm", (0.05, 0.02, 0.0)),
+                            ("upper_arm", (0.2, 0.025, 0.0), PathPointCondition("elbow", 0.5, 2.5)),
+                            MovingPoint("forearm", (0.03, (0.02, lift), 0.0)), ("hand", (0.05, 0.0, 0.0))])
+    surfaces = (WrapCylinder(name="cylinder", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02, length=0.1),
+                WrapSphere(name="sphere", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02),
+                WrapEllipsoid(name="ellipsoid", body="upper_arm", translation=(0.3, 0.0, 0.0),
+                              dimensions=(0.03, 0.02, 0.04)))
+    for surface in surfaces:
+        b.add_muscle(f"over_{surface.name}", [("upper_arm", (0.1, 0.02, 0.0)), ("forearm", (0.08, 0.015, 0.0))],
+                     wraps=[PathWrap(surface)])
+    model = b.build()
+    _evaluate(model, [0.2, 1.2], None)
+
+
+WORKLOADS: tuple[tuple[str, Callable[[], None]], ...] = (
+    ("tree: kinematics, dynamics, TR-BDF2", _tree),
+    ("closed loop: generated constraint functions, TR-BDF2", _closed_loop),
+    ("muscle paths: straight and wrapped", _muscles),
+)
+"""What ``mbkron compile`` evaluates, in order: (label, function)."""
+
+
+def _model_file(path: str) -> Callable[[], None]:
+    def evaluate() -> None:
+        from mbkron.io import read_model_file
+
+        model = read_model_file(path).model
+        _evaluate(model, model.default_q, None if model.muscles else 1e-4)
+    return evaluate
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``mbkron compile``; returns the exit status."""
+    from pathlib import Path
+
+    from mbkron.compiled.common import AVAILABLE, CompileNotice, kernel_cache_directory
+
+    if not AVAILABLE:
+        raise CommandError('`mbkron compile` needs numba, which is not installed: pip install "mbkron[fast]"')
+    for path in args.models:  # before any compilation: a missing file is a one-line error
+        if not Path(path).is_file():
+            raise CommandError(f"cannot read the model file `{path}`: no such file")
+    from numba.core import event
+
+    total = 0
+    steps = [*WORKLOADS, *((f"model file {path}", _model_file(path)) for path in args.models)]
+    print(f"mbkron compile: {len(steps)} steps; kernel cache {kernel_cache_directory()}", flush=True)
+    started = time.perf_counter()
+    with warnings.catch_warnings(), event.install_recorder("numba:compile") as recorder:
+        warnings.simplefilter("ignore", CompileNotice)  # this command is the notice's advice
+        for number, (label, step) in enumerate(steps, 1):
+            before, step_started = len(recorder.buffer), time.perf_counter()
+            step()
+            compiled = sum(1 for _, e in recorder.buffer[before:] if e.is_start and _ours(e))
+            total += compiled
+            print(f"[{number}/{len(steps)}] {label}: {compiled} kernels compiled, "
+                  f"{time.perf_counter() - step_started:.1f} s", flush=True)
+    print(f"mbkron compile: {total} kernels compiled in {time.perf_counter() - started:.1f} s "
+          f"({'all were in the cache already' if total == 0 else 'cached for later runs'})")
+    sys.stdout.flush()
+    return 0
+
+
+def _ours(compile_event) -> bool:
+    """Whether a ``numba:compile`` event is the compilation of one of mbkron's kernels or of a model's
+    generated kernel module."""
+    module = getattr(getattr(compile_event.data["dispatcher"], "py_func", None), "__module__", "") or ""
+    return module.startswith(("mbkron.", "mbkron_kernels"))

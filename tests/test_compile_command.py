@@ -1,0 +1,100 @@
+"""``mbkron compile`` and what it promises: afterwards the README's main job compiles nothing; results do
+not depend on whether a call compiled.
+
+The child-process cases each start from empty ``NUMBA_CACHE_DIR`` and ``MBKRON_CACHE_DIR`` (what a fresh
+installation has), so they compile kernels and take minutes on a small machine; no timing is asserted
+(``benchmarks/bench_startup.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mbkron import cli
+from mbkron.compiled.common import AVAILABLE, COMPILING, COMPILING_MODEL
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data" / "osim"
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
+
+
+def _python(*arguments: str, caches: Path) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(caches / "numba"), "MBKRON_CACHE_DIR": str(caches / "mbkron"),
+                   "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, *arguments], cwd=ROOT, capture_output=True, text=True, env=environment,
+                          timeout=3600)  # hang detection only: a loaded 2-core machine takes 30+ min
+
+
+def test_compile_has_help_naming_the_cache_and_an_example(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["compile", "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert "NUMBA_CACHE_DIR" in out and "MBKRON_CACHE_DIR" in out and "example:\n  mbkron compile" in out
+
+
+@needs_numba
+def test_a_missing_model_file_is_one_line_naming_it_before_anything_is_compiled(capsys, tmp_path):
+    missing = tmp_path / "no_such_model.toml"
+    assert cli.main(["compile", str(missing)]) == 1
+    out, err = capsys.readouterr()
+    assert err == f"mbkron: error: cannot read the model file `{missing}`: no such file\n"
+    assert out == ""
+
+
+@needs_numba
+@pytest.mark.child_process
+def test_after_compile_the_main_job_compiles_nothing_and_compile_again_compiles_nothing(tmp_path):
+    done = _python("-m", "mbkron", "compile", "models/andrews_squeezer.toml", caches=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"mbkron compile: 4 steps; kernel cache {tmp_path / 'numba'}"
+    assert [line.split("]")[0] for line in lines[1:5]] == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    assert lines[-1].startswith("mbkron compile: ") and lines[-1].endswith("(cached for later runs)")
+    assert COMPILING not in done.stderr  # the command's own work is not announced as a surprise
+
+    job = _python("-m", "mbkron", "simulate", "models/andrews_squeezer.toml", "--t-end", "0.03", "--out",
+                  str(tmp_path / "runs"), "--no-progress", caches=tmp_path)
+    assert job.returncode == 0, job.stderr
+    assert COMPILING not in job.stderr and COMPILING_MODEL not in job.stderr and "CompileNotice" not in job.stderr
+
+    again = _python("-m", "mbkron", "compile", caches=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1].startswith("mbkron compile: 0 kernels compiled in ")
+
+
+FIRST_AND_SECOND_CALL = """
+import gzip, sys
+from pathlib import Path
+import numpy as np
+import mbkron
+path = Path(sys.argv[1])
+path.write_bytes(gzip.decompress(Path(sys.argv[2]).read_bytes()))
+model = mbkron.load_model(path)
+# the first call (which compiles) at 65 states over the shoulder's and the elbow's ranges, then again
+grid = np.array([[a, b] for a in np.linspace(-0.5, 2.5, 13) for b in np.linspace(0.0, 2.4, 5)])
+first, second = model.moment_arms(grid), model.moment_arms(grid)
+lengths = model.muscle_lengths(grid), model.muscle_lengths(grid)
+single = model.moment_arms(model.default_q), model.moment_arms(model.default_q)
+print(first.tobytes() == second.tobytes(), lengths[0].tobytes() == lengths[1].tobytes(),
+      single[0].tobytes() == single[1].tobytes(), float(np.abs(first - second).max()), first.shape)
+"""
+
+
+@needs_numba
+@pytest.mark.child_process
+def test_arm26_first_compiled_call_equals_later_calls_bit_for_bit(tmp_path):
+    """Issue 26: with fresh caches a first ``moment_arms`` of arm26 (ellipsoid wraps) was seen to differ
+    from the later identical calls by 1.9e-15; the first call (which compiles) must give the same bits."""
+    done = _python("-c", FIRST_AND_SECOND_CALL, str(tmp_path / "arm26.osim"), str(DATA / "arm26.osim.gz"),
+                   caches=tmp_path)
+    assert done.returncode == 0, done.stderr
+    *equal, difference, shape = done.stdout.split(maxsplit=4)
+    assert (equal, difference) == (["True", "True", "True"], "0.0"), done.stdout
+    assert shape.strip() == "(65, 2, 6)"
