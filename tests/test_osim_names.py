@@ -141,6 +141,7 @@ def test_a_coordinate_keeps_its_opensim_name(renamed):
     assert [c.original_name for i, c in enumerate(model.coordinate_records) if i != k] == [""] * (model.nq - 1)
     q = np.linspace(-0.3, 0.4, original.nq)
     np.testing.assert_array_equal(model.mass_matrix(q), original.mass_matrix(q))  # the same mechanics
+    assert model.coordinate(OPENSIM_NAME) is record and model.coordinate("b_1") is record  # looked up by either name
 
 
 def test_the_model_file_keeps_a_coordinates_opensim_name(renamed, tmp_path):

@@ -156,9 +156,9 @@ class Model:
         return self.body_records[self.body_index(name)]
 
     def coordinate(self, name: str) -> Coordinate:
-        """The description of coordinate ``name``."""
+        """The description of coordinate ``name``: its identifier or, for an imported one, its original name."""
         for record in self.coordinate_records:
-            if record.name == name:
+            if name in (record.name, record.original_name or record.name):
                 return record
         raise KeyError(f"unknown coordinate `{name}`; the model has: {', '.join(self.coordinates)}")
 
