@@ -160,7 +160,6 @@ def test_periods_of_the_structural_test():
     assert math.isclose(periods[0], 2 * math.pi) and math.isnan(periods[1])
 
 
-@pytest.mark.child_process
 @pytest.mark.timeout(600)
 def test_kinematics_command_at_a_large_crank_angle_returns(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mbkron", "kinematics", str(ANDREWS), "--q", "beta=1e6", "--out",
@@ -171,7 +170,6 @@ def test_kinematics_command_at_a_large_crank_angle_returns(tmp_path):
     assert run.returncode == 1 and "Traceback" not in run.stderr and "q = [1e+300]" in run.stderr
 
 
-@pytest.mark.child_process
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("signal_number", [signal.SIGTERM], ids=["SIGTERM"])
 def test_a_fast_spinning_andrews_simulation_stops_on_a_signal(tmp_path, signal_number):

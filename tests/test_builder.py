@@ -129,7 +129,8 @@ def test_coordinate_errors():
     assert "coordinate `z`: `default` 2.0 lies outside `range` [0.0, 1.0]" in text
     assert "coordinate `z`: `unit` must be one of rad, m, 1, got 'deg'" in text
     assert problems_of(mbkron.ModelBuilder()) == [
-        "the model has no generalized coordinates; add at least one with `add_coordinate`"
+        "the model has no generalized coordinates; add at least one with `add_coordinate`",
+        "the model has no bodies (nothing moves); add at least one body",
     ]
 
 

@@ -49,7 +49,6 @@ def test_a_missing_model_file_is_one_line_naming_it_before_anything_is_compiled(
 
 
 @needs_numba
-@pytest.mark.child_process
 def test_after_compile_the_main_job_compiles_nothing_and_compile_again_compiles_nothing(tmp_path):
     done = _python("-m", "mbkron", "compile", "models/andrews_squeezer.toml", caches=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -88,7 +87,6 @@ print(first.tobytes() == second.tobytes(), lengths[0].tobytes() == lengths[1].to
 
 
 @needs_numba
-@pytest.mark.child_process
 def test_arm26_first_compiled_call_equals_later_calls_bit_for_bit(tmp_path):
     """Issue 26: with fresh caches a first ``moment_arms`` of arm26 (ellipsoid wraps) was seen to differ
     from the later identical calls by 1.9e-15; the first call (which compiles) must give the same bits."""

@@ -417,7 +417,7 @@ def test_info_reads_osim_files(capsys, tmp_path):
 def test_convert_help_imports_no_numerical_package():
     done = _python("-c", RUN_AND_LIST_MODULES, json.dumps(["convert", "--help"]))
     *printed, last = done.stdout.splitlines()
-    status, modules = json.loads(last)
+    status, modules, _ = json.loads(last)
     assert status == 0 and "usage: mbkron convert" in "\n".join(printed)
     assert [name for name in HEAVY if name in modules] == []
 

@@ -98,7 +98,6 @@ def test_first_compilation_is_announced_once_and_not_when_loaded_from_the_cache(
     assert warm.stdout == cold.stdout
 
 
-@pytest.mark.child_process
 def test_from_python_the_first_compilation_is_a_compile_notice_at_the_callers_line(tmp_path):
     pytest.importorskip("numba")
     script = ("import mbkron; model = mbkron.load_model('models/two_link_arm.toml'); "
