@@ -188,10 +188,10 @@ def test_a_fast_spinning_andrews_simulation_stops_on_a_signal(tmp_path, signal_n
     time.sleep(15.0)
     process.send_signal(signal_number)
     try:
-        _, stderr = process.communicate(timeout=60)  # ended by the signal, not by finishing: t-end 5 takes hours
+        _, stderr = process.communicate(timeout=600)  # a hang bound only: ended by the signal, not by finishing (t-end 5 takes hours)
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        pytest.fail("the simulation did not stop within 60 s of the signal")
+        pytest.fail("the simulation did not stop after the signal (600 s)")
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr and stderr.startswith("mbkron: interrupted")
