@@ -140,6 +140,21 @@ def test_preimage_of_gcv_couplers():
         assert preimage(other, -0.2, 0.6) is None
 
 
+def test_preimage_of_a_table_with_huge_values_warns_nothing():
+    """A file's coupler scaled by 1e300 (found by tests/fuzz_osim.py: numpy warned of an overflow in a product
+    of curvatures). The values are finite: the preimage is the unscaled table's root, where the steep function
+    crosses [-0.2, 0.6], and no numpy warning."""
+    import warnings
+
+    x, y = (-1.2, -0.7, -0.3, 0.2, 0.6, 1.1), (-1.5, -0.9, -0.35, 0.2, 0.7, 1.6)
+    for kind in ("natural", "fmm"):
+        root = preimage(Table(kind, x, y), -1e-13, 1e-13)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            low, high = preimage(Table(kind, x, tuple(1e300 * v for v in y)), -0.2, 0.6)
+            assert root[0] - 1e-12 <= low <= high <= root[1] + 1e-12
+
+
 @pytest.mark.parametrize("text, message", [
     (f"<GCVSpline>{knots()}</GCVSpline>", "half_order: expected an integer half order 1-8 (degree 2·half_order − 1), got 0.0"),
     (f"<GCVSpline><half_order>2.5</half_order>{knots()}</GCVSpline>", "got 2.5"),

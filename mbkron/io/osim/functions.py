@@ -237,16 +237,19 @@ def preimage(function: Table, low: float, high: float) -> tuple[float, float] | 
         return None
     spline = function.function()
     x = function.knots()
-    _, slope, curvature = spline.evaluate(x, 2)
-    candidates = [slope]
-    if function.kind != "linear":  # interior extrema of F' on each piece
-        a, b = curvature[:-1], curvature[1:]
-        inside = (a * b < 0)
-        points = x[:-1][inside] + (x[1:] - x[:-1])[inside] * a[inside] / (a[inside] - b[inside])
-        candidates.append(spline.evaluate(points, 1)[1])
-    else:
-        candidates.append(np.diff(spline(x)))
+    with np.errstate(all="ignore"):  # huge tabulated values (an untrusted file): overflow means "not proven"
+        _, slope, curvature = spline.evaluate(x, 2)
+        candidates = [slope]
+        if function.kind != "linear":  # interior extrema of F' on each piece
+            a, b = curvature[:-1], curvature[1:]
+            inside = np.sign(a) * np.sign(b) < 0
+            points = x[:-1][inside] + (x[1:] - x[:-1])[inside] * a[inside] / (a[inside] - b[inside])
+            candidates.append(spline.evaluate(points, 1)[1])
+        else:
+            candidates.append(np.diff(spline(x)))
     values = np.concatenate(candidates)
+    if not np.isfinite(values).all():
+        return None  # monotonicity not proven in floating point
     sign = 1.0 if values.min() > 0 else -1.0 if values.max() < 0 else 0.0
     if sign == 0.0:
         return None
