@@ -128,15 +128,7 @@ def add_command(commands, name: str, help: str, description: str, example: str) 
 
 def positive_number(unit: str = ""):
     """An argparse ``type``: a finite number > 0 (a usage error, exit status 2, otherwise)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"must be a positive number{unit}, got {text!r}")
-        return value
-    return parse
+    return number_at_least(0.0, "", unit)
 
 
 def integer_at_least(minimum: int, why: str, maximum: int | None = None, why_maximum: str = ""):
@@ -155,15 +147,16 @@ def integer_at_least(minimum: int, why: str, maximum: int | None = None, why_max
     return parse
 
 
-def number_at_least(minimum: float, why: str):
-    """An argparse ``type``: a finite positive number ``≥ minimum > 0`` (``why`` says what the minimum is)."""
+def number_at_least(minimum: float, why: str, unit: str = ""):
+    """An argparse ``type``: a finite number > 0 and ``≥ minimum`` (``why`` says what the minimum is; a
+    ``minimum`` of 0 asks for a positive number only); a usage error, exit status 2, otherwise."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = float("nan")
         if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"must be a positive number, got {text[:40]!r}")
+            raise argparse.ArgumentTypeError(f"must be a positive number{unit}, got {text[:40]!r}")
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum:.3g} ({why}), got {text[:40]!r}")
         return value
