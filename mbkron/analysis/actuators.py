@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.loads import angular_velocity_jacobian, point_jacobians
+from mbkron.dynamics.loads import BodyTorque, PointForce, generalized_forces
 from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
 
 __all__ = ["ACTUATOR_TAGS", "PointActuator", "Reserve", "TorqueActuator", "check_actuators", "read_reserves",
@@ -180,14 +180,33 @@ def check_actuators(model, actuators) -> None:
                              f"{type(actuator).__name__}")
 
 
-def _angular(kin, body: int) -> NDArray:
-    if body < 0:
-        return np.zeros(kin.q.shape[:-1] + (3, kin.q.shape[-1]))
-    return angular_velocity_jacobian(kin, body)
+def _loads(model, actuator, kin, batch: tuple) -> tuple:
+    """The loads of ``actuator`` at unit control (:mod:`mbkron.dynamics.loads`): a point force, or a torque on
+    ``bodyA`` and its opposite on ``bodyB`` (none on ground, which does not move)."""
+    if isinstance(actuator, PointActuator):
+        b = _body(model, actuator.body, actuator.name, "body")
+        if b < 0:
+            return ()
+        point = np.array(actuator.point)
+        if actuator.point_is_global:  # a ground point, in the body's frame at each state
+            T = kin.T[..., b, :, :]
+            point = (np.swapaxes(T[..., :3, :3], -1, -2) @ (point - T[..., :3, 3])[..., None])[..., 0]
+        return (PointForce(actuator.body, point, actuator.optimal_force * np.array(actuator.direction),
+                           "ground" if actuator.force_is_global else "body"),)
+    a = _body(model, actuator.body_a, actuator.name, "bodyA")
+    b = _body(model, actuator.body_b, actuator.name, "bodyB")
+    axis = actuator.optimal_force * np.array(actuator.axis)
+    if not actuator.torque_is_global and a >= 0:  # in bodyA's frame; in ground for both bodies
+        axis = kin.T[..., a, :3, :3] @ axis
+    axis = np.broadcast_to(axis, batch + (3,))
+    return tuple(BodyTorque(body, sign * axis) for body, sign in ((actuator.body_a, 1.0), (actuator.body_b, -1.0))
+                 if body != _GROUND)
 
 
 def unit_generalized_forces(model, actuators, q: NDArray, *, workspace=None) -> NDArray:
-    """The generalized force of each actuator at unit control, ``Q_j = F°_j ∂(virtual work)/∂q``, (n, nq, n_a).
+    """The generalized force of each actuator at unit control, ``Q_j = F°_j ∂(virtual work)/∂q``, (n, nq, n_a):
+    a reserve's ``F°`` on its coordinate; point and torque actuators as the loads of
+    :func:`mbkron.dynamics.loads.generalized_forces` (Eq. 46).
 
     Parameters
     ----------
@@ -210,26 +229,8 @@ def unit_generalized_forces(model, actuators, q: NDArray, *, workspace=None) -> 
     for j, actuator in enumerate(actuators):
         if isinstance(actuator, Reserve):
             out[..., model.coordinates.index(actuator.coordinate), j] = actuator.optimal_force
-            continue
-        if isinstance(actuator, PointActuator):
-            b = _body(model, actuator.body, actuator.name, "body")
-            point, direction = np.array(actuator.point), np.array(actuator.direction)
-            T = kin.T[..., b, :, :] if b >= 0 else np.broadcast_to(np.eye(4), q.shape[:-1] + (4, 4))
-            local = (np.swapaxes(T[..., :3, :3], -1, -2) @ (point - T[..., :3, 3])[..., None])[..., 0] \
-                if actuator.point_is_global else np.broadcast_to(point, q.shape[:-1] + (3,))
-            ground = direction if actuator.force_is_global else (T[..., :3, :3] @ direction)
-            jacobian = point_jacobians(kin, b, local)
-            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian,
-                                                                    np.broadcast_to(ground, q.shape[:-1] + (3,)))
         else:
-            a = _body(model, actuator.body_a, actuator.name, "bodyA")
-            b = _body(model, actuator.body_b, actuator.name, "bodyB")
-            axis = np.array(actuator.axis)
-            if not actuator.torque_is_global:
-                axis = kin.T[..., a, :3, :3] @ axis if a >= 0 else axis
-            jacobian = _angular(kin, a) - _angular(kin, b)
-            out[..., j] = actuator.optimal_force * np.einsum("...xk,...x->...k", jacobian,
-                                                                    np.broadcast_to(axis, q.shape[:-1] + (3,)))
+            out[..., j] = generalized_forces(model, kin, _loads(model, actuator, kin, q.shape[:-1]), 0.0, q, q)
     return out
 
 
