@@ -158,7 +158,7 @@ class Model:
     def coordinate(self, name: str) -> Coordinate:
         """The description of coordinate ``name``: its identifier or, for an imported one, its original name."""
         for record in self.coordinate_records:
-            if name in (record.name, record.original_name or record.name):
+            if name in (record.name, record.label):
                 return record
         raise KeyError(f"unknown coordinate `{name}`; the model has: {', '.join(self.coordinates)}")
 
@@ -227,7 +227,8 @@ class Model:
         order : {0, 1, 2}
             Highest derivative computed.
         """
-        return self._checked_kinematics(self._as_q(q), order_argument(order), order_argument(order), workspace)
+        order = order_argument(order)
+        return self._checked_kinematics(self._as_q(q), order, order, workspace)
 
     def _checked_kinematics(self, q: NDArray, values_order: int, order: int, workspace: Workspace | None):
         """Kinematics of ``order`` from joint values of ``values_order`` at a validated ``q``; finite."""
