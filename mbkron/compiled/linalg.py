@@ -97,7 +97,9 @@ def dot(a, b):  # pragma: no cover - compiled
 
 @jit
 def copy_into(destination, source):  # pragma: no cover - compiled
-    """``destination[:] = source`` for two vectors of equal length, by a loop: a slice assignment in a
-    kernel makes numba compile its broadcasting and error-message code for every caller."""
-    for i in range(source.shape[0]):
-        destination[i] = source[i]
+    """``destination[...] = source`` for two C-contiguous arrays of equal size (any shapes), element by
+    element: a slice assignment in a kernel makes numba compile its broadcasting and error-message code
+    for every caller."""
+    flat, values = destination.reshape(destination.size), source.reshape(source.size)
+    for i in range(values.size):
+        flat[i] = values[i]

@@ -66,7 +66,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.callbacks import constraint_function
 from mbkron.compiled.common import AVAILABLE, jit
 from mbkron.compiled.forward import forward_solved
-from mbkron.compiled.linalg import dot, lu_factor, lu_solve, matmul, matvec
+from mbkron.compiled.linalg import copy_into, dot, lu_factor, lu_solve, matmul, matvec
 from mbkron.compiled.trbdf2 import trbdf2_kernel
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
@@ -232,15 +232,6 @@ def _curvature_terms(A, grad, g_uu, g_up, g_pp):  # pragma: no cover - compiled
 
 
 @jit
-def _copy(destination, source):  # pragma: no cover - compiled
-    """``destination[...] = source`` for C-contiguous arrays of equal size, element by element (an array
-    slice assignment would compile numba's broadcasting and its error messages into every kernel)."""
-    flat, values = destination.reshape(destination.size), source.reshape(source.size)
-    for k in range(flat.size):
-        flat[k] = values[k]
-
-
-@jit
 def _finite(values):  # pragma: no cover - compiled
     """Whether every entry of the 1-D ``values`` is finite (the generated functions return ``inf`` or
     ``nan`` where the Python route would raise: numpy's error model)."""
@@ -312,13 +303,13 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
         size = np.abs(step).max()
         if size <= tolerance * (1.0 + np.abs(current).max()):
             g_q = matmul(g_p, A)
-            _copy(tangent, -g_q)
+            copy_into(tangent, -g_q)
             lu_solve(LU, piv, tangent)
             inverse = np.eye(m)
             lu_solve(LU, piv, inverse)
             norm = max(_one_norm(J), _one_norm(g_q))
             condition = norm * _one_norm(inverse)
-            _copy(f, current - step)
+            copy_into(f, current - step)
             converged = True
             break
         if min(1.0, max_newton_step / size) < 1.0:
@@ -365,21 +356,21 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     g_q = matmul(g_p, A)
     if projection:
         rows = projection_rows(g_u)
-        _copy(grad, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
+        copy_into(grad, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
-        _copy(grad, -g_q)
+        copy_into(grad, -g_q)
         lu_solve(LU, piv, grad)
     if order >= 2:
         gamma = _curvature_terms(A, grad, g_uu, g_up, g_pp)
         flat = gamma.reshape(m, nq * nq)
         if projection:
-            _copy(hess, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
+            copy_into(hess, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
         else:
             solved = -flat
             lu_solve(LU, piv, solved)
-            _copy(hess, solved)
+            copy_into(hess, solved)
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
@@ -426,11 +417,11 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
         out[k] = qd[k]
         out[nq + k] = qdd[k]
     if advance:
-        _copy(start_q, q)
-        _copy(start_f, f)
-        _copy(start_tangent, tangent)
-        _copy(curvature, hess)
-        _copy(start_p, p)
+        copy_into(start_q, q)
+        copy_into(start_f, f)
+        copy_into(start_tangent, tangent)
+        copy_into(curvature, hess)
+        copy_into(start_p, p)
         scalars[0] = 1.0
         scalars[1] = det_sign
         scalars[2] = condition
