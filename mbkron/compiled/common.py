@@ -29,8 +29,8 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-__all__ = ["AVAILABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "compile_notice", "kernel_cache_directory",
-           "inline_jit", "jit", "python_function", "writable", "batch_rows"]
+__all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
+           "compile_notice", "kernel_cache_directory", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (the ``compiled`` backend can be used)."""
@@ -64,12 +64,23 @@ def kernel_cache_directory() -> str:
     return os.environ.get("NUMBA_CACHE_DIR") or str(Path(__file__).parent / "__pycache__")
 
 
+CACHE_VARIABLE = "MBKRON_CACHE_DIR"
+"""Environment variable naming the directory of the models' generated constraint functions (default
+``~/.cache/mbkron``)."""
+
+
+def cache_directory() -> Path:
+    """Where generated constraint functions are written: ``$MBKRON_CACHE_DIR`` or ``~/.cache/mbkron``."""
+    configured = os.environ.get(CACHE_VARIABLE)
+    return Path(configured) if configured else Path.home() / ".cache" / "mbkron"
+
+
 def compile_notice(model: bool = False) -> str:
     """The text of the :class:`CompileNotice` for the library kernels or (``model``) for a model's
     generated constraint functions: what is compiled, roughly how long, and where it is cached."""
     if model:
         return (f"{COMPILING_MODEL} (a few seconds, once per set of constraint equations; cached in "
-                f"{os.environ.get('MBKRON_CACHE_DIR') or Path.home() / '.cache' / 'mbkron'})")
+                f"{cache_directory()})")
     return (f"{COMPILING} (about 1 to 2 minutes on 2 cores, once: later runs load them from the cache in "
             f"{kernel_cache_directory()}; `mbkron compile` does this ahead of time)")
 
