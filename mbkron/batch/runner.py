@@ -210,11 +210,13 @@ def _distributed(todo: list[Item], scheduler: str | None, workers: int | None,
                    for item in todo}
 
         def results() -> Iterator[tuple[Item, dict]]:
-            for future in as_completed(futures):
+            # The results come with the futures (gathered on the client's event loop): this thread only
+            # waits on a condition, never inside distributed's `sync`, whose handling of a Ctrl-C that
+            # lands before its coroutine started logs a NameError traceback (distributed 2026.8).
+            for future, result in as_completed(futures, with_results=True, raise_errors=False):
                 item = futures.pop(future)
-                try:
-                    result = future.result()
-                except Exception as error:  # the worker died, or the task was lost: this item fails
+                if future.status != "finished":  # the worker died, or the task was lost: this item fails
+                    error = result[1] if isinstance(result, tuple) else result
                     result = {"summary": {"outcome": "failed", "message": f"{type(error).__name__}: {error}"},
                               "files": {}, "seconds": 0.0}
                 yield item, result
