@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import mbkron
 from mbkron import analysis
 from mbkron.analysis import reactions
 from mbkron.io.storage import read_storage
@@ -103,3 +104,25 @@ def test_reactions_equal_opensims_joint_reactions(walk, model, trial):
     assert set(opensim.labels) == set(result.labels)
     columns = [result.labels.index(label) for label in opensim.labels]
     np.testing.assert_allclose(result.table[frames][:, columns], opensim.values, rtol=0, atol=1e-6)
+
+
+def test_joints_whose_coordinates_are_all_locked_keep_opensims_names(trial, walk, tmp_path):
+    """Issue 28: a joint whose coordinates are all locked is imported as a fixed body; its reactions are
+    still labelled by the OpenSim joint's name (``subtalar_r_on_calcn_r_…``), not by its child body, so every
+    column of OpenSim's JointReaction table is there by name."""
+    text = (trial / "subject01_simbody.osim").read_text()
+    for coordinate in ("subtalar_angle_r", "mtp_angle_r", "subtalar_angle_l", "mtp_angle_l"):
+        start = text.index(f'<Coordinate name="{coordinate}">')
+        at = text.index("<locked>false</locked>", start)
+        text = text[:at] + "<locked>true</locked>" + text[at + len("<locked>false</locked>"):]
+    path = tmp_path / "locked.osim"
+    path.write_text(text)
+    locked = mbkron.load_model(path)
+    assert "subtalar_angle_r" not in locked.coordinates and locked.body("calcn_r").joint == "fixed"
+    assert locked.body("calcn_r").joint_name == "subtalar_r" and locked.body("toes_l").joint_name == "mtp_l"
+    _, loads, _ = walk
+    motion = analysis.trial_kinematics(locked, trial / "subject01_walk1_ik.mot", 6.0, TIME_RANGE)
+    result = analysis.joint_reactions(locked, motion, loads)
+    opensim = read_storage(trial / "opensim_joint_reactions_lowpass6.sto")
+    assert set(result.labels) == set(opensim.labels)
+    assert "subtalar_r_on_calcn_r_in_ground_fx" in result.labels and "mtp_l_on_toes_l_in_ground_mz" in result.labels

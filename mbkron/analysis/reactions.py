@@ -104,7 +104,7 @@ def _joint_layout(model) -> tuple[list, list, list, list, list]:
             continue
         above = record.parent
         axis = _is_axis(above)
-        joint = above.split(".")[0] if axis else record.name
+        joint = record.joint_name or (above.split(".")[0] if axis else record.name)
         while _is_axis(above):
             above = model.body_records[model.body_index(above)].parent
         bodies.append(index)

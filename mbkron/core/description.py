@@ -74,6 +74,10 @@ class Body:
         Centre of mass in body coordinates, m.
     inertia : ndarray, shape (3, 3)
         Inertia tensor about the centre of mass, in body axes, kg·m².
+    joint_name : str
+        The name of the joint whose child this body is, as the source file names it (an OpenSim joint's
+        name, which joint reactions are labelled by); empty: the joint is named after its bodies
+        (:func:`mbkron.analysis.reactions.joint_reactions`).
     """
 
     name: str
@@ -88,3 +92,4 @@ class Body:
     mass: float
     com: NDArray[np.float64]
     inertia: NDArray[np.float64]
+    joint_name: str = ""

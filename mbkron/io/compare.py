@@ -114,7 +114,7 @@ def _constant_transform(body) -> np.ndarray:
 def _body_differences(ba, bb, rtol: float, atol: float) -> list[str]:
     where = f"body `{ba.name}`"
     out = []
-    for key in ("parent", "joint"):
+    for key in ("parent", "joint", "joint_name"):
         if getattr(ba, key) != getattr(bb, key):
             return [f"{where}: `{key}` {getattr(ba, key)!r} vs {getattr(bb, key)!r}"]
     axis = {kinematics.REVOLUTE: "rotation_axis", kinematics.PRISMATIC: "translation_axis"}.get(ba.joint)

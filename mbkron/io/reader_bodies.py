@@ -172,7 +172,7 @@ class BodyReader(ValueReader):
         table = self.table(table, path)
         if table is None:
             return
-        common = ["parent", "joint", "offset", "mass", "com", "inertia"]
+        common = ["parent", "joint", "offset", "mass", "com", "inertia", "joint_name"]
         joint = self.string(table.get("joint", kinematics.REVOLUTE), join(path, "joint"), JOINTS)
         variable = [] if name in self.solved else ["variable"]
         solved = {"variable": f"the joint variable of `{name}` is solved from [[constraints]]; remove `variable`"} \
@@ -207,6 +207,8 @@ class BodyReader(ValueReader):
         kwargs["com"] = self.vector(table.get("com", [0.0, 0.0, 0.0]), join(path, "com")) or (0.0, 0.0, 0.0)
         if "inertia" in table:
             kwargs["inertia"] = self.inertia(table["inertia"], join(path, "inertia"))
+        if "joint_name" in table:
+            kwargs["joint_name"] = self.string(table["joint_name"], join(path, "joint_name")) or ""
         builder.add_body(name, **kwargs)
 
     def offset(self, value: object, path: str) -> np.ndarray | None:

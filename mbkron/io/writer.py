@@ -292,6 +292,8 @@ def dump_model(model: Model) -> str:
     bodies = {}
     for b in model.body_records:
         entry = {"parent": b.parent, "joint": b.joint}
+        if b.joint_name:
+            entry["joint_name"] = b.joint_name
         if b.joint == kinematics.REVOLUTE:
             entry["axis"] = b.rotation_axis.tolist()
         elif b.joint == kinematics.PRISMATIC:

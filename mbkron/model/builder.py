@@ -72,6 +72,7 @@ class _BodyInput:
     mass: object
     com: object
     inertia: object
+    joint_name: object = ""
 
 
 class ModelBuilder:
@@ -132,6 +133,7 @@ class ModelBuilder:
         mass: float = 0.0,
         com: ArrayLike = (0.0, 0.0, 0.0),
         inertia: ArrayLike | None = None,
+        joint_name: str = "",
     ) -> ModelBuilder:
         """Add a rigid body connected to ``parent`` by a 1-DOF (or fixed) joint.
 
@@ -166,12 +168,16 @@ class ModelBuilder:
         inertia : array_like, shape (3, 3) or (3,)
             Inertia about the centre of mass in body axes (or its principal moments), kg·m²;
             symmetric positive semi-definite. Zero by default.
+        joint_name : str, optional
+            The name of the joint whose child this body is, as a source file names it (an OpenSim joint's
+            name, e.g. ``"subtalar_r"``): joint reactions are labelled by it
+            (:attr:`Body.joint_name <mbkron.core.description.Body.joint_name>`). Printable, not an identifier.
 
         Returns the builder, for chaining.
         """
         self._bodies.append(
             _BodyInput(name, parent, joint, axis, variable, offset, d, translation_axis, theta,
-                       rotation_axis, mass, com, inertia)
+                       rotation_axis, mass, com, inertia, joint_name)
         )
         return self
 
@@ -427,6 +433,8 @@ class ModelBuilder:
         mass = check_number(b.mass, f"{where}: `mass`", problems)
         if mass is not None and mass < 0:
             problems.append(f"{where}: `mass` must be non-negative (kg), got {mass}")
+        if not isinstance(b.joint_name, str) or not b.joint_name.isprintable():
+            problems.append(f"{where}: `joint_name` must be a string of printable characters, got {b.joint_name!r:.80}")
         return Body(
             name=b.name,
             parent=b.parent,
@@ -440,6 +448,7 @@ class ModelBuilder:
             mass=mass or 0.0,
             com=check_vector(b.com, f"{where}: `com`", problems),
             inertia=check_inertia(b.inertia, where, problems),
+            joint_name=b.joint_name if isinstance(b.joint_name, str) else "",
         )
 
     @staticmethod

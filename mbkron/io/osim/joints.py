@@ -241,7 +241,7 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
             table["offset"] = pending.table()
         document_bodies[body] = table
         previous, pending = body, Offset()
-    table = {"parent": previous, "joint": "fixed"}
+    table = {"parent": previous, "joint": "fixed", "joint_name": name}
     offset = pending.then(child_offset.inverse())
     if not offset.is_identity():
         table["offset"] = offset.table()
