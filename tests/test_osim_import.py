@@ -510,3 +510,26 @@ def test_couplers_in_a_cycle_are_reported(tmp_path):
                         "<independent_coordinate_names>tib_tx_r</independent_coordinate_names>", 1)
     with pytest.raises(ModelError, match="couplers depend on each other in a cycle: tib_t._r → tib_t._r → tib_t._r"):
         mbkron.load_model(write(tmp_path, "leg39", text))
+
+
+def test_legacy_elements_opensim_reads_past_are_skipped_and_listed(tmp_path):
+    """Issue 28: a path's ``<VisibleObject>``, a MovingPathPoint's ``<location>`` and a ConditionalPathPoint's
+    ``<coordinate>`` (OpenSim 3 leftovers in 4.x files, which OpenSim 4.6 reads past) do not refuse the
+    model: it loads as without them, and the convert header lists them."""
+    text = osim_text("leg6dof9musc")
+    changed = text.replace('<GeometryPath name="geometrypath">',
+                           '<GeometryPath name="geometrypath"><VisibleObject><display_preference>4'
+                           '</display_preference></VisibleObject>', 2)
+    changed = changed.replace('<MovingPathPoint name="rect_fem_r-P3">',
+                              '<MovingPathPoint name="rect_fem_r-P3"><location>0.1 0.2 0.3</location>', 1)
+    changed = changed.replace('<ConditionalPathPoint name="psoas_r-P3">',
+                              '<ConditionalPathPoint name="psoas_r-P3"><coordinate>knee_angle_r</coordinate>', 1)
+    assert changed.count("<VisibleObject>") == 2 and "<coordinate>knee_angle_r</coordinate>" in changed
+    header = read_osim(write(tmp_path, "legacy_leftovers", changed)).header
+    assert "2 legacy <VisibleObject> inside <GeometryPath>" in header
+    assert "1 legacy <location> inside <MovingPathPoint>" in header
+    assert "1 legacy <coordinate> inside <ConditionalPathPoint>" in header
+    plain, leftovers = quiet_load(write(tmp_path, "plain", text)), quiet_load(write(tmp_path, "leftovers", changed))
+    q = plain.default_q + 0.1
+    assert np.array_equal(plain.muscle_lengths(q), leftovers.muscle_lengths(q))
+    assert np.array_equal(plain.moment_arms(q), leftovers.moment_arms(q))

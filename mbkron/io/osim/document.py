@@ -186,6 +186,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     wrapped += loads.wrapped
     if loads.skipped:
         ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")
+    ignored += [f"{count} legacy {what} (OpenSim 4.6 reads past them too)" for what, count in reader.legacy.items()]
     reader.raise_problems()
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",

@@ -120,6 +120,8 @@ class XmlReader:
         self.source = source
         self.problems: list[str] = []
         self.unsupported: list[str] = []
+        self.legacy: dict[str, int] = {}
+        """Legacy elements skipped as OpenSim 4.6 skips them: a description → how many."""
         self._parents = {child: parent for parent in root.iter() for child in parent}
 
     # ------------------------------------------------------------------ paths and problems
@@ -144,11 +146,15 @@ class XmlReader:
         if self.unsupported or self.problems:
             raise ModelError(self.unsupported + self.problems, self.source)
 
-    def known_children(self, element: ET.Element, read: tuple[str, ...]) -> None:
+    def known_children(self, element: ET.Element, read: tuple[str, ...], legacy: tuple[str, ...] = ()) -> None:
         """Record every child of ``element`` that is neither ``read`` nor :data:`VISUAL` (nor an empty
-        ``<components/>``) as unsupported: nothing in a file is dropped silently."""
+        ``<components/>``) as unsupported: nothing in a file is dropped silently. Children in ``legacy``
+        (elements of older formats that OpenSim 4.6 reads past) are counted in :attr:`legacy` instead."""
         for child in element:
-            if child.tag not in read and child.tag not in VISUAL and not (child.tag == "components" and not len(child)):
+            if child.tag in legacy:
+                what = f"<{child.tag}> inside <{element.tag}>"
+                self.legacy[what] = self.legacy.get(what, 0) + 1
+            elif child.tag not in read and child.tag not in VISUAL and not (child.tag == "components" and not len(child)):
                 self.unsupported_element(child, f"inside <{element.tag}>: " + ", ".join(read) + " (and geometry)")
 
     # ------------------------------------------------------------------ values
