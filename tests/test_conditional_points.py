@@ -194,15 +194,48 @@ def test_a_conditional_moving_point_as_zero_inertia_bodies_keeps_its_condition()
     np.testing.assert_allclose(reference.moment_arms(seed_model, q), leg().moment_arms(q), rtol=0, atol=1e-12)
 
 
-def test_coinciding_active_points_name_both():
+def test_points_of_two_bodies_that_meet_name_both():
+    """Point 2 (on the thigh) meets point 0 (on the ground) at hip = 0.5, where point 1 is inactive: the line
+    of action is undefined there, a ConfigurationError naming both points and q."""
     b = builder()
+    meets = (0.1 * np.cos(0.5), -0.1 * np.sin(0.5), 0.0)  # at hip = 0.5 the thigh turns it onto (0.1, 0, 0)
     b.add_muscle("m", [("ground", (0.1, 0.0, 0.0)), ("ground", (0.2, 0.0, 0.0), PathPointCondition("hip", -1.0, 0.0)),
-                       ("ground", (0.1, 0.0, 0.0)), ("shank", (0.0, -0.1, 0.0))])
+                       ("thigh", meets), ("shank", (0.0, -0.1, 0.0))])
     for backend in BACKENDS:
         model = b.build(backend)
         model.moment_arms(np.array([-0.5, 0.0]))
         with pytest.raises(ConfigurationError, match=r"muscle `m`: points 0 and 2 of its path coincide at q = \[0.5, 0.0\]"):
             model.moment_arms(np.array([[-0.5, 0.0], [0.5, 0.0]]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_coincident_conditional_points_are_one_point_while_both_are_active(backend):
+    """Issue 28: two ConditionalPathPoints at one place on one body (a valid OpenSim path) give a segment of
+    length zero while both are active; it adds nothing (OpenSim sums the segments' lengths). Lengths equal the
+    polyline through the active points written out by hand, moment arms its central differences, on each side
+    of every switch: the first point alone (knee < −0.5), both (−0.5 … 0), the second alone (0 … 0.3), neither."""
+    first, second = PathPointCondition("knee", -2.5, 0.0), PathPointCondition("knee", -0.5, 0.3)
+    place = (0.04, -0.3, 0.01)
+    b = builder()
+    b.add_muscle("m", [("ground", (0.05, 0.1, 0.02)), ("thigh", place, first), ("thigh", place, second),
+                       ("shank", (0.03, -0.05, 0.0))])
+    model = b.build(backend)
+
+    def length(q, at):
+        hip, knee = q
+        thigh = rotation((0, 0, 1), hip)
+        points = [np.array([0.05, 0.1, 0.02])]
+        if -2.5 <= at[1] <= 0.0 or -0.5 <= at[1] <= 0.3:
+            points.append(thigh @ np.array(place))
+        points.append(thigh @ (SHANK_OFFSET + rotation(KNEE_AXIS, knee) @ np.array([0.03, -0.05, 0.0])))
+        return sum(np.linalg.norm(b - a) for a, b in itertools.pairwise(points))
+
+    q = np.array([[0.3, knee] for knee in (-1.0, -0.25, 0.15, 0.4)])
+    h = 1e-6
+    expected_R = np.array([[-(length(x + h * e, x) - length(x - h * e, x)) / (2 * h) for e in np.eye(2)] for x in q])
+    np.testing.assert_allclose(model.muscle_lengths(q)[:, 0], [length(x, x) for x in q], rtol=1e-14)
+    np.testing.assert_allclose(model.moment_arms(q)[..., 0], expected_R, rtol=0, atol=1e-9)
+    assert np.isfinite(model.equations_of_motion(q, np.zeros_like(q), muscle_forces=np.ones((4, 1))).applied_forces).all()
 
 
 def test_every_bad_condition_is_a_model_error_naming_the_muscle_and_point():

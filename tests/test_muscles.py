@@ -303,14 +303,14 @@ def _one_link():
 def test_bad_descriptions_are_collected():
     b = _one_link()
     b.add_muscle("m1", [("femur", (0, 0, 0)), ("link", (1, 0, 0))])
-    b.add_muscle("m2", [("link", (1, 0, 0)), ("link", (1, 0, 0)), ("ground", (0, 1, 0))])
+    b.add_muscle("m2", [("link", (1, 0, 0)), ("ground", (0, 1, 0))], hill=-1)
     b.add_muscle("m3", [("link", (1, 0, 0))])
     b.add_muscle("m4", [("link", (1, 0, 0)), MovingPoint("link", (sympy.Symbol("knee"), 0, 0))])
     b.add_muscle("m1", [("link", (1, 0, 0)), ("ground", (0, 1, 0))])
     with pytest.raises(ModelError) as error:
         b.build()
     text = str(error.value)
-    for expected in ("unknown body 'femur'", "coincides with point 0", "at least 2 points", "unknown coordinate(s) knee",
+    for expected in ("unknown body 'femur'", "muscle `m2`: `hill` must be", "at least 2 points", "unknown coordinate(s) knee",
                      "muscle `m1` is defined twice"):
         assert expected in text, expected
 

@@ -35,6 +35,16 @@ def add_point_moment_arms(R, s, m, T, twists, offset_gradients, body, row, movin
                 R[s, k, m] += body_force * offset_gradients[moving_state, row, c, k]
 
 
+@inline_jit
+def same_place(point_body, moving_of_point, local_points, j, e):  # pragma: no cover - compiled
+    """Whether path points ``j`` and ``e`` are one place on one body at every q (body-fixed, same body, same
+    location): a segment between them has length zero and no direction, and adds nothing — neither length
+    (OpenSim's sum) nor force (its pulls on the two points cancel on their body)."""
+    return (point_body[j] == point_body[e] and moving_of_point[j] < 0 and moving_of_point[e] < 0
+            and local_points[j, 0] == local_points[e, 0] and local_points[j, 1] == local_points[e, 1]
+            and local_points[j, 2] == local_points[e, 2])
+
+
 @jit
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
                  offset_gradients, active, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
@@ -74,6 +84,8 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
             d2 = points[e, 2] - points[j, 2]
             length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
             if length < zero_length:
+                if same_place(point_body, moving_of_point, local_points, j, e):
+                    continue  # e.g. two coincident conditional points, both active
                 return lengths, R, s * n_segments + g
             lengths[s, point_muscle[j]] += length
             forces[j, 0] += d0 / length
@@ -116,7 +128,8 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
         First point of each segment (every point but the muscles' last ones).
     n_muscles : int
     zero_length : float
-        Shorter segments stop the evaluation.
+        Shorter segments stop the evaluation, except between two body-fixed points at one place on one
+        body (:func:`same_place`), which add nothing.
     active : ndarray of bool, shape (..., P) or (1, P), optional
         Which points are active (``(1, P)``: the same at every state; pass a constant read-only
         row); every muscle's last point must be active. Default: all.

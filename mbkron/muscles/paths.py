@@ -92,7 +92,6 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
     allowed = bodies | {GROUND}
     if len(path.points) < 2:
         problems.append(f"{where}: a path needs at least 2 points, got {len(path.points)}")
-    previous = None
     for n, point in enumerate(path.points):
         label = f"{where}: point {n}"
         if isinstance(point, MovingPoint):
@@ -100,7 +99,6 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
             unknown = point.coordinate_names() - coordinates
             if unknown:
                 problems.append(f"{label} (moving) depends on unknown coordinate(s) {', '.join(sorted(unknown))}")
-            current = None
         else:
             try:
                 body, location = point[:2] if len(point) == 3 else point
@@ -108,11 +106,9 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
             except (TypeError, ValueError):
                 problems.append(f"{label} must be (body, (x, y, z)), (body, (x, y, z), PathPointCondition) "
                                 f"or a MovingPoint, got {point!r}")
-                previous = None
                 continue
             if location.shape != (3,) or not np.all(np.isfinite(location)):
                 problems.append(f"{label}: the location must be 3 finite numbers, got {point[1]!r}")
-            current = (body, tuple(location.ravel()))
         if body not in allowed:
             problems.append(f"{label} names unknown body {body!r}; expected one of: {', '.join(sorted(allowed))}")
         condition = point_condition(point)
@@ -121,10 +117,6 @@ def check_path(path: MusclePath, bodies: set[str], coordinates: set[str], proble
                 problems.append(f"{label} is the {'origin' if n == 0 else 'insertion'} and must be unconditional "
                                 "(a path always has its two ends); make it a fixed or moving point without a condition")
             problems.extend(condition_problems(condition, coordinates, label))
-        if current is not None and current == previous:
-            problems.append(f"{label} coincides with point {n - 1} (same body, same location): "
-                            "a zero-length segment has no direction")
-        previous = current
     _check_wraps(path, allowed, problems)
     hill = path.hill
     if hill is not None and not hasattr(hill, "max_isometric_force"):
@@ -268,6 +260,12 @@ class MuscleSet:
         self.point_muscle = np.array(muscle_of_point, dtype=np.int64)
         self.moving_of_point = np.full(P, -1, dtype=np.int64)
         self.moving_of_point[self.moving_rows] = np.arange(len(moving_rows))
+        # one number per place: body-fixed points at one location on one body share it (a segment between
+        # them adds nothing: :func:`mbkron.compiled.paths.same_place`), every other point has its own
+        places = {}
+        self.place = np.array([places.setdefault((b, tuple(x)), len(places)) if row < 0 else -1 - j for j, (b, x, row)
+                               in enumerate(zip(self.point_body.tolist(), self.local_points.tolist(),
+                                                self.moving_of_point.tolist()))], dtype=np.int64)
         self.moving_terms = (MovingPointTerms(slots, len(moving_rows), coordinate_names, labels, extrapolate)
                              if moving_rows else None)
         # the code path is chosen here: a set without conditional points never computes an active set
@@ -284,7 +282,7 @@ class MuscleSet:
                               self.local_points[rows], renumber[kept].astype(np.int64))
             for array in self._straight:
                 array.setflags(write=False)
-        for array in (self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
+        for array in (self.place, self.point_body, self.local_points, self.segment_start, self.segment_end, self.segment_muscle,
                       self.point_muscle, self.moving_of_point, self.all_active,
                       self.segment_to_point, self.segment_to_muscle, self.point_to_body_muscle, self.moving_rows,
                       self.moving_to_muscle, self.moving_selection, self.on_ground, self.gather_body):
@@ -390,8 +388,10 @@ class MuscleSet:
         """Active set (None: all points), segment lengths and unit vectors of paths without conditions."""
         delta = points[..., self.segment_end, :] - points[..., self.segment_start, :]
         segment_lengths = cs.norm(delta)
-        self._check_lengths(q, segment_lengths.real < ZERO_LENGTH, segment_lengths, self.segment_end)
-        return None, segment_lengths, delta / segment_lengths[..., None]
+        moves = self.place[self.segment_start] != self.place[self.segment_end]  # else a segment of length 0, no force
+        self._check_lengths(q, moves & (segment_lengths.real < ZERO_LENGTH), segment_lengths, self.segment_end)
+        units = np.divide(delta, segment_lengths[..., None], out=np.zeros_like(delta), where=moves[:, None])
+        return None, segment_lengths, units
 
     def _conditional_segments(self, q: NDArray, points: NDArray) -> tuple[NDArray, NDArray, NDArray]:
         """Active set, segment lengths and unit vectors of the active polylines (zero for the
@@ -399,8 +399,8 @@ class MuscleSet:
         active = self.active_points.active(q)
         ends = self.active_points.segment_ends(active)
         delta = np.take_along_axis(points, ends[..., None], axis=-2) - points[..., self.segment_start, :]
-        used = active[..., self.segment_start]
-        segment_lengths = np.where(used, cs.norm(delta), 0.0)
+        used = active[..., self.segment_start] & (self.place[self.segment_start] != self.place[ends])
+        segment_lengths = np.where(used, cs.norm(delta), 0.0)  # (none between two points at one place)
         self._check_lengths(q, used & (segment_lengths.real < ZERO_LENGTH), segment_lengths, ends)
         units = np.divide(delta, segment_lengths[..., None], out=np.zeros_like(delta), where=used[..., None])
         return active, segment_lengths, units
