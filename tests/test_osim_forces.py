@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -287,7 +288,18 @@ def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
      "</objects></PathPointSet></GeometryPath></PathSpring>",
      "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
     ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported; supported: the forces Thelen2003Muscle"),
-    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, PathSpring, PointToPointSpring"),
+    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring"),
+    ("<Ligament name='l'><resting_length>0</resting_length><GeometryPath><PathPointSet><objects>"
+     "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+     "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+     "</objects></PathPointSet></GeometryPath></Ligament>",
+     "Ligament[@name='l']/resting_length: a ligament's resting length must be positive"),
+    ("<Ligament name='l'><resting_length>0.5</resting_length><force_length_curve><Constant><value>1</value></Constant>"
+     "</force_length_curve><GeometryPath><PathPointSet><objects>"
+     "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+     "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+     "</objects></PathPointSet></GeometryPath></Ligament>",
+     "<Constant> is not supported; supported: a ligament's force-length curve as a SimmSpline"),
 ])
 def test_import_errors_name_the_element(forces, fragment, tmp_path):
     with pytest.raises(ModelError) as error:
@@ -302,7 +314,7 @@ def test_wrapped_path_springs_follow_the_wrapping_option(tmp_path):
               "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
               "</objects></PathPointSet><PathWrapSet><objects><PathWrap name='w'/></objects></PathWrapSet>"
               "</GeometryPath></PathSpring>")
-    with pytest.raises(ModelError, match="PathSpring.*path springs without wrap objects"):
+    with pytest.raises(ModelError, match="PathSprings without wrap objects"):
         _import(spring, tmp_path)
     path = tmp_path / "m.osim"
     with warnings.catch_warnings():
@@ -320,13 +332,14 @@ def test_generalized_forces_agree_with_opensim(name, backend, tmp_path):
     path = _stored(name, tmp_path)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == data["sha256"]
     found = compare_forces.deviations(data, path, backend)
-    assert len(found) == {"forces": 4}.get(name, 1)
+    assert len(found) == {"forces": 5}.get(name, 1)
     assert max(found.values()) < 1e-9, found
 
 
 def test_the_force_model_states_exercise_every_branch(tmp_path):
     """The stored states of ``forces`` put each limited coordinate inside, in both transitions and beyond
-    both limits, and the path spring slack and taut with its conditional point on and off."""
+    both limits, the path spring slack and taut with its conditional point on and off, and the ligament
+    slack, on its curve's rising part (strain 1 to 1.6) and beyond."""
     model = mbkron.load_model(_stored("forces", tmp_path))
     data = json.loads((DATA / "forces_forces.json").read_text())
     q = np.reshape(data["q"], (-1, 3))
@@ -341,6 +354,10 @@ def test_the_force_model_states_exercise_every_branch(tmp_path):
     condition = spring.path[2][2]
     inside = (q[:, 1] >= condition.lo) & (q[:, 1] <= condition.hi)
     assert inside.any() and not inside.all()
+    ligament = model.loads[4]
+    length, _ = ligament.length_and_moment_arms(model, model.kinematics(q, 1))
+    strain = length / ligament.resting_length
+    assert set(np.searchsorted([1.0, 1.6], strain)) == {0, 1, 2}
 
 
 @pytest.mark.parametrize("name", ["forces"])
@@ -350,3 +367,52 @@ def test_live_opensim_reference_equals_the_stored_one(name, tmp_path):
     data = json.loads((DATA / f"forces_{name}.json").read_text())
     live = compare_forces.reference(name, path)
     np.testing.assert_allclose(live["generalized_forces"], data["generalized_forces"], rtol=1e-11, atol=1e-11)
+
+
+LIGAMENT_MODEL = """
+[model]
+name = "tether"
+[coordinates.s]
+unit = "m"
+range = [-0.4, 1]
+[bodies.cart]
+joint = "prismatic"
+axis = [1, 0, 0]
+variable = "s"
+mass = 2
+[[loads]]
+type = "ligament"
+name = "tether"
+resting_length = 0.6
+pcsa_force = 500
+force_length = { kind = "linear", x = [1, 2], y = [0, 1] }
+[[loads.path]]
+body = "ground"
+point = [0, 0, 0]
+[[loads.path]]
+body = "cart"
+point = [0.5, 0, 0]
+"""
+
+
+def test_a_ligament_in_a_model_file_pulls_by_its_curve_and_round_trips():
+    """A ligament along x (L = 0.5 + s): no force while L ≤ L₀ = 0.6, then T = F·f(L/L₀) with the file's linear
+    curve f(x) = x − 1, and Q_s = −T (Eq. 192, R = −∂L/∂s = −1); without `force_length`, OpenSim's default
+    curve; dump_model writes it and reads back equal; bad curves are ModelErrors naming the field."""
+    from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH, Ligament
+    model = parse_model_file(LIGAMENT_MODEL).model
+    (ligament,) = model.loads
+    assert isinstance(ligament, Ligament) and ligament.force_length.kind == "linear"
+    s = np.array([[-0.3], [0.05], [0.1], [0.4], [0.9]])
+    length = 0.5 + s[:, 0]
+    expected = np.where(length > 0.6, -500.0 * (length / 0.6 - 1.0), 0.0)
+    np.testing.assert_allclose(model.applied_forces(s, np.zeros_like(s))[:, 0], expected, rtol=1e-14, atol=1e-12)
+    assert model_differences(model, parse_model_file(dump_model(model)).model) == []
+    default = parse_model_file(LIGAMENT_MODEL.replace('force_length = { kind = "linear", x = [1, 2], y = [0, 1] }\n',
+                                                      "")).model.loads[0]
+    assert default.force_length.kind == "fmm" and tuple(default.force_length.x) == OPENSIM_FORCE_LENGTH[0]
+    for old, new, fragment in (("x = [1, 2]", "x = [2, 1]", "loads[0].force_length"),
+                               ('kind = "linear"', 'kind = "cubic"', "loads[0].force_length.kind: expected one of"),
+                               ("resting_length = 0.6", "resting_length = 0", "`resting_length` must be a finite positive")):
+        with pytest.raises(ModelError, match=re.escape(fragment)):
+            parse_model_file(LIGAMENT_MODEL.replace(old, new))

@@ -37,7 +37,7 @@ from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, 
 from mbkron.analysis.motion import TrialKinematics
 from mbkron.dynamics import loads as loads_module
 from mbkron.io.storage import write_storage
-from mbkron.muscles.springs import PathSpring, path_spring_tension
+from mbkron.muscles.springs import PathForce
 
 __all__ = ["JointReactionLoads", "joint_reactions", "model_loads", "path_loads"]
 
@@ -157,14 +157,13 @@ def muscle_loads(model, kin, muscle_forces: NDArray[np.float64]) -> tuple:
 
 
 def model_loads(model, kin, qd: NDArray[np.float64]) -> tuple:
-    """``model.loads`` as the Newton–Euler of :mod:`mbkron.dynamics.reactions` takes them: a path spring
-    (:class:`~mbkron.muscles.springs.PathSpring`) becomes its tension along its path (:func:`path_loads`,
+    """``model.loads`` as the Newton–Euler of :mod:`mbkron.dynamics.reactions` takes them: a path force
+    (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) becomes its tension along its path (:func:`path_loads`,
     the tension of Eq. 192's ``R T`` at the frames' lengths and speeds); the other loads are kept."""
     loads = []
     for load in model.loads:
-        if isinstance(load, PathSpring):
-            length, R = load.length_and_moment_arms(model, kin)
-            tension = path_spring_tension(load, length, -np.einsum("...k,...k->...", R, qd))
+        if isinstance(load, PathForce):
+            tension, _ = load.tension_and_moment_arms(model, kin, qd)
             loads += path_loads(model, kin, load.muscle_set(model), tension[..., None])
         else:
             loads.append(load)

@@ -91,6 +91,7 @@ def _describe_limit(load, units: dict[str, tuple[str, float]]) -> str:
 def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
     from mbkron.dynamics import loads as L
+    from mbkron.muscles.ligaments import Ligament
     from mbkron.muscles.springs import PathSpring
 
     if isinstance(load, L.PointForce):
@@ -114,6 +115,10 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
         return (f"path spring {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
                 + f"; stiffness {load.stiffness:.6g} N/m, resting length {load.resting_length:.6g} m, "
                 f"dissipation {load.dissipation:.6g} s/m")
+    if isinstance(load, Ligament):
+        return (f"ligament {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
+                + f"; resting length {load.resting_length:.6g} m, pcsa force {load.pcsa_force:.6g} N, "
+                f"force–length curve: {load.force_length.describe()}")
     return repr(load)
 
 

@@ -13,10 +13,10 @@ import sympy
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
-from mbkron.io.schema import (COORDINATE_VALUE, FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
+from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, TIME, VECTOR, VELOCITY_SUFFIX,
                               ExpressionValue)
-from mbkron.jointvars.functions import CoordinateFunction
+from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
 from mbkron.muscles.conditions import PathPointCondition
@@ -58,6 +58,8 @@ class LoadReader(ValueReader):
             return self.number(value, path)
         if kind == PATH:
             return self.path_points(value, path)
+        if kind == CURVE:
+            return self.curve(value, path)
         components = [value] if kind == SCALAR else value
         if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
             self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")
@@ -75,6 +77,25 @@ class LoadReader(ValueReader):
             return numbers[0] if kind == SCALAR else numbers
         shape = () if kind == SCALAR else (3,)
         return ExpressionValue(tuple(expressions), shape, tuple(self.coordinate_units))
+
+    def curve(self, value: object, path: str) -> object:
+        """A tabulated function of a dimensionless argument: ``{ x = [...], y = [...], kind = "fmm" }`` (≥ 2
+        knots, ``x`` increasing; ``kind`` one of :data:`~mbkron.jointvars.functions.SPLINE_KINDS`, default
+        ``"fmm"``, OpenSim's ``SimmSpline``)."""
+        table = self.table(value, path)
+        if table is None:
+            return None
+        self.keys(table, path, ["x", "y"], ["kind"])
+        kind = self.string(table.get("kind", "fmm"), join(path, "kind"), SPLINE_KINDS)
+        x = self.number_array(table.get("x"), join(path, "x"), minimum=2) if "x" in table else None
+        y = self.number_array(table.get("y"), join(path, "y"), minimum=2) if "y" in table else None
+        if None in (kind, x, y):
+            return None
+        try:
+            return tabulated_function(x, y, kind)
+        except ValueError as exc:
+            self.problem(path, str(exc))
+            return None
 
     def load_component(self, value: object, path: str, names: dict[str, None], variables: set[sympy.Symbol]) -> sympy.Expr | None:
         """One component of a load value: a number, or a formula of t, q, q̇ and parameters (SI result)."""

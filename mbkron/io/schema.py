@@ -18,6 +18,7 @@ from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, Generalized
 from mbkron.expressions import format_expression
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
+from mbkron.muscles.ligaments import Ligament
 from mbkron.muscles.springs import PathSpring
 
 __all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue"]
@@ -50,6 +51,8 @@ HILL_REQUIRED = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_le
 POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name", "frame", "number"
 # a number in the unit of the load's `coordinate` (angles in the file's angle unit), and per that unit; a path
 COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordinate value", "path"
+# a tabulated function of a dimensionless argument: a table of `x`, `y` (≥ 2 knots) and `kind` (default "fmm")
+CURVE = "curve"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
     "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
@@ -75,6 +78,11 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
         PathSpring,
         {"name": NAME, "path": PATH, "stiffness": NUMBER, "resting_length": NUMBER},
         {"dissipation": NUMBER},
+    ),
+    "ligament": (
+        Ligament,
+        {"name": NAME, "path": PATH, "resting_length": NUMBER, "pcsa_force": NUMBER},
+        {"force_length": CURVE},
     ),
 }
 LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}

@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from mbkron.expressions import format_expression, parse_expression
-from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
+from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
@@ -328,6 +328,8 @@ def dump_model(model: Model) -> str:
                 entry[key] = float(value)
             elif field_kind == PATH:
                 entry[key] = _path_tables(value, f"load {index} ({type(load).__name__})")
+            elif field_kind == CURVE:
+                entry[key] = {"kind": value.kind, "x": value.x.tolist(), "y": value.y.tolist()}
             else:
                 entry[key] = value
         loads.append(entry)

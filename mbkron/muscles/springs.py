@@ -24,32 +24,24 @@ from numpy.typing import NDArray
 
 from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
 
-__all__ = ["PathSpring", "path_spring_tension"]
+__all__ = ["PathForce", "PathSpring", "path_spring_tension"]
 
 
 @dataclass(frozen=True)
-class PathSpring:
-    """A linear spring with dissipation along a path (OpenSim's ``PathSpring``).
+class PathForce:
+    """A tension along a musculotendon-like path, a function of its length and lengthening speed: the
+    common part of :class:`PathSpring` and :class:`~mbkron.muscles.ligaments.Ligament`.
 
     Attributes
     ----------
     name : str
-        An identifier (messages name the path by it).
+        Any non-empty printable text (messages name the path by it).
     path : tuple
         The path points, origin to insertion, as :attr:`MusclePath.points <mbkron.muscles.paths.MusclePath>`.
-    stiffness : float
-        ``k`` ≥ 0, N/m.
-    resting_length : float
-        ``L₀`` ≥ 0, m.
-    dissipation : float
-        ``d`` ≥ 0, s/m.
     """
 
     name: str
     path: tuple
-    stiffness: float
-    resting_length: float
-    dissipation: float = 0.0
     _sets: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
@@ -57,10 +49,14 @@ class PathSpring:
         found: list[str] = []
         check_path(MusclePath(self.name, tuple(self.path)), bodies, coordinates, found)
         problems.extend(f"{where}: {problem.replace('muscle ', 'path ', 1)}" for problem in found)
-        for key in ("stiffness", "resting_length", "dissipation"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-                problems.append(f"{where}: `{key}` must be a finite non-negative number, got {value!r}")
+        self.check_parameters(where, problems)
+
+    def check_parameters(self, where: str, problems: list[str]) -> None:
+        """Append the problems of the tension's parameters (none here)."""
+
+    def tension(self, length: NDArray, speed: NDArray) -> NDArray[np.float64]:
+        """The tension (N) at path lengths ``length`` (m) and lengthening speeds ``speed`` (m/s)."""
+        raise NotImplementedError
 
     def muscle_set(self, model) -> MuscleSet:
         """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates (built once)."""
@@ -80,11 +76,48 @@ class PathSpring:
             length, R = geometry.lengths, paths.moment_arms(kin, geometry)
         return length[..., 0], R[..., 0]
 
-    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
-        """``R T`` (Eq. 192), shape (..., nq)."""
+    def tension_and_moment_arms(self, model, kin, qd: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The tension ``T`` (...) at the states of ``kin`` with rates ``qd``, and ``R`` (..., nq): the
+        lengthening speed is ``L̇ = −Rᵀ q̇``."""
         length, R = self.length_and_moment_arms(model, kin)
         speed = -np.einsum("...k,...k->...", R, np.broadcast_to(qd, R.shape))
-        return R * path_spring_tension(self, length, speed)[..., None]
+        return self.tension(length, speed), R
+
+    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
+        """``R T`` (Eq. 192), shape (..., nq)."""
+        tension, R = self.tension_and_moment_arms(model, kin, qd)
+        return R * tension[..., None]
+
+
+@dataclass(frozen=True)
+class PathSpring(PathForce):
+    """A linear spring with dissipation along a path (OpenSim's ``PathSpring``).
+
+    Attributes
+    ----------
+    name : str
+    path : tuple
+        As :class:`PathForce`'s.
+    stiffness : float
+        ``k`` ≥ 0, N/m.
+    resting_length : float
+        ``L₀`` ≥ 0, m.
+    dissipation : float
+        ``d`` ≥ 0, s/m.
+    """
+
+    stiffness: float
+    resting_length: float
+    dissipation: float = 0.0
+
+    def check_parameters(self, where: str, problems: list[str]) -> None:
+        for key in ("stiffness", "resting_length", "dissipation"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+                problems.append(f"{where}: `{key}` must be a finite non-negative number, got {value!r}")
+
+    def tension(self, length: NDArray, speed: NDArray) -> NDArray[np.float64]:
+        return path_spring_tension(self, length, speed)
 
 
 def path_spring_tension(spring: PathSpring, length: NDArray, speed: NDArray) -> NDArray[np.float64]:

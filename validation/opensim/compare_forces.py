@@ -1,4 +1,4 @@
-"""mbkron's force elements against OpenSim 4.6: CoordinateLimitForce, PathSpring, PointToPointSpring.
+"""mbkron's force elements against OpenSim 4.6: CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring.
 
 For each model of :data:`MODELS` and each of its force elements, at the states of
 :func:`force_states`, OpenSim's generalized force of that element alone is
@@ -11,16 +11,17 @@ force disabled (``off``) or with only that element applying its force (``on``,
 element's generalized force ``f`` conjugate to ``u``, reduced to the model's coordinates by ``C``
 (couplers, locked coordinates and the speeds set as in :mod:`validation.opensim.compare_osim`). mbkron's
 is ``model.applied_forces(q, q̇, loads=(load,))``; the elements are matched by order (the ForceSet's
-CoordinateLimitForces, PathSprings and PointToPointSprings are the model's loads, in file order).
+CoordinateLimitForces, PathSprings, PointToPointSprings and Ligaments are the model's loads, in file order).
 
 Models: the two gait10dof18musc files with springs of the public collection (``gait10dof18musc_spring``:
 the CoordinateLimitForce ``AnkleLimitSpringDamper``; ``gait10dof18musc_path_spring``: the PathSpring
 ``BiarticularSpringDamper`` with a conditional point), at the default pose and seeded random poses in the
 ranges with normal random speeds, and ``forces`` (:func:`write_force_model`, written by OpenSim's API):
 two PinJoints and a SliderJoint, a CoordinateLimitForce on an angle and one on the slider, a PathSpring
-over three bodies with a ConditionalPathPoint and a PointToPointSpring, at chosen states that put each
-limited coordinate inside its limits, in each transition and beyond each limit, and the path spring slack
-and taut (:data:`FORCE_MODEL_STATES`).
+over three bodies with a ConditionalPathPoint, a PointToPointSpring and a Ligament over three bodies with
+OpenSim's default force-length curve, at chosen states that put each limited coordinate inside its limits,
+in each transition and beyond each limit, the path spring slack and taut, and the ligament slack, on its
+curve's rising part and beyond it (:data:`FORCE_MODEL_STATES`, :data:`LIGAMENT_RESTING_LENGTH`).
 
 Run ``python -m validation.opensim.compare_forces`` from the repository root: it writes
 ``tests/data/osim/forces_<model>.json`` (read by ``tests/test_osim_forces.py``) and prints mbkron's
@@ -43,7 +44,7 @@ from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rou
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``) and the written one.
 MODELS = ("gait10dof18musc_spring", "gait10dof18musc_path_spring", "forces")
-FORCE_TYPES = ("CoordinateLimitForce", "PathSpring", "PointToPointSpring")
+FORCE_TYPES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
 FORCE_MODEL = "forces"
 #: States of ``forces`` (coordinates a, b in rad, s in m): b's limits are [-30°, 20°] with a 5° transition,
 #: s's [-0.05, 0.1] m with 0.02 m; the path spring's resting length is 1.3 m, its conditional point
@@ -58,6 +59,10 @@ FORCE_MODEL_STATES = (
     (-1.0, math.radians(-10.0), -0.03),  # inside; taut (1.39 m)
 )
 STATES = 6
+#: The ligament ``tether``'s resting length (m): its path is 0.38–1.19 m long at the states of ``forces``, so
+#: that it is slack at two of them (strains 0.76, 0.90) and taut at the others, on the curve's rising part
+#: (1.05, 1.16, 1.41) and beyond its 1.6 L₀ (1.62, 2.38).
+LIGAMENT_RESTING_LENGTH = 0.5
 
 
 def write_force_model(path: Path) -> None:
@@ -101,6 +106,15 @@ def write_force_model(path: Path) -> None:
     model.addForce(spring)
     model.addForce(osim.PointToPointSpring(bodies[0], osim.Vec3(0.1, -0.2, 0.0), bodies[2], osim.Vec3(0.0, 0.05, 0.0),
                                            250.0, 0.3))
+    ligament = osim.Ligament()  # OpenSim's default force-length curve
+    ligament.setName("tether")
+    ligament.set_resting_length(LIGAMENT_RESTING_LENGTH)
+    ligament.set_pcsa_force(900.0)
+    geometry = ligament.updGeometryPath()
+    geometry.appendNewPathPoint("l0", ground, osim.Vec3(0.1, 0.2, 0.0))
+    geometry.appendNewPathPoint("l1", bodies[1], osim.Vec3(0.02, -0.2, 0.0))
+    geometry.appendNewPathPoint("l2", bodies[2], osim.Vec3(0.0, 0.02, 0.01))
+    model.addForce(ligament)
     model.finalizeConnections()
     model.printToXML(str(path))
 

@@ -8,6 +8,9 @@
 - ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
   ``GeometryPath``'s points, read as a muscle's (:mod:`mbkron.io.osim.muscles`); the law is
   :class:`~mbkron.muscles.springs.PathSpring`'s.
+- ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
+  tabulated function of the strain ``L / L₀``) and the path's points; the law is
+  :class:`~mbkron.muscles.ligaments.Ligament`'s.
 - ``PointToPointSpring`` (Simbody's ``TwoPointLinearSpring``, tension ``k (L − L₀)``) →
   ``type = "spring_damper"`` with ``stiffness``, ``free_length = rest_length`` and no damping, between
   ``point1`` of ``socket_body1`` and ``point2`` of ``socket_body2`` (bodies or ground).
@@ -24,15 +27,18 @@ import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
 from mbkron.io.osim.coordinates import Coordinates
+from mbkron.io.osim.functions import Table, read_function
 from mbkron.io.osim.joints import GROUND
-from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, _path
+from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, LEGACY, _path
 from mbkron.io.osim.xml import XmlReader
+from mbkron.jointvars.functions import SPLINE_KINDS
+from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
 
 __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
 #: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
 #: which reports the others as unsupported.
-FORCES = ("CoordinateLimitForce", "PathSpring", "PointToPointSpring")
+FORCES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
 #: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
 MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
 # OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
@@ -83,33 +89,74 @@ def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordin
     return table
 
 
-def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
-                 wrapping: str, wrapped: list[str]) -> dict | None:
-    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "stiffness", "dissipation"))
+def _force_path(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
+                wrapping: str, wrapped: list[str]) -> list | None:
+    """The points of a path force's ``GeometryPath`` (a path spring's, a ligament's), read as a muscle's."""
     path = reader.child(force, "GeometryPath")
-    values = {key: reader.number(force, key, default) for key, default in
-              (("resting_length", None), ("stiffness", None), ("dissipation", 0.0))}
-    for key, value in values.items():
-        if value is not None and value < 0:
-            reader.problem(force, f"expected a non-negative number, got {value!r}", key)
-            values[key] = None
     if path is None:
         return None
-    reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"))
+    reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
     wraps = path.find("PathWrapSet/objects")
     if wraps is not None and len(wraps):
         if wrapping != "ignore":
-            reader.unsupported_element(force, "path springs without wrap objects (a path spring's wraps are not "
-                                       "supported yet; import "
+            reader.unsupported_element(force, f"{force.tag}s without wrap objects (the wraps of a path force other "
+                                       "than a muscle are not supported yet; import "
                                        "without them with load_model(..., wrapping=\"ignore\") or the option "
                                        "`--ignore-wrapping` of `mbkron convert` and `mbkron info`)")
             return None
         wrapped.append(name)
-    points = _path(reader, path, bodies, coordinates)
-    if None in values.values():
+    return _path(reader, path, bodies, coordinates)
+
+
+def _non_negative(reader: XmlReader, force: ET.Element, defaults: tuple) -> dict:
+    """The force's numbers ``(key, default)`` (no default: required); None for a missing or negative one."""
+    values = {key: reader.number(force, key, default) for key, default in defaults}
+    for key, value in values.items():
+        if value is not None and value < 0:
+            reader.problem(force, f"expected a non-negative number, got {value!r}", key)
+            values[key] = None
+    return values
+
+
+def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
+                 wrapping: str, wrapped: list[str]) -> dict | None:
+    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "stiffness", "dissipation"))
+    values = _non_negative(reader, force, (("resting_length", None), ("stiffness", None), ("dissipation", 0.0)))
+    points = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped)
+    if points is None or None in values.values():
         return None
     return {"type": "path_spring", "name": name, "stiffness": values["stiffness"],
             "resting_length": values["resting_length"], "dissipation": values["dissipation"], "path": points}
+
+
+def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
+              wrapping: str, wrapped: list[str]) -> dict | None:
+    """A ``Ligament``: ``resting_length``, ``pcsa_force`` and the ``force_length_curve`` (OpenSim's defaults
+    where missing: 0, 0 and :data:`~mbkron.muscles.ligaments.OPENSIM_FORCE_LENGTH`; a resting length of 0
+    is refused, as OpenSim asserts), the curve a tabulated function of the strain."""
+    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "pcsa_force", "force_length_curve"))
+    values = _non_negative(reader, force, (("resting_length", 0.0), ("pcsa_force", 0.0)))
+    if values["resting_length"] == 0.0:
+        reader.problem(force, "a ligament's resting length must be positive (OpenSim asserts it), got 0", "resting_length")
+        values["resting_length"] = None
+    table = {"type": "ligament", "name": name, **values}
+    holder = force.find("force_length_curve")
+    curve = reader.only_child(holder, "force_length_curve") if holder is not None else None
+    if curve is not None:
+        function = read_function(reader, curve)
+        if not (isinstance(function, Table) and function.kind in SPLINE_KINDS
+                and function.argument == function.value == (1.0, 0.0)):
+            if function is not None:
+                reader.unsupported_element(curve, "a ligament's force-length curve as a SimmSpline, NaturalCubicSpline, "
+                                           "PiecewiseLinearFunction or PiecewiseConstantFunction")
+            return None
+        table["force_length"] = {"kind": function.kind, "x": list(function.x), "y": list(function.y)}
+    else:
+        table["force_length"] = {"kind": "fmm", "x": list(OPENSIM_FORCE_LENGTH[0]), "y": list(OPENSIM_FORCE_LENGTH[1])}
+    points = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped)
+    if points is None or None in values.values():
+        return None
+    return {**table, "path": points}
 
 
 def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict | None:
@@ -161,6 +208,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
             table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
+        elif force.tag == "Ligament":
+            table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         else:
             table = _point_to_point(reader, force, bodies)
         if table is not None:

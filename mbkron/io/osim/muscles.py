@@ -69,7 +69,7 @@ OPENSIM_THELEN_DEFAULTS = {"tendon_strain_at_fmax": 0.04, "flen": 1.4}
 #: Elements of older formats that OpenSim 4.6 reads past in these places (an OpenSim 3 path's display
 #: object; a moving point's fixed location, which its three functions replace; a conditional point's
 #: coordinate by name, which its ``socket_coordinate`` replaces): skipped, and listed in the convert header.
-_LEGACY = {"GeometryPath": ("VisibleObject",), "MovingPathPoint": ("location",), "ConditionalPathPoint": ("coordinate",)}
+LEGACY = {"GeometryPath": ("VisibleObject",), "MovingPathPoint": ("location",), "ConditionalPathPoint": ("coordinate",)}
 _POINTS = {"PathPoint": ("socket_parent_frame", "location"),
            "ConditionalPathPoint": ("socket_parent_frame", "location", "socket_coordinate", "range"),
            "MovingPathPoint": ("socket_parent_frame", "x_location", "y_location", "z_location", "socket_x_coordinate",
@@ -145,7 +145,7 @@ def _path(reader: XmlReader, path: ET.Element, bodies: dict, coordinates: Coordi
         if point.tag not in _POINTS:
             reader.unsupported_element(point, "the path points " + ", ".join(_POINTS))
             continue
-        reader.known_children(point, _POINTS[point.tag], _LEGACY.get(point.tag, ()))
+        reader.known_children(point, _POINTS[point.tag], LEGACY.get(point.tag, ()))
         body = _body(reader, point, bodies)
         if point.tag == "MovingPathPoint":
             terms = _moving(reader, point, coordinates)
@@ -203,7 +203,7 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
         path = reader.child(force, "GeometryPath")
         if path is None:
             continue
-        reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), _LEGACY["GeometryPath"])
+        reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
         wraps = path.find("PathWrapSet/objects")
         wrap_list = []
         if wraps is not None and len(wraps):
