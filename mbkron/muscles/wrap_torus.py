@@ -83,25 +83,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.compiled.wrap_torus import (MAX_ANGLE_STEP, MAX_ITERATIONS, MAX_TURNS, OPENSIM_CYLINDER_LENGTH, STEP_CURVATURE,
+                                        TOLERANCE)
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.tableaus import DOP853, equal_steps
 from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, positive_problem, parse_quadrant
 
 __all__ = ["WrapTorus", "TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
            "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
-
-TOLERANCE = 1e-13
-"""Newton stops when the three residuals (m) are at most this."""
-MAX_ITERATIONS = 40
-"""Newton iterations before :func:`shortest_path` gives up."""
-MAX_ANGLE_STEP = 0.5
-"""Largest Newton step of either torus angle of ``t₁`` (rad)."""
-MAX_TURNS = 2.0
-"""Longest arc Newton's method tries, in turns round the tube (``2π r`` each): longer paths fail."""
-STEP_CURVATURE = 0.2
-"""Integration step times the torus's largest normal curvature ``max(1/r, 1/(R − r))`` (at most)."""
-OPENSIM_CYLINDER_LENGTH = 10000.0
-"""The length of OpenSim's cylinder at the ring point (``CYL_LENGTH`` in WrapTorus.cpp)."""
 
 _COMPLEX_STEP = 1e-30
 
