@@ -45,6 +45,14 @@ Method (shooting on the geodesic equation)
   the ring's plane the error is rare (in one batch of 60 of 2787 random segments for ``R/r = 5``, an
   end 6 µm from the surface; none for ``R/r`` = 1.5 and 20: docs/wrapping.md, "Tori").
 
+What runs where
+---------------
+This module is the numpy route (the ``numpy`` backend, complex steps): :func:`shortest_path` solves a
+batch of segments at once. The ``compiled`` backend solves one segment at a time inside the
+wrapped-path kernel with :func:`mbkron.compiled.wrap_torus.torus_path`: the same decision, method,
+guesses, step rules and constants (imported from there), the Newton Jacobian by variational equations
+instead of complex steps; both agree to rounding (``tests/test_compiled_torus.py``).
+
 When it wraps (OpenSim's decision)
 ----------------------------------
 OpenSim 4.6's ``WrapTorus::wrapLine`` picks a point ``c`` of the ring circle (radius ``R`` in the
