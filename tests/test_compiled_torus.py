@@ -143,3 +143,26 @@ def test_a_model_with_a_torus_and_an_ellipsoid_equals_the_numpy_route():
     assert np.abs(model.muscle_lengths(q) / geometry.lengths - 1).max() <= 1e-12
     R = reference.muscle_set.moment_arms(kin, geometry)
     assert np.abs(model.moment_arms(q) - R).max() <= 1e-10 * np.abs(R).max()
+
+
+#: A segment through the hole of a thin ring (R = 0.011, r = 0.0105) where OpenSim wraps, the straight
+#: segment enters the torus and no path touches the tube once (docs/wrapping.md, "Tori": thin rings).
+THIN = 0.011, 0.0105
+THIN_P = (-0.001353760808606584, 0.0030828889241272953, 0.008367575817106749)
+THIN_Q = (-0.0036828000149046586, -0.006802033296838781, -0.011195451060322666)
+
+
+@needs_numba
+def test_a_failure_raises_naming_the_muscle_the_wrap_and_the_state():
+    assert torus_path(np.array(THIN_P), np.array(THIN_Q), *THIN, 0, 0, np.zeros(3), np.zeros(3)) == FAILED
+    b = ModelBuilder().add_coordinate("q1")
+    b.add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
+    ring = WrapTorus(name="thin", body="ground", outer_radius=THIN[0], inner_radius=THIN[1])
+    b.add_muscle("tendon", [("ground", THIN_P), ("link", THIN_Q)], wraps=[PathWrap(ring)])
+    model = b.build("compiled")
+    q = np.array([[4 * np.pi / 3], [0.0]])  # (at the first state the ring is wrapped)
+    message = r"muscle `tendon`, wrap `thin`: at state \(1,\) \(coordinates q = \[0\.0\]\).*no path round the inner side"
+    with pytest.raises(ConfigurationError, match=message):
+        model.muscle_lengths(q)
+    with pytest.raises(ConfigurationError, match="no path round the inner side"):
+        model.with_backend("numpy").muscle_lengths(q)

@@ -46,7 +46,7 @@ def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) ->
             f"(docs/wrapping.md, \"Sweeps that do not settle\")")
 
 
-def _failure_message(muscle: str, wrap: str, kind: int, params: NDArray, state: tuple, failure: NDArray) -> str:
+def _failure_message(muscle: str, wrap: str, kind: int, params: NDArray, state: str, failure: NDArray) -> str:
     """The ConfigurationError's message where a wrap's solver failed (kind 2: the ellipsoid, 3: the torus)."""
     where = (f"muscle `{muscle}`, wrap `{wrap}`: at state {state} (p={failure[3:6].tolist()}, "
              f"q={failure[6:].tolist()}, wrap frame)")
@@ -263,7 +263,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
 def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
                                     local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
                                     active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
-                                    zero_length: float) -> tuple[NDArray, NDArray | None, int]:
+                                    zero_length: float, q: NDArray | None = None) -> tuple[NDArray, NDArray | None, int]:
     """Lengths and moment arms ``R = −∂L/∂q`` of the wrapped paths.
 
     Parameters
@@ -285,6 +285,8 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     tolerance, max_sweeps : float, int
         The sweeps over several wraps stop when no tangent point moved more than ``tolerance`` (m).
     zero_length : float
+    q : ndarray, shape (..., nq), optional
+        The states' coordinates, named in error messages.
 
     Returns
     -------
@@ -300,7 +302,7 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         converge or the torus's (:func:`mbkron.compiled.wrap_torus.torus_path`) finds no path although the
         straight segment enters the torus, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`,
         :func:`mbkron.muscles.wrap_torus.shortest_path`); the message names the muscle, the wrap, the state
-        and the points.
+        (and its ``q``) and the points.
 
     Warns
     -----
@@ -328,8 +330,10 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
                                                          max_sweeps, zero_length, order)
     if failure[0] >= 0:
         state, muscle, wrap = (int(value) for value in failure[:3])
+        index = tuple(int(i) for i in np.unravel_index(state, batch))
+        where = f"{index}" if q is None else f"{index} (coordinates q = {np.asarray(q)[index].tolist()})"
         raise ConfigurationError(_failure_message(muscle_names[muscle], wrap_names[wrap], int(arrays[3][wrap]),
-                                                  arrays[4][wrap], np.unravel_index(state, batch), failure))
+                                                  arrays[4][wrap], where, failure))
     if short >= 0:
         return lengths, None, short
     for muscle in np.flatnonzero(unsettled.any(axis=0)):
