@@ -12,8 +12,9 @@ step rules (:data:`MAX_ANGLE_STEP`, the arc at most halved or doubled plus ``r``
 (:data:`STEP_CURVATURE`); a converged path is valid when ``s > 0``, ``q`` lies ahead of ``t₂`` and
 neither straight piece enters the solid (:func:`enters_solid`); where the guess from OpenSim's cylinder
 gives no valid path and the straight segment enters the solid, Newton's method starts again from the
-circle's solution in the meridian plane of ``p``; where that fails too the kernel reports
-:data:`FAILED` (the caller raises a ConfigurationError, as the numpy route does).
+circle's solution in the meridian plane of ``p``, then from the straight segment's point deepest in the
+solid (:data:`DEEPEST_GUESS_ARC`); where those fail too the kernel reports :data:`FAILED` (the caller
+raises a ConfigurationError, as the numpy route does).
 
 One difference in how, not in what: the Newton Jacobian is computed by the variational equations of the
 discrete integration (DOP853's stages applied to the tangent system of the geodesic equations in the
@@ -39,7 +40,7 @@ from mbkron.compiled.wrap_ellipsoid import FAILED, NO_WRAP
 from mbkron.core.tableaus import DOP853
 
 __all__ = ["TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
-           "NO_WRAP", "FAILED", "torus_path", "ring_point", "enters_solid"]
+           "DEEPEST_GUESS_ARC", "NO_WRAP", "FAILED", "torus_path", "ring_point", "enters_solid"]
 
 TOLERANCE = 1e-13
 """Newton stops when the three residuals (m) are at most this."""
@@ -53,6 +54,8 @@ STEP_CURVATURE = 0.2
 """Integration step times the torus's largest normal curvature ``max(1/r, 1/(R − r))`` (at most)."""
 OPENSIM_CYLINDER_LENGTH = 10000.0
 """The length of OpenSim's cylinder at the ring point (``CYL_LENGTH`` in WrapTorus.cpp)."""
+DEEPEST_GUESS_ARC = 0.1
+"""The last initial guess's arc (from the straight segment's deepest point in the solid), in units of ``r``."""
 
 _RK_A = np.ascontiguousarray(DOP853.A[:12, :12])
 _RK_B = np.ascontiguousarray(DOP853.B)
@@ -269,13 +272,20 @@ def enters_solid(p, q, R, r):  # pragma: no cover - compiled
     """Whether the segment ``p → q`` passes through the interior of the solid torus
     (:func:`mbkron.muscles.wrap_torus.enters_solid`: the minimum over ``[0, 1]`` of the quartic
     ``(|x|² + R² − r²)² − 4R²(x² + y²)`` along it, at the ends and the real roots of its derivative)."""
+    return _quartic_minimum(p, q, R, r)[0] < 0.0
+
+
+@jit
+def _quartic_minimum(p, q, R, r):  # pragma: no cover - compiled
+    """The minimum over ``t ∈ [0, 1]`` of :func:`enters_solid`'s quartic along ``p + t (q − p)`` and its ``t``
+    (candidates in the numpy route's order: the derivative's real roots in (0, 1), then the ends)."""
     d = q - p
     A, B, C = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], 2.0 * (p[0] * d[0] + p[1] * d[1] + p[2] * d[2]), \
         p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + R * R - r * r
     A2, B2, C2 = d[0] * d[0] + d[1] * d[1], 2.0 * (p[0] * d[0] + p[1] * d[1]), p[0] * p[0] + p[1] * p[1]
     c = np.array([A * A, 2 * A * B, B * B + 2 * A * C - 4 * R * R * A2, 2 * B * C - 4 * R * R * B2,
                   C * C - 4 * R * R * C2])
-    lowest = min(c[4], c[0] + c[1] + c[2] + c[3] + c[4])  # the ends
+    lowest, where = np.inf, 0.0
     if c[0] > 0.0:
         companion = np.zeros((3, 3), dtype=np.complex128)  # of the derivative 4c₀t³ + 3c₁t² + 2c₂t + c₃
         companion[0, 0], companion[0, 1], companion[0, 2] = -3 * c[1] / (4 * c[0]), -2 * c[2] / (4 * c[0]), \
@@ -283,10 +293,15 @@ def enters_solid(p, q, R, r):  # pragma: no cover - compiled
         companion[1, 0] = companion[2, 1] = 1.0
         roots = np.linalg.eigvals(companion)
         for root in roots:
-            t = root.real
-            if abs(root.imag) < 1e-9 and 0.0 < t < 1.0:
-                lowest = min(lowest, c[0] * t**4 + c[1] * t**3 + c[2] * t**2 + c[3] * t + c[4])
-    return lowest < 0.0
+            t = root.real if abs(root.imag) < 1e-9 and 0.0 < root.real < 1.0 else 0.0
+            value = c[0] * t**4 + c[1] * t**3 + c[2] * t**2 + c[3] * t + c[4]
+            if value < lowest:
+                lowest, where = value, t
+    for t in (0.0, 1.0):  # the ends
+        value = c[0] * t**4 + c[1] * t**3 + c[2] * t**2 + c[3] * t + c[4]
+        if value < lowest:
+            lowest, where = value, t
+    return lowest, where
 
 
 @jit
@@ -395,6 +410,10 @@ def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
         down = 1.0 if p[2] >= q[2] else -1.0  # counterclockwise in (ξ, z) from above: through ξ < 0
         theta = (down * (a_q - a_p)) % (2 * math.pi) - math.acos(r / d_p) - math.acos(r / d_q)
         arc, valid = _valid_newton(p, q, R, r, u1, a_p + down * math.acos(r / d_p), r * max(theta, 0.1), work, t1, t2)
+        if not valid:  # and from the point of the straight segment deepest in the solid
+            x = p + _quartic_minimum(p, q, R, r)[1] * (q - p)
+            arc, valid = _valid_newton(p, q, R, r, math.atan2(x[1], x[0]), math.atan2(x[2], math.hypot(x[0], x[1]) - R),
+                                       DEEPEST_GUESS_ARC * r, work, t1, t2)
         if not valid:
             return FAILED
     return arc if valid else NO_WRAP
