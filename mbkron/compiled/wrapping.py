@@ -22,11 +22,11 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import wrap_ellipsoid, wrap_torus
 from mbkron.compiled.common import batch_rows, jit, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
 from mbkron.compiled.wrap_circular import cylinder_path, sphere_path
-from mbkron.compiled import wrap_ellipsoid, wrap_torus
 from mbkron.compiled.wrap_ellipsoid import FAILED, ellipsoid_path
 from mbkron.compiled.wrap_torus import torus_path
 from mbkron.core.errors import ConfigurationError, ModelWarning
@@ -53,7 +53,8 @@ def _failure_message(muscle: str, wrap: str, kind: int, params: NDArray, state: 
     if kind == 3:
         return (f"{where} there is no path round the inner side of the torus with outer_radius {params[2]} and "
                 f"inner_radius {params[3]}: the straight segment enters the torus, OpenSim would wrap it, but "
-                f"Newton's method from OpenSim's cylinder approximation found no path that touches the tube once (to "
+                f"Newton's method from OpenSim's cylinder approximation (and two other guesses) found no path that "
+                f"touches the tube once (to "
                 f"{wrap_torus.TOLERANCE} m in {wrap_torus.MAX_ITERATIONS} iterations) without cutting it; a segment "
                 "through the tube twice, or past its outer side, needs another wrap object")
     return (f"{where} the shortest path over the ellipsoid with semi-axes {params[2:].tolist()} did not converge: "

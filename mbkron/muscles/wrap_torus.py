@@ -101,7 +101,7 @@ from mbkron.core.tableaus import DOP853, equal_steps
 from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, positive_problem, parse_quadrant
 
 __all__ = ["WrapTorus", "TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
-           "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
+           "DEEPEST_GUESS_ARC", "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
 
 _COMPLEX_STEP = 1e-30
 
@@ -426,8 +426,8 @@ def shortest_path(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius:
             raise ConfigurationError(
                 f"no path round the inner side of the torus with outer_radius {R} and inner_radius {r} at "
                 f"{int(failed.sum())} of {len(p)} segments ({where}): the straight segment enters the torus, OpenSim "
-                f"would wrap it, but Newton's method from OpenSim's cylinder approximation found no path that "
-                f"touches the tube once (to {TOLERANCE} m in {MAX_ITERATIONS} iterations) without cutting it; a "
+                f"would wrap it, but Newton's method from OpenSim's cylinder approximation (and two other guesses) "
+                f"found no path that touches the tube once (to {TOLERANCE} m in {MAX_ITERATIONS} iterations) without cutting it; a "
                 "segment through the tube twice, or past its outer side, needs another wrap object")
         wrapped[index] = valid
         t1[index[valid]], t2[index[valid]], arc[index[valid]] = s1[valid], s2[valid], s[valid]
