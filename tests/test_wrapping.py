@@ -354,7 +354,7 @@ def test_complex_steps_need_the_numpy_backend_and_explicit_joint_variables(backe
 @needs_numba
 @pytest.mark.parametrize("quadrant", ["all", "+x", "-x", "+y", "-y", "+z", "-z"])
 def test_compiled_solvers_equal_the_surfaces(quadrant):
-    from mbkron.compiled import wrapping as kernels
+    from mbkron.compiled import wrap_circular as kernels
 
     rng = np.random.default_rng(6)
     p, q = rng.normal(size=(2, 300, 3)) * 0.1
@@ -367,9 +367,9 @@ def test_compiled_solvers_equal_the_surfaces(quadrant):
         for i in range(len(p)):
             s1, s2 = np.zeros(3), np.zeros(3)
             if surface is sphere:
-                result = kernels._sphere(p[i], q[i], 0.05, axis, sign, s1, s2)
+                result = kernels.sphere_path(p[i], q[i], 0.05, axis, sign, s1, s2)
             else:
-                result = kernels._cylinder(p[i], q[i], 0.05, 0.15, axis, sign, s1, s2)
+                result = kernels.cylinder_path(p[i], q[i], 0.05, 0.15, axis, sign, s1, s2)
             assert (result >= 0) == wrapped[i]
             if wrapped[i]:
                 assert abs(result - arc[i]) < 1e-15 and np.abs(s1 - t1[i]).max() < 1e-15 and np.abs(s2 - t2[i]).max() < 1e-15

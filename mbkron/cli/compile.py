@@ -10,7 +10,7 @@ A kernel is cached per argument types, so the kernels are compiled the way the l
 by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
 (forward and inverse dynamics, kinematics, a TR-BDF2 run), a closed loop whose constraint equations
 are solved by generated code (a TR-BDF2 run), and muscle paths, straight and wrapped round a
-cylinder, a sphere and an ellipsoid (lengths and moment arms) — one state and a small batch each.
+cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one state and a small batch each.
 Model files named on the command line are evaluated the same way, so that their generated
 constraint functions (cached in ``MBKRON_CACHE_DIR``) are compiled too.
 """
@@ -89,7 +89,7 @@ def _closed_loop() -> None:
 def _muscles() -> None:
     """A three-body arm, its hand coupled to the elbow by a cubic spline (as OpenSim's coupled joints),
     with a straight muscle, one through a moving and a conditional point (as OpenSim's knee and
-    shoulder muscles), and muscles wrapped round a cylinder, a sphere and an ellipsoid (the
+    shoulder muscles), and muscles wrapped round a cylinder, a sphere, an ellipsoid and a torus (the
     wrapped-path kernel); lengths and moment arms only."""
     import numpy as np
 
@@ -98,6 +98,7 @@ def _muscles() -> None:
     from mbkron.muscles.conditions import PathPointCondition
     from mbkron.muscles.points import MovingPoint
     from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
+    from mbkron.muscles.wrap_torus import WrapTorus
     from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
 
     b = ModelBuilder(name="compile-muscles")
@@ -117,7 +118,9 @@ def _muscles() -> None:
     surfaces = (WrapCylinder(name="cylinder", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02, length=0.1),
                 WrapSphere(name="sphere", body="upper_arm", translation=(0.3, 0.0, 0.0), radius=0.02),
                 WrapEllipsoid(name="ellipsoid", body="upper_arm", translation=(0.3, 0.0, 0.0),
-                              dimensions=(0.03, 0.02, 0.04)))
+                              dimensions=(0.03, 0.02, 0.04)),
+                WrapTorus(name="torus", body="upper_arm", translation=(0.3, 0.0, 0.0), xyz_body_rotation=(0.0, 1.5, 0.0),
+                          inner_radius=0.01, outer_radius=0.03))
     for surface in surfaces:
         b.add_muscle(f"over_{surface.name}", [("upper_arm", (0.1, 0.02, 0.0)), ("forearm", (0.08, 0.015, 0.0))],
                      wraps=[PathWrap(surface)])

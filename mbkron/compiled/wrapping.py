@@ -1,4 +1,4 @@
-"""Compiled wrapped paths: the sphere's and the cylinder's shortest paths, OpenSim's segment choice and
+"""Compiled wrapped paths: the surfaces' shortest paths, OpenSim's segment choice and
 the sweeps over several wraps, lengths and exact moment arms (Eq. 195 with the tangent points held in
 their wrap bodies), state by state.
 
@@ -9,7 +9,9 @@ converged; the linearly converging sweeps over several wraps are extrapolated (A
 steady sweeps, a jump to the limit of the geometric sequence of steps; the next sweep re-solves every
 wrap from there, so the fixed point and the stopping test are those of the plain sweeps); where they do not
 settle in ``max_sweeps``, they start again with the path's ellipsoids the short way round (as the numpy
-route). Surfaces: :data:`COMPILED_KINDS`.
+route). Surfaces: :data:`COMPILED_KINDS` (the sphere and the cylinder in closed form,
+:mod:`mbkron.compiled.wrap_circular`; the ellipsoid, :mod:`mbkron.compiled.wrap_ellipsoid`; the torus,
+:mod:`mbkron.compiled.wrap_torus`).
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import wrap_ellipsoid, wrap_torus
 from mbkron.compiled.common import batch_rows, jit, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
-from mbkron.compiled.wrap_ellipsoid import FAILED, MAX_ITERATIONS, TOLERANCE, ellipsoid_path
+from mbkron.compiled.wrap_circular import cylinder_path, sphere_path
+from mbkron.compiled.wrap_ellipsoid import FAILED, ellipsoid_path
+from mbkron.compiled.wrap_torus import torus_path
 from mbkron.core.errors import ConfigurationError, ModelWarning
 
 __all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms", "unsettled_message"]
 
 #: Surface class name → kernel kind.
-COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2}
-_TWO_PI = 2.0 * math.pi
+COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2, "WrapTorus": 3}
 
 
 def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) -> str:
@@ -42,96 +46,20 @@ def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) ->
             f"(docs/wrapping.md, \"Sweeps that do not settle\")")
 
 
-@jit
-def _on_side(x, sign):  # pragma: no cover - compiled
-    """OpenSim's ``DSIGN(x) == sign`` (``DSIGN(0) = +1``)."""
-    return (1 if x >= 0.0 else -1) == sign
-
-
-@jit
-def _angle(x):  # pragma: no cover - compiled
-    """``x`` in (−2π, 2π) (a difference of two ``atan2``) modulo 2π, in [0, 2π)."""
-    return x + _TWO_PI if x < 0.0 else x
-
-
-@jit
-def _sphere(p, q, r, axis, sign, t1, t2):  # pragma: no cover - compiled
-    """:meth:`mbkron.muscles.wrapping.WrapSphere.solve` at one pair of points; returns the arc (−1: no wrap)."""
-    dp = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
-    dq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])
-    if not (dp > r and dq > r):
-        return -1.0
-    u = p / dp
-    v = q / dq
-    cosine = u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
-    e2 = v - cosine * u
-    e2 -= (e2[0] * u[0] + e2[1] * u[1] + e2[2] * u[2]) * u
-    sine = math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
-    if sine < 1e-12:
-        other = np.array([1.0, 0.0, 0.0]) if abs(u[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-        e2 = np.array([u[1] * other[2] - u[2] * other[1], u[2] * other[0] - u[0] * other[2],
-                       u[0] * other[1] - u[1] * other[0]])
-        e2 /= math.sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2])
-    else:
-        e2 /= sine
-    gamma = math.atan2(sine, cosine)
-    ap, aq = math.acos(r / dp), math.acos(r / dq)
-    theta = gamma - ap - aq
-    if not theta > 0.0:
-        return -1.0
-    start, end = ap, gamma - aq
-    if sign != 0:
-        both = _on_side(p[axis], sign) and _on_side(q[axis], sign)
-        short_mid, long_mid = (ap + gamma - aq) / 2, (gamma + aq - ap) / 2 - math.pi
-        toward = sign * (math.cos(short_mid) * u[axis] + math.sin(short_mid) * e2[axis])
-        away = sign * (math.cos(long_mid) * u[axis] + math.sin(long_mid) * e2[axis])
-        if not both and away > toward:
-            start, end, theta = -ap, gamma + aq - _TWO_PI, _TWO_PI - gamma - ap - aq
-    for i in range(3):
-        t1[i] = r * (math.cos(start) * u[i] + math.sin(start) * e2[i])
-        t2[i] = r * (math.cos(end) * u[i] + math.sin(end) * e2[i])
-    return r * theta
-
-
-@jit
-def _cylinder(p, q, r, length, axis, sign, t1, t2):  # pragma: no cover - compiled
-    """:meth:`mbkron.muscles.wrapping.WrapCylinder.solve` at one pair of points; returns the arc (−1: no wrap)."""
-    rp, rq = math.hypot(p[0], p[1]), math.hypot(q[0], q[1])
-    if not (rp > r and rq > r):
-        return -1.0
-    phi_p, phi_q = math.atan2(p[1], p[0]), math.atan2(q[1], q[0])
-    ap, aq = math.acos(r / rp), math.acos(r / rq)
-    ccw, cw = _angle(phi_q - phi_p), _angle(phi_p - phi_q)
-    direction = 1.0 if ccw <= math.pi else -1.0
-    rule = min(ccw, cw) - ap - aq > 0.0
-    if sign != 0:
-        if axis < 2:
-            mid_ccw = phi_p + (ccw + ap - aq) / 2
-            mid_cw = phi_p - (cw + ap - aq) / 2
-            if axis == 0:
-                direction = 1.0 if sign * math.cos(mid_ccw) >= sign * math.cos(mid_cw) else -1.0
-            else:
-                direction = 1.0 if sign * math.sin(mid_ccw) >= sign * math.sin(mid_cw) else -1.0
-        on_p, on_q = _on_side(p[axis], sign), _on_side(q[axis], sign)
-        c0, c1 = q[0] - p[0], q[1] - p[1]
-        planar = max(c0 * c0 + c1 * c1, 1e-300)
-        near = p[axis] + (-(p[0] * c0 + p[1] * c1) / planar) * (q[axis] - p[axis])
-        forced = on_p != on_q and not _on_side(near, sign)
-        rule = (rule or forced) if (on_p or on_q) else True
-    theta = (ccw if direction > 0 else cw) - ap - aq
-    if not (rule and theta > 0.0):
-        return -1.0
-    lp, lq = math.sqrt(rp * rp - r * r), math.sqrt(rq * rq - r * r)
-    planar_length = lp + r * theta + lq
-    rise = q[2] - p[2]
-    z1 = p[2] + rise * lp / planar_length
-    z2 = p[2] + rise * (lp + r * theta) / planar_length
-    if abs(z1) > 0.5 * length and abs(z2) > 0.5 * length:
-        return -1.0
-    phi1, phi2 = phi_p + direction * ap, phi_q - direction * aq
-    t1[0], t1[1], t1[2] = r * math.cos(phi1), r * math.sin(phi1), z1
-    t2[0], t2[1], t2[2] = r * math.cos(phi2), r * math.sin(phi2), z2
-    return r * theta * math.sqrt(1.0 + (rise / planar_length) ** 2)
+def _failure_message(muscle: str, wrap: str, kind: int, params: NDArray, state: str, failure: NDArray) -> str:
+    """The ConfigurationError's message where a wrap's solver failed (kind 2: the ellipsoid, 3: the torus)."""
+    where = (f"muscle `{muscle}`, wrap `{wrap}`: at state {state} (p={failure[3:6].tolist()}, "
+             f"q={failure[6:].tolist()}, wrap frame)")
+    if kind == 3:
+        return (f"{where} there is no path round the inner side of the torus with outer_radius {params[2]} and "
+                f"inner_radius {params[3]}: the straight segment enters the torus, OpenSim would wrap it, but "
+                f"Newton's method from OpenSim's cylinder approximation (and two other guesses) found no path that "
+                f"touches the tube once (to "
+                f"{wrap_torus.TOLERANCE} m in {wrap_torus.MAX_ITERATIONS} iterations) without cutting it; a segment "
+                "through the tube twice, or past its outer side, needs another wrap object")
+    return (f"{where} the shortest path over the ellipsoid with semi-axes {params[2:].tolist()} did not converge: "
+            f"Newton's method did not reach {wrap_ellipsoid.TOLERANCE} m in {wrap_ellipsoid.MAX_ITERATIONS} "
+            "iterations even by continuation from a sphere")
 
 
 @jit
@@ -242,13 +170,16 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             if attempt == 1 and wrap_kind[g] == 2:
                                 sign = 0  # the sweeps did not settle: the ellipsoids the short way
                             if wrap_kind[g] == 0:
-                                arc = _sphere(p, q, wrap_params[g, 2], axis, sign, t1, t2)
+                                arc = sphere_path(p, q, wrap_params[g, 2], axis, sign, t1, t2)
                             elif wrap_kind[g] == 1:
-                                arc = _cylinder(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
+                                arc = cylinder_path(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
                             else:
-                                for c in range(3):
-                                    semi_axes[c] = wrap_params[g, 2 + c]
-                                arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
+                                if wrap_kind[g] == 2:
+                                    for c in range(3):
+                                        semi_axes[c] = wrap_params[g, 2 + c]
+                                    arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
+                                else:
+                                    arc = torus_path(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
                                 if arc == FAILED:
                                     failure[0], failure[1], failure[2] = s, m, g
                                     for c in range(3):
@@ -333,7 +264,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
 def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
                                     local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
                                     active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
-                                    zero_length: float) -> tuple[NDArray, NDArray | None, int]:
+                                    zero_length: float, q: NDArray | None = None) -> tuple[NDArray, NDArray | None, int]:
     """Lengths and moment arms ``R = −∂L/∂q`` of the wrapped paths.
 
     Parameters
@@ -349,12 +280,14 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         :attr:`mbkron.muscles.wrap_paths.PathWrapping.tables`: the constant arrays ``muscle_first``,
         ``muscle_count``, ``muscle_wraps`` (M_w + 1 offsets into the wraps), ``wrap_kind``
         (:data:`COMPILED_KINDS`), ``wrap_params`` (quadrant axis, sign, then the sphere's radius, the
-        cylinder's radius and length, or the ellipsoid's three semi-axes), ``wrap_rotation``,
+        cylinder's radius and length, the ellipsoid's three semi-axes, or the torus's ``R`` and ``r``), ``wrap_rotation``,
         ``wrap_translation``, ``wrap_body``, ``wrap_span`` (0-based first, last point); then the
         muscles' and the wraps' names (for error messages).
     tolerance, max_sweeps : float, int
         The sweeps over several wraps stop when no tangent point moved more than ``tolerance`` (m).
     zero_length : float
+    q : ndarray, shape (..., nq), optional
+        The states' coordinates, named in error messages.
 
     Returns
     -------
@@ -367,8 +300,10 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     ------
     ConfigurationError
         Where the ellipsoid's solver (:func:`mbkron.compiled.wrap_ellipsoid.ellipsoid_path`) does not
-        converge, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`); the message
-        names the muscle, the wrap, the state and the points.
+        converge or the torus's (:func:`mbkron.compiled.wrap_torus.torus_path`) finds no path although the
+        straight segment enters the torus, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`,
+        :func:`mbkron.muscles.wrap_torus.shortest_path`); the message names the muscle, the wrap, the state
+        (and its ``q``) and the points.
 
     Warns
     -----
@@ -396,11 +331,10 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
                                                          max_sweeps, zero_length, order)
     if failure[0] >= 0:
         state, muscle, wrap = (int(value) for value in failure[:3])
-        raise ConfigurationError(
-            f"muscle `{muscle_names[muscle]}`, wrap `{wrap_names[wrap]}`: the shortest path over the ellipsoid with "
-            f"semi-axes {arrays[4][wrap, 2:].tolist()} did not converge at state {np.unravel_index(state, batch)} "
-            f"(p={failure[3:6].tolist()}, q={failure[6:].tolist()}, wrap frame): Newton's method did not reach "
-            f"{TOLERANCE} m in {MAX_ITERATIONS} iterations even by continuation from a sphere")
+        index = tuple(int(i) for i in np.unravel_index(state, batch))
+        where = f"{index}" if q is None else f"{index} (coordinates q = {np.asarray(q)[index].tolist()})"
+        raise ConfigurationError(_failure_message(muscle_names[muscle], wrap_names[wrap], int(arrays[3][wrap]),
+                                                  arrays[4][wrap], where, failure))
     if short >= 0:
         return lengths, None, short
     for muscle in np.flatnonzero(unsettled.any(axis=0)):

@@ -317,7 +317,7 @@ class MuscleSet:
         if compiled_wraps:
             wrapped_lengths, wrapped_R, short = wrapped_lengths_and_moment_arms(
                 kin.T, kin.twists if order else None, self.point_body, self.moving_of_point, self.local_points, offsets,
-                gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH)
+                gradients, active, wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH, kin.q)
             if short >= 0:
                 self.geometry(kin)  # raises the ConfigurationError naming the muscle and q
         else:

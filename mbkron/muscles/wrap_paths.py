@@ -131,7 +131,10 @@ class PathWrapping:
             return None
         params = []
         for surface, _ in surfaces:
-            sizes = getattr(surface, "dimensions", None) or (surface.radius, getattr(surface, "length", 0.0), 0.0)
+            if hasattr(surface, "outer_radius"):  # a torus: R, r
+                sizes = (surface.outer_radius, surface.inner_radius, 0.0)
+            else:
+                sizes = getattr(surface, "dimensions", None) or (surface.radius, getattr(surface, "length", 0.0), 0.0)
             params.append((*surface.constraint(), *sizes))
         tables = (np.array([rows[0] for _, rows, *_ in self.groups], dtype=np.int64),
                   np.array([len(rows) for _, rows, *_ in self.groups], dtype=np.int64),

@@ -38,12 +38,23 @@ Method (shooting on the geodesic equation)
   OpenSim's ring point (below), whose closed-form helix (:class:`~mbkron.muscles.wrapping.WrapCylinder`)
   gives ``t₁`` (its torus angles) and ``s``; where that gives no valid wrap and the straight segment
   enters the solid, Newton's method starts again from the circle's solution in the meridian plane of
-  ``p``. Where that fails too, a :class:`~mbkron.core.errors.ConfigurationError` names the points.
+  ``p``, and where that fails too, from the point of the straight segment deepest in the solid (its
+  torus angles, the arc :data:`DEEPEST_GUESS_ARC` ``r``: on thin rings, whose inner side is a narrow
+  hourglass, the cylinder is a poor model of the tube). Where all fail, a
+  :class:`~mbkron.core.errors.ConfigurationError` names the points.
   Scope: one contact with the tube's inner side. A segment through the tube twice (from outside the
   ring across the hole to outside the ring) or round its outer side has no such path (OpenSim wraps it
   over its cylinder all the same); for segments whose ends lie within the ring radius on both sides of
   the ring's plane the error is rare (in one batch of 60 of 2787 random segments for ``R/r = 5``, an
   end 6 µm from the surface; none for ``R/r`` = 1.5 and 20: docs/wrapping.md, "Tori").
+
+What runs where
+---------------
+This module is the numpy route (the ``numpy`` backend, complex steps): :func:`shortest_path` solves a
+batch of segments at once. The ``compiled`` backend solves one segment at a time inside the
+wrapped-path kernel with :func:`mbkron.compiled.wrap_torus.torus_path`: the same decision, method,
+guesses, step rules and constants (imported from there), the Newton Jacobian by variational equations
+instead of complex steps; both agree to rounding (``tests/test_compiled_torus.py``).
 
 When it wraps (OpenSim's decision)
 ----------------------------------
@@ -83,25 +94,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.compiled.wrap_torus import (DEEPEST_GUESS_ARC, MAX_ANGLE_STEP, MAX_ITERATIONS, MAX_TURNS,
+                                        OPENSIM_CYLINDER_LENGTH, STEP_CURVATURE, TOLERANCE)
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.tableaus import DOP853, equal_steps
 from mbkron.muscles.wrapping import WrapCylinder, WrapSurface, positive_problem, parse_quadrant
 
 __all__ = ["WrapTorus", "TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
-           "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
-
-TOLERANCE = 1e-13
-"""Newton stops when the three residuals (m) are at most this."""
-MAX_ITERATIONS = 40
-"""Newton iterations before :func:`shortest_path` gives up."""
-MAX_ANGLE_STEP = 0.5
-"""Largest Newton step of either torus angle of ``t₁`` (rad)."""
-MAX_TURNS = 2.0
-"""Longest arc Newton's method tries, in turns round the tube (``2π r`` each): longer paths fail."""
-STEP_CURVATURE = 0.2
-"""Integration step times the torus's largest normal curvature ``max(1/r, 1/(R − r))`` (at most)."""
-OPENSIM_CYLINDER_LENGTH = 10000.0
-"""The length of OpenSim's cylinder at the ring point (``CYL_LENGTH`` in WrapTorus.cpp)."""
+           "DEEPEST_GUESS_ARC", "shortest_path", "geodesic", "surface_point", "opensim_ring_point", "enters_solid"]
 
 _COMPLEX_STEP = 1e-30
 
@@ -306,7 +306,13 @@ def enters_solid(p: NDArray, q: NDArray, outer_radius: float, inner_radius: floa
 
     Along ``x = p + t (q − p)`` the sign of ``F`` is that of the quartic
     ``(|x|² + R² − r²)² − 4R²(x² + y²)`` (``F`` times a positive factor); its minimum over ``t ∈ [0, 1]``
-    (the ends and the real roots of its derivative) is negative exactly when the segment enters."""
+    (the ends and the real roots of its derivative, :func:`_quartic_minimum`) is negative exactly when the
+    segment enters."""
+    return _quartic_minimum(p, q, outer_radius, inner_radius)[0] < 0.0
+
+
+def _quartic_minimum(p, q, outer_radius, inner_radius):
+    """The minimum over ``t ∈ [0, 1]`` of :func:`enters_solid`'s quartic along ``p + t (q − p)`` and its ``t``."""
     R, r = float(outer_radius), float(inner_radius)
     d = q - p
     A, B, C = _dot(d, d), 2 * _dot(p, d), _dot(p, p) + R * R - r * r
@@ -321,7 +327,8 @@ def enters_solid(p: NDArray, q: NDArray, outer_radius: float, inner_radius: floa
     t = np.where((np.abs(roots.imag) < 1e-9) & (roots.real > 0) & (roots.real < 1), roots.real, 0.0)
     t = np.concatenate([t, np.zeros((len(p), 1)), np.ones((len(p), 1))], axis=-1)
     values = sum(coefficients[:, [i]] * t ** (4 - i) for i in range(5))
-    return values.min(axis=-1) < 0.0
+    lowest = np.argmin(values, axis=-1)[:, None]
+    return np.take_along_axis(values, lowest, axis=-1)[:, 0], np.take_along_axis(t, lowest, axis=-1)[:, 0]
 
 
 def _valid_newton(p, q, R, r, u1, v1, arc):
@@ -345,6 +352,14 @@ def _meridian_guess(p, q, R, r):
     down = np.where(p[:, 2] >= q[:, 2], 1.0, -1.0)  # counterclockwise in (ξ, z) from above: through ξ < 0
     theta = np.mod(down * (a_q - a_p), 2 * np.pi) - np.arccos(r / d_p) - np.arccos(r / d_q)
     return u, a_p + down * np.arccos(r / d_p), r * np.maximum(theta, 0.1)
+
+
+def _deepest_guess(p, q, R, r):
+    """``(u₁, v₁, s)`` at the point of the straight segment deepest in the solid (the minimum of
+    :func:`enters_solid`'s quartic), with the short arc ``0.1 r``."""
+    x = p + _quartic_minimum(p, q, R, r)[1][:, None] * (q - p)
+    return (np.arctan2(x[:, 1], x[:, 0]), np.arctan2(x[:, 2], np.hypot(x[:, 0], x[:, 1]) - R),
+            np.full(len(p), DEEPEST_GUESS_ARC * r))
 
 
 def shortest_path(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius: float, quadrant: str = "all"
@@ -398,10 +413,12 @@ def shortest_path(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius:
         pw, qw = p[index], q[index]
         s1, s2, s, valid = _valid_newton(pw, qw, R, r, u1, v1, guess_arc[index])
         failed = ~valid & enters_solid(pw, qw, R, r)
-        if failed.any():  # again from the circle's solution in the meridian plane of p
+        for guess in (_meridian_guess, _deepest_guess):  # again from the meridian's circle, then the deepest point
+            if not failed.any():
+                break
             retry = np.flatnonzero(failed)
             s1[retry], s2[retry], s[retry], valid[retry] = _valid_newton(pw[retry], qw[retry], R, r,
-                                                                         *_meridian_guess(pw[retry], qw[retry], R, r))
+                                                                         *guess(pw[retry], qw[retry], R, r))
             failed[retry] = ~valid[retry]
         if failed.any():
             bad = index[failed][:3]
@@ -409,8 +426,8 @@ def shortest_path(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius:
             raise ConfigurationError(
                 f"no path round the inner side of the torus with outer_radius {R} and inner_radius {r} at "
                 f"{int(failed.sum())} of {len(p)} segments ({where}): the straight segment enters the torus, OpenSim "
-                f"would wrap it, but Newton's method from OpenSim's cylinder approximation found no path that "
-                f"touches the tube once (to {TOLERANCE} m in {MAX_ITERATIONS} iterations) without cutting it; a "
+                f"would wrap it, but Newton's method from OpenSim's cylinder approximation (and two other guesses) "
+                f"found no path that touches the tube once (to {TOLERANCE} m in {MAX_ITERATIONS} iterations) without cutting it; a "
                 "segment through the tube twice, or past its outer side, needs another wrap object")
         wrapped[index] = valid
         t1[index[valid]], t2[index[valid]], arc[index[valid]] = s1[valid], s2[valid], s[valid]

@@ -10,7 +10,10 @@ so the path is one segment and OpenSim's ``PathSpring.getLength`` is the wrapped
   torus's axis (the path engages the tube, wraps it, and, past the tube's centre, OpenSim's
   ``+x`` cylinder forces the long way round);
 - ``pin-crossing-all``, ``pin-crossing--y``: a path crossing the torus's plane ``y = 0`` obliquely, the
-  second with the torus's quadrant ``-y`` (it restricts OpenSim's ring point to the side ``y < 0``).
+  second with the torus's quadrant ``-y`` (it restricts OpenSim's ring point to the side ``y < 0``);
+- ``pin-thin-sideways``: a thin ring (``R, r`` = 0.011, 0.0105: a hole of 0.5 mm, issue 28), its axis along
+  the body's x, the ground point 10 mm before the ring's plane moving sideways across the hole's funnel
+  (±20 mm), the insertion 12 mm behind it near the axis.
 
 For each state the segment's ends in the torus's frame (``p``, ``q``) are stored with OpenSim's
 length in ``tests/data/wrap_torus_opensim.csv.gz`` (read by ``tests/test_wrap_torus.py``, which
@@ -47,6 +50,8 @@ PIN_CASES = [
      (0.135, 0.07, 0.012), (0.14, -0.05, -0.02), (-40, 20)),
     ("pin-crossing--y", 0.012, 0.045, (0.1, 0.0, 0.0), (np.pi / 2, 0.0, 0.0), "-y",
      (0.135, 0.07, 0.012), (0.14, -0.05, -0.02), (-40, 20)),
+    ("pin-thin-sideways", 0.0105, 0.011, (0.1, 0.0, 0.0), (0.0, np.pi / 2, 0.0), "all",
+     (0.09, 0.0, 0.002), (0.112, 0.001, 0.0005), (-12.5, 12.5)),
 ]
 
 
