@@ -117,7 +117,7 @@ _CHILD = textwrap.dedent("""
     baseline = peak_mb()
     with open("/proc/self/status") as status:
         virtual = next(int(line.split()[1]) for line in status if line.startswith("VmSize")) * 1024
-    limit = virtual + 4 * 2**30  # any nj x nq x nq array of doubles (32 GB) exceeds it at once
+    limit = virtual + 8 * 2**30  # any nj x nq x nq array of doubles (32 GB) exceeds it at once
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     model = chain(n, nonlinear)
     M, terms, qdd, tau = run(model)
