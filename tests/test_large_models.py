@@ -12,9 +12,11 @@ matrices), with a limit on its address space that any nj × nq × nq array excee
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -139,8 +141,10 @@ each at 2,000 bodies) and 100 MB; a dense joint-variable Hessian alone is 2,000 
 
 @pytest.mark.parametrize("nonlinear", [False, True], ids=["affine", "nonlinear"])
 def test_a_2000_body_chain_evaluates_in_memory_proportional_to_its_size(nonlinear):
+    root = str(Path(mbkron.__file__).resolve().parents[1])  # the child imports this mbkron
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-c", _CHILD, str(_BODIES), str(int(nonlinear))], capture_output=True,
-                          text=True, timeout=900)
+                          text=True, timeout=900, cwd=root, env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["providers"] == int(nonlinear)  # the couplings are sympy expressions, not affine rows
