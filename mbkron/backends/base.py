@@ -1,7 +1,8 @@
 """The contract every backend fulfils: the per-state work of a model, given its joint variables.
 
-A backend turns ``(model, q, q̇, f, ∇f, H)`` into kinematics, the terms of Eq. 198 and the muscle
-paths' lengths and moment arms. Everything above it (applied loads, forward and inverse dynamics,
+A backend turns ``(model, q, q̇, f, ∇f, H)`` into kinematics and the muscle paths' lengths and moment
+arms, and ``(model, q, q̇, f, ∇f, c)`` with the convective terms ``c_j = q̇ᵀ H_j q̇`` into the terms of
+Eq. 198 (the dynamics never needs ``H`` itself). Everything above it (applied loads, forward and inverse dynamics,
 reactions, simulation) is written once, on :class:`~mbkron.kinematics.tree.KinematicsData`.
 """
 
@@ -55,7 +56,10 @@ class Backend(ABC):
     def inertial_terms(self, model, q: NDArray[np.float64], qd: NDArray[np.float64], joint_values,
                        springs: tuple) -> InertialTerms:
         """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and, where the backend can, the spring-dampers'
-        generalized forces (Eq. 46, 161)."""
+        generalized forces (Eq. 46, 161).
+
+        ``joint_values`` is ``(f, ∇f, c)``: the convective terms ``c`` (..., nj) in place of the Hessians
+        (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`)."""
 
     def solve_positive_definite(self, M: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:
         """``M⁻¹ b`` for stacks ``M`` (..., n, n), ``b`` (..., n) by one Cholesky factorisation ``M = L Lᵀ``

@@ -21,8 +21,10 @@ class NumpyBackend(Backend):
         return compute_kinematics(model.tree, joint_values, q, order)
 
     def inertial_terms(self, model, q, qd, joint_values, springs):
-        kin = compute_kinematics(model.tree, joint_values, q, 1)
+        f, grad, convective = joint_values
+        kin = compute_kinematics(model.tree, (f, grad, None), q, 1)
         world = terms.world_pseudo_inertia(kin, model.pseudo_inertias)
-        return InertialTerms(terms.mass_matrix(model.tree, kin, world), terms.velocity_forces(model.tree, kin, world, qd),
+        return InertialTerms(terms.mass_matrix(model.tree, kin, world),
+                             terms.velocity_forces(model.tree, kin, world, qd, convective),
                              terms.gravity_forces(model.tree, kin, model.pseudo_inertias[:, :, 3], model.gravity),
                              None, kin)

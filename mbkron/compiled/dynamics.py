@@ -68,13 +68,14 @@ def eom_workspace(nb, nq):  # pragma: no cover - compiled
 
 
 @jit
-def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
-               workspace):  # pragma: no cover - compiled
+def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
+              workspace):  # pragma: no cover - compiled
     """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and the spring-damper forces ``Q`` of one state.
 
-    ``grad`` (nj, nq) and ``hess`` (nj, nq, nq) belong to the state (``curved`` False: ``hess`` is
-    zero); ``springs`` are :func:`spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns
-    False when a spring-damper's points coincide (its direction is undefined), else True.
+    ``grad`` (nj, nq) and the convective terms ``convective`` (nj,), ``q̇ᵀ H_j q̇`` per joint variable
+    (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`), belong to the state; ``springs``
+    are :func:`spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns False when a spring-damper's
+    points coincide (its direction is undefined), else True.
     """
     T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
     momentum, work = vectors[0], vectors[1]
@@ -82,14 +83,11 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, cu
     transforms_and_joint_twists(geometry, links, f, T, S)
     for i in range(nb):
         parent, joint = links[i, 0], links[i, 1]
-        rate = curvature = 0.0
+        rate = 0.0
         for k in range(nq):
             g[i, k] = grad[joint, k] if joint >= 0 else 0.0
             rate += g[i, k] * qd[k]
-        if joint >= 0 and curved:
-            for k in range(nq):
-                for m in range(nq):
-                    curvature += hess[joint, k, m] * qd[k] * qd[m]
+        curvature = convective[joint] if joint >= 0 else 0.0
         # V_i = V_{pr(i)} + S_i ḟ_i; α_i = α_{pr(i)} + [V_i, S_i] ḟ_i + S_i q̇ᵀH_i q̇,
         # with [V_i, S_i] = [V_{pr(i)}, S_i] since [S_i, S_i] = 0
         if parent >= 0:
@@ -213,54 +211,41 @@ def spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: n
 
 
 @jit
-def _nonzero(values):  # pragma: no cover - compiled
-    """Whether any element is nonzero (batched Hessians are taken as nonzero)."""
-    if values.shape[0] > 1:
-        return True
-    for x in values.ravel():
-        if x != 0.0:
-            return True
-    return False
-
-
-@jit
-def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd):  # pragma: no cover
     """Batched ``M``, ``N q̇``, ``G`` and spring-damper forces, one thread; see :func:`equations_of_motion`."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
     M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
     workspace = eom_workspace(nb, nq)
-    curved = _nonzero(hess)
     regular = True
     for s in range(states):
         regular &= eom_state(geometry, links, body_inertia, gravity, springs, f[s],
-                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
-                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace)
+                             grad[s if grad.shape[0] > 1 else 0], convective[s if convective.shape[0] > 1 else 0],
+                             qd[s], M[s], Nqd[s], G[s], Q[s], workspace)
     return M, Nqd, G, Q, regular
 
 
 @jit
-def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd):  # pragma: no cover - compiled
+def _eom_one(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd):  # pragma: no cover
     """``M``, ``N q̇``, ``G`` and spring-damper forces of a single state (no batch axis)."""
     nb, nq = links.shape[0], qd.shape[0]
     M, Nqd, G, Q = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq)
-    # np.bool_: not a literal True, which numba would compile eom_state for separately
-    regular = eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, np.bool_(True), qd, M, Nqd,
-                         G, Q, eom_workspace(nb, nq))
+    regular = eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
+                        eom_workspace(nb, nq))
     return M, Nqd, G, Q, regular
 
 
-def _parallel_eom(geometry, links, body_inertia, gravity, springs, f, grad, hess, qd, blocks):  # pragma: no cover
+def _parallel_eom(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd,
+                  blocks):  # pragma: no cover
     """Batched ``M``, ``N q̇``, ``G`` and spring forces in ``blocks`` blocks of states, over the threads."""
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
     M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
-    curved = _nonzero(hess)
     irregular = np.zeros(blocks, dtype=np.bool_)
     for block in numba.prange(blocks):
         workspace = eom_workspace(nb, nq)
         for s in range(block * states // blocks, (block + 1) * states // blocks):
             if not eom_state(geometry, links, body_inertia, gravity, springs, f[s],
-                              grad[s if grad.shape[0] > 1 else 0], hess[s if hess.shape[0] > 1 else 0], curved,
-                              qd[s], M[s], Nqd[s], G[s], Q[s], workspace):
+                             grad[s if grad.shape[0] > 1 else 0], convective[s if convective.shape[0] > 1 else 0],
+                             qd[s], M[s], Nqd[s], G[s], Q[s], workspace):
                 irregular[block] = True
     return M, Nqd, G, Q, not irregular.any()
 
@@ -291,7 +276,7 @@ def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
 
 
 def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray, gravity: NDArray, springs: NDArray,
-                        f: NDArray, grad: NDArray, hess: NDArray, qd: NDArray):
+                        f: NDArray, grad: NDArray, convective: NDArray, qd: NDArray):
     """``M(q)``, ``N(q, q̇) q̇``, ``G(q)`` and spring-damper forces at every state (Eq. 145, 126, 187, 46).
 
     Parameters
@@ -303,8 +288,10 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     gravity : ndarray, shape (3,)
     springs : ndarray, shape (n_springs, 11)
         :func:`spring_rows` (read-only), possibly empty.
-    f, grad, hess : ndarray
-        Joint variables with gradients and Hessians, shapes (..., nj), (..., nj, nq), (..., nj, nq, nq).
+    f, grad, convective : ndarray
+        Joint variables, their gradients and convective terms ``q̇ᵀ H_j q̇``
+        (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`), shapes (..., nj), (..., nj, nq),
+        (..., nj).
     qd : ndarray, shape (..., nq)
 
     Returns
@@ -317,12 +304,12 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     """
     if f.ndim == 1 and qd.ndim == 1:
         return _eom_one(geometry, links, body_inertia, gravity, springs, writable(f), writable(grad),
-                        writable(hess), writable(qd))
+                        writable(convective), writable(qd))
     batch = f.shape[:-1]
     if qd.shape[:-1] != batch:
         qd = np.broadcast_to(qd, batch + qd.shape[-1:])
     arrays = (geometry, links, body_inertia, gravity, springs, batch_rows(f, batch, 1), batch_rows(grad, batch, 2),
-              batch_rows(hess, batch, 3), writable(qd).reshape(-1, qd.shape[-1]))
+              batch_rows(np.broadcast_to(convective, batch + f.shape[-1:]), batch, 1), writable(qd).reshape(-1, qd.shape[-1]))
     if arrays[5].shape[0] >= _PARALLEL_STATES and AVAILABLE:
         M, Nqd, G, Q, regular = _parallel_eom(*arrays, numba.get_num_threads())
     else:

@@ -85,11 +85,12 @@ def affine_values(A, c, q, f):  # pragma: no cover - compiled
 
 
 @jit
-def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd,
+def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
-    """``q̈`` of one state into ``qdd``; returns the status. ``terms`` is (M, L, rhs, N q̇, G, Q) scratch."""
+    """``q̈`` of one state into ``qdd``; returns the status. ``convective`` (nj,) is ``q̇ᵀ H_j q̇`` per joint
+    variable; ``terms`` is (M, L, rhs, N q̇, G, Q) scratch."""
     M, L, rhs, Nqd, G, Q = terms
-    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, hess, curved, qd, M, Nqd, G, Q,
+    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
                      workspace):
         return SPRING_POINTS_COINCIDE
     nq = qd.shape[0]
@@ -110,7 +111,7 @@ def _terms_scratch(nq):  # pragma: no cover - compiled
 
 @jit
 def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, q, qd):  # pragma: no cover
-    """``q̈`` of one state whose joint variables are affine, ``f = A q + c`` (``∇f = A``, ``H = 0``).
+    """``q̈`` of one state whose joint variables are affine, ``f = A q + c`` (``∇f = A``, ``q̇ᵀ H q̇ = 0``).
 
     ``force`` (nq,) is the actuation plus the constant generalized forces; ``joint_torque`` (nj,) the
     constant joint torques. Returns ``(q̈, status)``.
@@ -119,38 +120,37 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     f = np.empty(nj)
     affine_values(A, c, q, f)
     qdd = np.empty(nq)
-    # a writeable copy of the (read-only) A and a non-literal bool: _forward_state and eom_state get the
-    # argument types of forward_solved and forward_given, so that each is compiled once
+    # a writeable copy of the (read-only) A: _forward_state and eom_state get the argument types of
+    # forward_solved and forward_given, so that each is compiled once
     status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A.copy(),
-                            np.empty((0, 0, 0)), np.bool_(False), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+                            np.zeros(nj), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 
 @jit
 def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque, force, matrix, constant, rows, f_rows,
-                   grad_rows, hess_rows, q, qd):  # pragma: no cover - compiled
+                   grad_rows, convective_rows, q, qd):  # pragma: no cover - compiled
     """``q̈`` of one state whose joint variables are affine (``matrix``, ``constant``) except the rows
-    ``rows``, solved elsewhere with values, gradients and Hessians ``f_rows``, ``grad_rows``,
-    ``hess_rows`` (a constraint group's compiled step: :mod:`mbkron.jointvars.compiled`, which
-    calls this in the same compiled function). Returns ``(q̈, status)``."""
+    ``rows``, solved elsewhere with values, gradients and convective terms ``q̇ᵀ H q̇`` ``f_rows``,
+    ``grad_rows``, ``convective_rows`` (a constraint group's compiled step: :mod:`mbkron.jointvars.compiled`,
+    which calls this in the same compiled function). Returns ``(q̈, status)``."""
     nb, nq, nj = links.shape[0], q.shape[0], matrix.shape[0]
-    f, grad, hess = np.empty(nj), matrix.copy(), np.zeros((nj, nq, nq))
+    f, grad, convective = np.empty(nj), matrix.copy(), np.zeros(nj)
     affine_values(matrix, constant, q, f)
     for i in range(rows.shape[0]):
         j = rows[i]
         f[j] = f_rows[i]
+        convective[j] = convective_rows[i]
         for k in range(nq):
             grad[j, k] = grad_rows[i, k]
-            for m in range(nq):
-                hess[j, k, m] = hess_rows[i, k, m]
     qdd = np.empty(nq)
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess,
-                            np.bool_(True), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
+                            qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 
 @jit
-def _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd, qdd,
+def _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd, qdd,
                   start, stop):  # pragma: no cover - compiled
     """States ``start:stop`` of :func:`forward_given`; returns the first status other than OK (or OK)."""
     nb, nq = links.shape[0], qd.shape[1]
@@ -158,22 +158,22 @@ def _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque,
     for s in range(start, stop):
         code = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque,
                               force[s if force.shape[0] > 1 else 0], f[s], grad[s if grad.shape[0] > 1 else 0],
-                              hess[s if hess.shape[0] > 1 else 0], curved, qd[s], qdd[s], terms, workspace)
+                              convective[s if convective.shape[0] > 1 else 0], qd[s], qdd[s], terms, workspace)
         if code != OK:
             return code
     return OK
 
 
 @jit
-def _forward_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved,
+def _forward_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
                     qd):  # pragma: no cover - compiled
     qdd = np.empty(qd.shape)
-    status = _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved,
+    status = _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
                            qd, qdd, 0, f.shape[0])
     return qdd, status
 
 
-def _forward_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd,
+def _forward_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                       blocks):  # pragma: no cover - compiled
     """:func:`_forward_serial` in ``blocks`` blocks of states over the threads."""
     states = f.shape[0]
@@ -181,7 +181,7 @@ def _forward_parallel(geometry, links, body_inertia, gravity, springs, joint_tor
     status = np.zeros(blocks, dtype=np.int64)
     for block in numba.prange(blocks):
         status[block] = _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad,
-                                      hess, curved, qd, qdd, block * states // blocks, (block + 1) * states // blocks)
+                                      convective, qd, qdd, block * states // blocks, (block + 1) * states // blocks)
     return qdd, status.max()
 
 
@@ -192,23 +192,23 @@ PARALLEL_STATES = 512
 """Batches at least this large are spread over all threads."""
 
 
-def forward_given(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd):
-    """Batched ``q̈`` with joint variables ``(f, ∇f, H)`` given per state (rows of one, or broadcast rows).
+def forward_given(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd):
+    """Batched ``q̈`` with joint variables ``(f, ∇f, q̇ᵀ H q̇)`` given per state (rows of one, or broadcast rows).
 
     Parameters
     ----------
     force : ndarray, shape (states or 1, nq)
     f : ndarray, shape (states, nj)
-    grad, hess : ndarray, shapes (states or 1, nj, nq), (states or 1, nj, nq, nq)
-    curved : bool
-        Whether ``hess`` may be nonzero.
+    grad : ndarray, shape (states or 1, nj, nq)
+    convective : ndarray, shape (states or 1, nj)
+        ``q̇ᵀ H_j q̇`` per joint variable (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`).
     qd : ndarray, shape (states, nq)
 
     Returns
     -------
     (q̈ (states, nq), status)
     """
-    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, hess, curved, qd)
+    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd)
     if AVAILABLE and f.shape[0] >= PARALLEL_STATES and numba.get_num_threads() > 1:
         return _forward_parallel(*arrays, numba.get_num_threads())
     return _forward_serial(*arrays)  # a thread team costs more than it saves on small batches

@@ -146,7 +146,7 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
     d2T = np.empty((states, nb, nq, nq, 4, 4) if second else (0, nb, nq, nq, 4, 4))
     S = np.empty((nb, 6))
     omega = np.zeros((nb, nq, 6))
-    domega = np.zeros((nb, nq, nq, 6))
+    domega = np.zeros((nb, nq, nq, 6) if second else (0, 0, 0, 6))  # only second derivatives need it
     bracket = np.empty(6)
     X = np.empty((4, 4))
     for s in range(states):
@@ -188,6 +188,10 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
     return T, S4, twists, d2T
 
 
+_NO_HESSIAN = np.zeros((1, 0, 0, 0))
+"""The Hessian argument of :func:`_kinematics_kernel` below order 2 (unread there): nothing nj × nq × nq."""
+
+
 def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | None, hess: NDArray | None,
                nq: int, order: int) -> tuple[NDArray, ...]:
     """``T``, ``S``, ``Ω`` and ``∂²T/∂q²`` of every body at every state (Eq. 40, 75, 99); ``∂T/∂q = Ω T``
@@ -213,11 +217,11 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     if not batch:  # one state: no reshaping
         results = _kinematics_kernel(geometry, links, writable(f)[None],
                                      writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
-                                     writable(hess)[None] if order >= 2 else np.zeros((1, nj, nq, nq)), order)
+                                     writable(hess)[None] if order >= 2 else _NO_HESSIAN, order)
         computed = (True, order >= 1, order >= 1, order >= 2)
         return tuple(value[0] if kept else None for value, kept in zip(results, computed))
     grad_rows = batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
-    hess_rows = batch_rows(hess, batch, 3) if order >= 2 else np.zeros((1, nj, nq, nq))
+    hess_rows = batch_rows(hess, batch, 3) if order >= 2 else _NO_HESSIAN
     T, S, twists, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows, hess_rows, order)
     nb = links.shape[0]
     T = T.reshape(batch + (nb, 4, 4))

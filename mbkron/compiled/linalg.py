@@ -14,7 +14,7 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 
-__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec"]
+__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "quadratic_forms"]
 
 
 @jit
@@ -93,6 +93,20 @@ def dot(a, b):  # pragma: no cover - compiled
     for i in range(a.size):
         total += a[i] * b[i]
     return total
+
+
+@jit
+def quadratic_forms(H, x):  # pragma: no cover - compiled
+    """``xᵀ H_i x`` for every matrix ``H_i`` of the stack ``H`` (k, n, n), summed over rows then columns in
+    order: the convective terms ``q̇ᵀ H_i q̇`` of joint variables (Eq. 57)."""
+    out = np.zeros(H.shape[0])
+    for i in range(H.shape[0]):
+        value = 0.0
+        for k in range(x.shape[0]):
+            for m in range(x.shape[0]):
+                value += H[i, k, m] * x[k] * x[m]
+        out[i] = value
+    return out
 
 
 @jit

@@ -97,7 +97,7 @@ def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tup
 
 
 def joint_reactions(
-    model, kin: KinematicsData, qd: NDArray, qdd: NDArray, loads, t: float = 0.0
+    model, kin: KinematicsData, qd: NDArray, qdd: NDArray, loads, t: float = 0.0, convective: NDArray | None = None
 ) -> JointReactions:
     """Net joint wrenches for all bodies (see the module docstring).
 
@@ -105,10 +105,13 @@ def joint_reactions(
     ----------
     model : Model
     kin : KinematicsData
-        At ``q``, order ≥ 1, with joint-variable Hessians.
+        At ``q``, order ≥ 1.
     qd, qdd : ndarray, shape (..., nq)
     loads : sequence of Load
     t : float
+    convective : ndarray, shape (..., nj), optional
+        ``q̇ᵀ H_j q̇`` per joint variable (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`);
+        zero (affine joint variables) when omitted.
 
     Returns
     -------
@@ -116,7 +119,7 @@ def joint_reactions(
     """
     tree = model.tree
     V, joint_rates = dynamics.velocity_twists(tree, kin, qd)
-    acceleration = dynamics.velocity_product_accelerations(tree, kin, qd, V, joint_rates) + np.einsum(
+    acceleration = dynamics.velocity_product_accelerations(tree, kin, V, joint_rates, convective) + np.einsum(
         "...ikxy,...k->...ixy", kin.twists, qdd
     )  # T̈_i T_i⁻¹
     J = model.pseudo_inertias

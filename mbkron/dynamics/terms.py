@@ -138,20 +138,29 @@ def subtree_sum_ancestors(tree: KinematicTree, per_body: NDArray) -> NDArray:
 
 
 def velocity_product_accelerations(
-    tree: KinematicTree, kin: KinematicsData, qd: NDArray, V: NDArray, joint_rates: NDArray
+    tree: KinematicTree, kin: KinematicsData, V: NDArray, joint_rates: NDArray, convective: NDArray | None
 ) -> NDArray:
     """The part of ``T̈_i T_i⁻¹`` that is quadratic in q̇ (the q̈ part is ``Σ_k Ω_ik q̈_k``).
 
     ``A_i = Σ_{j⪯i} ([V_j, S_j] ḟ_j + S_j q̇ᵀH_j q̇) + V_i V_i``: it equals
     ``(Σ_lm ∂²T_i/∂q_l∂q_m q̇_l q̇_m) T_i⁻¹``, i.e. the D'_i term of Eq. 57 (tested).
 
+    Parameters
+    ----------
+    V, joint_rates : ndarray
+        From :func:`velocity_twists`.
+    convective : ndarray, shape (..., nj), or None
+        ``q̇ᵀH_j q̇`` per joint variable
+        (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`); None: zero (affine maps).
+
     Returns
     -------
     ndarray, shape (..., nb, 4, 4)
     """
     S = kin.joint_twists
-    curvature = tree.per_body(np.einsum("...jkl,...k,...l->...j", kin.hess, qd, qd))  # q̇ᵀH_j q̇
-    rates = (V @ S - S @ V) * joint_rates[..., None, None] + S * curvature[..., None, None]
+    rates = (V @ S - S @ V) * joint_rates[..., None, None]
+    if convective is not None:
+        rates = rates + S * tree.per_body(convective)[..., None, None]
     return subtree_sum_ancestors(tree, rates) + V @ V
 
 
@@ -187,23 +196,25 @@ def mass_matrix(tree: KinematicTree, kin: KinematicsData, world_inertia: NDArray
 
 
 def velocity_forces(
-    tree: KinematicTree, kin: KinematicsData, world_inertia: NDArray, qd: NDArray
+    tree: KinematicTree, kin: KinematicsData, world_inertia: NDArray, qd: NDArray, convective: NDArray | None
 ) -> NDArray:
     """Coriolis and centrifugal forces ``N(q, q̇) q̇`` (second part of Eq. 126, Eq. 146, 190).
 
     Parameters
     ----------
     kin : KinematicsData
-        At ``q``, with ``order >= 1`` and joint-variable Hessians.
+        At ``q``, with ``order >= 1``.
     world_inertia : ndarray, shape (..., nb, 4, 4)
     qd : ndarray, shape (..., nq)
+    convective : ndarray, shape (..., nj), or None
+        ``q̇ᵀH_j q̇`` per joint variable (None: zero); see :func:`velocity_product_accelerations`.
 
     Returns
     -------
     ndarray, shape (..., nq)
     """
     V, joint_rates = velocity_twists(tree, kin, qd)
-    A = velocity_product_accelerations(tree, kin, qd, V, joint_rates)
+    A = velocity_product_accelerations(tree, kin, V, joint_rates, convective)
     torques = _frobenius(kin.joint_twists, subtree_sum(tree, A @ world_inertia, 2))
     return np.einsum("...jk,...j->...k", tree.per_body(kin.grad, 1), torques)
 

@@ -66,7 +66,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.callbacks import constraint_function
 from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit
 from mbkron.compiled.forward import forward_solved
-from mbkron.compiled.linalg import copy_into, dot, lu_factor, lu_solve, matmul, matvec
+from mbkron.compiled.linalg import copy_into, dot, lu_factor, lu_solve, matmul, matvec, quadratic_forms
 from mbkron.compiled.trbdf2 import trbdf2_kernel
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
@@ -380,7 +380,7 @@ def group_forward(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_c
     if status != OK:
         return status, p, f, tangent, det_sign, condition, hess, np.zeros(q.shape[0]), 0
     qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-                               rows, f, grad, hess, q, qd)
+                               rows, f, grad, quadratic_forms(hess, qd), q, qd)  # the dynamics needs q̇ᵀ H q̇ only
     return status, p, f, tangent, det_sign, condition, hess, qdd, code
 
 

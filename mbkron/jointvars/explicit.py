@@ -9,7 +9,9 @@ This module holds the explicit kinds:
   (:mod:`mbkron.expressions.codegen`).
 
 Joint variables solved from constraints (Eq. 100-120) plug in through the same
-:class:`JointVariableProvider` interface.
+:class:`JointVariableProvider` interface. The dynamics needs of ``H`` only the convective terms
+``q̇ᵀ H_i q̇`` (:meth:`JointVariables.evaluate_convective`, O(nj · nq) memory); the dense ``H`` is formed
+for :meth:`JointVariables.evaluate` of order 2 only.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class JointVariableProvider(ABC):
     """Evaluates ``k`` joint variables and their first and second derivatives.
 
     Subclasses implement :meth:`evaluate`; the model places the results in the rows of the
-    joint variables it was given. Those with ``complex_step = True`` also evaluate the values at a
+    joint variables it was given. The dynamics asks :meth:`evaluate_convective` instead, for the
+    convective terms ``q̇ᵀ H_i q̇`` without the Hessians. Those with ``complex_step = True`` also evaluate the values at a
     complex ``q`` (``order`` 0, a complex step: :meth:`mbkron.Model.muscle_lengths`).
     """
 
@@ -98,6 +101,31 @@ class JointVariableProvider(ABC):
         argument, ``state``: the object their :meth:`new_state` made, owned by the caller.
         """
 
+    def evaluate_convective(
+        self, q: NDArray[np.float64], qd: NDArray[np.float64], state: object | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Values, gradients and the convective terms ``c_i = q̇ᵀ H_i q̇`` at ``(q, q̇)``: all the
+        dynamics needs of the second derivatives (Eq. 57, 126 through ``T̈``), without ``H`` itself.
+
+        This default contracts the provider's own Hessian block (k × nq × nq per state: small for a
+        constraint group); providers with structure (affine parts, functions of one coordinate,
+        expressions of a few coordinates) override it to work in O(k · nq) memory.
+
+        Parameters
+        ----------
+        q, qd : ndarray, shape (..., nq)
+        state : object, optional
+            As for :meth:`evaluate`, for providers that continue from state to state.
+
+        Returns
+        -------
+        f : ndarray, shape (..., k)
+        grad : ndarray, shape (..., k, nq)
+        convective : ndarray, shape (broadcast of the batches of q and qd) + (k,)
+        """
+        f, grad, hess = self.evaluate(q, 2) if state is None else self.evaluate(q, 2, state)
+        return f, grad, quadratic_forms(hess, qd)
+
     def new_state(self) -> object | None:
         """Fresh caller-owned evaluation state (None: the provider keeps none)."""
         return None
@@ -106,6 +134,11 @@ class JointVariableProvider(ABC):
         """The provider evaluated by ``backend`` (``"numpy"`` or ``"compiled"``);
         the same object when the backend makes no difference to it."""
         return self
+
+
+def quadratic_forms(hess: NDArray[np.float64], qd: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``q̇ᵀ H_i q̇`` for every row ``i`` of ``hess`` (..., k, nq, nq), shape (broadcast batch) + (k,)."""
+    return np.einsum("...jkl,...k,...l->...j", hess, qd, qd)
 
 
 def _compile_array(
@@ -198,28 +231,59 @@ class SymbolicJointVariables(JointVariableProvider):
         exprs = [_as_sympy(e) for e in expressions]
         self.expressions = tuple(exprs)
         self.coordinates = tuple(coordinates)
+        column = {symbol: k for k, symbol in enumerate(self.coordinates)}
         values = np.empty(len(exprs), dtype=object)
         values[:] = exprs
-        grads = np.empty((len(exprs), len(coordinates)), dtype=object)
-        hessians = np.empty((len(exprs), len(coordinates), len(coordinates)), dtype=object)
+        # the derivatives by the coordinates an expression contains (the others are zero): memory and
+        # compile time grow with the expressions, not with nq² (a 2,000-coordinate model)
+        first, second = [], []
         for i, e in enumerate(exprs):
-            for k, qk in enumerate(coordinates):
-                grads[i, k] = sympy.diff(e, qk)
-                for m, qm in enumerate(coordinates):
-                    hessians[i, k, m] = sympy.diff(grads[i, k], qm)
+            own = sorted((column[s] for s in e.free_symbols if s in column))
+            for k in own:
+                derivative = sympy.diff(e, self.coordinates[k])
+                first.append((i, k, derivative))
+                second.extend((i, k, m, sympy.diff(derivative, self.coordinates[m])) for m in own)
         self._value = _compile_array(values, coordinates)
-        self._gradient = _compile_array(grads, coordinates)
-        self._hessian = _compile_array(hessians, coordinates)
+        self._first_index = tuple(np.array([entry[a] for entry in first], dtype=np.intp) for a in range(2))
+        self._second_index = tuple(np.array([entry[a] for entry in second], dtype=np.intp) for a in range(3))
+        self._first = _compile_array(_object_array([entry[2] for entry in first]), coordinates)
+        self._second = _compile_array(_object_array([entry[3] for entry in second]), coordinates)
 
     @property
     def size(self) -> int:
         return len(self.expressions)
 
+    def _scatter(self, q: NDArray, entries: NDArray, index: tuple, shape: tuple) -> NDArray:
+        """The dense array of ``shape`` (after q's batch) whose entries at ``index`` are ``entries``."""
+        out = np.zeros(q.shape[:-1] + shape, dtype=entries.dtype)
+        out[(Ellipsis, *index)] = entries
+        return out
+
     def evaluate(self, q, order):
+        q = real_or_complex(q)
         f = self._value(q)
-        grad = self._gradient(q) if order >= 1 else None
-        hess = self._hessian(q) if order >= 2 else None
+        k, nq = self.size, len(self.coordinates)
+        grad = self._scatter(q, self._first(q), self._first_index, (k, nq)) if order >= 1 else None
+        hess = self._scatter(q, self._second(q), self._second_index, (k, nq, nq)) if order >= 2 else None
         return f, grad, hess
+
+    def evaluate_convective(self, q, qd, state=None):
+        """Values, gradients and ``c_i = q̇ᵀ H_i q̇`` from the nonzero second derivatives only (in the
+        order of the expression's coordinates, ``k`` then ``m``): O(k · nq) memory."""
+        q = real_or_complex(q)
+        f, grad = self._value(q), self._scatter(q, self._first(q), self._first_index, (self.size, len(self.coordinates)))
+        rows, k, m = self._second_index
+        terms = self._second(q) * qd[..., k] * qd[..., m]
+        convective = np.zeros((self.size,) + terms.shape[:-1], dtype=terms.dtype)
+        np.add.at(convective, rows, np.moveaxis(terms, -1, 0))  # entry by entry, in order
+        return f, grad, np.moveaxis(convective, 0, -1)
+
+
+def _object_array(expressions: list) -> NDArray[np.object_]:
+    """A one-dimensional object array of sympy expressions (``np.array`` would try to unpack them)."""
+    out = np.empty(len(expressions), dtype=object)
+    out[:] = expressions
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -281,6 +345,19 @@ class JointVariables:
         hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
             (read-only zeros when every joint variable is affine)
         """
+        f, grad, hess = self._affine_part(q, order)
+        for k, (rows, provider) in enumerate(self.providers):
+            state = None if states is None else states[k]
+            pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
+            f[..., rows] = pf
+            if order >= 1:
+                grad[..., rows, :] = pgrad
+            if order >= 2:
+                hess[..., rows, :, :] = phess
+        return f, grad, hess
+
+    def _affine_part(self, q: NDArray, order: int):
+        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); checks a complex ``q``."""
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
         if np.iscomplexobj(q) and (order > 0 or not all(p.complex_step for _, p in self.providers)):
@@ -299,12 +376,37 @@ class JointVariables:
                 hess = np.broadcast_to(_zeros(nj, nq), batch + (nj, nq, nq)) if batch else _zeros(nj, nq)
         if self.providers and grad is not None:
             grad = grad.copy()
+        return f, grad, hess
+
+    def evaluate_convective(
+        self, q: NDArray[np.float64], qd: NDArray[np.float64], states: tuple | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``f``, ``∇f`` and the convective terms ``c_j = q̇ᵀ H_j q̇`` at ``(q, q̇)``: what the dynamics
+        needs of the joint variables' second derivatives (the ``S_j q̇ᵀH_j q̇`` of the accelerations,
+        Eq. 57, 126), in memory O(nj · nq) -- never the dense ``H`` (nj × nq × nq) of :meth:`evaluate`.
+
+        Affine joint variables have ``c = 0``; each provider computes its own rows
+        (:meth:`JointVariableProvider.evaluate_convective`).
+
+        Parameters
+        ----------
+        q, qd : ndarray, shape (..., nq)
+        states : tuple, optional
+            As for :meth:`evaluate`.
+
+        Returns
+        -------
+        f : ndarray, shape (..., nj)
+        grad : ndarray, shape (..., nj, nq)
+            (read-only when every joint variable is affine)
+        convective : ndarray, shape (broadcast of the batches of q and qd) + (nj,)
+        """
+        f, grad, _ = self._affine_part(q, 1)
+        convective = np.zeros(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (self.size,))
         for k, (rows, provider) in enumerate(self.providers):
             state = None if states is None else states[k]
-            pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
+            pf, pgrad, pconvective = provider.evaluate_convective(q, qd, state)
             f[..., rows] = pf
-            if order >= 1:
-                grad[..., rows, :] = pgrad
-            if order >= 2:
-                hess[..., rows, :, :] = phess
-        return f, grad, hess
+            grad[..., rows, :] = pgrad
+            convective[..., rows] = pconvective
+        return f, grad, convective

@@ -570,7 +570,8 @@ class CoordinateFunctionVariables(JointVariableProvider):
     def size(self) -> int:
         return len(self.functions)
 
-    def evaluate(self, q, order):
+    def _derivatives(self, q, order):
+        """Values, first and second derivatives of every function at its coordinate, each (..., k)."""
         q = real_or_complex(q)
         batch, k = q.shape[:-1], self.size
         values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
@@ -589,12 +590,25 @@ class CoordinateFunctionVariables(JointVariableProvider):
                 firsts[..., i] = first
             if order >= 2:
                 seconds[..., i] = second
-        rows = np.arange(k)
+        return values, firsts, seconds
+
+    def _gradient(self, firsts):
+        grad = np.zeros(firsts.shape[:-1] + (self.size, self.nq), dtype=firsts.dtype)
+        grad[..., np.arange(self.size), self.coordinates] = firsts
+        return grad
+
+    def evaluate(self, q, order):
+        values, firsts, seconds = self._derivatives(q, order)
         grad = hess = None
         if order >= 1:
-            grad = np.zeros(batch + (k, self.nq), dtype=q.dtype)
-            grad[..., rows, self.coordinates] = firsts
+            grad = self._gradient(firsts)
         if order >= 2:
-            hess = np.zeros(batch + (k, self.nq, self.nq), dtype=q.dtype)
-            hess[..., rows, self.coordinates, self.coordinates] = seconds
+            hess = np.zeros(seconds.shape[:-1] + (self.size, self.nq, self.nq), dtype=seconds.dtype)
+            hess[..., np.arange(self.size), self.coordinates, self.coordinates] = seconds
         return values, grad, hess
+
+    def evaluate_convective(self, q, qd, state=None):
+        """Values, gradients and ``c_i = f_i''(q_k) q̇_k²`` (each function of one coordinate ``k``)."""
+        values, firsts, seconds = self._derivatives(q, 2)
+        speeds = qd[..., self.coordinates]
+        return values, self._gradient(firsts), seconds * speeds * speeds

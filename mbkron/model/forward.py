@@ -166,18 +166,18 @@ class ForwardDynamics:
 
     def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
         """Joint variables from the model's providers, then one call for the rest."""
-        f, grad, hess = model._joint_values(q, 2, workspace)
-        curved = not self.affine
+        f, grad, convective = model._joint_dynamics(q, qd, workspace)
         if q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:  # one state: no broadcasting work
             qdd, status = forward_given(*self.arrays, writable(force)[None], writable(f)[None], writable(grad)[None],
-                                        writable(hess)[None], curved, writable(qd)[None])
+                                        writable(convective)[None], writable(qd)[None])
             return qdd[0] if status == OK else None
         batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], force.shape[:-1])
-        nq = self.nq
+        nq, nj = self.nq, f.shape[-1]
         qdd, status = forward_given(
             *self.arrays, batch_rows(np.broadcast_to(force, batch + (nq,)), batch, 1),
-            writable(np.broadcast_to(f, batch + f.shape[-1:])).reshape(-1, f.shape[-1]), batch_rows(grad, batch, 2),
-            batch_rows(hess, batch, 3), curved, writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
+            writable(np.broadcast_to(f, batch + (nj,))).reshape(-1, nj), batch_rows(grad, batch, 2),
+            batch_rows(np.broadcast_to(convective, batch + (nj,)), batch, 1),
+            writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
         return qdd.reshape(batch + (nq,)) if status == OK else None
 
 

@@ -204,13 +204,22 @@ class Model:
 
     def _joint_values(self, q: NDArray[np.float64], order: int, workspace: Workspace | None):
         """:meth:`joint_variables` for a validated ``q``; non-finite values raise ConfigurationError."""
+        return self._checked_values(q, lambda jv, states: jv.evaluate(q, order, states), workspace)
+
+    def _joint_dynamics(self, q: NDArray[np.float64], qd: NDArray[np.float64], workspace: Workspace | None):
+        """``(f, ∇f, c)`` with the convective terms ``c_j = q̇ᵀ H_j q̇`` (:meth:`JointVariables.evaluate_convective`:
+        all the dynamics needs of the Hessians, without them) at validated ``q``, ``qd``; ``f`` checked finite."""
+        return self._checked_values(q, lambda jv, states: jv.evaluate_convective(q, qd, states), workspace)
+
+    def _checked_values(self, q: NDArray[np.float64], evaluate, workspace: Workspace | None):
+        """``evaluate(joint_variable_map, states)`` with the workspace's states; non-finite ``f`` raise
+        ConfigurationError."""
         jv = self.joint_variable_map
-        states = None if workspace is None else workspace.states_for(jv)
         if jv.providers:
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                values = jv.evaluate(q, order, states)
+                values = evaluate(jv, None if workspace is None else workspace.states_for(jv))
         else:
-            values = jv.evaluate(q, order)
+            values = evaluate(jv, None)
         if not np.isfinite(values[0]).all():
             where = np.argwhere(~np.isfinite(values[0]))[0]
             raise ConfigurationError(
@@ -228,12 +237,14 @@ class Model:
             Highest derivative computed.
         """
         order = order_argument(order)
-        return self._checked_kinematics(self._as_q(q), order, order, workspace)
+        return self._checked_kinematics(self._as_q(q), order, workspace)
 
-    def _checked_kinematics(self, q: NDArray, values_order: int, order: int, workspace: Workspace | None):
-        """Kinematics of ``order`` from joint values of ``values_order`` at a validated ``q``; finite."""
+    def _checked_kinematics(self, q: NDArray, order: int, workspace: Workspace | None, values: tuple | None = None):
+        """Kinematics of ``order`` at a validated ``q`` (from joint ``values`` ``(f, ∇f, H or None)`` when given,
+        else evaluated to ``order``); finite."""
         with np.errstate(all="ignore"):
-            kin = self._backend.kinematics(self, self._joint_values(q, values_order, workspace), q, order)
+            values = self._joint_values(q, order, workspace) if values is None else values
+            kin = self._backend.kinematics(self, values, q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
 
@@ -348,14 +359,10 @@ class Model:
         bodies = [[self.nb if b == GROUND else self.body_index(b) for b in (s.body_a, s.body_b)] for s in springs]
         return spring_rows(bodies, springs)
 
-    def _dynamic_kinematics(self, q: ArrayLike, workspace: Workspace | None) -> kinematics.KinematicsData:
-        """First-order kinematics with joint-variable Hessians (all the dynamics needs)."""
-        return self._checked_kinematics(self._as_q(q), 2, 1, workspace)
-
     def _terms(self, q, qd, workspace, name: str):
         """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite."""
         return finite_evaluation(lambda: getattr(self._backend.inertial_terms(
-            self, q, qd, self._joint_values(q, 2, workspace), ()), name), _TERMS[name], q, qd=qd)
+            self, q, qd, self._joint_dynamics(q, qd, workspace), ()), name), _TERMS[name], q, qd=qd)
 
     def mass_matrix(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized mass matrix ``M(q)`` (Eq. 145, 189).
@@ -396,7 +403,7 @@ class Model:
         -------
         ndarray, shape (..., nq)
         """
-        kin, qd = self._dynamic_kinematics(q, workspace), self._as_q(qd, "qd")
+        kin, qd = self._checked_kinematics(self._as_q(q), 1, workspace), self._as_q(qd, "qd")
         return finite_evaluation(lambda: self._applied(kin, qd, loads, t, muscle_forces), _TERMS["applied_forces"],
                                  kin.q, qd=qd)
 
@@ -454,7 +461,7 @@ class Model:
     def _equations_of_motion(self, q, qd, loads, t, muscle_forces, workspace) -> dynamics.EquationsOfMotion:
         if q.shape != qd.shape:
             q, qd = np.broadcast_arrays(q, qd)
-        values = self._joint_values(q, 2, workspace)
+        values = self._joint_dynamics(q, qd, workspace)
         loads = self.loads if loads is None else tuple(loads)
         springs = self._model_springs if loads is self.loads else tuple(
             load for load in loads if isinstance(load, loads_module.SpringDamper))
@@ -468,7 +475,7 @@ class Model:
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
             loads = tuple(load for load in loads if not isinstance(load, joint_space + (loads_module.SpringDamper,)))
         if loads or muscle_forces is not None:
-            kin = kin or self._backend.kinematics(self, values, q, 1)
+            kin = kin or self._backend.kinematics(self, (*values[:2], None), q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
         return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
                                           applied_forces=applied)
@@ -594,8 +601,10 @@ class Model:
         JointReactions
             ``.force`` and ``.moment``, each of shape (..., nb, 3).
         """
-        kin, qd, qdd = self._dynamic_kinematics(q, workspace), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        q, qd, qdd = self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
+        f, grad, convective = self._joint_dynamics(q, qd, workspace)
+        kin = self._checked_kinematics(q, 1, workspace, (f, grad, None))
         with np.errstate(all="ignore"):
-            wrenches = reactions.joint_reactions(self, kin, qd, qdd, loads, t)
+            wrenches = reactions.joint_reactions(self, kin, qd, qdd, loads, t, convective)
         finite_result(np.concatenate([wrenches.force, wrenches.moment], -1), "joint reactions", kin.q, qd=qd, qdd=qdd)
         return wrenches
