@@ -287,8 +287,8 @@ def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
      "</objects></PathPointSet></GeometryPath></PathSpring>",
      "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
-    ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported; supported: the forces Thelen2003Muscle"),
-    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring"),
+    ("<BushingForce name='h'/>", "<BushingForce> is not supported; supported: the forces Thelen2003Muscle"),
+    ("<BushingForce name='h'/>", "PathActuator, CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring"),
     ("<Ligament name='l'><resting_length>0</resting_length><GeometryPath><PathPointSet><objects>"
      "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 
 from mbkron.compiled.paths import path_lengths_and_moment_arms
 from mbkron.core.errors import ConfigurationError
+from mbkron.dynamics.contact import world_point_jacobians
 
 __all__ = [
     "Load",
@@ -329,8 +330,7 @@ def point_jacobians(kin, body: int, points: np.ndarray) -> np.ndarray:
         return np.zeros(kin.q.shape[:-1] + (3, kin.q.shape[-1]))
     T = kin.T[..., body, :, :]
     position = (T[..., :3, :3] @ np.asarray(points, float)[..., None])[..., 0] + T[..., :3, 3]
-    twists = kin.twists[..., body, :, :3, :]  # (..., nq, 3, 4)
-    return np.einsum("...kxy,...y->...xk", twists[..., :3], position) + np.swapaxes(twists[..., 3], -1, -2)
+    return world_point_jacobians(kin, body, position)
 
 
 def angular_velocity_jacobian(kin, body: int) -> np.ndarray:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from mbkron.dynamics.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
 from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
                                    SpringDamper)
 from mbkron.expressions import format_expression
@@ -83,6 +84,12 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
         Ligament,
         {"name": NAME, "path": PATH, "resting_length": NUMBER, "pcsa_force": NUMBER},
         {"force_length": CURVE},
+    ),
+    "smooth_sphere_half_space": (
+        SmoothSphereHalfSpace,
+        {"name": NAME, "sphere_body": NAME, "sphere_center": POINT, "radius": NUMBER, "half_space_body": NAME,
+         "half_space_point": POINT, "half_space_normal": POINT},
+        dict.fromkeys(SMOOTH_DEFAULTS, NUMBER),
     ),
 }
 LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}

@@ -10,7 +10,7 @@ constraints: ``[[constraints]]``, and the coordinates they solve leave ``[coordi
 model's name, gravity, credits and publications go to ``[model]`` and to the header of a converted file.
 
 Elements without effect on the mechanics (markers, geometry and appearance, empty sets, probes,
-controllers, contact geometry, actuators driven by controls) are not imported and are listed in the header; every other element
+controllers, contact geometry no contact force uses, actuators driven by controls) are not imported and are listed in the header; every other element
 that is not understood is reported, all at once, in one :class:`~mbkron.core.errors.ModelError`.
 """
 
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 
 from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
+from mbkron.io.osim.contact import CONTACT_FORCES, read_contact_geometry
 from mbkron.io.osim.coordinates import Coordinates
-from mbkron.io.osim.forces import MUSCLES, read_forces
+from mbkron.io.osim.forces import FORCES, MUSCLES, read_forces
 from mbkron.io.osim.joints import GROUND, add_joint
 from mbkron.io.osim.legacy import upgrade_legacy
 from mbkron.io.osim.muscles import read_muscles
@@ -103,12 +104,20 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     model = root.find("Model")
     if model is None:
         raise ModelError(["/OpenSimDocument: missing <Model>"], source)
-    ignored = []
+    ignored, components = [], []
     for child in model:
+        if child.tag == "ContactGeometrySet":  # counted below: the geometry no contact force uses
+            continue
         if child.tag in _IGNORED:
             objects = child.find("objects")
             if objects is not None and len(objects):
                 ignored.append(f"{len(objects)} element(s) of <{child.tag}>")
+        elif child.tag == "components":  # a model's own components: force elements are read with the ForceSet
+            for element in child:
+                if element.tag in FORCES or element.tag in MUSCLES:
+                    components.append(element)
+                else:
+                    reader.unsupported_element(element, "model components that are force elements (" + ", ".join((*MUSCLES, *FORCES)) + ")")
         elif child.tag == "ComponentSet":
             objects = child.find("objects")
             for element in objects if objects is not None else []:
@@ -145,7 +154,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
         if name not in children:
             reader.problem(body, "no joint has this body as its child (free bodies are not imported)")
     wrap_objects = read_wrap_objects(reader, model, bodies if wrapping == "import" else None)
-    force_set = objects("ForceSet/objects")
+    force_set = objects("ForceSet/objects") + components
     forces = read_muscles(reader, [f for f in force_set if f.tag in MUSCLES], bodies, coordinates, wrapping,
                           wrap_objects)
     muscles, wrapped = forces.muscles, forces.wrapped
@@ -179,10 +188,16 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     }
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
                                  bodies, document)
+    geometry = read_contact_geometry(model)
     loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
-                        motion, wrapping)
+                        motion, wrapping, geometry)
     if loads.loads:
         document["loads"] = loads.loads
+    used = {(force.findtext(socket) or "").rstrip("/").rsplit("/", 1)[-1] for force in force_set
+            if force.tag in CONTACT_FORCES for socket in ("socket_sphere", "socket_half_space")}
+    unused = [name for name in geometry if name not in used]
+    if unused:
+        ignored.append(f"{len(unused)} element(s) of <ContactGeometrySet> that no contact force uses")
     wrapped += loads.wrapped
     if loads.skipped:
         ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")

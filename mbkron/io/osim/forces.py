@@ -11,6 +11,8 @@
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
   tabulated function of the strain ``L / L₀``) and the path's points; the law is
   :class:`~mbkron.muscles.ligaments.Ligament`'s.
+- ``SmoothSphereHalfSpaceForce`` → ``type = "smooth_sphere_half_space"`` (:mod:`mbkron.io.osim.contact`);
+  ``HuntCrossleyForce`` and ``ElasticFoundationForce`` are refused with a message naming them.
 - ``PointToPointSpring`` (Simbody's ``TwoPointLinearSpring``, tension ``k (L − L₀)``) →
   ``type = "spring_damper"`` with ``stiffness``, ``free_length = rest_length`` and no damping, between
   ``point1`` of ``socket_body1`` and ``point2`` of ``socket_body2`` (bodies or ground).
@@ -26,6 +28,7 @@ import math
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
+from mbkron.io.osim.contact import CONTACT_FORCES, REFUSED_CONTACT, smooth_sphere_half_space
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Table, read_function
 from mbkron.io.osim.joints import GROUND
@@ -38,7 +41,7 @@ __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
 #: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
 #: which reports the others as unsupported.
-FORCES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
+FORCES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring", *CONTACT_FORCES)
 #: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
 MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
 # OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
@@ -186,20 +189,26 @@ def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict 
 
 
 def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
-                joints: list[ET.Element], document: dict, motion: dict[str, str], wrapping: str) -> ImportedLoads:
+                joints: list[ET.Element], document: dict, motion: dict[str, str], wrapping: str,
+                contact_geometry: dict[str, ET.Element] | None = None) -> ImportedLoads:
     """The :data:`FORCES` among ``forces`` (the ``ForceSet``'s elements other than :data:`MUSCLES`) as
     ``[[loads]]`` tables; any other force is reported as unsupported.
 
     ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
     ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
     A path spring with wrap objects is reported as unsupported (``wrapping="import"`` or ``"error"``) or
-    imported without them and named in ``wrapped`` (``"ignore"``).
+    imported without them and named in ``wrapped`` (``"ignore"``). ``contact_geometry`` holds the
+    ``ContactGeometrySet``'s elements by name (:func:`mbkron.io.osim.contact.read_contact_geometry`).
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
     loads, wrapped, skipped = [], [], []
     for force in forces:
         if force.tag in FORCES and not reader.boolean(force, "appliesForce", True):
             skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
+            continue
+        if force.tag in REFUSED_CONTACT:
+            reader.unsupported_element(force, f"the contact force SmoothSphereHalfSpaceForce; mbkron cannot import "
+                                       f"{force.tag} yet")
             continue
         if force.tag not in FORCES:
             reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator", *FORCES)))
@@ -208,6 +217,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
             table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
+        elif force.tag in CONTACT_FORCES:
+            table = smooth_sphere_half_space(reader, force, reader.name(force) or "", contact_geometry or {}, bodies)
         elif force.tag == "Ligament":
             table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         else:
