@@ -57,17 +57,21 @@ _CONTACT_MODEL = """<?xml version="1.0" encoding="UTF-8" ?>
 # ---------------------------------------------------------------------- element names with `::`
 def test_element_names_with_double_colons_are_read_and_contact_forces_reported(tmp_path):
     """OpenSim's contact forces have children named ``HuntCrossleyForce::ContactParametersSet``: not
-    namespace-well-formed, but well-formed XML 1.0. The file is read, and the contact force (which
-    changes the dynamics) is named as unsupported in the one ModelError, not dropped."""
+    namespace-well-formed, but well-formed XML 1.0. The file is read, and the contact force's geometries
+    (missing here: the model has no ContactGeometrySet) are named in the one ModelError with those paths,
+    not dropped."""
     path = tmp_path / "block.osim"
     path.write_text(_CONTACT_MODEL)
     with pytest.raises(ModelError) as raised:
         mbkron.load_model(path)
     message = str(raised.value)
     assert "not well-formed" not in message
-    assert ("/OpenSimDocument/Model[@name='block']/ForceSet/objects/HuntCrossleyForce[@name='contact']: "
-            "<HuntCrossleyForce> is not supported") in message
-    assert message.count("is not supported") == 1  # the actuator driven by controls is not (test_osim_import)
+    assert ("/OpenSimDocument/Model[@name='block']/ForceSet/objects/HuntCrossleyForce[@name='contact']/"
+            "HuntCrossleyForce::ContactParametersSet[@name='contact_parameters']/objects/"
+            "HuntCrossleyForce::ContactParameters/geometry: expected the name of an element of the "
+            "ContactGeometrySet, got 'floor'") in message
+    assert message.count("expected the name of an element") == 2  # floor, corner
+    assert "CoordinateActuator" not in message  # the actuator driven by controls is not reported (test_osim_import)
 
 
 def test_double_colon_elements_keep_their_names_in_paths(tmp_path):

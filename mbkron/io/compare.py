@@ -13,7 +13,8 @@ import numpy as np
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics.loads import evaluate_value
-from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, VECTOR
+from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, SURFACES, VECTOR
+from mbkron.io.writer import surface_table
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath
@@ -148,6 +149,11 @@ def _load_differences(a: Model, b: Model, q: np.ndarray, rng: np.random.Generato
                 shape = (q.shape[0],) + ((3,) if field_kind == VECTOR else ())
                 same = _close(np.broadcast_to(evaluate_value(va, t, q, qd), shape),
                               np.broadcast_to(evaluate_value(vb, t, q, qd), shape), rtol, atol)
+            elif field_kind == SURFACES:  # as written: shape and body equal, the numbers close
+                tables = [[surface_table(s) for s in surfaces] for surfaces in (va, vb)]
+                same = len(va) == len(vb) and all(ta.keys() == tb.keys() and all(
+                    ta[k] == tb[k] if isinstance(ta[k], str) else _close(ta[k], tb[k], rtol, atol) for k in ta)
+                    for ta, tb in zip(*tables))
             elif field_kind == CURVE:
                 same = va.kind == vb.kind and va.x.shape == vb.x.shape and _close(va.x, vb.x, rtol, atol) and \
                     _close(va.y, vb.y, rtol, atol)

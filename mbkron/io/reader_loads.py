@@ -14,8 +14,9 @@ from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
 from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
-                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, TIME, VECTOR, VELOCITY_SUFFIX,
-                              ExpressionValue)
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, TIME, VECTOR,
+                              VELOCITY_SUFFIX, ExpressionValue)
+from mbkron.dynamics.hunt_crossley import MATERIAL, SURFACE_SHAPES, ContactSurface
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
@@ -60,6 +61,8 @@ class LoadReader(ValueReader):
             return self.path_points(value, path)
         if kind == CURVE:
             return self.curve(value, path)
+        if kind == SURFACES:
+            return self.surfaces(value, path)
         components = [value] if kind == SCALAR else value
         if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
             self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")
@@ -96,6 +99,28 @@ class LoadReader(ValueReader):
         except ValueError as exc:
             self.problem(path, str(exc))
             return None
+
+    def surfaces(self, value: object, path: str) -> tuple | None:
+        """Contact surfaces (``[[loads.surfaces]]``): ``shape`` (``"sphere"`` or ``"half_space"``), ``body``,
+        ``location`` (m), a sphere's ``radius`` (m) or a half-space's outward unit ``normal``, and the material
+        parameters (default 0)."""
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            self.problem(path, f"expected an array of tables ([[{path}]] sections), got {show(value)}")
+            return None
+        read = []
+        for k, table in enumerate(value):
+            where = f"{path}[{k}]"
+            shape = self.string(table.get("shape"), join(where, "shape"), SURFACE_SHAPES)
+            extra = ["radius"] if shape == "sphere" else ["normal"] if shape == "half_space" else []
+            self.keys(table, where, ["shape", "body", "location", *extra], MATERIAL)
+            values = {"body": self.string(table["body"], join(where, "body")) if "body" in table else None,
+                      "location": self.vector(table["location"], join(where, "location")) if "location" in table else None}
+            for key in extra:
+                values[key] = (self.number(table[key], join(where, key)) if key == "radius" else
+                               self.vector(table[key], join(where, key))) if key in table else None
+            values.update({key: self.number(table[key], join(where, key)) for key in MATERIAL if key in table})
+            read.append(None if shape is None or None in values.values() else ContactSurface(shape, **values))
+        return None if None in read else tuple(read)
 
     def load_component(self, value: object, path: str, names: dict[str, None], variables: set[sympy.Symbol]) -> sympy.Expr | None:
         """One component of a load value: a number, or a formula of t, q, q̇ and parameters (SI result)."""

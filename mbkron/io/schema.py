@@ -14,6 +14,7 @@ import numpy as np
 import sympy
 
 from mbkron.dynamics.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley import HuntCrossley
 from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
                                    SpringDamper)
 from mbkron.expressions import format_expression
@@ -54,6 +55,9 @@ POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name"
 COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordinate value", "path"
 # a tabulated function of a dimensionless argument: a table of `x`, `y` (≥ 2 knots) and `kind` (default "fmm")
 CURVE = "curve"
+# contact surfaces: an array of tables `shape`, `body`, `location`, `radius` (a sphere's) or `normal` (a half-space's)
+# and the material parameters (mbkron.dynamics.hunt_crossley.ContactSurface)
+SURFACES = "surfaces"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
     "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
@@ -91,6 +95,7 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
          "half_space_point": POINT, "half_space_normal": POINT},
         dict.fromkeys(SMOOTH_DEFAULTS, NUMBER),
     ),
+    "hunt_crossley": (HuntCrossley, {"name": NAME, "surfaces": SURFACES}, {"transition_velocity": NUMBER}),
 }
 LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}
 

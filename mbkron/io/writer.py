@@ -13,9 +13,11 @@ from collections.abc import Mapping
 import numpy as np
 import sympy
 
+from mbkron.dynamics.hunt_crossley import MATERIAL
 from mbkron.expressions import format_expression, parse_expression
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
-                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, VECTOR, ExpressionValue, toml_string)
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue,
+                              toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
@@ -243,6 +245,16 @@ def _path_tables(path_points, where: str) -> list[dict]:
     return points
 
 
+def surface_table(surface) -> dict:
+    """A contact surface (:class:`~mbkron.dynamics.hunt_crossley.ContactSurface`) as a ``[[loads.surfaces]]`` table."""
+    table = {"shape": surface.shape, "body": surface.body, "location": np.asarray(surface.location, float).tolist()}
+    if surface.shape == "sphere":
+        table["radius"] = float(surface.radius)
+    else:
+        table["normal"] = np.asarray(surface.normal, float).tolist()
+    return {**table, **{key: float(getattr(surface, key)) for key in MATERIAL}}
+
+
 def _load_value_text(value: object, where: str) -> object:
     if isinstance(value, ExpressionValue):
         return value.texts()
@@ -330,6 +342,8 @@ def dump_model(model: Model) -> str:
                 entry[key] = _path_tables(value, f"load {index} ({type(load).__name__})")
             elif field_kind == CURVE:
                 entry[key] = {"kind": value.kind, "x": value.x.tolist(), "y": value.y.tolist()}
+            elif field_kind == SURFACES:
+                entry[key] = [surface_table(surface) for surface in value]
             else:
                 entry[key] = value
         loads.append(entry)

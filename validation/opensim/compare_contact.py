@@ -39,26 +39,42 @@ import gzip
 import hashlib
 import json
 import tempfile
+from unittest import mock
 from pathlib import Path
 
 import numpy as np
 
+from mbkron.dynamics.contact import SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley import HuntCrossley
+from validation.opensim import compare_osim
 from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rounded, stored_osim
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``; ``contact`` is written by :func:`write_contact_model`).
-MODELS = ("moco_2D_gait", "BouncingBall_SmoothSphereHalfSpace", "contact")
-CONTACT_MODEL = "contact"
-CONTACT_TYPES = ("SmoothSphereHalfSpaceForce",)
+MODELS = ("moco_2D_gait", "BouncingBall_SmoothSphereHalfSpace", "contact", "hunt_crossley", "DynamicJumperModel",
+          "SoccerKickingModel", "WalkerModel")
+CONTACT_MODEL, HUNT_CROSSLEY_MODEL = "contact", "hunt_crossley"
+#: ``hunt_crossley``'s force: (geometries, (stiffness, dissipation, static, dynamic, viscous friction)) per
+#: ``ContactParameters``; its transition velocity is 0.05 m/s.
+HUNT_CROSSLEY_PARAMETERS = ((("floor", "knob"), (2e6, 1.5, 0.9, 0.6, 0.1)), (("toe", "heel", "ball"), (5e5, 0.8, 0.7, 0.5, 0.2)),
+                            (("lid",), (1e6, 0.3, 0.0, 0.4, 0.0)))
+CONTACT_TYPES = ("SmoothSphereHalfSpaceForce", "HuntCrossleyForce")
 #: States per model (a third in each regime).
 STATES = 240
 REGIMES = {"penetrating": (0.5e-3, 20e-3), "touching": (-2e-3, 2e-3), "separated": (-15e-3, -2e-3)}
+#: The depths of a Hunt–Crossley pair drawn in each regime (its force starts at δ = 0).
+HC_REGIMES = {"penetrating": (0.2e-3, 10e-3), "touching": (0.0, 0.2e-3), "separated": (-10e-3, 0.0)}
 
 
-def write_contact_model(path: Path) -> None:
+def write_contact_model(path: Path, hunt_crossley: bool = False) -> None:
     """The model ``contact`` written by OpenSim's API: a two-link leg (PinJoints ``hip``, ``knee``) with a toe
     and a heel sphere (the heel's orientation set: it must not matter) against a tilted half-space ``floor``
     with an offset on a plate that slides vertically (SliderJoint ``lift``), and a sphere fixed on the
-    ground against a half-space ``lid`` on the thigh; static and dynamic friction differ."""
+    ground against a half-space ``lid`` on the thigh; static and dynamic friction differ. With ``hunt_crossley``:
+    the model ``hunt_crossley``, the same geometry and a sphere ``ball`` on the thigh in one HuntCrossleyForce
+    ``hc`` (:data:`HUNT_CROSSLEY_PARAMETERS`: three materials; its pairs include spheres on one body, on two
+    bodies and half-spaces on moving bodies), added to the file OpenSim writes (the Python bindings do not
+    expose its ``ContactParameters``).
+    """
     import opensim as osim
 
     model = osim.Model()
@@ -88,6 +104,12 @@ def write_contact_model(path: Path) -> None:
     lid = osim.ContactHalfSpace(osim.Vec3(0.1, -0.3, 0.0), osim.Vec3(0.0, 0.1, 3.0), thigh, "lid")
     for geometry in (toe, heel, knob, floor, lid):
         model.addContactGeometry(geometry)
+    if hunt_crossley:
+        model.addContactGeometry(osim.ContactSphere(0.06, osim.Vec3(0.08, -0.2, 0.0), thigh, "ball"))
+        model.finalizeConnections()
+        model.printToXML(str(path))
+        _add_hunt_crossley(path)
+        return
     for name, sphere, half_space in (("toe_floor", toe, floor), ("heel_floor", heel, floor), ("knob_lid", knob, lid)):
         force = osim.SmoothSphereHalfSpaceForce(name, sphere, half_space)
         force.set_stiffness(1e6)
@@ -104,11 +126,34 @@ def write_contact_model(path: Path) -> None:
     model.printToXML(str(path))
 
 
+def _add_hunt_crossley(path: Path) -> None:
+    """Add ``hunt_crossley``'s HuntCrossleyForce (text) to the ForceSet of the file at ``path``."""
+    parameters = "".join(
+        f"<HuntCrossleyForce::ContactParameters><geometry>{' '.join(names)}</geometry><stiffness>{k!r}</stiffness>"
+        f"<dissipation>{c!r}</dissipation><static_friction>{us!r}</static_friction><dynamic_friction>{ud!r}"
+        f"</dynamic_friction><viscous_friction>{uv!r}</viscous_friction></HuntCrossleyForce::ContactParameters>"
+        for names, (k, c, us, ud, uv) in HUNT_CROSSLEY_PARAMETERS)
+    force = (f'<HuntCrossleyForce name="hc"><HuntCrossleyForce::ContactParametersSet name="contact_parameters"><objects>'
+             f"{parameters}</objects></HuntCrossleyForce::ContactParametersSet><transition_velocity>0.05"
+             "</transition_velocity></HuntCrossleyForce>")
+    text = path.read_text()
+    start = text.index("<ForceSet")
+    end = text.index("</ForceSet>", start)
+    body = text[start:end]
+    body = body.replace("<objects />", f"<objects>{force}</objects>") if "<objects />" in body else \
+        body.replace("<objects>", f"<objects>{force}", 1)
+    path.write_text(text[:start] + body + text[end:])
+
+
 class ContactModel(OpenSimModel):
     """An OpenSim model with gravity off and every force element disabled (:func:`reference`)."""
 
     def __init__(self, path: Path, names: list[str]):
-        super().__init__(path, names, False)
+        # the conditional points' ranges are not needed here, and ElementTree cannot read the `::` tags of a
+        # HuntCrossleyForce (mbkron's reader can: mbkron.io.osim.xml)
+        with mock.patch.object(compare_osim, "conditional_ranges", lambda path: {}), \
+                mock.patch.object(compare_osim, "step_knots", lambda path: {}):
+            super().__init__(path, names, False)
         osim = self.osim
         self.model.setGravity(osim.Vec3(0.0, 0.0, 0.0))
         self.forces = {}
@@ -129,25 +174,37 @@ class ContactModel(OpenSimModel):
         return np.array([values.get(k) for k in range(values.getSize())])
 
 
+def contact_loads(model) -> list:
+    """The model's contact loads, in order (OpenSim's contact forces, in the same order)."""
+    return [load for load in model.loads if isinstance(load, (SmoothSphereHalfSpace, HuntCrossley))]
+
+
 def contact_states(model, seed: int = 2026) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """``q``, ``q̇`` and the regime of each state (see the module docstring)."""
     rng = np.random.default_rng(seed)
     names = model.coordinates
     low = np.array([max(model.coordinate(n).range[0], -1.0) for n in names])
     high = np.array([min(model.coordinate(n).range[1], 1.0) for n in names])
-    contacts = model.loads
+    contacts = contact_loads(model)
     rows, regimes = [], []
     for k in range(STATES):
         regime = tuple(REGIMES)[k % len(REGIMES)]
-        load = contacts[k % len(contacts)]
-        target = rng.uniform(*REGIMES[regime])
-        q = rng.uniform(low, high)
-        for _ in range(20):  # Newton steps on the coordinate the indentation depends on most
-            delta, gradient = _indentation(model, load, q)
-            j = int(np.argmax(np.abs(gradient)))
-            q[j] -= (delta - target) / gradient[j]
-            if abs(delta - target) < 1e-12:
+        for attempt in range(60):  # a contact, pose and pair whose depth Newton steps bring to the target
+            load = contacts[(k + attempt // 10) % len(contacts)]  # (another contact after 10 failures)
+            bounds = REGIMES[regime] if isinstance(load, SmoothSphereHalfSpace) else HC_REGIMES[regime]
+            target = rng.uniform(*bounds)
+            q = rng.uniform(low, high)
+            pair = int(rng.integers(len(load.pairs()))) if isinstance(load, HuntCrossley) else 0
+            for _ in range(30):  # on the coordinate the depth depends on most, at most 1 (rad or m) a step
+                delta, gradient = _depth(model, load, pair, q)
+                j = int(np.argmax(np.abs(gradient)))
+                if abs(delta - target) < 1e-12 or abs(gradient[j]) < 1e-3:
+                    break
+                q[j] -= np.clip((delta - target) / gradient[j], -1.0, 1.0)
+            if abs(delta - target) < 1e-9:
                 break
+        else:
+            raise RuntimeError(f"no pose found with a depth in {bounds} of any contact")
         rows.append(q)
         regimes.append(regime)
     q = np.array(rows)
@@ -155,10 +212,13 @@ def contact_states(model, seed: int = 2026) -> tuple[np.ndarray, np.ndarray, lis
     return q, qd, regimes
 
 
-def _indentation(model, load, q: np.ndarray, h: float = 1e-7) -> tuple[float, np.ndarray]:
-    """The indentation of ``load`` at ``q`` and its gradient (central differences)."""
+def _depth(model, load, pair: int, q: np.ndarray, h: float = 1e-7) -> tuple[float, np.ndarray]:
+    """The indentation of a smooth contact (or the depth of a Hunt–Crossley set's ``pair``) at ``q`` and its
+    gradient (central differences)."""
     def at(x):
         kin = model.kinematics(x, order=1)
+        if isinstance(load, HuntCrossley):
+            return float(load.depths(model, kin)[pair])
         return float(load.contact(model, kin, np.zeros_like(x)).indentation)
     steps = np.eye(len(q)) * h
     return at(q), np.array([(at(q + s) - at(q - s)) / (2 * h) for s in steps])
@@ -179,7 +239,8 @@ def reference(name: str, path: Path) -> dict:
         for element in opensim_model.contacts:
             element.setAppliesForce(opensim_model.state, True)
             per_element.append(C.T @ (off - opensim_model.residual(values, u, zero)))
-            per_record.append(opensim_model.record(element))
+            if element.getConcreteClassName() == "SmoothSphereHalfSpaceForce":
+                per_record.append(opensim_model.record(element))
             element.setAppliesForce(opensim_model.state, False)
         generalized.append(per_element)
         records.append(per_record)
@@ -191,17 +252,25 @@ def reference(name: str, path: Path) -> dict:
 
 
 def mbkron_side(data: dict, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """mbkron's record values (states, elements, 12), generalized forces (states, elements, nq), switch
-    products ``w`` (states, elements; :func:`switch_product`) and indentations at ``data``'s states."""
+    """mbkron's record values (states, smooth contacts, 12), generalized forces (states, contacts, nq), switch
+    products ``w`` (states, contacts; :func:`switch_product`, 1 for a Hunt–Crossley set) and regimes
+    (states, contacts; :func:`regime`) at ``data``'s states."""
     model = load_mbkron(path)
+    loads = contact_loads(model)
     nq, count = len(data["coordinates"]), len(data["elements"])
     q = np.reshape(data["q"], (-1, nq))
     qd = np.reshape(data["qd"], q.shape)
-    if len(model.loads) != count:
-        raise AssertionError(f"{data['model']}: mbkron has {len(model.loads)} loads, OpenSim {count} contacts")
+    if len(loads) != count:
+        raise AssertionError(f"{data['model']}: mbkron has {len(loads)} contact loads, OpenSim {count} contacts")
     kin = model.kinematics(q, order=1)
-    records, generalized, switches, indentations = [], [], [], []
-    for load in model.loads:
+    records, generalized, switches, regimes = [], [], [], []
+    for load in loads:
+        generalized.append(model.applied_forces(q, qd, loads=(load,)))
+        if isinstance(load, HuntCrossley):
+            switches.append(np.ones(len(q)))
+            moving = [k for k, (i, j) in enumerate(load.pairs()) if load.surfaces[i].body != load.surfaces[j].body]
+            regimes.append(regime(load.depths(model, kin)[:, moving].max(axis=-1), 0.2e-3, 0.0))
+            continue
         state = load.contact(model, kin, qd)
         record = []
         for body, sign in ((load.sphere_body, -1.0), (load.half_space_body, 1.0)):
@@ -209,11 +278,10 @@ def mbkron_side(data: dict, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndar
             force = sign * state.force
             record += [force, np.cross(state.point - origin, force)]
         records.append(np.concatenate(record, axis=-1))  # sphere force, torque; half-space force, torque
-        generalized.append(model.applied_forces(q, qd, loads=(load,)))
         switches.append(switch_product(load, state))
-        indentations.append(state.indentation)
-    return (np.stack(records, axis=1), np.stack(generalized, axis=1), np.stack(switches, axis=1),
-            np.stack(indentations, axis=1))
+        regimes.append(regime(state.indentation, 2e-3, -2e-3))
+    records = np.stack(records, axis=1) if records else np.zeros((len(q), 0, 12))
+    return records, np.stack(generalized, axis=1), np.stack(switches, axis=1), np.stack(regimes, axis=1)
 
 
 def switch_product(load, state) -> np.ndarray:
@@ -236,39 +304,45 @@ def deviations(data: dict, path: Path) -> dict[str, dict[str, np.ndarray]]:
     """mbkron's deviations from :func:`reference`, for ``"records"`` and ``"Q"``: per state and element,
     ``error`` (largest absolute deviation), ``scale`` (OpenSim's largest entry), ``tolerance``
     (``RTOL · scale · max(1, SWITCHED / w)``, and ``RTOL`` times mbkron's largest entry where OpenSim's is 0)
-    ``w``, the indentation and ``ratio = error / tolerance`` (0 where both are 0)."""
-    ours_records, ours_q, w, indentation = mbkron_side(data, path)
+    ``w``, the :func:`regime` and ``ratio = error / tolerance`` (0 where both are 0); records only of the
+    smooth contacts."""
+    ours_records, ours_q, w, kinds = mbkron_side(data, path)
     count, nq = len(data["elements"]), len(data["coordinates"])
-    theirs = {"records": np.reshape(data["records"], (-1, count, 12)),
+    smooth = [k for k, label in enumerate(data["elements"]) if label.startswith("SmoothSphereHalfSpaceForce")]
+    theirs = {"records": np.reshape(data["records"], (len(ours_q), len(smooth), 12)),
               "Q": np.reshape(data["generalized_forces"], (-1, count, nq))}
     out = {}
     for label, ours in (("records", ours_records), ("Q", ours_q)):
+        if not ours.shape[1]:
+            continue
+        switch, kind = (w[:, smooth], kinds[:, smooth]) if label == "records" else (w, kinds)
         scale = np.abs(theirs[label]).max(axis=-1)
-        factor = np.maximum(1.0, SWITCHED / np.maximum(w, 1e-300))
+        factor = np.maximum(1.0, SWITCHED / np.maximum(switch, 1e-300))
         tolerance = RTOL * np.maximum(scale, np.abs(ours).max(axis=-1) * (scale == 0)) * factor
         error = np.abs(ours - theirs[label]).max(axis=-1)
-        out[label] = {"error": error, "scale": scale, "tolerance": tolerance, "w": w, "indentation": indentation,
+        out[label] = {"error": error, "scale": scale, "tolerance": tolerance, "w": switch, "regime": kind,
                       "ratio": np.where(error == 0, 0.0, error / np.where(tolerance > 0, tolerance, 1e-300))}
     return out
 
 
-def regime(indentation: np.ndarray) -> np.ndarray:
-    """``"penetrating"`` (δ > 2 mm), ``"touching"`` (|δ| ≤ 2 mm) or ``"separated"`` per indentation."""
-    return np.where(indentation > 2e-3, "penetrating", np.where(indentation >= -2e-3, "touching", "separated"))
+def regime(depth: np.ndarray, deep: float, apart: float) -> np.ndarray:
+    """``"penetrating"`` (``δ > deep``), ``"touching"`` or ``"separated"`` (``δ < apart``) per depth (a smooth
+    contact's indentation, with 2 mm and −2 mm; a Hunt–Crossley set's deepest pair of surfaces on two bodies, with
+    0.2 mm and 0)."""
+    return np.where(depth > deep, "penetrating", np.where(depth >= apart, "touching", "separated"))
 
 
 def summary(found: dict[str, dict[str, np.ndarray]]) -> str:
-    """The largest relative deviation where ``w ≥ SWITCHED`` and the count of such (state, contact) pairs
-    per :func:`regime`, and the largest ``error / tolerance`` over all."""
+    """The largest relative deviation where ``w ≥ SWITCHED`` and the force is not zero, the counts of such
+    (state, contact) pairs and of all per :func:`regime`, and the largest ``error / tolerance`` over all."""
     lines = []
     for label, values in found.items():
         switched = (values["w"] >= SWITCHED) & (values["scale"] > 0)
         relative = np.where(switched, values["error"] / np.where(switched, values["scale"], 1.0), 0.0)
-        kinds = regime(values["indentation"])
-        counts = {r: int(switched[kinds == r].sum()) for r in REGIMES}
+        counts = {r: f"{int(switched[values['regime'] == r].sum())}/{int((values['regime'] == r).sum())}" for r in REGIMES}
         lines.append(f"{label}: {relative.max():.1e} relative at {int(switched.sum())} (state, contact) pairs with "
-                     f"w ≥ {SWITCHED:g} ({', '.join(f'{r} {n}' for r, n in counts.items())}); largest error/tolerance "
-                     f"over all {values['error'].size}: {values['ratio'].max():.2f}")
+                     f"w ≥ {SWITCHED:g} and a force (of all: {', '.join(f'{r} {n}' for r, n in counts.items())}); "
+                     f"largest error/tolerance over all {values['error'].size}: {values['ratio'].max():.2f}")
     return "; ".join(lines)
 
 
@@ -284,9 +358,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for name in args.models:
         with tempfile.TemporaryDirectory() as directory:
-            if name == CONTACT_MODEL:
+            if name in (CONTACT_MODEL, HUNT_CROSSLEY_MODEL):
                 path = Path(directory) / f"{name}.osim"
-                write_contact_model(path)
+                write_contact_model(path, name == HUNT_CROSSLEY_MODEL)
                 if not args.no_write:
                     (DATA / f"{name}.osim.gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
             else:

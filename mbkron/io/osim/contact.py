@@ -4,14 +4,17 @@
   matter) and ``ContactHalfSpace`` (``socket_frame``, ``location`` and ``orientation``, body-fixed X-Y-Z
   angles: the solid is the ``x > 0`` side of that frame, so its outward normal is the frame's −x axis), read
   by :func:`read_contact_geometry`;
+- ``HuntCrossleyForce`` → ``type = "hunt_crossley"`` (:func:`hunt_crossley`): every geometry each of its
+  ``ContactParameters`` names, with those parameters, a surface of the set; the law is
+  :class:`~mbkron.dynamics.hunt_crossley.HuntCrossley`'s;
 - ``SmoothSphereHalfSpaceForce`` (sockets ``sphere`` and ``half_space``) → ``type = "smooth_sphere_half_space"``
   with the sphere's body, centre and radius, the half-space's body, point (``location``) and outward normal
   and the force's parameters (OpenSim 4.6's defaults where missing); the law is
   :class:`~mbkron.dynamics.contact.SmoothSphereHalfSpace`'s. OpenSim 4.6 ignores the property
   ``derivative_smoothing`` of older files (it is no property of the force any more), and so does the import.
 
-Other contact geometry (meshes, ellipsoids, …) is reported only when a force uses it; the contact forces
-``HuntCrossleyForce`` and ``ElasticFoundationForce`` are refused with one message each (not supported yet).
+Other contact geometry (meshes, ellipsoids, …) is reported only when a force uses it; ``ElasticFoundationForce``
+(meshes) is refused with one message naming it.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
 from mbkron.dynamics.contact import SMOOTH_DEFAULTS
+from mbkron.dynamics.hunt_crossley import MATERIAL
 from mbkron.io.osim.joints import _X, _Y, _Z, GROUND, Offset
 from mbkron.io.osim.xml import XmlReader
 
-__all__ = ["CONTACT_FORCES", "ContactGeometry", "read_contact_geometry", "smooth_sphere_half_space"]
+__all__ = ["CONTACT_FORCES", "ContactGeometry", "hunt_crossley", "read_contact_geometry", "smooth_sphere_half_space",
+           "used_geometry"]
 
-#: The contact forces :func:`smooth_sphere_half_space` reads.
-CONTACT_FORCES = ("SmoothSphereHalfSpaceForce",)
+#: The contact forces read here (:func:`smooth_sphere_half_space`, :func:`hunt_crossley`).
+CONTACT_FORCES = ("SmoothSphereHalfSpaceForce", "HuntCrossleyForce")
 #: Contact forces refused with a specific message.
-REFUSED_CONTACT = ("HuntCrossleyForce", "ElasticFoundationForce")
+REFUSED_CONTACT = ("ElasticFoundationForce",)
 _GEOMETRY = ("ContactSphere", "ContactHalfSpace")
 
 
@@ -123,3 +128,64 @@ def smooth_sphere_half_space(reader: XmlReader, force: ET.Element, name: str, ge
     return {"type": "smooth_sphere_half_space", "name": name, "sphere_body": sphere.body,
             "sphere_center": sphere.location, "radius": sphere.radius, "half_space_body": half_space.body,
             "half_space_point": half_space.location, "half_space_normal": half_space.normal, **values}
+
+
+def used_geometry(force: ET.Element) -> list[str]:
+    """The names of the contact geometries a contact force uses (its sockets, or a HuntCrossleyForce's lists)."""
+    if force.tag == "HuntCrossleyForce":
+        return [name.rsplit("/", 1)[-1] for parameters in _children(force, "ContactParametersSet", "ContactParameters")
+                for name in (parameters.findtext("geometry") or "").split()]
+    return [(force.findtext(socket) or "").rstrip("/").rsplit("/", 1)[-1] for socket in ("socket_sphere", "socket_half_space")]
+
+
+def _children(element: ET.Element, holder: str, item: str) -> list[ET.Element]:
+    """``<HuntCrossleyForce::HOLDER>/objects/<HuntCrossleyForce::ITEM>`` (tags with ``::``)."""
+    out = []
+    for child in element:
+        if child.tag == f"HuntCrossleyForce::{holder}":
+            objects = child.find("objects")
+            out += [c for c in (objects if objects is not None else []) if c.tag == f"HuntCrossleyForce::{item}"]
+    return out
+
+
+def hunt_crossley(reader: XmlReader, force: ET.Element, name: str, geometry: dict[str, ET.Element],
+                  bodies: dict) -> dict | None:
+    """A ``HuntCrossleyForce`` as a ``[[loads]]`` table ``type = "hunt_crossley"``: every geometry each
+    ``ContactParameters`` names, in order, a surface with those parameters (OpenSim's defaults 0 where missing;
+    a stiffness of 0 is refused: the law divides by the sum of two)."""
+    reader.known_children(force, ("appliesForce", "HuntCrossleyForce::ContactParametersSet", "transition_velocity"))
+    velocity = reader.number(force, "transition_velocity", 0.01)
+    if velocity is not None and not velocity > 0:
+        reader.problem(force, f"expected a positive number, got {velocity!r}", "transition_velocity")
+        velocity = None
+    surfaces, ok = [], velocity is not None
+    for parameters in _children(force, "ContactParametersSet", "ContactParameters"):
+        reader.known_children(parameters, ("geometry", *MATERIAL))
+        values = {key: reader.number(parameters, key, 0.0) for key in MATERIAL}
+        for key, value in values.items():
+            if value is not None and (value < 0 or (key == "stiffness" and value == 0)):
+                reader.problem(parameters, f"expected a {'positive' if key == 'stiffness' else 'non-negative'} number, "
+                               f"got {value!r}", key)
+                values[key] = None
+        ok = ok and None not in values.values()
+        for path in (parameters.findtext("geometry") or "").split():
+            name_of = path.rstrip("/").rsplit("/", 1)[-1]
+            if name_of not in geometry:
+                reader.problem(parameters, f"expected the name of an element of the ContactGeometrySet, got "
+                               f"{path[:60]!r}", "geometry")
+                ok = False
+                continue
+            read = _geometry(reader, geometry[name_of], bodies)
+            if read is None:
+                ok = False
+                continue
+            shape = "sphere" if read.tag == "ContactSphere" else "half_space"
+            surface = {"shape": shape, "body": read.body, "location": read.location}
+            surface.update({"radius": read.radius} if shape == "sphere" else {"normal": read.normal})
+            surfaces.append({**surface, **values})
+    if not ok:
+        return None
+    if len(surfaces) < 2:
+        reader.problem(force, f"expected at least 2 contact geometries in its contact parameters, got {len(surfaces)}")
+        return None
+    return {"type": "hunt_crossley", "name": name, "transition_velocity": velocity, "surfaces": surfaces}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from mbkron.core.errors import ModelError
 from mbkron.io.osim.constraints import add_loop_constraints
-from mbkron.io.osim.contact import CONTACT_FORCES, read_contact_geometry
+from mbkron.io.osim.contact import CONTACT_FORCES, read_contact_geometry, used_geometry
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.forces import FORCES, MUSCLES, read_forces
 from mbkron.io.osim.joints import GROUND, add_joint
@@ -193,8 +193,7 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
                         motion, wrapping, geometry)
     if loads.loads:
         document["loads"] = loads.loads
-    used = {(force.findtext(socket) or "").rstrip("/").rsplit("/", 1)[-1] for force in force_set
-            if force.tag in CONTACT_FORCES for socket in ("socket_sphere", "socket_half_space")}
+    used = {name for force in force_set if force.tag in CONTACT_FORCES for name in used_geometry(force)}
     unused = [name for name in geometry if name not in used]
     if unused:
         ignored.append(f"{len(unused)} element(s) of <ContactGeometrySet> that no contact force uses")

@@ -11,8 +11,9 @@
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
   tabulated function of the strain ``L / L₀``) and the path's points; the law is
   :class:`~mbkron.muscles.ligaments.Ligament`'s.
-- ``SmoothSphereHalfSpaceForce`` → ``type = "smooth_sphere_half_space"`` (:mod:`mbkron.io.osim.contact`);
-  ``HuntCrossleyForce`` and ``ElasticFoundationForce`` are refused with a message naming them.
+- ``SmoothSphereHalfSpaceForce`` → ``type = "smooth_sphere_half_space"``, ``HuntCrossleyForce`` →
+  ``type = "hunt_crossley"`` (:mod:`mbkron.io.osim.contact`); ``ElasticFoundationForce`` is refused with a
+  message naming it.
 - ``PointToPointSpring`` (Simbody's ``TwoPointLinearSpring``, tension ``k (L − L₀)``) →
   ``type = "spring_damper"`` with ``stiffness``, ``free_length = rest_length`` and no damping, between
   ``point1`` of ``socket_body1`` and ``point2`` of ``socket_body2`` (bodies or ground).
@@ -28,7 +29,7 @@ import math
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
-from mbkron.io.osim.contact import CONTACT_FORCES, REFUSED_CONTACT, smooth_sphere_half_space
+from mbkron.io.osim.contact import CONTACT_FORCES, REFUSED_CONTACT, hunt_crossley, smooth_sphere_half_space
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Table, read_function
 from mbkron.io.osim.joints import GROUND
@@ -207,8 +208,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
             skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
             continue
         if force.tag in REFUSED_CONTACT:
-            reader.unsupported_element(force, f"the contact force SmoothSphereHalfSpaceForce; mbkron cannot import "
-                                       f"{force.tag} yet")
+            reader.unsupported_element(force, f"the contact forces {' and '.join(CONTACT_FORCES)}; mbkron cannot "
+                                       f"import {force.tag} yet")
             continue
         if force.tag not in FORCES:
             reader.unsupported_element(force, "the forces " + ", ".join((*HILL_MUSCLES, "PathActuator", *FORCES)))
@@ -218,7 +219,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
         elif force.tag == "PathSpring":
             table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         elif force.tag in CONTACT_FORCES:
-            table = smooth_sphere_half_space(reader, force, reader.name(force) or "", contact_geometry or {}, bodies)
+            read = smooth_sphere_half_space if force.tag == "SmoothSphereHalfSpaceForce" else hunt_crossley
+            table = read(reader, force, reader.name(force) or "", contact_geometry or {}, bodies)
         elif force.tag == "Ligament":
             table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         else:
