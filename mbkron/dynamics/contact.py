@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["SmoothSphereHalfSpace", "ContactState", "smooth_contact_force", "world_point_jacobians"]
+__all__ = ["SmoothSphereHalfSpace", "ContactState", "smooth_contact_force", "to_ground", "world_point_jacobians"]
 
 GROUND = "ground"
 #: OpenSim 4.6's defaults (``SmoothSphereHalfSpaceForce::constructProperties``).
@@ -162,9 +162,9 @@ class SmoothSphereHalfSpace:
         """The contact and ``J_s(p) − J_h(p)`` (..., 3, nq)."""
         sphere, half_space = (-1 if body == GROUND else model.body_index(body)
                               for body in (self.sphere_body, self.half_space_body))
-        center = _to_ground(kin, sphere, self.sphere_center, 1.0)
-        origin = _to_ground(kin, half_space, self.half_space_point, 1.0)
-        normal = -_to_ground(kin, half_space, self.half_space_normal, 0.0)  # into the half-space
+        center = to_ground(kin, sphere, self.sphere_center, 1.0)
+        origin = to_ground(kin, half_space, self.half_space_point, 1.0)
+        normal = -to_ground(kin, half_space, self.half_space_normal, 0.0)  # into the half-space
         indentation = np.einsum("...x,...x->...", center - origin, normal) + self.radius
         point = center + self.radius * normal - 0.5 * indentation[..., None] * normal
         J = world_point_jacobians(kin, sphere, point) - world_point_jacobians(kin, half_space, point)
@@ -194,7 +194,7 @@ def smooth_contact_force(load: SmoothSphereHalfSpace, indentation: NDArray, velo
     return f[..., None] * normal + friction[..., None] * vt / slip[..., None]
 
 
-def _to_ground(kin, body: int, vector: ArrayLike, w: float) -> NDArray[np.float64]:
+def to_ground(kin, body: int, vector: ArrayLike, w: float) -> NDArray[np.float64]:
     """A body-fixed point (``w = 1``) or direction (``w = 0``) in the ground frame (Eq. 41); ``body = -1``:
     the ground."""
     vector = np.asarray(vector, dtype=float)

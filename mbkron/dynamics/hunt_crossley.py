@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.dynamics.contact import GROUND, _to_ground, world_point_jacobians
+from mbkron.dynamics.contact import GROUND, to_ground, world_point_jacobians
 
 __all__ = ["ContactSurface", "HuntCrossley", "SURFACE_SHAPES"]
 
@@ -149,7 +149,7 @@ class HuntCrossley:
         """``Σ (J₂(p) − J₁(p))ᵀ F`` over the pairs that apply a force (Eq. 46), shape (..., nq)."""
         qd = np.broadcast_to(qd, kin.q.shape)
         index = [-1 if s.body == GROUND else model.body_index(s.body) for s in self.surfaces]
-        centers = np.stack([_to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
+        centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
         rank = _sweep_ranks(self.surfaces, centers)
         count = len(self.surfaces)
         results = []
@@ -172,7 +172,7 @@ class HuntCrossley:
     def depths(self, model, kin) -> NDArray[np.float64]:
         """The depth ``δ`` of each of :meth:`pairs` at the states of ``kin`` (> 0: touching), (..., pairs)."""
         index = [-1 if s.body == GROUND else model.body_index(s.body) for s in self.surfaces]
-        centers = np.stack([_to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
+        centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
         return np.stack([self._geometry(kin, index, centers, i, j)[1] for i, j in self.pairs()], axis=-1)
 
     def _geometry(self, kin, index, centers, i, j):
@@ -180,7 +180,7 @@ class HuntCrossley:
         a, b = self.surfaces[i], self.surfaces[j]
         c2 = centers[..., j, :]
         if a.shape == "half_space":
-            normal = _to_ground(kin, index[i], a.normal, 0.0)
+            normal = to_ground(kin, index[i], a.normal, 0.0)
             offset = c2 - centers[..., i, :]
             along = np.einsum("...x,...x->...", offset, normal)
             depth = b.radius - along
