@@ -1,7 +1,7 @@
 """Force elements of OpenSim models: ``coordinate_limit`` (CoordinateLimitForce), ``path_spring``
-(PathSpring) and PointToPointSpring (a ``spring_damper``) — their laws in closed form, their model-file
-form, their import from ``.osim`` files and their agreement with OpenSim 4.6 (stored data of
-``validation/opensim/compare_forces.py``)."""
+(PathSpring), PointToPointSpring (a ``spring_damper``), ``ligament`` (Ligament) and ``bushing`` (BushingForce)
+— their laws in closed form, their model-file form, their import from ``.osim`` files and their agreement
+with OpenSim 4.6 (stored data of ``validation/opensim/compare_forces.py``)."""
 
 from __future__ import annotations
 
@@ -288,7 +288,13 @@ def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
      "</objects></PathPointSet></GeometryPath></PathSpring>",
      "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
     ("<HuntCrossleyForce name='h'/>", "<HuntCrossleyForce> is not supported; supported: the forces Thelen2003Muscle"),
-    ("<HuntCrossleyForce name='h'/>", "PathActuator, CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring"),
+    ("<HuntCrossleyForce name='h'/>", "PathActuator, BushingForce, CoordinateLimitForce, Ligament, PathSpring, "
+                                      "PointToPointSpring"),
+    ("<BushingForce name='b'><socket_frame1>/bodyset/a</socket_frame1><socket_frame2>/bodyset/a</socket_frame2>"
+     "</BushingForce>", "BushingForce[@name='b']: both frames are on `a`"),
+    ("<BushingForce name='b'><socket_frame1>/bodyset/a</socket_frame1><socket_frame2>/ground</socket_frame2>"
+     "<rotational_damping>1 -1 0</rotational_damping></BushingForce>",
+     "BushingForce[@name='b']/rotational_damping: expected 3 non-negative numbers"),
     ("<Ligament name='l'><resting_length>0</resting_length><GeometryPath><PathPointSet><objects>"
      "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
@@ -332,7 +338,7 @@ def test_generalized_forces_agree_with_opensim(name, backend, tmp_path):
     path = _stored(name, tmp_path)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == data["sha256"]
     found = compare_forces.deviations(data, path, backend)
-    assert len(found) == {"forces": 5}.get(name, 1)
+    assert len(found) == {"forces": 6}.get(name, 1)
     assert max(found.values()) < 1e-9, found
 
 
@@ -416,3 +422,36 @@ def test_a_ligament_in_a_model_file_pulls_by_its_curve_and_round_trips():
                                ("resting_length = 0.6", "resting_length = 0", "`resting_length` must be a finite positive")):
         with pytest.raises(ModelError, match=re.escape(fragment)):
             parse_model_file(LIGAMENT_MODEL.replace(old, new))
+
+
+BUSHING_MODEL = LIGAMENT_MODEL.split("[[loads]]")[0] + """
+[units]
+angle = "deg"
+[[loads]]
+type = "bushing"
+name = "mount"
+body_1 = "ground"
+body_2 = "cart"
+frame_2 = { translation = [0.1, 0, 0], rotation = [{ axis = [0, 0, 1], angle = 90 }] }
+rotational_stiffness = [1, 2, 3]
+translational_stiffness = [400, 500, 600]
+translational_damping = [7, 0, 0]
+"""
+
+
+def test_a_bushing_in_a_model_file_and_round_trip():
+    """A bushing from the ground to a frame 0.1 m ahead of a cart on x (rotated 90° about z: the file's angle
+    unit): the deflection is x = s + 0.1 and 90° about z, so Q_s = −400 (s + 0.1) − 7 ṡ (the rotation does not
+    change with s); stiffnesses and dampings are SI whatever the angle unit; dump_model round-trips."""
+    from mbkron.dynamics.bushings import BushingForce
+    model = parse_model_file(BUSHING_MODEL).model
+    (bushing,) = model.loads
+    assert isinstance(bushing, BushingForce) and bushing.rotational_damping.tolist() == [0.0, 0.0, 0.0]
+    s, sd = np.array([[-0.3], [0.0], [0.25]]), np.array([[1.0], [-2.0], [0.5]])
+    np.testing.assert_allclose(model.applied_forces(s, sd)[:, 0], -400.0 * (s[:, 0] + 0.1) - 7.0 * sd[:, 0],
+                               rtol=1e-13, atol=1e-12)
+    phi, _ = bushing.deflection(model, model.kinematics(s, 1))
+    np.testing.assert_allclose(phi[:, 2], np.pi / 2, rtol=0, atol=1e-15)
+    assert model_differences(model, parse_model_file(dump_model(model)).model) == []
+    with pytest.raises(ModelError, match=re.escape("load 0 (BushingForce): `body_1` and `body_2` are both 'cart'")):
+        parse_model_file(BUSHING_MODEL.replace('body_1 = "ground"', 'body_1 = "cart"'))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from mbkron.dynamics.bushings import BushingForce
 from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
                                    SpringDamper)
 from mbkron.expressions import format_expression
@@ -53,6 +54,8 @@ POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name"
 COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordinate value", "path"
 # a tabulated function of a dimensionless argument: a table of `x`, `y` (≥ 2 knots) and `kind` (default "fmm")
 CURVE = "curve"
+# three numbers in SI units (whatever the file's angle unit); a rigid transform given as a body's `offset`
+TRIPLE, TRANSFORM = "three numbers", "transform"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
     "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
@@ -78,6 +81,11 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
         PathSpring,
         {"name": NAME, "path": PATH, "stiffness": NUMBER, "resting_length": NUMBER},
         {"dissipation": NUMBER},
+    ),
+    "bushing": (
+        BushingForce,
+        {"name": NAME, "body_1": NAME, "body_2": NAME, "rotational_stiffness": TRIPLE, "translational_stiffness": TRIPLE},
+        {"frame_1": TRANSFORM, "frame_2": TRANSFORM, "rotational_damping": TRIPLE, "translational_damping": TRIPLE},
     ),
     "ligament": (
         Ligament,

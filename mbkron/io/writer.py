@@ -14,7 +14,7 @@ import numpy as np
 import sympy
 
 from mbkron.expressions import format_expression, parse_expression
-from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
+from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
@@ -322,8 +322,10 @@ def dump_model(model: Model) -> str:
             value = getattr(load, key)
             if field_kind in (SCALAR, VECTOR):
                 entry[key] = _load_value_text(value, f"load {index} ({type(load).__name__}) `{key}`")
-            elif field_kind == POINT:
+            elif field_kind in (POINT, TRIPLE):
                 entry[key] = np.asarray(value, dtype=float).tolist()
+            elif field_kind == TRANSFORM:
+                entry[key] = {"translation": value[:3, 3].tolist(), "matrix": value[:3, :3].tolist()}
             elif field_kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
                 entry[key] = float(value)
             elif field_kind == PATH:

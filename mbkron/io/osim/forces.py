@@ -8,6 +8,9 @@
 - ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
   ``GeometryPath``'s points, read as a muscle's (:mod:`mbkron.io.osim.muscles`); the law is
   :class:`~mbkron.muscles.springs.PathSpring`'s.
+- ``BushingForce`` → ``type = "bushing"``: the bodies and transforms of ``socket_frame1`` and ``socket_frame2``
+  (the force's own ``PhysicalOffsetFrame``s, bodies or ground), the rotational and translational stiffnesses
+  and dampings; the law is :class:`~mbkron.dynamics.bushings.BushingForce`'s.
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
   tabulated function of the strain ``L / L₀``) and the path's points; the law is
   :class:`~mbkron.muscles.ligaments.Ligament`'s.
@@ -28,7 +31,7 @@ from typing import NamedTuple
 
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Table, read_function
-from mbkron.io.osim.joints import GROUND
+from mbkron.io.osim.joints import GROUND, resolve_socket
 from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, LEGACY, _path
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import SPLINE_KINDS
@@ -38,7 +41,7 @@ __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
 #: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
 #: which reports the others as unsupported.
-FORCES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
+FORCES = ("BushingForce", "CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
 #: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
 MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
 # OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
@@ -159,6 +162,34 @@ def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coo
     return {**table, "path": points}
 
 
+def _bushing(reader: XmlReader, force: ET.Element, name: str, bodies: dict) -> dict | None:
+    """A ``BushingForce`` between its two frames (its own offset frames, bodies or ground), the stiffnesses
+    and dampings OpenSim's (0 where missing)."""
+    reader.known_children(force, ("appliesForce", "socket_frame1", "socket_frame2", "frames", "rotational_stiffness",
+                                  "translational_stiffness", "rotational_damping", "translational_damping"))
+    holder = force.find("frames")
+    frames = {f.get("name"): f for f in (holder if holder is not None else []) if f.tag == "PhysicalOffsetFrame"}
+    for frame in holder if holder is not None else []:
+        if frame.tag != "PhysicalOffsetFrame":
+            reader.unsupported_element(frame, "PhysicalOffsetFrame")
+    ends = [resolve_socket(reader, force, socket, frames, bodies) for socket in ("socket_frame1", "socket_frame2")]
+    values = {key: reader.numbers(force, key, 3, default=[0.0, 0.0, 0.0]) for key in
+              ("rotational_stiffness", "translational_stiffness", "rotational_damping", "translational_damping")}
+    for key, value in values.items():
+        if value is not None and min(value) < 0:
+            reader.problem(force, f"expected 3 non-negative numbers, got {value!r}", key)
+            values[key] = None
+    if None in ends or None in values.values():
+        return None
+    (body_1, offset_1), (body_2, offset_2) = ends
+    if body_1 == body_2:
+        reader.problem(force, f"both frames are on `{body_1}`: the bushing applies nothing (remove it or set "
+                       "appliesForce to false)")
+        return None
+    return {"type": "bushing", "name": name, "body_1": body_1, "frame_1": offset_1.table(), "body_2": body_2,
+            "frame_2": offset_2.table(), **values}
+
+
 def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict | None:
     reader.known_children(force, ("appliesForce", "socket_body1", "socket_body2", "point1", "point2", "stiffness",
                                   "rest_length"))
@@ -208,6 +239,8 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
             table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
+        elif force.tag == "BushingForce":
+            table = _bushing(reader, force, reader.name(force) or "", bodies)
         elif force.tag == "Ligament":
             table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
         else:
