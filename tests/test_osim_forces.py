@@ -455,3 +455,20 @@ def test_a_bushing_in_a_model_file_and_round_trip():
     assert model_differences(model, parse_model_file(dump_model(model)).model) == []
     with pytest.raises(ModelError, match=re.escape("load 0 (BushingForce): `body_1` and `body_2` are both 'cart'")):
         parse_model_file(BUSHING_MODEL.replace('body_1 = "ground"', 'body_1 = "cart"'))
+
+
+def test_a_ligament_curve_written_as_a_named_function_is_read(tmp_path):
+    """Older files (PredSim's foot models) write the curve as ``<SimmSpline name="force_length_curve">``, which
+    OpenSim 4.6 reads as the property: so does the importer; without a curve, OpenSim's default."""
+    from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
+    path = ("<GeometryPath><PathPointSet><objects>"
+            "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+            "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+            "</objects></PathPointSet></GeometryPath>")
+    model = _import(f"<Ligament name='old'><resting_length>0.5</resting_length><pcsa_force>70</pcsa_force>{path}"
+                    "<SimmSpline name='force_length_curve'><x>-5 1 1.1 5</x><y>0 0 3 300</y></SimmSpline></Ligament>"
+                    f"<Ligament name='plain'><resting_length>0.4</resting_length>{path}</Ligament>", tmp_path)
+    old, plain = model.loads
+    assert old.force_length.kind == "fmm" and old.force_length.x.tolist() == [-5.0, 1.0, 1.1, 5.0]
+    assert old.force_length.y.tolist() == [0.0, 0.0, 3.0, 300.0] and old.pcsa_force == 70.0
+    assert tuple(plain.force_length.x) == OPENSIM_FORCE_LENGTH[0] and plain.pcsa_force == 0.0

@@ -137,14 +137,18 @@ def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coo
     """A ``Ligament``: ``resting_length``, ``pcsa_force`` and the ``force_length_curve`` (OpenSim's defaults
     where missing: 0, 0 and :data:`~mbkron.muscles.ligaments.OPENSIM_FORCE_LENGTH`; a resting length of 0
     is refused, as OpenSim asserts), the curve a tabulated function of the strain."""
-    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "pcsa_force", "force_length_curve"))
+    # the curve as OpenSim 4 writes it (<force_length_curve><SimmSpline …/></force_length_curve>) or as older
+    # files do (<SimmSpline name="force_length_curve">), which OpenSim 4.6 reads too
+    holder = force.find("force_length_curve")
+    named = next((child for child in force if child.get("name") == "force_length_curve"), None)
+    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "pcsa_force", "force_length_curve")
+                          + ((named.tag,) if named is not None else ()))
     values = _non_negative(reader, force, (("resting_length", 0.0), ("pcsa_force", 0.0)))
     if values["resting_length"] == 0.0:
         reader.problem(force, "a ligament's resting length must be positive (OpenSim asserts it), got 0", "resting_length")
         values["resting_length"] = None
     table = {"type": "ligament", "name": name, **values}
-    holder = force.find("force_length_curve")
-    curve = reader.only_child(holder, "force_length_curve") if holder is not None else None
+    curve = reader.only_child(holder, "force_length_curve") if holder is not None else named
     if curve is not None:
         function = read_function(reader, curve)
         if not (isinstance(function, Table) and function.kind in SPLINE_KINDS
