@@ -314,19 +314,22 @@ def test_import_errors_name_the_element(forces, fragment, tmp_path):
 
 
 def test_wrapped_path_springs_follow_the_wrapping_option(tmp_path):
+    """A path spring's wraps are read as a muscle's: a PathWrap without a wrap object is a problem naming it;
+    with ``wrapping="ignore"`` the spring imports without its wraps."""
     spring = ("<PathSpring name='s'><resting_length>0.1</resting_length><stiffness>1</stiffness><GeometryPath>"
               "<PathPointSet><objects>"
               "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
               "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
               "</objects></PathPointSet><PathWrapSet><objects><PathWrap name='w'/></objects></PathWrapSet>"
               "</GeometryPath></PathSpring>")
-    with pytest.raises(ModelError, match="PathSprings without wrap objects"):
+    with pytest.raises(ModelError, match=re.escape("PathSpring[@name='s']/GeometryPath/PathWrapSet/objects/"
+                                                   "PathWrap[@name='w']: missing <wrap_object>")):
         _import(spring, tmp_path)
     path = tmp_path / "m.osim"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mbkron.load_model(path, wrapping="ignore")
-    assert [load.name for load in model.loads] == ["s"]
+    assert [load.name for load in model.loads] == ["s"] and model.loads[0].wraps == ()
 
 
 # ---------------------------------------------------------------------- agreement with OpenSim 4.6
@@ -472,3 +475,37 @@ def test_a_ligament_curve_written_as_a_named_function_is_read(tmp_path):
     assert old.force_length.kind == "fmm" and old.force_length.x.tolist() == [-5.0, 1.0, 1.1, 5.0]
     assert old.force_length.y.tolist() == [0.0, 0.0, 3.0, 300.0] and old.pcsa_force == 70.0
     assert tuple(plain.force_length.x) == OPENSIM_FORCE_LENGTH[0] and plain.pcsa_force == 0.0
+
+
+def test_a_ligament_over_a_wrap_pulls_along_the_muscles_path(tmp_path):
+    """A Ligament with arm26 TRIlat's GeometryPath (a cylinder, `TRI`) imports with its wrap: its length and its
+    generalized force are those of the same path as a muscle (lengths and moment arms over wraps checked against
+    OpenSim in test_wrapping_models.py): Q = R·F·f(L/L₀) with R and L the muscle's, f the default curve; its model
+    file round-trips with the wrap object; with ``wrapping="ignore"`` it imports without it, named in the warning."""
+    from mbkron.muscles.ligaments import opensim_force_length
+    text = gzip.decompress((DATA / "arm26.osim.gz").read_bytes()).decode()
+    start = text.index('<Thelen2003Muscle name="TRIlat">')
+    path = text[text.index("<GeometryPath", start):text.index("</GeometryPath>", start) + len("</GeometryPath>")]
+    ligament = f'<Ligament name="band"><resting_length>0.18</resting_length><pcsa_force>90</pcsa_force>{path}</Ligament>'
+    at = text.rindex("</objects>", 0, text.index("</ForceSet>"))
+    file = tmp_path / "arm26_band.osim"
+    file.write_text(text[:at] + ligament + text[at:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mbkron.load_model(file)
+    band = model.loads[-1]
+    assert band.name == "band" and [w.surface.name for w in band.wraps] == ["TRI"]
+    q = np.array([[a, b] for a in (-0.3, 0.4, 1.2) for b in (0.2, 1.0, 2.0)])
+    m = model.muscles.index("TRIlat")
+    L, R = model.muscle_lengths(q)[:, m], model.moment_arms(q)[:, :, m]
+    length, _ = band.length_and_moment_arms(model, model.kinematics(q, 1))
+    np.testing.assert_array_equal(length, L)
+    tension = np.where(L > 0.18, 90.0 * opensim_force_length()(L / 0.18), 0.0)  # L: 0.171 … 0.210 m
+    assert (tension > 0).any() and (tension == 0).any()
+    np.testing.assert_allclose(model.applied_forces(q, np.zeros_like(q), loads=(band,)), R * tension[:, None],
+                               rtol=1e-12, atol=1e-12)
+    again = parse_model_file(dump_model(model)).model
+    assert model_differences(model, again) == []
+    with pytest.warns(UserWarning, match="imported without their wrap objects: .*band"):
+        plain = mbkron.load_model(file, wrapping="ignore")
+    assert plain.loads[-1].wraps == ()

@@ -13,7 +13,7 @@ import numpy as np
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics.loads import evaluate_value
-from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, VECTOR
+from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, VECTOR, WRAPS
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath
@@ -148,6 +148,9 @@ def _load_differences(a: Model, b: Model, q: np.ndarray, rng: np.random.Generato
                 shape = (q.shape[0],) + ((3,) if field_kind == VECTOR else ())
                 same = _close(np.broadcast_to(evaluate_value(va, t, q, qd), shape),
                               np.broadcast_to(evaluate_value(vb, t, q, qd), shape), rtol, atol)
+            elif field_kind == WRAPS:
+                same = [(w.surface.name, tuple(w.range), w.method) for w in va] == \
+                    [(w.surface.name, tuple(w.range), w.method) for w in vb]
             elif field_kind == CURVE:
                 same = va.kind == vb.kind and va.x.shape == vb.x.shape and _close(va.x, vb.x, rtol, atol) and \
                     _close(va.y, vb.y, rtol, atol)

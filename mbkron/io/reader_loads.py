@@ -13,7 +13,7 @@ import sympy
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
-from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
+from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, TIME, VECTOR, VELOCITY_SUFFIX,
                               ExpressionValue)
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
@@ -62,6 +62,8 @@ class LoadReader(ValueReader):
             return self.path_points(value, path)
         if kind == CURVE:
             return self.curve(value, path)
+        if kind == WRAPS:
+            return self.muscle_wraps(value, path)
         components = [value] if kind == SCALAR else value
         if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
             self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")

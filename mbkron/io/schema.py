@@ -56,6 +56,8 @@ COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordina
 CURVE = "curve"
 # three numbers in SI units (whatever the file's angle unit); a rigid transform given as a body's `offset`
 TRIPLE, TRANSFORM = "three numbers", "transform"
+# a path's wraps: names of [wraps] tables or tables { object, range, method }, as a muscle's `wraps`
+WRAPS = "wraps"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
     "body_torque": (BodyTorque, {"body": NAME, "torque": VECTOR}, {"frame": FRAME}),
@@ -80,7 +82,7 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "path_spring": (
         PathSpring,
         {"name": NAME, "path": PATH, "stiffness": NUMBER, "resting_length": NUMBER},
-        {"dissipation": NUMBER},
+        {"dissipation": NUMBER, "wraps": WRAPS},
     ),
     "bushing": (
         BushingForce,
@@ -90,7 +92,7 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "ligament": (
         Ligament,
         {"name": NAME, "path": PATH, "resting_length": NUMBER, "pcsa_force": NUMBER},
-        {"force_length": CURVE},
+        {"force_length": CURVE, "wraps": WRAPS},
     ),
 }
 LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}

@@ -180,9 +180,11 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
                                  bodies, document)
     loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
-                        motion, wrapping)
+                        motion, wrapping, wrap_objects)
     if loads.loads:
         document["loads"] = loads.loads
+    if loads.wraps:
+        document["wraps"] = {**document.get("wraps", {}), **loads.wraps}
     wrapped += loads.wrapped
     if loads.skipped:
         ignored.append(f"{len(loads.skipped)} force(s) that apply nothing ({', '.join(loads.skipped)})")
@@ -191,9 +193,10 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
                       stacklevel=3)
-    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table]
+    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table] + [
+        load["name"] for load in loads.loads if "wraps" in load]
     header = _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed, loops,
-                     len(coordinate_tables), wrapping_paths, len(forces.wraps))
+                     len(coordinate_tables), wrapping_paths, len(document.get("wraps", {})))
     if legacy:
         header = f"# OpenSim {version[0]}.x file (Version {version}), upgraded to OpenSim 4 as OpenSim 4.6 does.\n" + header
     return OsimDocument(document, header,
