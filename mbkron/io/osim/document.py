@@ -177,8 +177,9 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
         **({"wraps": forces.wraps} if forces.wraps else {}),
         "muscles": muscles,
     }
+    acting = frozenset((force.findtext("coordinate") or "").strip() for force in force_set)  # forces on coordinates
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
-                                 bodies, document)
+                                 bodies, document, acting)
     loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
                         motion, wrapping, wrap_objects)
     if loads.loads:
