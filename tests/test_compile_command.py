@@ -61,7 +61,9 @@ def test_after_compile_the_main_job_compiles_nothing_and_compile_again_compiles_
     lines = done.stdout.splitlines()
     assert lines[0].startswith("mbkron compile: 4 steps; kernel cache ")
     assert [line.split("]")[0] for line in lines[1:5]] == ["[1/4", "[2/4", "[3/4", "[4/4"]
-    assert lines[-1].startswith("mbkron compile: ") and lines[-1].endswith("(cached for later runs)")
+    # the session's kernel cache may hold every kernel already (CI compiles them ahead): either ending is right
+    assert lines[-1].startswith("mbkron compile: ") and lines[-1].endswith(
+        ("(cached for later runs)", "(all were in the cache already)"))
     assert COMPILING not in done.stderr  # the command's own work is not announced as a surprise
 
     job = _python("-m", "mbkron", "simulate", "models/andrews_squeezer.toml", "--t-end", "0.03", "--out",

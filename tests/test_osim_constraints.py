@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -199,7 +200,8 @@ def test_a_loop_with_too_few_joints_of_their_own_coordinate_is_unsupported(four_
     path.write_text(text)
     with pytest.raises(ModelError, match=re.escape("PointConstraint[@name='closure']: <PointConstraint> is not supported; "
                                                    "supported: loop constraints with as many joints driven by a coordinate "
-                                                   "of their own on the loop as equations (2; this loop has 1)")):
+                                                   "of their own on the loop, moving its points independently, as "
+                                                   "equations (2; this loop has 1)")):
         mbkron.load_model(path)
 
 
@@ -219,7 +221,7 @@ def test_other_constraints_are_unsupported_with_their_paths(four_bar, tmp_path):
     path.write_text(text)
     with pytest.raises(ModelError, match=re.escape(
             "ConstantDistanceConstraint[@name='closure']: <ConstantDistanceConstraint> is not supported; supported: "
-            "CoordinateCouplerConstraint, PointConstraint, WeldConstraint")):
+            "CoordinateCouplerConstraint, PointConstraint, PointOnLineConstraint, WeldConstraint")):
         mbkron.load_model(path)
 
 
@@ -239,3 +241,34 @@ def test_mutated_loop_models_load_or_raise_model_error_without_warnings_or_hangs
     counts, bugs, _ = fuzz_osim.run(40, 7, files=tuple(compare_osim_loops.MODELS))
     assert [(name, description, result.outcome, result.detail) for name, description, result in bugs] == []
     assert counts["loaded"] > 0 and counts["model_error"] > 0, counts
+
+
+def test_point_on_line_constraints_solve_joints_that_move_the_point(tmp_path):
+    """opensim-models' BouncingBlock (CC BY 3.0; its contact force removed here): a block on a FreeJoint and a
+    two-link leg, block and foot held on the ground's y axis by two PointOnLineConstraints. The rule's first
+    candidates next to the block are its FreeJoint rotations, which do not move its origin; the joints solved
+    are those that do (rank of the equations' differences), and at the default pose both points are on the
+    line; a line that is not a ground axis is refused by name."""
+    text = gzip.decompress((DATA / "bouncing_block.osim.gz").read_bytes()).decode()
+    text = re.sub(r"<HuntCrossleyForce .*?</HuntCrossleyForce>", "", text, flags=re.S)
+    path = tmp_path / "bouncing_block.osim"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        document = read_osim(path).document
+        model = mbkron.load_model(path)
+    (group,) = document["constraints"]
+    assert group["joints"][:2] == ["ground_block.translationz", "ground_block.translationx"]
+    assert not any(".rotation" in joint for joint in group["joints"][:2])
+    q = np.array(model.default_q, dtype=float)
+    T = model.kinematics(q, 0).T
+    for body in ("block", "link2"):
+        np.testing.assert_allclose(T[model.body_index(body), [0, 2], 3], 0.0, atol=1e-12)
+    assert np.isfinite(model.forward_dynamics(q, np.zeros_like(q))).all()
+    oblique = path.with_name("oblique.osim")
+    oblique.write_text(text.replace("<line_direction_vec>0 1 0</line_direction_vec>",
+                                    "<line_direction_vec>0 1 1</line_direction_vec>", 1))
+    with pytest.raises(ModelError, match=re.escape("PointOnLineConstraint[@name='lock_block_to_y_axis']: "
+                                                   "<PointOnLineConstraint> is not supported; supported: point-on-line "
+                                                   "constraints whose line is fixed in ground along one of its axes")):
+        mbkron.load_model(oblique)

@@ -1,7 +1,7 @@
 """Force elements of OpenSim models: ``coordinate_limit`` (CoordinateLimitForce), ``path_spring``
-(PathSpring) and PointToPointSpring (a ``spring_damper``) — their laws in closed form, their model-file
-form, their import from ``.osim`` files and their agreement with OpenSim 4.6 (stored data of
-``validation/opensim/compare_forces.py``)."""
+(PathSpring), PointToPointSpring (a ``spring_damper``), ``ligament`` (Ligament) and ``bushing`` (BushingForce)
+— their laws in closed form, their model-file form, their import from ``.osim`` files and their agreement
+with OpenSim 4.6 (stored data of ``validation/opensim/compare_forces.py``)."""
 
 from __future__ import annotations
 
@@ -287,8 +287,14 @@ def test_import_reads_defaults_and_skips_disabled_forces(tmp_path):
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
      "</objects></PathPointSet></GeometryPath></PathSpring>",
      "PathSpring[@name='s']/resting_length: expected a non-negative number, got -1.0"),
-    ("<BushingForce name='h'/>", "<BushingForce> is not supported; supported: the forces Thelen2003Muscle"),
-    ("<BushingForce name='h'/>", "PathActuator, CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring"),
+    ("<ExpressionBasedPointToPointForce name='h'/>", "<ExpressionBasedPointToPointForce> is not supported; supported: the forces Thelen2003Muscle"),
+    ("<ExpressionBasedPointToPointForce name='h'/>", "PathActuator, BushingForce, CoordinateLimitForce, Ligament, PathSpring, "
+                                      "PointToPointSpring"),
+    ("<BushingForce name='b'><socket_frame1>/bodyset/a</socket_frame1><socket_frame2>/bodyset/a</socket_frame2>"
+     "</BushingForce>", "BushingForce[@name='b']: both frames are on `a`"),
+    ("<BushingForce name='b'><socket_frame1>/bodyset/a</socket_frame1><socket_frame2>/ground</socket_frame2>"
+     "<rotational_damping>1 -1 0</rotational_damping></BushingForce>",
+     "BushingForce[@name='b']/rotational_damping: expected 3 non-negative numbers"),
     ("<Ligament name='l'><resting_length>0</resting_length><GeometryPath><PathPointSet><objects>"
      "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
      "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
@@ -308,19 +314,22 @@ def test_import_errors_name_the_element(forces, fragment, tmp_path):
 
 
 def test_wrapped_path_springs_follow_the_wrapping_option(tmp_path):
+    """A path spring's wraps are read as a muscle's: a PathWrap without a wrap object is a problem naming it;
+    with ``wrapping="ignore"`` the spring imports without its wraps."""
     spring = ("<PathSpring name='s'><resting_length>0.1</resting_length><stiffness>1</stiffness><GeometryPath>"
               "<PathPointSet><objects>"
               "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
               "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
               "</objects></PathPointSet><PathWrapSet><objects><PathWrap name='w'/></objects></PathWrapSet>"
               "</GeometryPath></PathSpring>")
-    with pytest.raises(ModelError, match="PathSprings without wrap objects"):
+    with pytest.raises(ModelError, match=re.escape("PathSpring[@name='s']/GeometryPath/PathWrapSet/objects/"
+                                                   "PathWrap[@name='w']: missing <wrap_object>")):
         _import(spring, tmp_path)
     path = tmp_path / "m.osim"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mbkron.load_model(path, wrapping="ignore")
-    assert [load.name for load in model.loads] == ["s"]
+    assert [load.name for load in model.loads] == ["s"] and model.loads[0].wraps == ()
 
 
 # ---------------------------------------------------------------------- agreement with OpenSim 4.6
@@ -332,7 +341,7 @@ def test_generalized_forces_agree_with_opensim(name, backend, tmp_path):
     path = _stored(name, tmp_path)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == data["sha256"]
     found = compare_forces.deviations(data, path, backend)
-    assert len(found) == {"forces": 5}.get(name, 1)
+    assert len(found) == {"forces": 6}.get(name, 1)
     assert max(found.values()) < 1e-9, found
 
 
@@ -416,3 +425,87 @@ def test_a_ligament_in_a_model_file_pulls_by_its_curve_and_round_trips():
                                ("resting_length = 0.6", "resting_length = 0", "`resting_length` must be a finite positive")):
         with pytest.raises(ModelError, match=re.escape(fragment)):
             parse_model_file(LIGAMENT_MODEL.replace(old, new))
+
+
+BUSHING_MODEL = LIGAMENT_MODEL.split("[[loads]]")[0] + """
+[units]
+angle = "deg"
+[[loads]]
+type = "bushing"
+name = "mount"
+body_1 = "ground"
+body_2 = "cart"
+frame_2 = { translation = [0.1, 0, 0], rotation = [{ axis = [0, 0, 1], angle = 90 }] }
+rotational_stiffness = [1, 2, 3]
+translational_stiffness = [400, 500, 600]
+translational_damping = [7, 0, 0]
+"""
+
+
+def test_a_bushing_in_a_model_file_and_round_trip():
+    """A bushing from the ground to a frame 0.1 m ahead of a cart on x (rotated 90° about z: the file's angle
+    unit): the deflection is x = s + 0.1 and 90° about z, so Q_s = −400 (s + 0.1) − 7 ṡ (the rotation does not
+    change with s); stiffnesses and dampings are SI whatever the angle unit; dump_model round-trips."""
+    from mbkron.dynamics.bushings import BushingForce
+    model = parse_model_file(BUSHING_MODEL).model
+    (bushing,) = model.loads
+    assert isinstance(bushing, BushingForce) and bushing.rotational_damping.tolist() == [0.0, 0.0, 0.0]
+    s, sd = np.array([[-0.3], [0.0], [0.25]]), np.array([[1.0], [-2.0], [0.5]])
+    np.testing.assert_allclose(model.applied_forces(s, sd)[:, 0], -400.0 * (s[:, 0] + 0.1) - 7.0 * sd[:, 0],
+                               rtol=1e-13, atol=1e-12)
+    phi, _ = bushing.deflection(model, model.kinematics(s, 1))
+    np.testing.assert_allclose(phi[:, 2], np.pi / 2, rtol=0, atol=1e-15)
+    assert model_differences(model, parse_model_file(dump_model(model)).model) == []
+    with pytest.raises(ModelError, match=re.escape("load 0 (BushingForce): `body_1` and `body_2` are both 'cart'")):
+        parse_model_file(BUSHING_MODEL.replace('body_1 = "ground"', 'body_1 = "cart"'))
+
+
+def test_a_ligament_curve_written_as_a_named_function_is_read(tmp_path):
+    """Older files (PredSim's foot models) write the curve as ``<SimmSpline name="force_length_curve">``, which
+    OpenSim 4.6 reads as the property: so does the importer; without a curve, OpenSim's default."""
+    from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
+    path = ("<GeometryPath><PathPointSet><objects>"
+            "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
+            "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
+            "</objects></PathPointSet></GeometryPath>")
+    model = _import(f"<Ligament name='old'><resting_length>0.5</resting_length><pcsa_force>70</pcsa_force>{path}"
+                    "<SimmSpline name='force_length_curve'><x>-5 1 1.1 5</x><y>0 0 3 300</y></SimmSpline></Ligament>"
+                    f"<Ligament name='plain'><resting_length>0.4</resting_length>{path}</Ligament>", tmp_path)
+    old, plain = model.loads
+    assert old.force_length.kind == "fmm" and old.force_length.x.tolist() == [-5.0, 1.0, 1.1, 5.0]
+    assert old.force_length.y.tolist() == [0.0, 0.0, 3.0, 300.0] and old.pcsa_force == 70.0
+    assert tuple(plain.force_length.x) == OPENSIM_FORCE_LENGTH[0] and plain.pcsa_force == 0.0
+
+
+def test_a_ligament_over_a_wrap_pulls_along_the_muscles_path(tmp_path):
+    """A Ligament with arm26 TRIlat's GeometryPath (a cylinder, `TRI`) imports with its wrap: its length and its
+    generalized force are those of the same path as a muscle (lengths and moment arms over wraps checked against
+    OpenSim in test_wrapping_models.py): Q = R·F·f(L/L₀) with R and L the muscle's, f the default curve; its model
+    file round-trips with the wrap object; with ``wrapping="ignore"`` it imports without it, named in the warning."""
+    from mbkron.muscles.ligaments import opensim_force_length
+    text = gzip.decompress((DATA / "arm26.osim.gz").read_bytes()).decode()
+    start = text.index('<Thelen2003Muscle name="TRIlat">')
+    path = text[text.index("<GeometryPath", start):text.index("</GeometryPath>", start) + len("</GeometryPath>")]
+    ligament = f'<Ligament name="band"><resting_length>0.18</resting_length><pcsa_force>90</pcsa_force>{path}</Ligament>'
+    at = text.rindex("</objects>", 0, text.index("</ForceSet>"))
+    file = tmp_path / "arm26_band.osim"
+    file.write_text(text[:at] + ligament + text[at:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mbkron.load_model(file)
+    band = model.loads[-1]
+    assert band.name == "band" and [w.surface.name for w in band.wraps] == ["TRI"]
+    q = np.array([[a, b] for a in (-0.3, 0.4, 1.2) for b in (0.2, 1.0, 2.0)])
+    m = model.muscles.index("TRIlat")
+    L, R = model.muscle_lengths(q)[:, m], model.moment_arms(q)[:, :, m]
+    length, _ = band.length_and_moment_arms(model, model.kinematics(q, 1))
+    np.testing.assert_array_equal(length, L)
+    tension = np.where(L > 0.18, 90.0 * opensim_force_length()(L / 0.18), 0.0)  # L: 0.171 … 0.210 m
+    assert (tension > 0).any() and (tension == 0).any()
+    np.testing.assert_allclose(model.applied_forces(q, np.zeros_like(q), loads=(band,)), R * tension[:, None],
+                               rtol=1e-12, atol=1e-12)
+    again = parse_model_file(dump_model(model)).model
+    assert model_differences(model, again) == []
+    with pytest.warns(UserWarning, match="imported without their wrap objects: .*band"):
+        plain = mbkron.load_model(file, wrapping="ignore")
+    assert plain.loads[-1].wraps == ()

@@ -91,6 +91,7 @@ def _describe_limit(load, units: dict[str, tuple[str, float]]) -> str:
 def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
     from mbkron.dynamics import loads as L
+    from mbkron.dynamics.bushings import BushingForce
     from mbkron.muscles.ligaments import Ligament
     from mbkron.muscles.springs import PathSpring
 
@@ -115,6 +116,10 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
         return (f"path spring {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
                 + f"; stiffness {load.stiffness:.6g} N/m, resting length {load.resting_length:.6g} m, "
                 f"dissipation {load.dissipation:.6g} s/m")
+    if isinstance(load, BushingForce):
+        return (f"bushing {load.name}: {load.body_1} frame ↔ {load.body_2} frame; stiffness "
+                f"{_fmt(load.rotational_stiffness)} N·m/rad, {_fmt(load.translational_stiffness)} N/m; damping "
+                f"{_fmt(load.rotational_damping)} N·m·s/rad, {_fmt(load.translational_damping)} N·s/m")
     if isinstance(load, Ligament):
         return (f"ligament {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
                 + f"; resting length {load.resting_length:.6g} m, pcsa force {load.pcsa_force:.6g} N, "

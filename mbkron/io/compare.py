@@ -13,7 +13,7 @@ import numpy as np
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics.loads import evaluate_value
-from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, SURFACES, VECTOR
+from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, SURFACES, VECTOR, WRAPS
 from mbkron.io.writer import surface_table
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
@@ -154,6 +154,9 @@ def _load_differences(a: Model, b: Model, q: np.ndarray, rng: np.random.Generato
                 same = len(va) == len(vb) and all(ta.keys() == tb.keys() and all(
                     ta[k] == tb[k] if isinstance(ta[k], str) else _close(ta[k], tb[k], rtol, atol) for k in ta)
                     for ta, tb in zip(*tables))
+            elif field_kind == WRAPS:
+                same = [(w.surface.name, tuple(w.range), w.method) for w in va] == \
+                    [(w.surface.name, tuple(w.range), w.method) for w in vb]
             elif field_kind == CURVE:
                 same = va.kind == vb.kind and va.x.shape == vb.x.shape and _close(va.x, vb.x, rtol, atol) and \
                     _close(va.y, vb.y, rtol, atol)

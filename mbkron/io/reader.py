@@ -281,13 +281,13 @@ class _ModelReader(BodyReader, ConstraintReader, LoadReader, WrapReader):
         self.declare_joint_names(bodies)
         for index, group in enumerate(groups):
             self.read_constraint_group(group, f"constraints[{index}]", bodies, builder)
+        self.read_wraps(document.get("wraps", {}))  # before the loads: path springs and ligaments may wrap
         loads = document.get("loads", [])
         if not isinstance(loads, list):
             self.problem("loads", f"expected an array of tables ([[loads]] sections), got {show(loads)}")
             loads = []
         for index, load in enumerate(loads):
             self.read_load(load, f"loads[{index}]", builder)
-        self.read_wraps(document.get("wraps", {}))
         muscles = self.table(document.get("muscles", {}), "muscles") or {}
         for muscle, table in muscles.items():
             self.read_muscle(muscle, table, builder)

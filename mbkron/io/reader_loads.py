@@ -13,9 +13,9 @@ import sympy
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
-from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
-                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, TIME, VECTOR,
-                              VELOCITY_SUFFIX, ExpressionValue)
+from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, TIME, VECTOR, VELOCITY_SUFFIX,
+                              ExpressionValue)
 from mbkron.dynamics.hunt_crossley import MATERIAL, SURFACE_SHAPES, ContactSurface
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
 from mbkron.model.builder import ModelBuilder
@@ -45,7 +45,7 @@ class LoadReader(ValueReader):
         for key, field_kind in {**required, **optional}.items():
             if arguments.get(key) is not None and field_kind in (COORDINATE_VALUE, PER_COORDINATE_VALUE):
                 arguments[key] = arguments[key] * scale if field_kind == COORDINATE_VALUE else arguments[key] / scale
-        if all(arguments.get(key) is not None for key in required) and None not in arguments.values():
+        if all(arguments.get(key) is not None for key in required) and all(v is not None for v in arguments.values()):
             builder.add_load(cls(**arguments))
 
     def load_field(self, value: object, path: str, kind: str) -> object:
@@ -53,8 +53,10 @@ class LoadReader(ValueReader):
             return self.string(value, path)
         if kind == FRAME:
             return self.string(value, path, ("ground", "body"))
-        if kind == POINT:
+        if kind in (POINT, TRIPLE):
             return self.vector(value, path)
+        if kind == TRANSFORM:
+            return self.offset(value, path)
         if kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
             return self.number(value, path)
         if kind == PATH:
@@ -63,6 +65,8 @@ class LoadReader(ValueReader):
             return self.curve(value, path)
         if kind == SURFACES:
             return self.surfaces(value, path)
+        if kind == WRAPS:
+            return self.muscle_wraps(value, path)
         components = [value] if kind == SCALAR else value
         if kind == VECTOR and (not isinstance(value, list) or len(value) != 3):
             self.problem(path, f"expected an array of 3 numbers or expressions, got {show(value)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from mbkron.dynamics.bushings import BushingForce
 from mbkron.dynamics.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
 from mbkron.dynamics.hunt_crossley import HuntCrossley
 from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
@@ -55,6 +56,10 @@ POINT, SCALAR, VECTOR, NAME, FRAME, NUMBER = "point", "scalar", "vector", "name"
 COORDINATE_VALUE, PER_COORDINATE_VALUE, PATH = "coordinate value", "per coordinate value", "path"
 # a tabulated function of a dimensionless argument: a table of `x`, `y` (≥ 2 knots) and `kind` (default "fmm")
 CURVE = "curve"
+# three numbers in SI units (whatever the file's angle unit); a rigid transform given as a body's `offset`
+TRIPLE, TRANSFORM = "three numbers", "transform"
+# a path's wraps: names of [wraps] tables or tables { object, range, method }, as a muscle's `wraps`
+WRAPS = "wraps"
 # contact surfaces: an array of tables `shape`, `body`, `location`, `radius` (a sphere's) or `normal` (a half-space's)
 # and the material parameters (mbkron.dynamics.hunt_crossley.ContactSurface)
 SURFACES = "surfaces"
@@ -82,12 +87,17 @@ LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "path_spring": (
         PathSpring,
         {"name": NAME, "path": PATH, "stiffness": NUMBER, "resting_length": NUMBER},
-        {"dissipation": NUMBER},
+        {"dissipation": NUMBER, "wraps": WRAPS},
+    ),
+    "bushing": (
+        BushingForce,
+        {"name": NAME, "body_1": NAME, "body_2": NAME, "rotational_stiffness": TRIPLE, "translational_stiffness": TRIPLE},
+        {"frame_1": TRANSFORM, "frame_2": TRANSFORM, "rotational_damping": TRIPLE, "translational_damping": TRIPLE},
     ),
     "ligament": (
         Ligament,
         {"name": NAME, "path": PATH, "resting_length": NUMBER, "pcsa_force": NUMBER},
-        {"force_length": CURVE},
+        {"force_length": CURVE, "wraps": WRAPS},
     ),
     "smooth_sphere_half_space": (
         SmoothSphereHalfSpace,

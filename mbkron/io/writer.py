@@ -15,9 +15,8 @@ import sympy
 
 from mbkron.dynamics.hunt_crossley import MATERIAL
 from mbkron.expressions import format_expression, parse_expression
-from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
-                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue,
-                              toml_string)
+from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
+                              NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.explicit import Linear
 from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
@@ -223,8 +222,13 @@ def _muscle_table(path) -> dict:
             entry["curves"] = InlineTable(**curves)
     entry["path"] = _path_tables(path.points, where)
     if path.wraps:
-        entry["wraps"] = [InlineTable(object=w.surface.name, range=list(w.range), method=w.method) for w in path.wraps]
+        entry["wraps"] = _wrap_tables(path.wraps)
     return entry
+
+
+def _wrap_tables(wraps) -> list:
+    """A path's wraps as its ``wraps`` array (a muscle's, a path spring's, a ligament's)."""
+    return [InlineTable(object=w.surface.name, range=list(w.range), method=w.method) for w in wraps]
 
 
 def _path_tables(path_points, where: str) -> list[dict]:
@@ -334,8 +338,10 @@ def dump_model(model: Model) -> str:
             value = getattr(load, key)
             if field_kind in (SCALAR, VECTOR):
                 entry[key] = _load_value_text(value, f"load {index} ({type(load).__name__}) `{key}`")
-            elif field_kind == POINT:
+            elif field_kind in (POINT, TRIPLE):
                 entry[key] = np.asarray(value, dtype=float).tolist()
+            elif field_kind == TRANSFORM:
+                entry[key] = {"translation": value[:3, 3].tolist(), "matrix": value[:3, :3].tolist()}
             elif field_kind in (NUMBER, COORDINATE_VALUE, PER_COORDINATE_VALUE):
                 entry[key] = float(value)
             elif field_kind == PATH:
@@ -344,6 +350,10 @@ def dump_model(model: Model) -> str:
                 entry[key] = {"kind": value.kind, "x": value.x.tolist(), "y": value.y.tolist()}
             elif field_kind == SURFACES:
                 entry[key] = [surface_table(surface) for surface in value]
+            elif field_kind == WRAPS:
+                if not value:
+                    continue
+                entry[key] = _wrap_tables(value)
             else:
                 entry[key] = value
         loads.append(entry)
@@ -351,15 +361,17 @@ def dump_model(model: Model) -> str:
         document["constraints"] = [_constraint_table(group, model) for group in model.constraint_groups]
     if loads:
         document["loads"] = loads
+    surfaces = {}
+    wrapped = [(f"muscle `{path.name}`", path.wraps) for path in (model.muscle_set.paths if model.muscle_set else ())]
+    wrapped += [(f"load `{load.name}`", load.wraps) for load in model.loads if getattr(load, "wraps", ())]
+    for where, wraps in wrapped:
+        for wrap in wraps:
+            if surfaces.setdefault(wrap.surface.name, wrap.surface) != wrap.surface:
+                raise ValueError(f"{where}: two different wrap objects are named `{wrap.surface.name}`; a model file "
+                                 "names each once")
+    if surfaces:
+        document["wraps"] = {name: _surface_table(surface) for name, surface in surfaces.items()}
     if model.muscle_set is not None:
-        surfaces = {}
-        for path in model.muscle_set.paths:
-            for wrap in path.wraps:
-                if surfaces.setdefault(wrap.surface.name, wrap.surface) != wrap.surface:
-                    raise ValueError(f"muscle `{path.name}`: two different wrap objects are named "
-                                     f"`{wrap.surface.name}`; a model file names each once")
-        if surfaces:
-            document["wraps"] = {name: _surface_table(surface) for name, surface in surfaces.items()}
         document["muscles"] = {path.name: _muscle_table(path) for path in model.muscle_set.paths}
     header = f"# mbkron model file (format version {FORMAT_VERSION}), written by mbkron.dump_model.\n" \
              "# SI units; angles in radians.\n\n"

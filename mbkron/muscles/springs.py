@@ -1,7 +1,7 @@
 """A spring along a musculotendon-like path: OpenSim's ``PathSpring``.
 
-The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points as a muscle's (body-fixed,
-moving, conditional); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
+The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points and wraps as a muscle's
+(body-fixed, moving, conditional points; wrap surfaces); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
 one-path :class:`~mbkron.muscles.paths.MuscleSet`, built once per model layout and kept with the load.
 The tension is OpenSim 4.6's ``PathSpring::getTension``,
 
@@ -38,16 +38,20 @@ class PathForce:
         Any non-empty printable text (messages name the path by it).
     path : tuple
         The path points, origin to insertion, as :attr:`MusclePath.points <mbkron.muscles.paths.MusclePath>`.
+    wraps : tuple of PathWrap
+        The path's wraps in order, as :attr:`MusclePath.wraps <mbkron.muscles.paths.MusclePath>` (keyword only;
+        default none).
     """
 
     name: str
     path: tuple
+    wraps: tuple = field(default=(), kw_only=True)
     _sets: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
         """Append to ``problems`` everything wrong with this load (``where`` names it)."""
         found: list[str] = []
-        check_path(MusclePath(self.name, tuple(self.path)), bodies, coordinates, found)
+        check_path(self.muscle_path(), bodies, coordinates, found)
         problems.extend(f"{where}: {problem.replace('muscle ', 'path ', 1)}" for problem in found)
         self.check_parameters(where, problems)
 
@@ -58,11 +62,15 @@ class PathForce:
         """The tension (N) at path lengths ``length`` (m) and lengthening speeds ``speed`` (m/s)."""
         raise NotImplementedError
 
+    def muscle_path(self) -> MusclePath:
+        """The path as a :class:`MusclePath` without a force model."""
+        return MusclePath(self.name, tuple(self.path), wraps=tuple(self.wraps))
+
     def muscle_set(self, model) -> MuscleSet:
         """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates (built once)."""
         key = (model.bodies, model.coordinates)
         if key not in self._sets:
-            self._sets[key] = MuscleSet([MusclePath(self.name, tuple(self.path))],
+            self._sets[key] = MuscleSet([self.muscle_path()],
                                         {b: model.body_index(b) for b in model.bodies}, model.coordinates)
         return self._sets[key]
 

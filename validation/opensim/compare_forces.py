@@ -1,4 +1,5 @@
-"""mbkron's force elements against OpenSim 4.6: CoordinateLimitForce, Ligament, PathSpring, PointToPointSpring.
+"""mbkron's force elements against OpenSim 4.6: BushingForce, CoordinateLimitForce, Ligament, PathSpring,
+PointToPointSpring.
 
 For each model of :data:`MODELS` and each of its force elements, at the states of
 :func:`force_states`, OpenSim's generalized force of that element alone is
@@ -11,7 +12,8 @@ force disabled (``off``) or with only that element applying its force (``on``,
 element's generalized force ``f`` conjugate to ``u``, reduced to the model's coordinates by ``C``
 (couplers, locked coordinates and the speeds set as in :mod:`validation.opensim.compare_osim`). mbkron's
 is ``model.applied_forces(q, q̇, loads=(load,))``; the elements are matched by order (the ForceSet's
-CoordinateLimitForces, PathSprings, PointToPointSprings and Ligaments are the model's loads, in file order).
+CoordinateLimitForces, PathSprings, PointToPointSprings, Ligaments and BushingForces are the model's loads,
+in file order).
 
 Models: the two gait10dof18musc files with springs of the public collection (``gait10dof18musc_spring``:
 the CoordinateLimitForce ``AnkleLimitSpringDamper``; ``gait10dof18musc_path_spring``: the PathSpring
@@ -19,7 +21,8 @@ the CoordinateLimitForce ``AnkleLimitSpringDamper``; ``gait10dof18musc_path_spri
 ranges with normal random speeds, and ``forces`` (:func:`write_force_model`, written by OpenSim's API):
 two PinJoints and a SliderJoint, a CoordinateLimitForce on an angle and one on the slider, a PathSpring
 over three bodies with a ConditionalPathPoint, a PointToPointSpring and a Ligament over three bodies with
-OpenSim's default force-length curve, at chosen states that put each limited coordinate inside its limits,
+OpenSim's default force-length curve and a BushingForce between offset frames of the first and the third
+body (rotated frames, every axis stiff and damped), at chosen states that put each limited coordinate inside its limits,
 in each transition and beyond each limit, the path spring slack and taut, and the ligament slack, on its
 curve's rising part and beyond it (:data:`FORCE_MODEL_STATES`, :data:`LIGAMENT_RESTING_LENGTH`).
 
@@ -44,7 +47,7 @@ from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rou
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``) and the written one.
 MODELS = ("gait10dof18musc_spring", "gait10dof18musc_path_spring", "forces")
-FORCE_TYPES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
+FORCE_TYPES = ("BushingForce", "CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring")
 FORCE_MODEL = "forces"
 #: States of ``forces`` (coordinates a, b in rad, s in m): b's limits are [-30°, 20°] with a 5° transition,
 #: s's [-0.05, 0.1] m with 0.02 m; the path spring's resting length is 1.3 m, its conditional point
@@ -115,6 +118,16 @@ def write_force_model(path: Path) -> None:
     geometry.appendNewPathPoint("l1", bodies[1], osim.Vec3(0.02, -0.2, 0.0))
     geometry.appendNewPathPoint("l2", bodies[2], osim.Vec3(0.0, 0.02, 0.01))
     model.addForce(ligament)
+    # a bushing between offset frames of b1 and b3 (orientations body-fixed X-Y-Z, rad), every axis stiff and damped
+    def transform(location, angles):
+        axes = [value for k, angle in enumerate(angles) for value in (angle, osim.CoordinateAxis(k))]
+        return osim.Transform(osim.Rotation(osim.BodyRotationSequence, *axes), osim.Vec3(*location))
+
+    # (translational stiffness, rotational stiffness, translational damping, rotational damping)
+    model.addForce(osim.BushingForce("mount", bodies[0], transform((0.05, -0.25, 0.02), (0.3, -0.2, 0.5)),
+                                     bodies[2], transform((-0.02, 0.04, 0.01), (-0.1, 0.4, 0.2)),
+                                     osim.Vec3(300.0, 500.0, 200.0), osim.Vec3(20.0, 35.0, 15.0),
+                                     osim.Vec3(3.0, 4.0, 2.0), osim.Vec3(0.5, 0.8, 0.3)))
     model.finalizeConnections()
     model.printToXML(str(path))
 

@@ -1,4 +1,4 @@
-"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on three closed chains.
+"""mbkron's import of OpenSim loop-closing constraints against OpenSim 4.6, on four closed chains.
 
 The models of :data:`MODELS`, written by OpenSim 4.6's API (``--write-models``):
 
@@ -14,6 +14,10 @@ The models of :data:`MODELS`, written by OpenSim 4.6's API (``--write-models``):
 - ``point_chain`` (:func:`write_point_chain`): the same chain without the planar joint, a point of
   the last body held by a ``PointConstraint`` to ground where it is at the default pose (a spatial
   closure, three equations: the slider and the universal joint's two angles are solved).
+- ``line_chain`` (:func:`write_line_chain`): the point chain with the universal joint's first angle
+  locked, the tool's point held by a ``PointOnLineConstraint`` on the ground line along ``x`` through its
+  place at the default pose (two equations, the components across the line: the slider and the
+  universal joint's second angle are solved).
 
 (docs/opensim.md, "Loop-closing constraints".)
 
@@ -172,6 +176,23 @@ def write_point_chain(path: Path) -> None:
     model.printToXML(str(path))
 
 
+def write_line_chain(path: Path) -> None:
+    """Write the line chain with OpenSim 4.6's API: the point chain with ``wrist_x`` locked, a point of the tool
+    held on the ground line along ``x`` through its place at the default pose (a ``PointOnLineConstraint``)."""
+    osim = opensim()
+    model, bodies = _serial_chain("line_chain", slide=False)
+    model.getCoordinateSet().get("wrist_x").setDefaultLocked(True)
+    model.getCoordinateSet().get("swing").setRangeMin(-0.15)  # below, the slider runs off to infinity along the line
+    state = model.initSystem()
+    in_tool = osim.Vec3(0.1, 0.05, -0.02)
+    on_line = bodies["tool"].findStationLocationInGround(state, in_tool)
+    constraint = osim.PointOnLineConstraint(model.getGround(), osim.Vec3(1, 0, 0), on_line, bodies["tool"], in_tool)
+    constraint.setName("rail")
+    model.addConstraint(constraint)
+    model.finalizeConnections()
+    model.printToXML(str(path))
+
+
 #: The models: their independent coordinate, the dependent coordinates (OpenSim names) with the
 #: mbkron bodies whose joint variables they are, the writer, and the spread (rad) of the random
 #: values of the independent coordinate about its default (the assembly branch of the default pose).
@@ -183,6 +204,7 @@ MODELS = {
                              "wrist_y": "j_wrist.rotationy", "wrist_x": "j_wrist.rotationx"}, write_weld_chain, 0.3),
     "point_chain": ("swing", {"lift": "j_lift.translationx", "wrist_y": "j_wrist.rotationy",
                               "wrist_x": "j_wrist.rotationx"}, write_point_chain, 0.3),
+    "line_chain": ("swing", {"lift": "j_lift.translationx", "wrist_y": "j_wrist.rotationy"}, write_line_chain, 0.08),
 }
 
 

@@ -1,9 +1,12 @@
 """OpenSim loop-closing constraints as one ``[[constraints]]`` group of loop closures.
 
 ``PointConstraint`` (``location_body_1`` of ``socket_body_1`` coincides with ``location_body_2`` of
-``socket_body_2``) and ``WeldConstraint`` (``socket_frame1`` and ``socket_frame2`` coincide: origin
-and orientation) become ``[[constraints.loops]]`` (docs/model-format.md; Eq. 100–120 of the
-dissertation): a point constraint ``{body_a, point_a, body_b, point_b, plane}``, a weld constraint
+``socket_body_2``), ``PointOnLineConstraint`` (a point of the follower body stays on a line; here a line
+fixed in ground along one of its axes) and ``WeldConstraint`` (``socket_frame1`` and ``socket_frame2``
+coincide: origin and orientation) become ``[[constraints.loops]]`` (docs/model-format.md; Eq. 100–120 of
+the dissertation): a point constraint ``{body_a, point_a, body_b, point_b, plane}``, a point-on-line
+constraint the same between the line's point and the follower's with ``plane`` normal to the line (the two
+equations across it), a weld constraint
 the same with ``plane = "space"``, ``orientation = "fixed"`` and ``rotation = R₁ R₂ᵀ`` (the frames'
 orientations in their bodies, as the exact sequence of their X-Y-Z angles), so that
 ``R_aᵀ R_b = R₁ R₂ᵀ``.
@@ -21,7 +24,8 @@ of the model's coordinates itself (``PinJoint``, ``SliderJoint``, a ``CustomJoin
 identity function) and which that coordinate drives alone (no other joint variable, moving or
 conditional path point uses it). They are taken alternately from the two sides of the loop,
 starting next to the constrained bodies (the joint nearest body 1, the one nearest body 2, the
-second nearest body 1, …), one per equation, skipping those already taken by an earlier constraint;
+second nearest body 1, …), one per equation, skipping those already taken by an earlier constraint and
+those that do not move the closure's equations independently of the ones chosen (:func:`_independent`);
 all loop constraints form one group. The dependent coordinates are no longer coordinates of the
 model; their bodies' variables are solved (``solver = "lu"``) from the closures, starting from
 OpenSim's ``default_value`` (``guess``) at the independent coordinates' defaults. A loop with too
@@ -44,8 +48,10 @@ from mbkron.kinematics.tree import rotation_matrix
 __all__ = ["LOOP_CONSTRAINTS", "add_loop_constraints"]
 
 #: OpenSim constraints imported as loop closures.
-LOOP_CONSTRAINTS = ("PointConstraint", "WeldConstraint")
+LOOP_CONSTRAINTS = ("PointConstraint", "PointOnLineConstraint", "WeldConstraint")
 _PLANES = {2: "xy", 0: "yz", 1: "xz"}  # by the index of the normal
+_COMPONENTS = {"xy": [0, 1], "yz": [1, 2], "xz": [0, 2], "space": [0, 1, 2]}  # the equations' ground axes
+_STEP = 1e-6  # rad or m: the central differences of the closures' equations that check the chosen joints
 _TOLERANCE = 1e-9  # m: largest out-of-plane separation of a planar point constraint; also for directions
 
 
@@ -85,14 +91,38 @@ def _weld_frame(reader: XmlReader, constraint: ET.Element, socket: str, frames: 
     return body, offset
 
 
+_CHILDREN = {"PointConstraint": ("isEnforced", "socket_body_1", "socket_body_2", "location_body_1", "location_body_2"),
+             "PointOnLineConstraint": ("isEnforced", "socket_line_body", "socket_follower_body", "line_direction_vec",
+                                       "point_on_line", "point_on_follower"),
+             "WeldConstraint": ("isEnforced", "socket_frame1", "socket_frame2", "frames")}
+
+
+def _point_on_line(reader: XmlReader, constraint: ET.Element, bodies: dict) -> dict | None:
+    """A ``PointOnLineConstraint`` whose line is fixed in ground along one of its axes, as the point closure
+    between ``point_on_line`` and the follower's point whose equations are the two components across the
+    line (``plane``: the ground plane normal to the line)."""
+    line = _body_point(reader, constraint, "socket_line_body", "point_on_line", bodies)
+    follower = _body_point(reader, constraint, "socket_follower_body", "point_on_follower", bodies)
+    direction = reader.numbers(constraint, "line_direction_vec", 3, default=[1.0, 0.0, 0.0])
+    if line is None or follower is None or direction is None:
+        return None
+    direction = np.array(direction) / max(np.linalg.norm(direction), 1e-300)
+    k = int(np.argmax(np.abs(direction)))
+    if line[0] != GROUND or abs(abs(direction[k]) - 1.0) > _TOLERANCE:
+        reader.unsupported_element(constraint, "point-on-line constraints whose line is fixed in ground along one of "
+                                   f"its axes (line body {line[0]!r}, direction {direction.round(6).tolist()})")
+        return None
+    return {"body_a": GROUND, "point_a": line[1], "body_b": follower[0], "point_b": follower[1], "plane": _PLANES[k]}
+
+
 def _closure(reader: XmlReader, constraint: ET.Element, bodies: dict) -> dict | None:
     """The loop-closure table of a constraint (``plane`` decided later for point constraints)."""
-    reader.known_children(constraint, ("isEnforced", "socket_body_1", "socket_body_2", "location_body_1",
-                                       "location_body_2") if constraint.tag == "PointConstraint" else
-                          ("isEnforced", "socket_frame1", "socket_frame2", "frames"))
+    reader.known_children(constraint, _CHILDREN[constraint.tag])
     if not reader.boolean(constraint, "isEnforced", True):
         reader.unsupported_element(constraint, "enforced constraints (isEnforced = true); remove the disabled constraint")
         return None
+    if constraint.tag == "PointOnLineConstraint":
+        return _point_on_line(reader, constraint, bodies)
     if constraint.tag == "PointConstraint":
         a = _body_point(reader, constraint, "socket_body_1", "location_body_1", bodies)
         b = _body_point(reader, constraint, "socket_body_2", "location_body_2", bodies)
@@ -136,14 +166,17 @@ def _offset(table: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _moves(table: dict) -> bool:
-    return table["joint"] != "fixed" and not isinstance(table["variable"], float)
+    """Whether a joint moves: not fixed and not a constant (a variable solved by an earlier closure moves)."""
+    return table["joint"] != "fixed" and not isinstance(table.get("variable"), float)
 
 
-def _poses(chain: list[str], document_bodies: dict) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _poses(chain: list[str], document_bodies: dict,
+           values: dict | None = None) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Position, rotation and joint axis of the bodies of ``chain`` (root first) in the root's frame,
-    moving joints at 0 and constant ones at their value."""
+    moving joints at 0 (or at their ``values``, by body) and constant ones at their value."""
     p, R = np.zeros(3), np.eye(3)
     poses = {}
+    values = values or {}
     for name in chain:
         table = document_bodies[name]
         t, R_offset = _offset(table)
@@ -151,8 +184,8 @@ def _poses(chain: list[str], document_bodies: dict) -> dict[str, tuple[np.ndarra
         axis = R @ np.array(table.get("axis", [0.0, 0.0, 1.0]), dtype=float) if table["joint"] != "fixed" else None
         if axis is not None:
             axis /= np.linalg.norm(axis)
-        if table["joint"] != "fixed" and not _moves(table):
-            value = table["variable"]
+        if table["joint"] != "fixed" and (not _moves(table) or name in values):
+            value = values.get(name, table.get("variable"))
             if table["joint"] == "revolute":
                 R = R @ rotation_matrix(np.array(table["axis"], dtype=float), value)
             else:
@@ -196,6 +229,42 @@ def _plane(closure: dict, sides: list[list[str]], common: str, document_bodies: 
     return _PLANES[k], float(normal @ (points[0] - points[1]))
 
 
+def _independent(candidates: list[str], closure: dict, chains: list[list[str]], document: dict,
+                 size: int) -> list[str]:
+    """The first ``size`` of ``candidates`` (in the rule's order) whose joint variables move the closure's
+    equations independently at the default pose (each chosen one raises the rank of the equations' central
+    differences by their variables), fewer if there are not enough: a joint that cannot move the points
+    (a rotation about a constrained point, say) solves nothing."""
+    if closure.get("orientation") == "fixed":  # a weld: its six equations, by the rule alone
+        return candidates[:size]
+    bodies = document["bodies"]
+    at = {name: document["coordinates"][table["variable"]]["default"] for name, table in bodies.items()
+          if table["joint"] != "fixed" and isinstance(table.get("variable"), str)
+          and table["variable"] in document["coordinates"]}
+    components = _COMPONENTS[closure["plane"]]
+
+    def equations(values: dict) -> np.ndarray:
+        ends = []
+        for chain, body, point in zip(chains, ("body_a", "body_b"), ("point_a", "point_b")):
+            x = np.array(closure[point], dtype=float)
+            if closure[body] != GROUND:
+                p, R, _ = _poses(list(reversed(chain[:-1])), bodies, values)[closure[body]]
+                x = p + R @ x
+            ends.append(x)
+        return (ends[0] - ends[1])[components]
+
+    chosen, columns = [], np.zeros((len(components), 0))
+    for name in candidates:
+        if len(chosen) == size:
+            break
+        column = (equations({**at, name: at[name] + _STEP}) - equations({**at, name: at[name] - _STEP})) / (2 * _STEP)
+        trial = np.column_stack([columns, column])
+        if np.linalg.matrix_rank(trial, tol=1e-7 * max(1.0, np.abs(trial).max())) == trial.shape[1]:
+            chosen.append(name)
+            columns = trial
+    return chosen
+
+
 def _mentions(value: object, name: str) -> bool:
     if isinstance(value, str):
         return re.search(rf"(?<![A-Za-z0-9_.]){re.escape(name)}(?![A-Za-z0-9_])", value) is not None
@@ -206,16 +275,21 @@ def _mentions(value: object, name: str) -> bool:
     return False
 
 
-def _sole_driver(body: str, name: str, document: dict) -> bool:
-    """Whether coordinate ``name`` drives body ``body`` alone: no other joint variable, nor a path point, uses it."""
+def _sole_driver(body: str, name: str, document: dict, reserved: frozenset = frozenset()) -> bool:
+    """Whether coordinate ``name`` drives body ``body`` alone: no other joint variable, nor a path point, nor a
+    force that acts on a coordinate (``reserved``: a CoordinateLimitForce's, an actuator's) uses it."""
+    if name in reserved:
+        return False
     if any(b != body and _mentions(t.get("variable"), name) for b, t in document["bodies"].items()):
         return False
     return not any(_mentions(entry.get("point"), name) or _mentions(entry.get("active"), name)
                    for muscle in document["muscles"].values() for entry in muscle["path"])
 
 
-def add_loop_constraints(reader: XmlReader, constraints: list[ET.Element], bodies: dict, document: dict) -> list[str]:
-    """Add the loop-closing ``constraints`` to ``document`` as one ``[[constraints]]`` group.
+def add_loop_constraints(reader: XmlReader, constraints: list[ET.Element], bodies: dict, document: dict,
+                         reserved: frozenset = frozenset()) -> list[str]:
+    """Add the loop-closing ``constraints`` to ``document`` as one ``[[constraints]]`` group; the coordinates in
+    ``reserved`` (those forces act on) stay coordinates.
 
     The dependent coordinates (see the module's rule) leave ``document["coordinates"]`` and their
     bodies' ``variable``; problems and unsupported elements are recorded on ``reader``. Returns one
@@ -233,7 +307,13 @@ def add_loop_constraints(reader: XmlReader, constraints: list[ET.Element], bodie
             continue  # a problem was recorded (here, or for a body's joint)
         common = next(name for name in chains[0] if name in chains[1])
         sides = [chain[:chain.index(common)] for chain in chains]
-        if constraint.tag == "PointConstraint":
+        if constraint.tag == "PointOnLineConstraint":
+            plane, _ = _plane({**closure, "plane": "space"}, sides, common, document_bodies)
+            if plane is not None and plane != closure["plane"]:
+                reader.unsupported_element(constraint, f"point-on-line constraints on a loop whose joints move in a "
+                                           f"plane ({plane}) that contains the line: one equation")
+                continue
+        elif constraint.tag == "PointConstraint":
             plane, gap = _plane(closure, sides, common, document_bodies)
             if plane is not None and abs(gap) > _TOLERANCE:
                 reader.problem(constraint, f"the points are {gap:.3g} m apart normal to the plane of the loop's "
@@ -248,13 +328,14 @@ def add_loop_constraints(reader: XmlReader, constraints: list[ET.Element], bodie
                     table = document_bodies[side[k]]
                     variable = table.get("variable")
                     if (table["joint"] != "fixed" and isinstance(variable, str) and variable in document["coordinates"]
-                            and side[k] not in joints and _sole_driver(side[k], variable, document)):
+                            and side[k] not in joints and _sole_driver(side[k], variable, document, reserved)):
                         candidates.append(side[k])
-        if len(candidates) < size:
+        chosen = _independent(candidates, closure, chains, document, size)
+        if len(chosen) < size:
             reader.unsupported_element(constraint, f"loop constraints with as many joints driven by a coordinate of their "
-                                       f"own on the loop as equations ({size}; this loop has {len(candidates)})")
+                                       f"own on the loop, moving its points independently, as equations ({size}; this "
+                                       f"loop has {len(chosen)})")
             continue
-        chosen = candidates[:size]
         for body in chosen:
             coordinate = document_bodies[body].pop("variable")
             guess[body] = document["coordinates"].pop(coordinate)["default"]

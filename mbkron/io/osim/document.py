@@ -186,13 +186,16 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
         **({"wraps": forces.wraps} if forces.wraps else {}),
         "muscles": muscles,
     }
+    acting = frozenset((force.findtext("coordinate") or "").strip() for force in force_set)  # forces on coordinates
     loops = add_loop_constraints(reader, [c for c in constraints if c.tag != "CoordinateCouplerConstraint"],
-                                 bodies, document)
+                                 bodies, document, acting)
     geometry = read_contact_geometry(model)
     loads = read_forces(reader, [f for f in force_set if f.tag not in MUSCLES], bodies, coordinates, joints, document,
-                        motion, wrapping, geometry)
+                        motion, wrapping, wrap_objects, geometry)
     if loads.loads:
         document["loads"] = loads.loads
+    if loads.wraps:
+        document["wraps"] = {**document.get("wraps", {}), **loads.wraps}
     used = {name for force in force_set if force.tag in CONTACT_FORCES for name in used_geometry(force)}
     unused = [name for name in geometry if name not in used]
     if unused:
@@ -205,9 +208,10 @@ def osim_document(data: bytes, source: str, *, wrapping: str = "import") -> Osim
     if wrapped:
         warnings.warn(f"{source}: {len(wrapped)} path(s) imported without their wrap objects: {', '.join(wrapped)}",
                       stacklevel=3)
-    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table]
+    wrapping_paths = [m for m, table in muscles.items() if "wraps" in table] + [
+        load["name"] for load in loads.loads if "wraps" in load]
     header = _header(source, name, credits, publications, coordinates, wrapped, ignored, renamed, loops,
-                     len(coordinate_tables), wrapping_paths, len(forces.wraps))
+                     len(coordinate_tables), wrapping_paths, len(document.get("wraps", {})))
     if legacy:
         header = f"# OpenSim {version[0]}.x file (Version {version}), upgraded to OpenSim 4 as OpenSim 4.6 does.\n" + header
     return OsimDocument(document, header,

@@ -6,10 +6,13 @@
   radians), the stiffnesses and the damping ``value/w`` (per degree to per radian); for a translational
   one ``w = 1``. The law is :class:`~mbkron.dynamics.loads.CoordinateLimitForce`'s.
 - ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
-  ``GeometryPath``'s points, read as a muscle's (:mod:`mbkron.io.osim.muscles`); the law is
-  :class:`~mbkron.muscles.springs.PathSpring`'s.
+  ``GeometryPath``'s points and wraps, read as a muscle's (:mod:`mbkron.io.osim.muscles`; the wrap objects
+  they use join ``[wraps]``); the law is :class:`~mbkron.muscles.springs.PathSpring`'s.
+- ``BushingForce`` → ``type = "bushing"``: the bodies and transforms of ``socket_frame1`` and ``socket_frame2``
+  (the force's own ``PhysicalOffsetFrame``s, bodies or ground), the rotational and translational stiffnesses
+  and dampings; the law is :class:`~mbkron.dynamics.bushings.BushingForce`'s.
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
-  tabulated function of the strain ``L / L₀``) and the path's points; the law is
+  tabulated function of the strain ``L / L₀``) and the path's points and wraps; the law is
   :class:`~mbkron.muscles.ligaments.Ligament`'s.
 - ``SmoothSphereHalfSpaceForce`` → ``type = "smooth_sphere_half_space"``, ``HuntCrossleyForce`` →
   ``type = "hunt_crossley"`` (:mod:`mbkron.io.osim.contact`); ``ElasticFoundationForce`` is refused with a
@@ -32,8 +35,9 @@ from typing import NamedTuple
 from mbkron.io.osim.contact import CONTACT_FORCES, REFUSED_CONTACT, hunt_crossley, smooth_sphere_half_space
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Table, read_function
-from mbkron.io.osim.joints import GROUND
+from mbkron.io.osim.joints import GROUND, resolve_socket
 from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, LEGACY, _path
+from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import SPLINE_KINDS
 from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
@@ -42,7 +46,7 @@ __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
 #: The OpenSim forces read here; every force not in :data:`MUSCLES` is given to :func:`read_forces`,
 #: which reports the others as unsupported.
-FORCES = ("CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring", *CONTACT_FORCES)
+FORCES = ("BushingForce", "CoordinateLimitForce", "Ligament", "PathSpring", "PointToPointSpring", *CONTACT_FORCES)
 #: The forces :func:`mbkron.io.osim.muscles.read_muscles` reads (muscles, path actuators, actuators).
 MUSCLES = (*HILL_MUSCLES, "PathActuator", *ACTUATORS)
 # OpenSim's defaults (constructProperties) of a CoordinateLimitForce's properties
@@ -55,8 +59,9 @@ class ImportedLoads(NamedTuple):
     """What :func:`read_forces` found."""
 
     loads: list[dict]  # the [[loads]] tables
-    wrapped: list[str]  # path springs imported without their wrap objects
+    wrapped: list[str]  # path springs and ligaments imported without their wrap objects
     skipped: list[str]  # not imported: forces with appliesForce = false, limit forces on locked coordinates
+    wraps: dict  # the [wraps] tables of the wrap objects their paths use
 
 
 def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordinates, joints: dict[str, str],
@@ -94,22 +99,30 @@ def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordin
 
 
 def _force_path(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
-                wrapping: str, wrapped: list[str]) -> list | None:
-    """The points of a path force's ``GeometryPath`` (a path spring's, a ligament's), read as a muscle's."""
+                wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
+    """``{"path": points, "wraps": …}`` of a path force's ``GeometryPath`` (a path spring's, a ligament's), read as
+    a muscle's (:func:`mbkron.io.osim.muscles.read_muscles`: its wraps as the ``wrapping`` option says, the
+    wrap objects they use added to ``used``); None after a problem."""
     path = reader.child(force, "GeometryPath")
     if path is None:
         return None
     reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
     wraps = path.find("PathWrapSet/objects")
+    wrap_list = []
     if wraps is not None and len(wraps):
-        if wrapping != "ignore":
-            reader.unsupported_element(force, f"{force.tag}s without wrap objects (the wraps of a path force other "
-                                       "than a muscle are not supported yet; import "
-                                       "without them with load_model(..., wrapping=\"ignore\") or the option "
-                                       "`--ignore-wrapping` of `mbkron convert` and `mbkron info`)")
-            return None
-        wrapped.append(name)
-    return _path(reader, path, bodies, coordinates)
+        if wrapping != "import":
+            wrapped.append(name)
+            if wrapping == "error":
+                return None
+        else:
+            wrap_list = read_path_wraps(reader, path, objects)
+            if wrap_list is None:
+                return None
+    table = {"path": _path(reader, path, bodies, coordinates)}
+    if wrap_list:
+        table["wraps"] = wrap_list
+        used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
+    return table
 
 
 def _non_negative(reader: XmlReader, force: ET.Element, defaults: tuple) -> dict:
@@ -123,29 +136,33 @@ def _non_negative(reader: XmlReader, force: ET.Element, defaults: tuple) -> dict
 
 
 def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
-                 wrapping: str, wrapped: list[str]) -> dict | None:
+                 wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
     reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "stiffness", "dissipation"))
     values = _non_negative(reader, force, (("resting_length", None), ("stiffness", None), ("dissipation", 0.0)))
-    points = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped)
-    if points is None or None in values.values():
+    path = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
+    if path is None or None in values.values():
         return None
     return {"type": "path_spring", "name": name, "stiffness": values["stiffness"],
-            "resting_length": values["resting_length"], "dissipation": values["dissipation"], "path": points}
+            "resting_length": values["resting_length"], "dissipation": values["dissipation"], **path}
 
 
 def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
-              wrapping: str, wrapped: list[str]) -> dict | None:
+              wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
     """A ``Ligament``: ``resting_length``, ``pcsa_force`` and the ``force_length_curve`` (OpenSim's defaults
     where missing: 0, 0 and :data:`~mbkron.muscles.ligaments.OPENSIM_FORCE_LENGTH`; a resting length of 0
     is refused, as OpenSim asserts), the curve a tabulated function of the strain."""
-    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "pcsa_force", "force_length_curve"))
+    # the curve as OpenSim 4 writes it (<force_length_curve><SimmSpline …/></force_length_curve>) or as older
+    # files do (<SimmSpline name="force_length_curve">), which OpenSim 4.6 reads too
+    holder = force.find("force_length_curve")
+    named = next((child for child in force if child.get("name") == "force_length_curve"), None)
+    reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "pcsa_force", "force_length_curve")
+                          + ((named.tag,) if named is not None else ()))
     values = _non_negative(reader, force, (("resting_length", 0.0), ("pcsa_force", 0.0)))
     if values["resting_length"] == 0.0:
         reader.problem(force, "a ligament's resting length must be positive (OpenSim asserts it), got 0", "resting_length")
         values["resting_length"] = None
     table = {"type": "ligament", "name": name, **values}
-    holder = force.find("force_length_curve")
-    curve = reader.only_child(holder, "force_length_curve") if holder is not None else None
+    curve = reader.only_child(holder, "force_length_curve") if holder is not None else named
     if curve is not None:
         function = read_function(reader, curve)
         if not (isinstance(function, Table) and function.kind in SPLINE_KINDS
@@ -157,10 +174,38 @@ def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coo
         table["force_length"] = {"kind": function.kind, "x": list(function.x), "y": list(function.y)}
     else:
         table["force_length"] = {"kind": "fmm", "x": list(OPENSIM_FORCE_LENGTH[0]), "y": list(OPENSIM_FORCE_LENGTH[1])}
-    points = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped)
-    if points is None or None in values.values():
+    path = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
+    if path is None or None in values.values():
         return None
-    return {**table, "path": points}
+    return {**table, **path}
+
+
+def _bushing(reader: XmlReader, force: ET.Element, name: str, bodies: dict) -> dict | None:
+    """A ``BushingForce`` between its two frames (its own offset frames, bodies or ground), the stiffnesses
+    and dampings OpenSim's (0 where missing)."""
+    reader.known_children(force, ("appliesForce", "socket_frame1", "socket_frame2", "frames", "rotational_stiffness",
+                                  "translational_stiffness", "rotational_damping", "translational_damping"))
+    holder = force.find("frames")
+    frames = {f.get("name"): f for f in (holder if holder is not None else []) if f.tag == "PhysicalOffsetFrame"}
+    for frame in holder if holder is not None else []:
+        if frame.tag != "PhysicalOffsetFrame":
+            reader.unsupported_element(frame, "PhysicalOffsetFrame")
+    ends = [resolve_socket(reader, force, socket, frames, bodies) for socket in ("socket_frame1", "socket_frame2")]
+    values = {key: reader.numbers(force, key, 3, default=[0.0, 0.0, 0.0]) for key in
+              ("rotational_stiffness", "translational_stiffness", "rotational_damping", "translational_damping")}
+    for key, value in values.items():
+        if value is not None and min(value) < 0:
+            reader.problem(force, f"expected 3 non-negative numbers, got {value!r}", key)
+            values[key] = None
+    if None in ends or None in values.values():
+        return None
+    (body_1, offset_1), (body_2, offset_2) = ends
+    if body_1 == body_2:
+        reader.problem(force, f"both frames are on `{body_1}`: the bushing applies nothing (remove it or set "
+                       "appliesForce to false)")
+        return None
+    return {"type": "bushing", "name": name, "body_1": body_1, "frame_1": offset_1.table(), "body_2": body_2,
+            "frame_2": offset_2.table(), **values}
 
 
 def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict | None:
@@ -191,18 +236,19 @@ def _point_to_point(reader: XmlReader, force: ET.Element, bodies: dict) -> dict 
 
 def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
                 joints: list[ET.Element], document: dict, motion: dict[str, str], wrapping: str,
-                contact_geometry: dict[str, ET.Element] | None = None) -> ImportedLoads:
+                objects: WrapObjects, contact_geometry: dict[str, ET.Element] | None = None) -> ImportedLoads:
     """The :data:`FORCES` among ``forces`` (the ``ForceSet``'s elements other than :data:`MUSCLES`) as
     ``[[loads]]`` tables; any other force is reported as unsupported.
 
     ``document`` is the model's document with its final ``coordinates`` (after loop constraints);
     ``motion`` tells which model coordinates drive a rotation (:func:`mbkron.io.osim.joints.add_joint`).
-    A path spring with wrap objects is reported as unsupported (``wrapping="import"`` or ``"error"``) or
-    imported without them and named in ``wrapped`` (``"ignore"``). ``contact_geometry`` holds the
-    ``ContactGeometrySet``'s elements by name (:func:`mbkron.io.osim.contact.read_contact_geometry`).
+    The wraps of path springs and ligaments follow ``wrapping`` as a muscle's (``objects``: the model's wrap
+    objects; the tables of those used are returned in ``wraps``).
+    ``contact_geometry`` holds the ``ContactGeometrySet``'s elements by name
+    (:func:`mbkron.io.osim.contact.read_contact_geometry`).
     """
     joint_tags = {joint.get("name"): joint.tag for joint in joints}
-    loads, wrapped, skipped = [], [], []
+    loads, wrapped, skipped, used = [], [], [], {}
     for force in forces:
         if force.tag in FORCES and not reader.boolean(force, "appliesForce", True):
             skipped.append(f"{force.tag} {force.get('name')} (appliesForce = false)")
@@ -217,14 +263,18 @@ def read_forces(reader: XmlReader, forces: list[ET.Element], bodies: dict, coord
         if force.tag == "CoordinateLimitForce":
             table = _coordinate_limit(reader, force, coordinates, joint_tags, document, motion, skipped)
         elif force.tag == "PathSpring":
-            table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
+            table = _path_spring(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped,
+                                 objects, used)
+        elif force.tag == "BushingForce":
+            table = _bushing(reader, force, reader.name(force) or "", bodies)
         elif force.tag in CONTACT_FORCES:
             read = smooth_sphere_half_space if force.tag == "SmoothSphereHalfSpaceForce" else hunt_crossley
             table = read(reader, force, reader.name(force) or "", contact_geometry or {}, bodies)
         elif force.tag == "Ligament":
-            table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped)
+            table = _ligament(reader, force, reader.name(force) or "", bodies, coordinates, wrapping, wrapped,
+                              objects, used)
         else:
             table = _point_to_point(reader, force, bodies)
         if table is not None:
             loads.append(table)
-    return ImportedLoads(loads, wrapped, skipped)
+    return ImportedLoads(loads, wrapped, skipped, used)

@@ -128,8 +128,9 @@ def _frame_name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _resolve(reader: XmlReader, joint: ET.Element, socket: str, frames: dict, bodies: dict) -> tuple[str, Offset] | None:
-    """(body, transform of the frame in the body) of a joint's socket: one of its offset frames, a body or ground."""
+def resolve_socket(reader: XmlReader, joint: ET.Element, socket: str, frames: dict, bodies: dict) -> tuple[str, Offset] | None:
+    """(body, transform of the frame in the body) of a joint's (or a bushing's) socket: one of its offset frames,
+    a body or ground."""
     path = reader.text(joint, socket)
     if path is None:
         return None
@@ -204,7 +205,7 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     frames = {f.get("name"): f for f in (holder if holder is not None else []) if f.tag == "PhysicalOffsetFrame"}
     if joint.tag not in JOINTS:
         reader.unsupported_element(joint, "the joints " + ", ".join(JOINTS))
-        child = _resolve(reader, joint, "socket_child_frame", frames, bodies)
+        child = resolve_socket(reader, joint, "socket_child_frame", frames, bodies)
         children.add(child[0] if child else "")  # its body is accounted for by this message
         return
     reader.known_children(joint, ("socket_parent_frame", "socket_child_frame", "coordinates", "frames")
@@ -212,8 +213,8 @@ def add_joint(reader: XmlReader, joint: ET.Element, coordinates: Coordinates, bo
     for frame in holder if holder is not None else []:
         if frame.tag != "PhysicalOffsetFrame":
             reader.unsupported_element(frame, "PhysicalOffsetFrame")
-    parent = _resolve(reader, joint, "socket_parent_frame", frames, bodies)
-    child = _resolve(reader, joint, "socket_child_frame", frames, bodies)
+    parent = resolve_socket(reader, joint, "socket_parent_frame", frames, bodies)
+    child = resolve_socket(reader, joint, "socket_child_frame", frames, bodies)
     axes = _axes(reader, joint, coordinates)
     if parent is None or child is None or axes is None:
         return

@@ -1,0 +1,153 @@
+"""A bushing: OpenSim's ``BushingForce``, a linear six-axis spring–damper between two body-fixed frames.
+
+Frame ``F`` is fixed in ``body_1`` (the transform ``frame_1`` from the body's frame), frame ``M`` in
+``body_2`` (``frame_2``). The deflection of ``M`` from ``F`` is six numbers,
+
+    φ = (θ₁, θ₂, θ₃, p₁, p₂, p₃),
+
+the body-fixed X-Y-Z angles of ``R_FM = Rx(θ₁) Ry(θ₂) Rz(θ₃)`` and the position ``p`` of ``M``'s origin in
+``F`` (OpenSim 4.6's ``TwoFrameLinker::computeDeflection``; Simbody's ``Force::LinearBushing``). The bushing
+pulls the frames back with the force, in the basis of the deflection,
+
+    f = −K φ − D φ̇,   K = diag(k_rot, k_trans),  D = diag(d_rot, d_trans),
+
+and applies it as a moment and a force on ``M`` and their opposites on ``F`` such that the power of the
+pair is ``fᵀ φ̇`` (``TwoFrameLinker::convertInternalForceToForcesOnFrames``: the moment ``Nᵀ f_rot`` with
+``θ̇ = N ω_FM`` in ``M``, the force ``R_GF f_trans`` at ``M``'s origin). Its generalized force is therefore,
+by virtual work (Eq. 46),
+
+    Q = Jᵀ f,   J = ∂φ/∂q,   φ̇ = J q̇,
+
+with ``∂θ/∂q_k = N(θ) R_GMᵀ (ω₂ₖ − ω₁ₖ)`` and ``∂p/∂q_k = R_GFᵀ (∂o_M/∂q_k − ∂o_F/∂q_k − ω₁ₖ × (o_M − o_F))``
+from the bodies' world twists (``ωᵢₖ``: body i's angular velocity per unit ``q̇_k``, Eq. 180; ``∂o/∂q``:
+:func:`~mbkron.dynamics.loads.point_jacobians`). ``N`` is singular where ``cos θ₂ = 0``; OpenSim's is too.
+
+:class:`BushingForce` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
+``generalized_forces``), so a model carries it in ``model.loads`` like any other load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mbkron.core.description import GROUND
+from mbkron.dynamics.loads import angular_velocity_jacobian, point_jacobians
+
+__all__ = ["BushingForce", "body_fixed_xyz"]
+
+
+def body_fixed_xyz(R: NDArray) -> NDArray[np.float64]:
+    """The body-fixed X-Y-Z angles ``(θ₁, θ₂, θ₃)`` of rotations ``R = Rx(θ₁) Ry(θ₂) Rz(θ₃)`` (..., 3, 3),
+    ``θ₂`` in [−π/2, π/2]: ``sin θ₂ = R₀₂``, ``tan θ₁ = −R₁₂/R₂₂``, ``tan θ₃ = −R₀₁/R₀₀``."""
+    return np.stack([np.arctan2(-R[..., 1, 2], R[..., 2, 2]), np.arcsin(np.clip(R[..., 0, 2], -1.0, 1.0)),
+                     np.arctan2(-R[..., 0, 1], R[..., 0, 0])], axis=-1)
+
+
+def _angle_rates(theta: NDArray, omega: NDArray) -> NDArray[np.float64]:
+    """``θ̇ = N(θ) ω`` for body-fixed X-Y-Z angles, ``ω`` (..., 3, nq) in the rotated (``M``) frame: from
+    ``ω = (θ̇₁ c₂c₃ + θ̇₂ s₃, −θ̇₁ c₂s₃ + θ̇₂ c₃, θ̇₁ s₂ + θ̇₃)``."""
+    s2, c2 = np.sin(theta[..., 1])[..., None], np.cos(theta[..., 1])[..., None]
+    s3, c3 = np.sin(theta[..., 2])[..., None], np.cos(theta[..., 2])[..., None]
+    w0, w1, w2 = omega[..., 0, :], omega[..., 1, :], omega[..., 2, :]
+    first = (w0 * c3 - w1 * s3) / c2
+    return np.stack([first, w0 * s3 + w1 * c3, w2 - first * s2], axis=-2)
+
+
+@dataclass(frozen=True, eq=False)
+class BushingForce:
+    """A linear bushing between frame ``F`` on ``body_1`` and frame ``M`` on ``body_2`` (module docstring).
+
+    Attributes
+    ----------
+    name : str
+        Any non-empty printable text (messages name the bushing by it).
+    body_1, body_2 : str
+        Body names or ``"ground"``.
+    rotational_stiffness, translational_stiffness : array_like, shape (3,)
+        N·m/rad about, N/m along the deflection's axes; ≥ 0.
+    frame_1, frame_2 : array_like, shape (4, 4)
+        The rigid transforms of ``F`` in ``body_1`` and of ``M`` in ``body_2`` (default: the bodies' frames).
+    rotational_damping, translational_damping : array_like, shape (3,)
+        N·m·s/rad, N·s/m; ≥ 0 (default 0).
+    """
+
+    name: str
+    body_1: str
+    body_2: str
+    rotational_stiffness: NDArray[np.float64]
+    translational_stiffness: NDArray[np.float64]
+    frame_1: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
+    frame_2: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
+    rotational_damping: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
+    translational_damping: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self):
+        for key in ("frame_1", "frame_2", "rotational_stiffness", "translational_stiffness", "rotational_damping",
+                    "translational_damping"):
+            try:
+                value = np.array(getattr(self, key), dtype=float)
+            except (TypeError, ValueError):
+                continue  # `check` reports it
+            value.setflags(write=False)
+            object.__setattr__(self, key, value)
+
+    def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
+        """Append to ``problems`` everything wrong with this load (``where`` names it)."""
+        if not isinstance(self.name, str) or not self.name or not self.name.isprintable():
+            problems.append(f"{where}: `name` must be a non-empty string of printable characters, got {self.name!r:.80}")
+        for key in ("body_1", "body_2"):
+            body = getattr(self, key)
+            if body != GROUND and body not in bodies:
+                problems.append(f"{where}: `{key}` names unknown body {body!r}; expected `ground` or one of: "
+                                f"{', '.join(sorted(bodies))}")
+        if self.body_1 == self.body_2:
+            problems.append(f"{where}: `body_1` and `body_2` are both {self.body_1!r}: a bushing links two bodies")
+        for key in ("frame_1", "frame_2"):
+            frame = np.asarray(getattr(self, key), dtype=float)
+            rotation = frame[:3, :3] if frame.shape == (4, 4) else None
+            if rotation is None or not np.isfinite(frame).all() or not np.allclose(rotation.T @ rotation, np.eye(3),
+                                                                                    atol=1e-9):
+                problems.append(f"{where}: `{key}` must be a finite rigid transform (4 × 4), got {frame.tolist()!r:.200}")
+        for key in ("rotational_stiffness", "translational_stiffness", "rotational_damping", "translational_damping"):
+            value = np.asarray(getattr(self, key), dtype=float)
+            if value.shape != (3,) or not np.isfinite(value).all() or (value < 0).any():
+                problems.append(f"{where}: `{key}` must be 3 finite non-negative numbers, got {value.tolist()!r:.200}")
+
+    def _frame(self, model, kin, which: int) -> tuple[int, NDArray, NDArray, NDArray, NDArray]:
+        """(body index or −1, R_G·, origin, ∂origin/∂q, ω per q̇) of frame ``F`` (1) or ``M`` (2)."""
+        body, frame = (self.body_1, self.frame_1) if which == 1 else (self.body_2, self.frame_2)
+        frame = np.asarray(frame, dtype=float)
+        batch = kin.q.shape[:-1]
+        if body == GROUND:
+            zero = np.zeros(batch + (3, kin.q.shape[-1]))
+            return (-1, np.broadcast_to(frame[:3, :3], batch + (3, 3)), np.broadcast_to(frame[:3, 3], batch + (3,)),
+                    zero, zero)
+        b = model.body_index(body)
+        T = kin.T[..., b, :, :]
+        return (b, T[..., :3, :3] @ frame[:3, :3], (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3],
+                point_jacobians(kin, b, frame[:3, 3]), angular_velocity_jacobian(kin, b))
+
+    def deflection(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``φ`` (..., 6) and ``J = ∂φ/∂q`` (..., 6, nq) at the states of ``kin`` (order ≥ 1)."""
+        _, R_GF, o_F, do_F, w_F = self._frame(model, kin, 1)
+        _, R_GM, o_M, do_M, w_M = self._frame(model, kin, 2)
+        R_FM = np.swapaxes(R_GF, -1, -2) @ R_GM
+        theta = body_fixed_xyz(R_FM)
+        d = o_M - o_F
+        p = (np.swapaxes(R_GF, -1, -2) @ d[..., None])[..., 0]
+        angle_rates = _angle_rates(theta, np.swapaxes(R_GM, -1, -2) @ (w_M - w_F))
+        moved = do_M - do_F - np.cross(w_F, d[..., :, None], axisa=-2, axisb=-2, axisc=-2)
+        translation_rates = np.swapaxes(R_GF, -1, -2) @ moved
+        return np.concatenate([theta, p], axis=-1), np.concatenate([angle_rates, translation_rates], axis=-2)
+
+    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
+        """``Q = Jᵀ (−K φ − D J q̇)``, shape (..., nq) (module docstring)."""
+        phi, J = self.deflection(model, kin)
+        rate = np.einsum("...ik,...k->...i", J, np.broadcast_to(qd, kin.q.shape))
+        stiffness = np.concatenate([self.rotational_stiffness, self.translational_stiffness])
+        damping = np.concatenate([self.rotational_damping, self.translational_damping])
+        f = -stiffness * phi - damping * rate
+        return np.einsum("...ik,...i->...k", J, f)
