@@ -1,10 +1,10 @@
-"""mbkron's contact forces against OpenSim 4.6: SmoothSphereHalfSpaceForce.
+"""mbkron's contact forces against OpenSim 4.6: SmoothSphereHalfSpaceForce and HuntCrossleyForce.
 
 For each model of :data:`MODELS` and each of its contact forces, at the states of :func:`contact_states`,
 OpenSim's side is
 
-- the spatial forces the element applies to the sphere's body and to the half-space's body
-  (``getRecordValues``: force and torque about the body's origin, in ground);
+- of a SmoothSphereHalfSpaceForce, the spatial forces it applies to the sphere's body and to the half-space's
+  body (``getRecordValues``: force and torque about the body's origin, in ground);
 - its generalized force alone, ``Q = Cᵀ (τ(off) − τ(on))`` as in :mod:`validation.opensim.compare_forces`
   (``InverseDynamicsSolver.solve`` with ``u̇ = 0``, gravity off and every other force element of the
   model — ForceSet and model components alike — disabled, so that ``τ`` is the bias and the element's
@@ -12,12 +12,14 @@ OpenSim's side is
 
 mbkron's are :meth:`~mbkron.dynamics.contact.SmoothSphereHalfSpace.contact` (the force ``F`` on the
 half-space body at the contact point ``p``: the sphere's body gets ``−F`` and the torque
-``(p − o)×(−F)`` about its origin ``o``) and ``model.applied_forces(q, q̇, loads=(load,))``.
+``(p − o)×(−F)`` about its origin ``o``) and ``model.applied_forces(q, q̇, loads=(load,))`` (the contact
+loads are matched to OpenSim's contact forces by order).
 
 States: seeded random poses inside the coordinates' ranges (±1 where infinite); in each, one contact
-(in turn) is brought to a drawn indentation by Newton steps on the coordinate its indentation depends on
-most (a third of the states each: penetrating, 0.5–20 mm; touching, |δ| ≤ 2 mm, inside the Hertz
-switch's width 1/b_d; separated, 2–15 mm apart); normal random speeds scaled by ``10^U(−2, 0.5)`` so
+(in turn; of a Hunt–Crossley set a random pair of its surfaces) is brought to a drawn depth by Newton steps
+on the coordinate its depth depends on most (a third of the states each: penetrating, 0.5–20 mm; touching,
+|δ| ≤ 2 mm, inside the Hertz switch's width 1/b_d; separated, 2–15 mm apart; for a Hunt–Crossley pair
+0.2–10 mm, 0–0.2 mm and 0–10 mm apart); normal random speeds scaled by ``10^U(−2, 0.5)`` so
 that the slip speeds fall below, around and above the transition velocity and the normal speeds on both
 sides of the Hunt–Crossley switch ``−2/(3c)``.
 
@@ -25,7 +27,9 @@ Models: Moco's 2-D walking model (``moco_2D_gait``, 4 spheres on the feet agains
 coordinates), OpenSim's test model ``BouncingBall_SmoothSphereHalfSpace`` (a ball on a FreeJoint; its
 rotations' speeds are angular velocities, reduced by ``C`` as in ``compare_osim``) and ``contact``
 (:func:`write_contact_model`: half-spaces on moving bodies, tilted and offset, a sphere on the ground, static
-friction above dynamic).
+friction above dynamic), ``hunt_crossley`` (the same with one HuntCrossleyForce) and opensim-models'
+``DynamicJumperModel``, ``SoccerKickingModel``, ``WalkerModel`` and ``ToyLandingModel`` (HuntCrossleyForces;
+only generalized forces are compared for those).
 
 Run ``python -m validation.opensim.compare_contact`` from the repository root: it writes
 ``tests/data/osim/contact_<model>.json.gz`` (read by ``tests/test_osim_contact.py``) and prints mbkron's
@@ -51,7 +55,7 @@ from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rou
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``; ``contact`` is written by :func:`write_contact_model`).
 MODELS = ("moco_2D_gait", "BouncingBall_SmoothSphereHalfSpace", "contact", "hunt_crossley", "DynamicJumperModel",
-          "SoccerKickingModel", "WalkerModel")
+          "SoccerKickingModel", "WalkerModel", "ToyLandingModel")
 CONTACT_MODEL, HUNT_CROSSLEY_MODEL = "contact", "hunt_crossley"
 #: ``hunt_crossley``'s force: (geometries, (stiffness, dissipation, static, dynamic, viscous friction)) per
 #: ``ContactParameters``; its transition velocity is 0.05 m/s.
@@ -164,6 +168,15 @@ class ContactModel(OpenSimModel):
                 if force.getConcreteClassName() in CONTACT_TYPES:
                     self.forces[force.getAbsolutePathString()] = force
         self.state = self.model.initSystem()
+        # each coordinate's index in q with the locks off (compare_osim.value_indices sets the values one at a
+        # time, which a locked coordinate ignores: one locked beyond ±1 would take the others' places)
+        locked = {name: c.getLocked(self.state) for name, c in self.coordinates.items()}
+        for c in self.coordinates.values():
+            c.setLocked(self.state, False)
+        self.q_order = compare_osim.value_indices(self)
+        for name, c in self.coordinates.items():  # back at the default values, locked as they were
+            c.setValue(self.state, c.getDefaultValue(), False)
+            c.setLocked(self.state, locked[name])
         # the contacts in file order (ForceSet first, then model components: the order mbkron's loads have)
         self.contacts = [f for f in self.forces.values()]
 
