@@ -437,3 +437,16 @@ def test_live_opensim_reference_equals_the_stored_one(tmp_path):
     data = compare_contact.stored(name)
     np.testing.assert_allclose(live["records"], data["records"], rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(live["generalized_forces"], data["generalized_forces"], rtol=1e-11, atol=1e-11)
+
+
+def test_info_describes_contact_loads(tmp_path, capsys):
+    """`mbkron info` prints one readable line per contact load (not its repr)."""
+    path = _stored("moco_2D_gait", tmp_path)
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "smooth contact contactHeel_r: sphere on calcn_r at (0.0313075, 0.0104358, 0) m, radius 0.035 m ↔ " \
+           "half-space on ground" in out
+    _import(_HC.replace("STIFFNESS", "1e6"), tmp_path)
+    assert cli.main(["info", str(tmp_path / "ball.osim")]) == 0
+    assert "Hunt–Crossley contact hc among a half-space on ground, a sphere on ball; transition velocity 0.01 m/s" \
+        in capsys.readouterr().out

@@ -92,6 +92,8 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
     from mbkron.dynamics import loads as L
     from mbkron.dynamics.bushings import BushingForce
+    from mbkron.dynamics.contact import SmoothSphereHalfSpace
+    from mbkron.dynamics.hunt_crossley import HuntCrossley
     from mbkron.muscles.ligaments import Ligament
     from mbkron.muscles.springs import PathSpring
 
@@ -120,6 +122,16 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
         return (f"bushing {load.name}: {load.body_1} frame ↔ {load.body_2} frame; stiffness "
                 f"{_fmt(load.rotational_stiffness)} N·m/rad, {_fmt(load.translational_stiffness)} N/m; damping "
                 f"{_fmt(load.rotational_damping)} N·m·s/rad, {_fmt(load.translational_damping)} N·s/m")
+    if isinstance(load, SmoothSphereHalfSpace):
+        return (f"smooth contact {load.name}: sphere on {load.sphere_body} at {_fmt(load.sphere_center)} m, radius "
+                f"{load.radius:.6g} m ↔ half-space on {load.half_space_body} through {_fmt(load.half_space_point)} m, "
+                f"normal {_fmt(load.half_space_normal)}; stiffness {load.stiffness:.6g} N/m², dissipation "
+                f"{load.dissipation:.6g} s/m, friction {load.static_friction:.6g}/{load.dynamic_friction:.6g}/"
+                f"{load.viscous_friction:.6g}")
+    if isinstance(load, HuntCrossley):
+        return (f"Hunt–Crossley contact {load.name} among " + ", ".join(
+            f"a {s.shape.replace('_', '-')} on {s.body}" for s in load.surfaces)
+            + f"; transition velocity {load.transition_velocity:.6g} m/s")
     if isinstance(load, Ligament):
         return (f"ligament {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
                 + f"; resting length {load.resting_length:.6g} m, pcsa force {load.pcsa_force:.6g} N, "
