@@ -26,7 +26,10 @@ Simbody visits the touching pairs in the order of a sweep along the axis in whic
 centres (a half-space's: its point ``o``) vary most (the largest ``Σ|cᵢ − c̄|``, ties to the lower axis):
 surfaces sorted by the start of their extent ``cᵢ − rᵢ`` along it (a half-space's: −∞; ties in surface
 order), pairs ``(i, j)`` with ``i`` before ``j``. A pair whose ``f ≤ 0`` (a fast separation) **ends**
-Simbody's loop: it and every later pair apply nothing. :class:`HuntCrossley` does the same.
+Simbody's loop: it and every later pair apply nothing. :class:`HuntCrossley` does the same. (Which of
+two spheres Simbody calls surface 1 — the one first in the sweep — changes the force by round-off only:
+swapping them flips ``n``, ``v`` and ``F`` together and leaves ``p``, ``k`` and ``c`` as they are; here the
+lower index is surface 1.)
 """
 
 from __future__ import annotations
