@@ -98,3 +98,29 @@ def test_trial_analysis_writes_into_a_directory_it_creates(trial, model, tmp_pat
     with pytest.raises(OSError, match=f"cannot create the directory `{tmp_path / 'file' / 'results'}`") as error:
         result.write(tmp_path / "file" / "results", "trial")
     assert ".tmp" not in str(error.value)
+
+
+def test_contact_forces_are_left_out_of_trial_analyses_with_a_warning():
+    """Issue 28: a model's contact forces stand for what the trial's measured external loads measure, so the
+    inverse dynamics and the joint reactions of a trial leave them out, and say so; the model's other loads
+    stay. A ball on a vertical slider 1 cm into the floor, a spring-damper on it as well: the generalized
+    force is m (ḧ + g) minus the spring's, whatever the contact would push."""
+    from mbkron.analysis.motion import TrialKinematics
+    from mbkron.dynamics.contact import SmoothSphereHalfSpace
+    from mbkron.dynamics.loads import SpringDamper
+    b = mbkron.ModelBuilder(name="ball", gravity=(0.0, -9.81, 0.0)).add_coordinate("h", unit="m", default=0.1)
+    b.add_body("ball", joint="prismatic", axis=(0, 1, 0), variable="h", mass=2.0, inertia=[0.01, 0.01, 0.01])
+    b.add_load(SmoothSphereHalfSpace("floor_contact", "ball", (0.0, 0.0, 0.0), 0.05, "ground", (0.0, 0.0, 0.0),
+                                     (0.0, 1.0, 0.0), stiffness=1e6, dissipation=1.0))
+    b.add_load(SpringDamper("ground", (0.0, 1.0, 0.0), "ball", (0.0, 0.0, 0.0), 100.0, 0.0, 0.5))
+    model = b.build()
+    h, hd, hdd = np.array([[0.04], [0.045]]), np.array([[0.1], [-0.2]]), np.array([[0.5], [-1.0]])
+    assert np.abs(model.applied_forces(h, hd, loads=model.loads[:1])).min() > 1.0  # the contact does push there
+    kinematics = TrialKinematics(np.array([0.0, 0.01]), h, hd, hdd, ("h",), (), None, "synthetic")
+    with pytest.warns(UserWarning, match=r"model `ball`: its 1 contact force\(s\) \(`floor_contact`\) are left out of "
+                                         r"the inverse dynamics"):
+        result = analysis.inverse_dynamics(model, kinematics)
+    spring = model.applied_forces(h, hd, loads=model.loads[1:])
+    np.testing.assert_allclose(result.tau, 2.0 * (hdd + 9.81) - spring, rtol=1e-13)
+    with pytest.warns(UserWarning, match="are left out of the joint reactions"):
+        analysis.joint_reactions(model, kinematics)

@@ -26,11 +26,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.dynamics import loads as loads_module
+from mbkron.dynamics.contact import SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley import HuntCrossley
 from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, read_external_loads
 from mbkron.analysis.motion import splines
 from mbkron.io.storage import Storage, StorageError, read_storage
 
-__all__ = ["ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces", "body_loads",
+__all__ = ["CONTACT_LOADS", "ExternalLoads", "FrameLoads", "PerFrame", "external_loads", "frame_loads", "generalized_forces",
+           "body_loads", "trial_model_loads",
            "time_slack"]
 
 _GROUND = "ground"
@@ -264,3 +267,24 @@ class PerFrame:
 
     def __call__(self, t, q, qd) -> NDArray[np.float64]:
         return self.values
+
+
+#: The model loads that stand for contact with the surroundings (:mod:`mbkron.dynamics.contact`,
+#: :mod:`mbkron.dynamics.hunt_crossley`).
+CONTACT_LOADS = (SmoothSphereHalfSpace, HuntCrossley)
+
+
+def trial_model_loads(model, analysis: str) -> tuple:
+    """``model.loads`` for an analysis of measured motion (``analysis`` names it in the warning): without its
+    contact forces, which the measured external loads stand for (OpenSim's setups leave them out with
+    ``forces_to_exclude``; included, they would count the ground's push twice), with a warning naming them."""
+    contact = [load for load in model.loads if isinstance(load, CONTACT_LOADS)]
+    if not contact:
+        return model.loads
+    import warnings
+
+    names = ", ".join(f"`{getattr(load, 'name', type(load).__name__)}`" for load in contact)
+    warnings.warn(f"model `{model.name}`: its {len(contact)} contact force(s) ({names}) are left out of the {analysis}: "
+                  "the external loads measured in the trial stand for the contact (as OpenSim's setups leave them out "
+                  "with forces_to_exclude)", UserWarning, stacklevel=3)
+    return tuple(load for load in model.loads if not isinstance(load, CONTACT_LOADS))

@@ -4,7 +4,9 @@ At every frame, the generalized forces that produce the trial's accelerations (E
 
     τ = M(q) q̈ + N(q, q̇) q̇ − G(q) − Q_loads(q, q̇) − Q_ext(t, q)
 
-with the model's own loads (springs, drives; muscles are not loads) in ``Q_loads`` and the external
+with the model's own loads (springs, drives; muscles are not loads; contact forces are left out with a
+warning: the measured external loads stand for them, :func:`~mbkron.analysis.external_loads.trial_model_loads`)
+in ``Q_loads`` and the external
 loads (:mod:`mbkron.analysis.external_loads`) in ``Q_ext`` (Eq. 46). ``q``, ``q̇``, ``q̈`` come from
 :func:`mbkron.analysis.motion.trial_kinematics` (OpenSim's padding, low-pass filter and quintic
 splines). OpenSim's ``calcResidualForceIgnoringConstraints`` is the same equation: constraints are
@@ -24,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.analysis.external_loads import ExternalLoads, FrameLoads, frame_loads, generalized_forces
+from mbkron.analysis.external_loads import ExternalLoads, FrameLoads, frame_loads, generalized_forces, trial_model_loads
 from mbkron.analysis.motion import TrialKinematics
 from mbkron.io.storage import write_storage
 
@@ -93,7 +95,7 @@ def inverse_dynamics(model, kinematics: TrialKinematics, external_loads: Externa
         raise ValueError(f"`kinematics` has the coordinates {', '.join(kinematics.coordinates)}; model "
                          f"`{model.name}` has {', '.join(model.coordinates)}")
     q, qd, qdd = kinematics.q, kinematics.qd, kinematics.qdd
-    tau = model.inverse_dynamics(q, qd, qdd, workspace=workspace)
+    tau = model.inverse_dynamics(q, qd, qdd, loads=trial_model_loads(model, "inverse dynamics"), workspace=workspace)
     loads = None
     if external_loads is not None:
         kin = model.kinematics(q, 1, workspace=workspace)

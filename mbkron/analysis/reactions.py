@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, frame_loads
+from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, frame_loads, trial_model_loads
 from mbkron.analysis.motion import TrialKinematics
 from mbkron.dynamics import loads as loads_module
 from mbkron.io.storage import write_storage
@@ -159,9 +159,10 @@ def muscle_loads(model, kin, muscle_forces: NDArray[np.float64]) -> tuple:
 def model_loads(model, kin, qd: NDArray[np.float64]) -> tuple:
     """``model.loads`` as the Newton–Euler of :mod:`mbkron.dynamics.reactions` takes them: a path force
     (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) becomes its tension along its path (:func:`path_loads`,
-    the tension of Eq. 192's ``R T`` at the frames' lengths and speeds); the other loads are kept."""
+    the tension of Eq. 192's ``R T`` at the frames' lengths and speeds); contact forces are left out with a
+    warning (:func:`~mbkron.analysis.external_loads.trial_model_loads`); the other loads are kept."""
     loads = []
-    for load in model.loads:
+    for load in trial_model_loads(model, "joint reactions"):
         if isinstance(load, PathForce):
             tension, _ = load.tension_and_moment_arms(model, kin, qd)
             loads += path_loads(model, kin, load.muscle_set(model), tension[..., None])
