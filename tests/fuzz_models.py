@@ -11,7 +11,7 @@ infinities, 1e308, -0.0, huge integers, strings, booleans, empty tables and huge
 field; required fields deleted; keys and sections duplicated in the text; and the families of the
 adversarial probe of issue 27: NaN, infinities and huge values in numeric fields, models without
 bodies, huge names (10³-10⁶ characters), GCV splines of huge half orders and knot counts. Each
-mutated file is loaded with :func:`mbkron.io.parse_model_file` (numpy backend, as in
+mutated file is loaded with :func:`mbkron.io.parse_model_file` (as in
 ``tests/test_model_files_fuzz.py``); a model that loads is then evaluated (``mass_matrix`` and
 ``forward_dynamics`` at rest) at its default ``q`` or, mostly, with one coordinate replaced by a huge
 or non-finite value (1e6 … 1e300, NaN, ±inf: the probe's huge coordinates on constrained models).
@@ -118,7 +118,7 @@ def load_and_classify(text: str, budget: float = BUDGET_SECONDS, rng: random.Ran
     loaded = {}
 
     def load():
-        loaded["model"] = parse_model_file(text, "fuzz.toml", backend="numpy").model
+        loaded["model"] = parse_model_file(text, "fuzz.toml").model
 
     result = classify(load, budget)
     if result.outcome != "loaded" or rng is None:
@@ -356,7 +356,7 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED, ev
     rng = random.Random(seed)
     texts = [(path.name, path.read_text()) for path in files]
     for name, text in texts:  # warm up (lazy imports) outside the classification
-        parse_model_file(text, name, backend="numpy")
+        parse_model_file(text, name)
     counts = collections.Counter({outcome: 0 for outcome in OUTCOMES})
     bugs, slowest = [], (0.0, "")
     for number in range(count):
