@@ -5,9 +5,8 @@ squeezer's joint-variable map (:func:`mbkron.examples.andrews.andrews_squeezer`)
 joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is one call
 ``model.joint_variables(q, order)`` as an ODE right-hand side makes it, walking ``q`` in steps of
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
-The models use the default backend: with numba installed (``compiled``) the LU and projection
-groups take their compiled Newton step (:mod:`mbkron.jointvars.compiled`; a first, untimed walk
-compiles it); ``--backend numpy`` times the Python route instead. The constraints are the test
+The LU and projection groups take their compiled Newton step (:mod:`mbkron.jointvars.compiled`; a
+first, untimed walk loads or compiles it; the Python solver redoes only the states it declines). The constraints are the test
 set's expressions, and in one more row the model's three loop closures (the equations generated
 from the closure declarations; the same manifold). Each walk carries a workspace
 (``model.workspace()``), as :func:`mbkron.simulate` does. The cost of ``∇f`` and
@@ -26,7 +25,6 @@ import time
 
 import numpy as np
 
-from mbkron.backends import default_backend
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 
 REPEATS = 5
@@ -66,17 +64,14 @@ def per_state(model, q: np.ndarray, order: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default=None, help="kronecker, numpy or compiled (default: compiled with numba)")
-    backend = parser.parse_args().backend
+    parser.parse_args()
     beta0 = INITIAL["beta"]
     path = (beta0 + STEP * np.arange(STATES))[:, None]
     variants = {name: (name, "expressions") for name in ("lu", "projection", "premodel", "finite_difference")}
     variants["lu, loop closures"] = ("lu", "loop_closures")
-    models = {name: andrews_squeezer(*variant).with_backend(backend or default_backend())
-              for name, variant in variants.items()}
-    for model in models.values():  # a first walk compiles what the backend compiles: not timed
+    models = {name: andrews_squeezer(*variant) for name, variant in variants.items()}
+    for model in models.values():  # a first walk loads the compiled kernels: not timed
         per_state(model, path[:50], 2)
-    print(f"backend: {models['lu'].backend}")
     unit = baseline()
     print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}; "
           f"baseline np.linalg.solve 6×6: {unit:.2f} µs\n")

@@ -1,8 +1,8 @@
 """Loading model files: a chain of n bodies (one coordinate per body) and n chained parameters.
 
 Run from the repository root: ``python benchmarks/bench_loading.py`` (``--quick`` for the small
-sizes only). Generates the files in a temporary directory, times :func:`mbkron.load_model` with
-the numpy backend (the median of a few loads) and prints seconds per load and the scaling
+sizes only). Generates the files in a temporary directory, times :func:`mbkron.load_model`
+(the median of a few loads) and prints seconds per load and the scaling
 exponent ``log(t2/t1) / log(n2/n1)`` between consecutive sizes (1 = linear). Issue #18 asked for
 a 2,000-body chain and 20,000 chained parameters to load in at most 5 s each.
 """
@@ -50,7 +50,7 @@ def median_load_seconds(path: Path, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         began = time.perf_counter()
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
         times.append(time.perf_counter() - began)
     return statistics.median(times)
 

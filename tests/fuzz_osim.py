@@ -12,8 +12,7 @@ paths pointing nowhere or at the joint's own child; and text-level damage: "bill
 bombs, external entities, a DTD, nesting thousands of levels deep, truncation and bytes that are
 not UTF-8; and the families of the adversarial probe of issue 27: NaN, infinities and huge values
 in numeric fields, models without bodies, huge names (10³-10⁶ characters), GCV splines of huge half
-orders and knot counts. Each file is loaded with :func:`mbkron.load_model` (``wrapping="ignore"``,
-numpy backend), a model that loads is evaluated at a default, huge or non-finite ``q``
+orders and knot counts. Each file is loaded with :func:`mbkron.load_model` (``wrapping="ignore"``), a model that loads is evaluated at a default, huge or non-finite ``q``
 (:func:`tests.fuzz_models.evaluate`), and each is classified as in ``tests/fuzz_models.py``:
 ``loaded``, ``model_error`` (the only acceptable failure of a load), ``configuration_error`` and
 ``argument_error`` (acceptable failures of an evaluation), ``other`` (another exception: a bug),
@@ -34,7 +33,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.fuzz_models import (BUDGET_SECONDS, BUGS, HALF_ORDERS, KNOTS, NAME_LENGTHS, NUMBERS, OUTCOMES, Result,
-                                classify, evaluate, evaluated, fuzz_command)
+                                classify, evaluate, evaluated, fuzz_command, python_constraint_solver)
 
 DATA = Path(__file__).resolve().parent / "data" / "osim"
 FILES = ("arm26", "leg6dof9musc", "leg39", "gait2392_thelen2003muscle", "joints", "functions", "wrist", "gcv",
@@ -215,7 +214,7 @@ def load_and_classify(path: Path, budget: float = BUDGET_SECONDS, rng: random.Ra
     tolerated = lambda warning: WRAP_NOTICE in str(warning.message)  # noqa: E731
 
     def load():
-        loaded["model"] = load_model(path, backend="numpy", wrapping="ignore")
+        loaded["model"] = load_model(path, wrapping="ignore")
 
     result = classify(load, budget, tolerated)
     if result.outcome != "loaded" or rng is None:
@@ -231,7 +230,7 @@ def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=FILES, eval
     originals = [(name, gzip.decompress((DATA / f"{name}.osim.gz").read_bytes())) for name in files]
     counts = collections.Counter({outcome: 0 for outcome in OUTCOMES})
     bugs, slowest = [], (0.0, "")
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, python_constraint_solver():
         path = Path(directory) / "fuzz.osim"
         for name, data in originals:  # warm up (lazy imports) outside the classification
             path.write_bytes(data)

@@ -64,12 +64,12 @@ def spring_point_forces(model, q, qd):
 
 def test_a_path_spring_pulls_like_the_point_forces_it_applies():
     spring = PathSpring("band", SPRING, STIFFNESS, RESTING, DISSIPATION)
-    with_spring = builder().add_load(spring).build("numpy")
-    plain = builder().build("numpy")
+    with_spring = builder().add_load(spring).build()
+    plain = builder().build()
     explicit = builder()
     for j, (body, point) in enumerate(SPRING[1:], start=1):  # (the ground point's force acts on no body)
         explicit.add_load(PointForce(body, point, lambda t, q, qd, j=j: spring_point_forces(plain, q, qd)[:, j]))
-    explicit = explicit.build("numpy")
+    explicit = explicit.build()
     kinematics = trial(plain)
     # the inverse dynamics (the spring by R T, Eq. 192) agree: the explicit forces are the spring's
     np.testing.assert_allclose(analysis.inverse_dynamics(with_spring, kinematics).tau,
@@ -92,7 +92,7 @@ def axes(model, q):
 def test_coordinate_limit_forces_act_inside_their_joint():
     """The reaction moment about each joint's axis is the coordinate's inverse-dynamics τ plus the coordinate
     limit force (both act inside the joint); the limit's q spans both limits and the range between."""
-    model = builder().add_load(LIMIT).build("numpy")
+    model = builder().add_load(LIMIT).build()
     kinematics = trial(model)
     assert (kinematics.q[:, 1] > 0.3).any() and (kinematics.q[:, 1] < -0.4).any()
     tau = analysis.inverse_dynamics(model, kinematics).tau
@@ -117,7 +117,7 @@ def test_muscle_tensions_over_a_wrap_take_their_moments_off_every_joint(wrap):
     b.add_muscle("m", [("a", (0.1, 0.05, 0.02)), ("b", (0.1, 0.05, 0.0)), ("c", (0.15, 0.06, 0.01))],
                  wraps=[PathWrap(cylinder)] if wrap else [])
     b.add_muscle("n", [("ground", (0.0, -0.1, 0.0)), ("c", (0.2, -0.03, 0.0))])
-    model = b.build("numpy")
+    model = b.build()
     kinematics = trial(model)
     if wrap:
         wrapped = model.muscle_set.geometry(model.kinematics(kinematics.q, 0)).wrap.wrapped[:, 0]

@@ -24,15 +24,15 @@ OSIM = ROOT / "tests" / "data" / "osim"
 pytestmark = pytest.mark.filterwarnings("error")  # no RuntimeWarning (or ComplexWarning) may escape
 
 
-def _osim(name: str, tmp_path: Path, backend: str | None = None) -> mbkron.Model:
+def _osim(name: str, tmp_path: Path) -> mbkron.Model:
     path = tmp_path / f"{name}.osim"
     path.write_bytes(gzip.decompress((OSIM / f"{name}.osim.gz").read_bytes()))
-    return load_model(path, backend=backend)
+    return load_model(path)
 
 
-@pytest.fixture(scope="module", params=["compiled", "numpy"])
-def arm(request):
-    return load_model(MODELS / "two_link_arm.toml", backend=request.param)
+@pytest.fixture(scope="module")
+def arm():
+    return load_model(MODELS / "two_link_arm.toml")
 
 
 @pytest.fixture(scope="module")
@@ -84,16 +84,6 @@ def test_complex_coordinates_are_refused_not_truncated(arm):
         mbkron.simulate(arm, (0.0, 0.01), q)
     with pytest.raises(TypeError, match=r"`q0` must be real"):
         mbkron.simulate_ensemble(arm, (0.0, 0.01), q[None])
-
-
-def test_complex_steps_still_work_on_the_numpy_backend(tmp_path):
-    """Complex q stays allowed where it is a documented complex step: numpy muscle lengths (Im L / h = −R)."""
-    model = _osim("arm26", tmp_path, "numpy")
-    q, h = model.default_q, 1e-30
-    step = np.zeros(model.nq, dtype=complex)
-    step[1] = 1j * h
-    derivative = model.muscle_lengths(q + step).imag / h
-    np.testing.assert_allclose(derivative, -model.moment_arms(q)[1], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("order", [-1, 3, 1.5, "2", True, None])
@@ -187,9 +177,8 @@ def _osim_constant_1e308(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("backend", ["compiled", "numpy"])
-def test_gravity_1e308_gives_configuration_errors_not_inf(tmp_path, backend):
-    model = load_model(_gravity_1e308(tmp_path), backend=backend)
+def test_gravity_1e308_gives_configuration_errors_not_inf(tmp_path):
+    model = load_model(_gravity_1e308(tmp_path))
     q, zero = np.array([0.5, 0.5]), np.zeros(2)
     with pytest.raises(ConfigurationError, match=r"^non-finite accelerations q̈ \(forward dynamics\) at q = \[0\.5, 0\.5\]"):
         model.forward_dynamics(q, zero)
@@ -197,19 +186,17 @@ def test_gravity_1e308_gives_configuration_errors_not_inf(tmp_path, backend):
         model.joint_reactions(q, zero, zero)
 
 
-@pytest.mark.parametrize("backend", ["compiled", "numpy"])
-def test_prismatic_variable_1e300_gives_configuration_errors(tmp_path, backend):
+def test_prismatic_variable_1e300_gives_configuration_errors(tmp_path):
     """M = m (∂f/∂a)² = 1e600 overflows."""
-    model = load_model(_prismatic_1e300(tmp_path), backend=backend)
+    model = load_model(_prismatic_1e300(tmp_path))
     for call in (lambda: model.mass_matrix([0.5]), lambda: model.forward_dynamics([0.5], [0.0]),
                  lambda: model.inverse_dynamics([0.5], [0.0], [0.0]), lambda: model.equations_of_motion([0.5], [0.0])):
         with pytest.raises(ConfigurationError, match=r"^non-finite mass matrix M at q = \[0\.5\]"):
             call()
 
 
-@pytest.mark.parametrize("backend", ["compiled", "numpy"])
-def test_osim_transform_axis_constant_1e308_gives_configuration_errors(tmp_path, backend):
-    model = load_model(_osim_constant_1e308(tmp_path), backend=backend)
+def test_osim_transform_axis_constant_1e308_gives_configuration_errors(tmp_path):
+    model = load_model(_osim_constant_1e308(tmp_path))
     q, zero = model.default_q, np.zeros(model.nq)
     for call in (lambda: model.mass_matrix(q), lambda: model.forward_dynamics(q, zero),
                  lambda: model.joint_reactions(q, zero, zero)):
@@ -243,28 +230,27 @@ def test_repr_is_a_one_line_summary(tmp_path):
 
 
 def test_repr_counts_constraint_groups_and_singular_nouns(four_bar):
-    text = repr(four_bar.with_backend("numpy"))
+    text = repr(four_bar)
     assert text.startswith("Model('four-bar': 1 coordinate, 3 bodies, 3 joint variables, 0 muscles, "
                            f"{len(four_bar.constraint_groups)} constraint group")
-    assert text.endswith("backend 'numpy')")
+    assert text.endswith("backend 'compiled')")
 
 
 # ---------------------------------------------------------------------------------------- the one-state fast path
-def test_one_state_fast_path_equals_the_numpy_route_and_checks_its_arguments():
+def test_one_state_fast_path_equals_the_assembled_equations_and_checks_its_arguments():
     """``forward_dynamics(q, qd)`` of a simple tree with float64 arrays calls the compiled kernel directly: each
-    state equals the numpy backend's ``M⁻¹(G − N q̇)`` (a different algorithm: Cholesky of the assembled
-    M), and a non-finite argument is still named."""
+    state equals ``M⁻¹(G − N q̇ + Q)`` assembled from the model's terms (a different algorithm: LAPACK on the
+    assembled M), and a non-finite argument is still named."""
     from mbkron.compiled.common import AVAILABLE
-    from tests.test_forward_dynamics import _simple_tree  # springs, a joint torque and a generalized force too
+    from tests.test_forward_dynamics import _oracle_forward, _simple_tree  # springs, a joint torque and a generalized force too
 
     if not AVAILABLE:
         pytest.skip("numba is not installed")
-    model = _simple_tree(1)
-    compiled, reference = model.with_backend("compiled"), model.with_backend("numpy")
+    compiled = model = _simple_tree(1)
     rng = np.random.default_rng(4)
     for _ in range(5):  # the first call sets up the direct route, the next ones take it
         q, qd = rng.uniform(-2, 2, size=(2, model.nq))
-        np.testing.assert_allclose(compiled.forward_dynamics(q, qd), reference.forward_dynamics(q, qd), rtol=1e-9,
+        np.testing.assert_allclose(compiled.forward_dynamics(q, qd), _oracle_forward(model, q, qd), rtol=1e-9,
                                    atol=1e-9)
     q[1] = np.nan
     with pytest.raises(ConfigurationError, match=r"`q` must be finite .*got nan at index \(1,\)"):

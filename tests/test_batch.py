@@ -22,7 +22,7 @@ kind = "simulate"
 
 [defaults]
 model = "{MODEL.as_posix()}"
-backend = "numpy"
+backend = "compiled"
 t_end = 0.2
 samples = 21
 q0 = {{ alpha1 = 30 }}
@@ -76,7 +76,7 @@ def test_items_are_the_simulations_they_describe(tmp_path):
     assert list(report.failed) == ["typo"] and "unknown coordinate `alpha3`" in report.failed["typo"]
 
     deg = np.pi / 180
-    model = mbkron.load_model(MODEL, backend="numpy")
+    model = mbkron.load_model(MODEL)
     expected = mbkron.simulate(model, (0.0, 0.2), [30 * deg, 10 * deg], t_eval=np.linspace(0, 0.2, 21))
     header, table = _table(tmp_path / "out" / "elbow-10" / "simulation.csv")
     assert header[:5] == ["t", "alpha1", "alpha2", "alpha1_dot", "alpha2_dot"]
@@ -85,8 +85,7 @@ def test_items_are_the_simulations_they_describe(tmp_path):
     np.testing.assert_array_equal(table[:, 3:5], expected.qd / deg)
 
     # a parameter of the model file, set by the item: the same as the file with that parameter edited
-    heavy = mbkron.io.parse_model_file(MODEL.read_text().replace("body_mass = 70.0", "body_mass = 80.0"),
-                                       backend="numpy").model
+    heavy = mbkron.io.parse_model_file(MODEL.read_text().replace("body_mass = 70.0", "body_mass = 80.0")).model
     assert heavy.body("link1").mass == pytest.approx(0.028 * 80, rel=1e-15)
     expected = mbkron.simulate(heavy, (0.0, 0.2), [30 * deg, 0.0], t_eval=np.linspace(0, 0.2, 21))
     np.testing.assert_array_equal(_table(tmp_path / "out" / "heavy" / "simulation.csv")[1][:, 1:3], expected.q / deg)
@@ -97,7 +96,7 @@ def test_items_are_the_simulations_they_describe(tmp_path):
 
     marker = json.loads((tmp_path / "out" / "rk" / MARKER).read_text())
     assert marker["outcome"] == "completed" and marker["spec_sha256"] == items[2].digest
-    assert marker["fields"] == {"model": MODEL.as_posix(), "backend": "numpy", "t_end": 0.2, "samples": 21,
+    assert marker["fields"] == {"model": MODEL.as_posix(), "backend": "compiled", "t_end": 0.2, "samples": 21,
                                 "q0": {"alpha1": 30.0}, "method": "RKF45", "qd0": {"alpha2": -20.0}, "rtol": 1e-8}
     assert marker["settings"]["method"] == "RKF45" and marker["settings"]["rtol"] == 1e-8
     assert marker["outputs"]["simulation.csv"]["bytes"] == (tmp_path / "out" / "rk" / "simulation.csv").stat().st_size

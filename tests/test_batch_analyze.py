@@ -23,7 +23,7 @@ model = "subject01_simbody.osim"
 motion = "subject01_walk1_ik.mot"
 external_loads = "subject01_walk1_grf.xml"
 external_loads_data = "subject01_walk1_grf.mot"
-backend = "numpy"
+backend = "compiled"
 
 [[item]]
 id = "lowpass6"
@@ -64,7 +64,7 @@ def test_items_write_the_files_of_analyze_trial(batch, tmp_path):
     report = run_batch(items, tmp_path / "out", serial=True, progress=False)
     assert sorted(report.computed) == sorted(item.id for item in items)
     assert list(report.failed) == ["no-data"] and "missing.mot" in report.failed["no-data"]
-    model = mbkron.load_model(trial / "subject01_simbody.osim", backend="numpy")
+    model = mbkron.load_model(trial / "subject01_simbody.osim")
     for identifier, options in (("lowpass6", dict(lowpass=6, time_range=(0.4, 1.6), analyses=("id", "reactions"))),
                                 ("unfiltered", dict(time_range=(float("-inf"), 1.0), analyses=("id", "muscles"))),
                                 ("lowpass8-child", dict(lowpass=8, time_range=(0.6, 1.5),

@@ -35,7 +35,7 @@ def _batch_file(directory: Path, items: int, t_end: float = 0.1, extra: str = ""
     (directory / "sets.csv").write_text(f"id,q0.alpha1,parameters.body_mass\n{rows}\n")
     path = directory / "batch.toml"
     path.write_text(f'[batch]\nkind = "simulate"\nitems = "sets.csv"\n\n[defaults]\nmodel = "{MODEL.as_posix()}"\n'
-                    f'backend = "numpy"\nt_end = {t_end}\nsamples = 11\n{extra}')
+                    f'backend = "compiled"\nt_end = {t_end}\nsamples = 11\n{extra}')
     return path
 
 

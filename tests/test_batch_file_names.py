@@ -22,7 +22,7 @@ TEMPORARY = str(Path(tempfile.gettempdir()) / "mbkron-")
 
 def analyze(fields: dict, files: dict) -> dict:
     """The summary of an ``analyze`` item of arm26 (without its wrap objects) and a 12-frame motion."""
-    item = Item("arm", "analyze", {"model": "models/arm26.osim", "motion": "trials/arm.mot", "backend": "numpy",
+    item = Item("arm", "analyze", {"model": "models/arm26.osim", "motion": "trials/arm.mot", "backend": "compiled",
                                    "ignore_wrapping": True, "analyses": ["id"], **fields},
                 {"model": ARM26, "motion": MOTION, **files})
     return execute(item)["summary"]
@@ -33,7 +33,7 @@ def test_the_model_warnings_and_source_name_the_model_as_given():
     assert summary["outcome"] == "completed"
     assert summary["warnings"] == ["models/arm26.osim: 5 path(s) imported without their wrap objects: "
                                    "TRIlong, TRIlat, TRImed, BIClong, BRA"]
-    loaded, notes = model_file(ARM26, "elsewhere/arm26.osim", "numpy", wrapping="ignore")
+    loaded, notes = model_file(ARM26, "elsewhere/arm26.osim", "compiled", wrapping="ignore")
     assert loaded.source == "elsewhere/arm26.osim" and notes[0].startswith("elsewhere/arm26.osim: 5 path(s)")
 
 

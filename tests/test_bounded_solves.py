@@ -22,13 +22,11 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError, ModelError
 
 ROOT = Path(__file__).resolve().parents[1]
 FOUR_BAR = ROOT / "models" / "four_bar.toml"
 ANDREWS = ROOT / "models" / "andrews_squeezer.toml"
-BACKENDS = ["numpy", pytest.param("compiled", marks=pytest.mark.skipif(not AVAILABLE, reason="numba not installed"))]
 
 # The IVP test set's "andrews" data and loop equations g1..g6 (Hairer & Wanner, Solving ODEs II,
 # VII.7), written here independently of the model file.
@@ -55,10 +53,9 @@ def _angles(model, q):
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-def test_a_non_finite_coordinate_of_a_constrained_model_is_refused(backend, value):
-    model = mbkron.load_model(FOUR_BAR, backend=backend)
+def test_a_non_finite_coordinate_of_a_constrained_model_is_refused(value):
+    model = mbkron.load_model(FOUR_BAR)
     for call in (lambda: model.mass_matrix([value]), lambda: model.forward_dynamics([value], [0.0]),
                  lambda: model.joint_variables([value], 0)):
         with pytest.raises(ValueError, match=r"`?q`?.*(nan|inf)"):
@@ -67,18 +64,17 @@ def test_a_non_finite_coordinate_of_a_constrained_model_is_refused(backend, valu
 
 @pytest.mark.timeout(120)
 def test_the_position_solver_refuses_a_non_finite_q_naming_it():
-    model = mbkron.load_model(FOUR_BAR, backend="numpy")
+    model = mbkron.load_model(FOUR_BAR)
     solver = model.joint_variable_map.providers[-1][1].solver
     with pytest.raises(ConfigurationError, match=r"`q` must be finite .*q = \[nan\]"):
         solver.solve(np.array([math.nan]))
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("beta", [1e3, -1e6, 1e6, 1e9])
-def test_a_large_crank_angle_solves_the_test_sets_loop_equations(backend, beta):
+def test_a_large_crank_angle_solves_the_test_sets_loop_equations(beta):
     """β far from the assembly: the solved angles satisfy the test set's g1..g6 at that β."""
-    model = mbkron.load_model(ANDREWS, backend=backend)
+    model = mbkron.load_model(ANDREWS)
     angles = _angles(model, [beta])
     # angles of magnitude A are represented to A·eps/2 (Θ winds with β: both are large); the links are at
     # most 0.04 m, and a residual adds a few such terms: a bound of 16 eps per radian of the angles
@@ -95,7 +91,7 @@ def test_a_large_crank_angle_solves_the_test_sets_loop_equations(backend, beta):
 
 @pytest.mark.timeout(120)
 def test_a_coordinate_too_large_to_place_within_its_period_is_refused():
-    model = mbkron.load_model(ANDREWS, backend="numpy")
+    model = mbkron.load_model(ANDREWS)
     with pytest.raises(ConfigurationError, match=r"q = \[1e\+300\].*period"):
         model.mass_matrix([1e300])
 
@@ -123,7 +119,7 @@ def test_a_long_walk_in_a_coordinate_that_is_not_periodic_ends_with_an_error_nam
     """``link = x``: x enters outside sin/cos, so no period; 10⁶ needs 5·10⁶ steps of 0.2 > max_steps."""
     path = tmp_path / "slider.toml"
     path.write_text(SLIDER)
-    model = mbkron.load_model(path, backend="numpy")
+    model = mbkron.load_model(path)
     assert model.joint_variables([100.0], 0)[0] == pytest.approx([100.0], rel=1e-12)  # 500 steps: within the bound
     with pytest.raises(ConfigurationError, match=r"at q = \[1000000\].*did not arrive in 2000 steps"):
         model.mass_matrix([1e6])
@@ -138,7 +134,7 @@ def test_position_settings_out_of_range_are_refused_at_load_naming_them(tmp_path
     path = tmp_path / "slider.toml"
     path.write_text(SLIDER + f"settings = {{ {setting} = {value} }}\n")
     with pytest.raises(ModelError, match=rf"`{setting}` must be"):
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
 
 
 def test_periods_of_the_structural_test():

@@ -149,7 +149,7 @@ def chain_with_muscles(links: int, prismatic: bool = False):
         parent = f"link{k}"
     builder.add_muscle("flexor", [("ground", (0.05, 0.1, 0.0)), (parent, (0.05, -0.1, 0.0))])
     builder.add_muscle("extensor-1", [("ground", (-0.05, 0.1, 0.0)), (parent, (-0.05, -0.1, 0.0))])
-    return builder.build("numpy")
+    return builder.build()
 
 
 @pytest.mark.filterwarnings("ignore::mbkron.core.errors.ModelWarning")  # the shoulder's clavicle, written out

@@ -3,27 +3,37 @@
 mbkron.jointvars.compiled solves the common continuation step in one compiled function and sends
 every other state back to PositionSolver; here both routes run side by side on the same paths (the
 Python route is validated against Shabana-style kinematics and the IVP test set elsewhere). The
-path is chosen when a model is built with the ``compiled`` backend.
+compiled step is built with the model; the Python route alone is the same provider with its compiled
+step switched off (:func:`python_route`).
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
 
 import mbkron
-from mbkron.backends import available_backends
+from mbkron.compiled.common import AVAILABLE
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import five_bar, four_bar
 
-pytestmark = pytest.mark.skipif("compiled" not in available_backends(),
-                                reason="numba (the `fast` extra) is not installed")
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
 
 def _provider(model):
     return model.joint_variable_map.providers[-1][1]
+
+
+def python_route(provider):
+    """The same constraint-group provider with its compiled step switched off: every state is solved by
+    :class:`mbkron.jointvars.solvers.PositionSolver` (the route the compiled step falls back to)."""
+    python = copy.copy(provider)
+    python.fast_step = None
+    return python
 
 
 def _paths():
@@ -39,12 +49,11 @@ def _paths():
 
 
 def assert_compiled_step_equals_python_solver(model, path):
-    """Along ``path`` (states continuing from each other), the constraint group's compiled step (the
-    compiled backend) and the Python solver (the numpy backend) give the same f, ∇f, H to 1e-12, at
-    orders 2, 0 and 1."""
-    fast, python = _provider(model.with_backend("compiled")), _provider(model.with_backend("numpy"))
+    """Along ``path`` (states continuing from each other), the constraint group's compiled step and the
+    Python solver give the same f, ∇f, H to 1e-12, at orders 2, 0 and 1."""
+    fast = _provider(model)
+    python = python_route(fast)
     assert fast.fast_step is not None
-    assert python.fast_step is None
     for order in (2, 0, 1):
         fast_state, python_state = fast.new_state(), python.new_state()
         for q in path:
@@ -62,7 +71,7 @@ def test_fast_path_equals_python_solver(case):
 
 def test_fast_path_is_taken_and_falls_back(monkeypatch):
     """Small steps run compiled; a long jump (to be subdivided) goes back to PositionSolver."""
-    provider = _provider(andrews_squeezer("lu", "expressions").with_backend("compiled"))
+    provider = _provider(andrews_squeezer("lu", "expressions"))
     calls = {"python": 0}
     solve = provider.solver.solve
 
@@ -75,20 +84,17 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
     for beta in INITIAL["beta"] + 1e-3 * np.arange(50):
         provider.evaluate(np.array([beta]), 2, state)
     assert calls["python"] == 0
-    reference = _provider(andrews_squeezer("lu", "expressions").with_backend("numpy"))
+    reference = python_route(_provider(andrews_squeezer("lu", "expressions")))
     far = np.array([INITIAL["beta"] + 3.0])
     np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
     assert calls["python"] == 1
 
 
-def test_fast_path_chosen_with_the_backend():
-    """The compiled step exists exactly when the model is built with the compiled backend: no
-    warm-up counter changes the code path."""
-    model = andrews_squeezer("projection", "expressions").with_backend("numpy")
-    assert _provider(model).fast_step is None
-    compiled = model.with_backend("compiled")
-    assert _provider(compiled).fast_step is not None and _provider(compiled).fast_step.projection
-    assert _provider(model).fast_step is None  # the original model is unchanged
+def test_fast_path_built_with_the_model():
+    """The compiled step exists as soon as the model is built (with the group's method): no warm-up
+    counter changes the code path."""
+    model = andrews_squeezer("projection", "expressions")
+    assert _provider(model).fast_step is not None and _provider(model).fast_step.projection
 
 
 @pytest.mark.parametrize("solver", ["lu", "projection"])
@@ -96,13 +102,13 @@ def test_fold_reported_as_by_python_solver(solver):
     """The fast path never hides an error: walking f³ − 3f = q in small steps into its fold at
     q = −2 fails with the Python solver's message, at the same state."""
     messages = []
-    for backend in ("compiled", "numpy"):
-        b = mbkron.ModelBuilder()
-        b.add_coordinate("q", default=2.0, unit="1")
-        b.add_body("s", joint="prismatic", axis=(1, 0, 0))
-        b.add_constraints(["s"], SymbolicConstraints(["s**3 - 3*s - q"]), solver, guess={"s": 2.0})
-        provider = _provider(b.build(backend=backend))
-        assert (provider.fast_step is not None) == (backend == "compiled")
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("q", default=2.0, unit="1")
+    b.add_body("s", joint="prismatic", axis=(1, 0, 0))
+    b.add_constraints(["s"], SymbolicConstraints(["s**3 - 3*s - q"]), solver, guess={"s": 2.0})
+    fast = _provider(b.build())
+    assert fast.fast_step is not None
+    for provider in (fast, python_route(fast)):
         state = provider.new_state()
         with pytest.raises(ConfigurationError) as error:
             for q in np.linspace(2.0, -2.5, 400):

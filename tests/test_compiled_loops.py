@@ -2,7 +2,7 @@
 
 A bound loop-closure system evaluates ``g``, ``∂g``, ``∂²g`` with the tree kinematics (the
 reference route, validated against independent forward kinematics in tests/test_constraints.py);
-for the compiled backend it also writes them as sympy expressions
+for the compiled Newton step it also writes them as sympy expressions
 (:meth:`mbkron.jointvars.loop_closures._BoundClosures.expressions`). Here the expressions are
 compared with the kinematics route at random states, and the compiled step with the Python solver
 along paths, for Andrews' squeezer (closures between bodies), spatial closures to the ground with
@@ -22,16 +22,15 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.backends import available_backends
+from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.expressions import codegen
 from mbkron.jointvars import compiled
 from mbkron.jointvars.loop_closures import LoopClosure
-from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver
+from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver, python_route
 
-needs_numba = pytest.mark.skipif("compiled" not in available_backends(),
-                                 reason="numba (the `fast` extra) is not installed")
+needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
 CRANK, ROD = 0.4, 1.0
 
@@ -70,7 +69,7 @@ def spatial_loop(orientation: str):
         closure = LoopClosure(names[-1], tip, "ground", R_tip @ tip + r_tip, plane=None, orientation="revolute",
                               axis_a=axis_a, axis_b=R_tip @ axis_a)
     b.add_constraints(names[1:], [closure], "lu", guess=dict(zip(names[1:], f_star[1:] + 0.01)))
-    return b.build(backend="numpy"), f_star[0]
+    return b.build(), f_star[0]
 
 
 def slider_crank(driven: str, solver: str = "lu"):
@@ -91,18 +90,18 @@ def slider_crank(driven: str, solver: str = "lu"):
         unknowns, guess = ["crank", "rod"], {"crank": 1.2, "rod": -2.0}
     b.add_body("rod", parent="crank", axis=(0, 0, 1), offset=(CRANK, 0, 0))
     b.add_constraints(unknowns, [LoopClosure("rod", (ROD, 0, 0), "slider", (0, 0, 0))], solver, guess=guess)
-    return b.build(backend="numpy")
+    return b.build()
 
 
 def _cases():
-    """Models (numpy backend) and paths of q through their workspace."""
+    """Models and paths of q through their workspace."""
     rng = np.random.default_rng(7)
     beta = INITIAL["beta"] + np.cumsum(rng.uniform(-2e-3, 6e-3, size=200))  # includes reversals
     fixed, q_fixed = spatial_loop("fixed")
     revolute, q_revolute = spatial_loop("revolute")
     return {
-        "andrews lu": (andrews_squeezer("lu", "loop_closures").with_backend("numpy"), beta[:, None]),
-        "andrews projection": (andrews_squeezer("projection", "loop_closures").with_backend("numpy"), beta[:, None]),
+        "andrews lu": (andrews_squeezer("lu", "loop_closures"), beta[:, None]),
+        "andrews projection": (andrews_squeezer("projection", "loop_closures"), beta[:, None]),
         "spatial fixed": (fixed, q_fixed + np.linspace(0.0, 0.05, 60)[:, None]),
         "spatial revolute": (revolute, q_revolute + np.linspace(0.0, 0.05, 60)[:, None]),
         "slider-crank, prismatic solved": (slider_crank("crank"), np.linspace(0.3, 4.0, 200)[:, None]),
@@ -118,7 +117,7 @@ def test_expressions_equal_the_kinematics_route(case):
     """g, ∂g and ∂²g printed from the expressions equal the tree-kinematics route at random (u, p)."""
     system = _provider(CASES[case][0]).solver.system
     expressions = system.expressions()
-    assert system.with_backend("compiled").expressions() is expressions  # derived once
+    assert system.expressions() is expressions  # derived once
     m, n = system.size, system.n_inputs
     assert len(expressions.symbols) == m + n
     assert len(expressions.first) == m + m * m + m * n
@@ -144,7 +143,7 @@ def test_compiled_step_equals_python_solver(case):
 @needs_numba
 def test_compiled_step_is_taken_for_loop_closures(monkeypatch):
     """Small steps of Andrews' squeezer run compiled: the Python solver is not called."""
-    provider = _provider(andrews_squeezer("lu", "loop_closures").with_backend("compiled"))
+    provider = _provider(andrews_squeezer("lu", "loop_closures"))
     calls = []
     solve = provider.solver.solve
     monkeypatch.setattr(provider.solver, "solve", lambda *args: calls.append(args) or solve(*args))
@@ -161,9 +160,9 @@ def test_fold_of_a_loop_reported_as_by_python_solver():
     two routes evaluate g in a different order of operations; at condition numbers near 1e5 the
     reported f and ‖g‖ differ in their last digits.)"""
     messages = []
-    for backend in ("compiled", "numpy"):
-        provider = _provider(slider_crank("slider").with_backend(backend))
-        assert (provider.fast_step is not None) == (backend == "compiled")
+    fast = _provider(slider_crank("slider"))
+    assert fast.fast_step is not None
+    for provider in (fast, python_route(fast)):
         state = provider.new_state()
         with pytest.raises(ConfigurationError) as error:
             for q in np.linspace(1.0, CRANK + ROD + 0.05, 400):
@@ -215,7 +214,8 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
     monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
     monkeypatch.setattr(compiled, "_GENERATED", {})
     model = slider_crank("crank")
-    fast, python = _provider(model.with_backend("compiled")), _provider(model)
+    fast = _provider(model)
+    python = python_route(fast)
     q = np.array([0.35])
     for a, b in zip(fast.evaluate(q, 2), python.evaluate(q, 2)):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))

@@ -1,11 +1,11 @@
-"""The compiled torus solver (mbkron.compiled.wrap_torus) and models with a torus on the compiled route.
+"""The compiled torus solver (mbkron.compiled.wrap_torus) and models with a torus.
 
 The kernel's decisions, tangent points and lengths against the numpy solver's
 (:func:`mbkron.muscles.wrap_torus.shortest_path`, itself checked against closed forms, independent
 geodesic integrations and OpenSim in ``tests/test_wrap_torus.py``) over random segments of three tori,
 with quadrants and segments that do not wrap; a model with a torus: the kernel's moment arms against
-central differences of its lengths and against the numpy route's complex steps, and a model with a
-torus and an ellipsoid against the numpy route; a thin ring (issue 28): a path only the last initial
+central differences of its lengths and against the literal Eq. 195 (:mod:`mbkron.reference`), and a
+model with a torus and an ellipsoid against the vectorised path evaluation; a thin ring (issue 28): a path only the last initial
 guess finds, checked independently, and a failure raising the ConfigurationError that names the
 muscle, the wrap and the state.
 """
@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from mbkron import reference
 from mbkron.compiled.common import AVAILABLE
 from mbkron.compiled.wrap_torus import FAILED, NO_WRAP, torus_path
 from mbkron.core.errors import ConfigurationError
@@ -24,7 +25,6 @@ from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
 from mbkron.muscles.wrap_torus import WrapTorus, shortest_path
 from mbkron.muscles.wrapping import PathWrap, parse_quadrant
 from tests.test_wrap_torus import torus_model
-from tests.test_wrapping import complex_step
 
 needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
 
@@ -92,7 +92,7 @@ def test_kernel_equals_the_numpy_solver(R, r, spread, quadrants):
 
 
 # --------------------------------------------------------------------------------- models
-def torus_and_ellipsoid_model(backend):
+def torus_and_ellipsoid_model():
     """Two links (about ground's z, then the upper link's y) with a torus and an ellipsoid on the upper link:
     one path through the torus's hole to the lower link (tests/test_wrap_torus.py's), one over both."""
     b = ModelBuilder().add_coordinate("q1").add_coordinate("q2")
@@ -104,17 +104,19 @@ def torus_and_ellipsoid_model(backend):
     b.add_muscle("through", [("ground", (0.04, 0.005, -0.044)), ("lower", (-0.04, 0.003, -0.046))], wraps=[PathWrap(torus)])
     b.add_muscle("both", [("ground", (0.04, 0.005, -0.044)), ("lower", (0.0, 0.003, -0.08))],
                  wraps=[PathWrap(torus), PathWrap(ellipsoid)])
-    return b.build(backend)
+    return b.build()
 
 
 @needs_numba
-def test_torus_moment_arms_against_differences_and_the_numpy_routes_complex_steps():
-    model, reference = torus_model("compiled"), torus_model("numpy")
-    assert model.muscle_set.wrapping.tables is not None  # the compiled route, not the numpy fallback
+def test_torus_moment_arms_against_differences_and_the_reference():
+    model = torus_model()
+    assert model.muscle_set.wrapping.tables is not None  # the compiled kernel, not the vectorised fallback
     q = np.random.default_rng(3).uniform([-1.0, -0.6], [1.0, 0.6], (240, 2))
-    wrapped = reference.muscle_set.geometry(reference.kinematics(q, 0)).wrap.wrapped[:, 0]
+    geometry = model.muscle_set.geometry(model.kinematics(q, 0))  # the vectorised paths (numpy torus solver)
+    wrapped = geometry.wrap.wrapped[:, 0]
     assert 0.3 < wrapped.mean() < 0.95
-    assert np.abs(model.muscle_lengths(q) / reference.muscle_lengths(q) - 1).max() <= 1e-12
+    assert np.abs(model.muscle_lengths(q) / geometry.lengths - 1).max() <= 1e-12
+    literal = reference.moment_arms(model, q)[:, :, 0]  # Eq. 195 on the located paths, state by state
     R = model.moment_arms(q)[:, :, 0]
     scale = np.abs(R).max()
     h, checked = 1e-6, 0
@@ -126,25 +128,25 @@ def test_torus_moment_arms_against_differences_and_the_numpy_routes_complex_step
         assert np.abs(-central - R[:, k])[smooth].max() <= 1e-7 * scale
         assert (smooth & wrapped).sum() > 0.25 * len(q)
         checked += smooth.sum()
-        # the numpy route's complex step at every state (no stencil to cross a switch)
-        assert np.abs(-complex_step(reference.muscle_lengths, q, step)[:, 0] - R[:, k]).max() <= 1e-10 * scale
+        # the literal Eq. 195 at every state (no stencil to cross a switch)
+        assert np.abs(literal[:, k] - R[:, k]).max() <= 1e-10 * scale
     assert checked > 0.9 * 2 * len(q)
 
 
 @needs_numba
-def test_a_model_with_a_torus_and_an_ellipsoid_equals_the_numpy_route():
-    """All wrapped paths on the compiled route (before, one torus sent every path of the model through the
-    numpy route): the same lengths and moment arms as the numpy route's sweeps (12 states: its ellipsoid
-    sweeps take seconds per state)."""
-    model, reference = torus_and_ellipsoid_model("compiled"), torus_and_ellipsoid_model("numpy")
+def test_a_model_with_a_torus_and_an_ellipsoid_equals_the_vectorised_paths():
+    """All wrapped paths in the compiled kernel (before, one torus sent every path of the model through the
+    vectorised evaluation): the same lengths and moment arms as the vectorised sweeps of
+    :meth:`mbkron.muscles.paths.MuscleSet.geometry` (12 states: its ellipsoid sweeps take seconds per state)."""
+    model = torus_and_ellipsoid_model()
     assert model.muscle_set.wrapping.tables is not None
     q = np.random.default_rng(4).uniform([-1.0, -0.6], [1.0, 0.6], (12, 2))
-    kin = reference.kinematics(q, 1)
-    geometry = reference.muscle_set.geometry(kin)
+    kin = model.kinematics(q, 1)
+    geometry = model.muscle_set.geometry(kin)
     wrapped = geometry.wrap.wrapped
     assert wrapped[:, 0].sum() >= 4 and wrapped[:, 1].sum() >= 4 and wrapped[:, 2].sum() >= 4
     assert np.abs(model.muscle_lengths(q) / geometry.lengths - 1).max() <= 1e-12
-    R = reference.muscle_set.moment_arms(kin, geometry)
+    R = model.muscle_set.moment_arms(kin, geometry)
     assert np.abs(model.moment_arms(q) - R).max() <= 1e-10 * np.abs(R).max()
 
 

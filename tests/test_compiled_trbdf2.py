@@ -16,15 +16,14 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.backends import available_backends
+from mbkron.compiled.common import AVAILABLE
 from mbkron.compiled import trbdf2 as kernel
 from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
 MAIN_JOB = Path(__file__).resolve().parents[1] / "models" / "andrews_squeezer.toml"
 
-pytestmark = pytest.mark.skipif("compiled" not in available_backends(),
-                                reason="numba (the `fast` extra) is not installed")
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
 
 ROUND_OFF = 1e-10
 """Relative agreement of one step taken by the two from the same state: the same arithmetic up to the

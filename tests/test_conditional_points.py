@@ -1,6 +1,6 @@
 """Conditional path points (mbkron.muscles.conditions): the path is the polyline through the points
 active at each state. Lengths and moment arms against a polyline written out by hand in numpy (and
-its central differences), on every backend and batched over states with different active sets; the
+its central differences), batched over states with different active sets; the
 model file (reader, writer, model_differences); every ModelError; OpenSim 4.6 (if installed)."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.backends import available_backends
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.muscles import MovingPoint, PathPointCondition
@@ -23,8 +22,6 @@ from mbkron import reference
 from mbkron.reference.muscle_paths import attachment_sequence
 from mbkron.muscles.points import add_moving_point_bodies, point_condition
 
-BACKENDS = tuple(b for b in ("numpy", "compiled") if b in available_backends())
-"""The backends of this installation (``compiled`` needs numba, the ``fast`` extra)."""
 SHANK_OFFSET = np.array([0.0, -0.4, 0.0])
 KNEE_AXIS = np.array([0.2, 0.0, 1.0]) / np.hypot(0.2, 1.0)
 # (lo, hi) of the conditions, radians (degrees chosen so that the model file below states them exactly)
@@ -93,8 +90,8 @@ def add_muscles(b, moving=None, vas_range=C):
     return b
 
 
-def leg(backend="numpy"):
-    return add_muscles(builder()).build(backend)
+def leg():
+    return add_muscles(builder()).build()
 
 
 def grid():
@@ -117,53 +114,40 @@ def test_the_grid_has_every_combination_of_active_points():
     assert point.is_active(np.array([A[0] - 1e-12, A[0], A[1], A[1] + 1e-12])).tolist() == [False, True, True, False]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_lengths_equal_the_polyline_through_the_active_points(backend):
+def test_lengths_equal_the_polyline_through_the_active_points():
     q = grid()
     expected = np.array([reference_lengths(s) for s in q.reshape(-1, 2)]).reshape(q.shape[:-1] + (3,))
-    np.testing.assert_allclose(leg(backend).muscle_lengths(q), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(leg().muscle_lengths(q), expected, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_moment_arms_are_central_differences_of_the_active_polyline(backend):
-    model = leg(backend)
+def test_moment_arms_are_central_differences_of_the_active_polyline():
+    model = leg()
     away = [(-0.5, -1.5), (0.0, -1.0), (0.05, -0.2), (0.5, 0.4), (-0.05, -2.2), (0.3, -0.8)]
     for q in map(np.array, away):
         assert min(abs(q[1] - b) for b in KNEE_BOUNDS) > 1e-3 and min(abs(q[0] - b) for b in HIP_BOUNDS) > 1e-3
         np.testing.assert_allclose(model.moment_arms(q), reference_moment_arms(q), rtol=0, atol=1e-8)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_at_a_bound_the_moment_arms_are_those_of_the_set_active_there(backend):
-    model = leg(backend)
+def test_at_a_bound_the_moment_arms_are_those_of_the_set_active_there():
+    model = leg()
     for q in [np.array([0.3, k]) for k in KNEE_BOUNDS] + [np.array([h, -1.0]) for h in HIP_BOUNDS]:
         np.testing.assert_allclose(model.moment_arms(q), reference_moment_arms(q), rtol=0, atol=1e-8)
 
 
 def test_batched_states_with_different_active_sets_equal_states_one_by_one():
     q = grid()
-    for backend in BACKENDS:
-        model = leg(backend)
-        lengths, R = model.muscle_lengths(q), model.moment_arms(q)
-        for index in np.ndindex(q.shape[:-1]):
-            np.testing.assert_allclose(lengths[index], model.muscle_lengths(q[index]), rtol=0, atol=1e-15)
-            np.testing.assert_allclose(R[index], model.moment_arms(q[index]), rtol=0, atol=1e-15)
-
-
-def test_backends_agree():
-    q = np.concatenate([grid().reshape(-1, 2), np.random.default_rng(1).uniform((-1, -2.5), (1, 0.5), (40, 2))])
-    results = {backend: (leg(backend).muscle_lengths(q), leg(backend).moment_arms(q)) for backend in BACKENDS}
-    for backend in BACKENDS[1:]:
-        for a, b in zip(results[backend], results["numpy"]):
-            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    model = leg()
+    lengths, R = model.muscle_lengths(q), model.moment_arms(q)
+    for index in np.ndindex(q.shape[:-1]):
+        np.testing.assert_allclose(lengths[index], model.muscle_lengths(q[index]), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(R[index], model.moment_arms(q[index]), rtol=0, atol=1e-15)
 
 
 def test_muscle_forces_in_the_dynamics_use_the_active_path():
     q, qd, F = np.array([0.05, -0.2]), np.array([0.3, -0.1]), np.array([100.0, 50.0, 20.0])
-    for backend in BACKENDS:
-        model = leg(backend)
-        difference = model.inverse_dynamics(q, qd, np.zeros(2), muscle_forces=F) - model.inverse_dynamics(q, qd, np.zeros(2))
-        np.testing.assert_allclose(difference, -reference_moment_arms(q) @ F, rtol=0, atol=1e-6)
+    model = leg()
+    difference = model.inverse_dynamics(q, qd, np.zeros(2), muscle_forces=F) - model.inverse_dynamics(q, qd, np.zeros(2))
+    np.testing.assert_allclose(difference, -reference_moment_arms(q) @ F, rtol=0, atol=1e-6)
 
 
 def test_located_paths_keep_the_active_points_where_they_are():
@@ -201,15 +185,13 @@ def test_points_of_two_bodies_that_meet_name_both():
     meets = (0.1 * np.cos(0.5), -0.1 * np.sin(0.5), 0.0)  # at hip = 0.5 the thigh turns it onto (0.1, 0, 0)
     b.add_muscle("m", [("ground", (0.1, 0.0, 0.0)), ("ground", (0.2, 0.0, 0.0), PathPointCondition("hip", -1.0, 0.0)),
                        ("thigh", meets), ("shank", (0.0, -0.1, 0.0))])
-    for backend in BACKENDS:
-        model = b.build(backend)
-        model.moment_arms(np.array([-0.5, 0.0]))
-        with pytest.raises(ConfigurationError, match=r"muscle `m`: points 0 and 2 of its path coincide at q = \[0.5, 0.0\]"):
-            model.moment_arms(np.array([[-0.5, 0.0], [0.5, 0.0]]))
+    model = b.build()
+    model.moment_arms(np.array([-0.5, 0.0]))
+    with pytest.raises(ConfigurationError, match=r"muscle `m`: points 0 and 2 of its path coincide at q = \[0.5, 0.0\]"):
+        model.moment_arms(np.array([[-0.5, 0.0], [0.5, 0.0]]))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_coincident_conditional_points_are_one_point_while_both_are_active(backend):
+def test_coincident_conditional_points_are_one_point_while_both_are_active():
     """Issue 28: two ConditionalPathPoints at one place on one body (a valid OpenSim path) give a segment of
     length zero while both are active; it adds nothing (OpenSim sums the segments' lengths). Lengths equal the
     polyline through the active points written out by hand, moment arms its central differences, on each side
@@ -219,7 +201,7 @@ def test_coincident_conditional_points_are_one_point_while_both_are_active(backe
     b = builder()
     b.add_muscle("m", [("ground", (0.05, 0.1, 0.02)), ("thigh", place, first), ("thigh", place, second),
                        ("shank", (0.03, -0.05, 0.0))])
-    model = b.build(backend)
+    model = b.build()
 
     def length(q, at):
         hip, knee = q

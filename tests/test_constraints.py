@@ -253,10 +253,7 @@ def test_spatial_loop_closure(orientation):
     for solver in EXACT:
         bs = copy.deepcopy(b)  # the same coordinates and bodies, a group of its own
         bs.add_constraints(names[1:], [closure], solver, guess=guess)
-        # The Python solvers (numpy backend): generating the compiled step of a 6- or 5-unknown loop costs
-        # most of this test. The compiled step of these two loops is compared with the Python solver in
-        # tests/test_compiled_loops.py (`spatial_loop`).
-        models[solver] = bs.build(backend="numpy")
+        models[solver] = bs.build()
     f0 = models["lu"].joint_variables([f_star[0]], 0)[0]
     np.testing.assert_allclose(f0, f_star, atol=1e-12)
     q = np.array([f_star[0] + 0.05])

@@ -23,7 +23,6 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.backends import available_backends
 from mbkron.examples.andrews import andrews_squeezer
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
 
@@ -34,7 +33,7 @@ def _contracted(model, q, qd):
     return f, grad, np.einsum("...jkl,...k,...l->...j", hess, qd, qd)
 
 
-def _expression_model(backend: str) -> mbkron.Model:
+def _expression_model() -> mbkron.Model:
     """A chain whose joint variables are affine, sympy expressions of several coordinates, and functions
     of one coordinate (a cubic spline and a Fourier series)."""
     q0, q1, q2 = sympy.symbols("q0:3")
@@ -50,12 +49,11 @@ def _expression_model(backend: str) -> mbkron.Model:
         b.add_body(f"b{k}", parent="ground" if k == 0 else f"b{k - 1}", axis=(0.0, 0.0, 1.0) if k % 2 else (1.0, 0.0, 0.0),
                    variable=variable, offset=(0.2, 0.1, 0.0) if k else None, mass=1.0, com=(0.1, 0.0, 0.0),
                    inertia=np.diag([1e-2, 2e-2, 2e-2]))
-    return b.build(backend=backend)
+    return b.build()
 
 
-@pytest.mark.parametrize("backend", available_backends())
-def test_convective_terms_of_expressions_and_functions_equal_the_contracted_hessians(backend):
-    model = _expression_model(backend)
+def test_convective_terms_of_expressions_and_functions_equal_the_contracted_hessians():
+    model = _expression_model()
     assert model.joint_variable_map.providers  # the expressions and functions are providers, not affine rows
     rng = np.random.default_rng(4)
     for q, qd in [rng.uniform(-0.9, 0.9, (2, 3)), (rng.uniform(-0.9, 0.9, (4, 2, 3)), rng.uniform(-2, 2, (4, 2, 3))),
@@ -71,7 +69,7 @@ def test_convective_terms_of_expressions_and_functions_equal_the_contracted_hess
 
 @pytest.mark.parametrize("solver", ["lu", "finite_difference"])
 def test_convective_terms_of_a_constraint_group_equal_the_contracted_hessians(solver):
-    model = andrews_squeezer(solver).with_backend("numpy")
+    model = andrews_squeezer(solver)
     rng = np.random.default_rng(5)
     q = model.default_q + rng.uniform(-0.05, 0.05, (3, model.nq))
     qd = rng.uniform(-3.0, 3.0, (3, model.nq))

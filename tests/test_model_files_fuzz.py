@@ -46,10 +46,6 @@ from mbkron.io import dump_model, format_toml, model_differences, parse_model_fi
 from tests import fuzz_models
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-BACKEND = "numpy"
-"""The loader is what is fuzzed: every variant is built with the numpy backend (the compiled one would
-compile each mutated constraint group's generated code, seconds per variant; the backends are tested
-equal in tests/test_backends.py)."""
 SHIPPED = sorted(MODELS.glob("*.toml"))
 # Variants per shipped file in the test suite (about 3,000 in all, a minute of CPU time on 2 cores); campaigns of
 # tens of thousands run outside it (``python tests/test_model_files_fuzz.py --variants 20000``, see above)
@@ -267,7 +263,7 @@ def check_round_trip(model, label: str) -> None:
     A corrupted file can load as a mechanism that cannot be assembled at some of the coordinates
     that :func:`model_differences` samples; the reloaded model must then fail with the same error.
     """
-    again = parse_model_file(dump_model(model), "dumped.toml", backend=BACKEND).model
+    again = parse_model_file(dump_model(model), "dumped.toml").model
     try:
         differences = model_differences(model, again)
     except ConfigurationError as error:
@@ -284,14 +280,14 @@ def check_variants(path: Path, count: int, seed: int, sentinel: Path) -> dict[st
     rng = random.Random(f"{path.name}-{seed}")
     outcome = {"loaded": 0, "rejected": 0, "round_trips": 0}
     # The intact file, outside the guards: installed libraries warm up (lazy imports, numba's first kernel loads).
-    check_round_trip(parse_model_file(original, path.name, backend=BACKEND).model, f"{path.name} as shipped")
-    with no_code_execution():
+    check_round_trip(parse_model_file(original, path.name).model, f"{path.name} as shipped")
+    with no_code_execution(), fuzz_models.python_constraint_solver():
         for number in range(count):
             text = variant(original, document, rng, str(sentinel))
             label = f"{path.name} variant {number} (seed {seed})"
             try:
                 with hang_detector(HANG_SECONDS, label):
-                    model_file = parse_model_file(text, "fuzz.toml", backend=BACKEND)
+                    model_file = parse_model_file(text, "fuzz.toml")
                     outcome["loaded"] += 1
                     if outcome["loaded"] % ROUND_TRIP_EVERY == 0:
                         check_round_trip(model_file.model, label)

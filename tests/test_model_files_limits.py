@@ -27,7 +27,7 @@ def test_an_integer_literal_beyond_pythons_digit_limit_is_a_model_error_naming_t
     line = text.splitlines().index("[parameters]") + 2  # the new line right after [parameters]
     text = text.replace("[parameters]", "[parameters]\nhuge = " + "1" * 5000, 1)
     with pytest.raises(mbkron.ModelError) as error:
-        parse_model_file(text, "two_link_arm.toml", backend="numpy")
+        parse_model_file(text, "two_link_arm.toml")
     message = str(error.value)
     assert message.startswith("invalid model in two_link_arm.toml")
     assert f"(line {line})" in message and "more than 4,300 digits" in message
@@ -35,7 +35,7 @@ def test_an_integer_literal_beyond_pythons_digit_limit_is_a_model_error_naming_t
 
 def test_a_chain_of_thousands_of_parameters_is_evaluated_without_recursion():
     n = 5000  # deeper than Python's recursion limit: a recursive walk would fail
-    model_file = parse_model_file(parameter_chain_text(n), "chain.toml", backend="numpy")
+    model_file = parse_model_file(parameter_chain_text(n), "chain.toml")
     assert model_file.parameters["p1"] == 1.0
     assert model_file.parameters[f"p{n}"] == float(n)  # p_k = k, exactly in doubles
     assert model_file.model.body_records[0].mass == 1.0  # mass = p_n / n
@@ -44,7 +44,7 @@ def test_a_chain_of_thousands_of_parameters_is_evaluated_without_recursion():
 def test_a_parameter_cycle_in_a_long_chain_is_reported_once_with_its_members():
     text = parameter_chain_text(3000).replace("p1 = 1", 'p1 = "p3000 - 2999"')
     with pytest.raises(mbkron.ModelError) as error:
-        parse_model_file(text, "cycle.toml", backend="numpy")
+        parse_model_file(text, "cycle.toml")
     cycles = [p for p in error.value.problems if "cycle" in p]
     assert len(cycles) == 1 and cycles[0].startswith("parameters.p1: parameters depend on each other in a cycle: p1 → p3000")
 
@@ -52,14 +52,14 @@ def test_a_parameter_cycle_in_a_long_chain_is_reported_once_with_its_members():
 def test_an_unknown_name_in_a_formula_still_lists_the_names_of_the_file():
     text = TWO_LINK_ARM.read_text().replace('L1 = "0.188*height"', 'L1 = "0.188*heigth"')
     with pytest.raises(mbkron.ModelError) as error:
-        parse_model_file(text, "two_link_arm.toml", backend="numpy")
+        parse_model_file(text, "two_link_arm.toml")
     (problem,) = [p for p in error.value.problems if p.startswith("parameters.L1")]
     assert "unknown name `heigth`" in problem and "body_mass" in problem and "did you mean `height`?" in problem
 
 
 def test_a_2000_body_chain_loads_without_building_dense_body_masks():
     n = 2000
-    model = parse_model_file(chain_text(n), "chain.toml", backend="numpy").model
+    model = parse_model_file(chain_text(n), "chain.toml").model
     assert model.tree.nb == n and len(model.coordinates) == n
     assert "ancestor_or_self" not in model.tree.__dict__ and "joint_selection" not in model.tree.__dict__
     # the tip of a straight chain of 0.1 m links at q = 0 (offset of body k: 0.1 m along x)
@@ -85,7 +85,7 @@ def test_the_ancestor_masks_of_random_trees_match_walks_up_the_parent_links(seed
 def test_a_file_beyond_the_size_limit_is_refused_before_parsing():
     text = "# " + "x" * MAX_FILE_CHARACTERS + "\n"  # a 100,000-body tree is about 8 M characters
     with pytest.raises(mbkron.ModelError) as error:
-        parse_model_file(text, "huge.toml", backend="numpy")
+        parse_model_file(text, "huge.toml")
     assert f"the file has {len(text):,} characters" in str(error.value)
 
 
@@ -93,21 +93,18 @@ def test_too_many_bodies_are_refused_with_the_count_before_any_work():
     n = MAX_ENTRIES["bodies"] + 1
     text = "[coordinates.q]\n[bodies]\n" + "".join(f"b{k} = {{}}\n" for k in range(n))
     with pytest.raises(mbkron.ModelError) as error:
-        parse_model_file(text, "many.toml", backend="numpy")
+        parse_model_file(text, "many.toml")
     assert error.value.problems == [f"bodies: at least {n:,} entries; at most {n - 1:,} are read (see Limits in docs/model-format.md)"]
 
 
-@pytest.mark.parametrize("backend, refused", [("numpy", ["joint-variable map", "ancestor mask"]),
-                                              ("compiled", ["joint-variable map"])])
-def test_dense_matrices_beyond_the_limit_are_refused_with_their_size(monkeypatch, backend, refused):
-    if backend == "compiled":
-        pytest.importorskip("numba")
+def test_dense_matrices_beyond_the_limit_are_refused_with_their_size(monkeypatch):
+    refused = ["joint-variable map"]
     monkeypatch.setattr(builder_module, "MAX_DENSE_ENTRIES", 8)  # 3 x 3 = 9 entries exceed it
     model_builder = mbkron.ModelBuilder()
     for k in range(3):
         model_builder.add_coordinate(f"q{k}").add_body(f"b{k}", axis=(0, 0, 1), variable=f"q{k}")
     with pytest.raises(mbkron.ModelError) as error:
-        model_builder.build(backend)
+        model_builder.build()
     problems = error.value.problems
     assert len(problems) == len(refused)
     for problem, what in zip(problems, refused):
@@ -119,6 +116,6 @@ def test_an_oversized_file_on_disk_is_refused_without_reading_it_all(tmp_path):
     with path.open("wb") as file:
         file.truncate(64 * MAX_FILE_CHARACTERS)  # 256 MiB of zero bytes (sparse): only the first 16 MiB + 1 are read
     with pytest.raises(mbkron.ModelError) as error:
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
     assert error.value.problems == [f"the file has more than {4 * MAX_FILE_CHARACTERS:,} bytes; model files of at most "
                                     f"{MAX_FILE_CHARACTERS:,} characters are read (see Limits in docs/model-format.md)"]

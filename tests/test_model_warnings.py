@@ -44,7 +44,7 @@ def _build(inertia) -> mbkron.Model:
     builder.add_coordinate("q")
     builder.add_body("upper", parent="ground", joint="revolute", axis=(0, 0, 1), variable="q", mass=1.0,
                      inertia=inertia)
-    return builder.build("numpy")
+    return builder.build()
 
 
 def test_the_warning_is_public_and_a_user_warning():
@@ -94,12 +94,12 @@ def test_a_model_file_names_the_file_and_warns_once_per_body(tmp_path):
     path = tmp_path / "box.toml"
     path.write_text(FILE.format(inertia="[0.001, 0.002, 0.01]"))
     with pytest.warns(mbkron.ModelWarning) as caught:
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
     assert [str(r.message).split(": the principal")[0] for r in caught] == [f"{path}: body `lid`"]
     path.write_text(FILE.format(inertia="[0.001, 0.002, 0.0025]"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", mbkron.ModelWarning)
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
 
 
 def test_the_command_line_prints_it_as_one_line(tmp_path):
@@ -117,5 +117,5 @@ def test_the_command_line_prints_it_as_one_line(tmp_path):
 @pytest.mark.parametrize("name, bodies", [("leg6dof9musc", ["toes_r"]), ("shoulder_rhythm", ["clavicle", "scapula"])])
 def test_the_shipped_models_that_carry_their_sources_unphysical_bodies_say_so(name, bodies):
     with pytest.warns(mbkron.ModelWarning) as caught:
-        mbkron.load_model(ROOT / "models" / f"{name}.toml", backend="numpy")
+        mbkron.load_model(ROOT / "models" / f"{name}.toml")
     assert [str(r.message).split("body `")[1].split("`")[0] for r in caught] == bodies

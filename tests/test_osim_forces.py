@@ -17,7 +17,6 @@ import pytest
 
 import mbkron
 from mbkron import cli
-from mbkron.backends import available_backends
 from mbkron.core.errors import ModelError
 from mbkron.dynamics.loads import CoordinateLimitForce, SpringDamper, coordinate_limit_force
 from mbkron.io import dump_model, model_differences, parse_model_file
@@ -25,7 +24,6 @@ from mbkron.io.osim import read_osim
 from mbkron.muscles.springs import PathSpring
 from validation.opensim import compare_forces
 
-BACKENDS = [b for b in ("numpy", "compiled") if b in available_backends()]
 DATA = compare_forces.DATA
 
 
@@ -57,7 +55,7 @@ def test_coordinate_limit_force_in_each_region():
     np.testing.assert_allclose(coordinate_limit_force(load, q, qd), expected, rtol=1e-14, atol=1e-14)
 
 
-def _slider_model(loads, backend):
+def _slider_model(loads):
     """A body sliding along x (coordinate s) with a point at the origin; or rotating about z (angle a)."""
     b = mbkron.ModelBuilder("slider", gravity=(0, -9.81, 0))
     b.add_coordinate("s", range=(-1, 1)).add_coordinate("a", range=(-3, 3))
@@ -67,17 +65,16 @@ def _slider_model(loads, backend):
                inertia=(0.01, 0.02, 0.03))
     for load in loads:
         b.add_load(load)
-    return b.build(backend=backend)
+    return b.build()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_path_spring_on_a_rotating_arm_in_closed_form(backend):
+def test_path_spring_on_a_rotating_arm_in_closed_form():
     """Ground point (D, 0, 0) to the arm's point (r, 0, 0) on a cart at s: with x = s + r cos a,
     y = r sin a, L = √((x − D)² + y²); the generalized force is −∂L/∂q · T with
     T = k max(L − L₀, 0)(1 + d L̇), zero when slack."""
     D, r, k, rest, d = 1.5, 0.4, 300.0, 1.0, 0.2
     spring = PathSpring("band", (("ground", (D, 0.0, 0.0)), ("arm", (r, 0.0, 0.0))), k, rest, d)
-    model = _slider_model([spring], backend)
+    model = _slider_model([spring])
     q = np.array([[0.1, 0.7], [-0.3, 2.0], [0.4, 0.2], [0.0, 3.0]])
     qd = np.array([[0.5, -1.0], [1.0, 2.0], [-0.3, 0.4], [2.0, -3.0]])
     s, a = q.T
@@ -90,14 +87,13 @@ def test_path_spring_on_a_rotating_arm_in_closed_form(backend):
     np.testing.assert_allclose(model.applied_forces(q, qd), -dL * tension[:, None], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_the_model_loads_enter_every_dynamics_function(backend):
+def test_the_model_loads_enter_every_dynamics_function():
     """``inverse_dynamics`` subtracts the loads' generalized forces, ``forward_dynamics`` adds them
-    (``M q̈ = G + Q − N q̇``), with either backend."""
+    (``M q̈ = G + Q − N q̇``)."""
     loads = [CoordinateLimitForce("a", 50.0, 0.3, 20.0, -0.3, 0.1, 2.0),
              PathSpring("band", (("ground", (1.5, 0.2, 0.0)), ("cart", (0.0, 0.1, 0.0)), ("arm", (0.4, 0.0, 0.0))),
                         300.0, 1.0, 0.2)]
-    model = _slider_model(loads, backend)
+    model = _slider_model(loads)
     rng = np.random.default_rng(3)
     q, qd, qdd = rng.uniform(-1, 1, (6, 2)), rng.normal(size=(6, 2)), rng.normal(size=(6, 2))
     Q = model.applied_forces(q, qd)
@@ -333,14 +329,13 @@ def test_wrapped_path_springs_follow_the_wrapping_option(tmp_path):
 
 
 # ---------------------------------------------------------------------- agreement with OpenSim 4.6
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", compare_forces.MODELS)
-def test_generalized_forces_agree_with_opensim(name, backend, tmp_path):
+def test_generalized_forces_agree_with_opensim(name, tmp_path):
     """Each element's generalized force equals OpenSim's (stored by compare_forces) to 1e-9 relative."""
     data = json.loads((DATA / f"forces_{name}.json").read_text())
     path = _stored(name, tmp_path)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == data["sha256"]
-    found = compare_forces.deviations(data, path, backend)
+    found = compare_forces.deviations(data, path)
     assert len(found) == {"forces": 6}.get(name, 1)
     assert max(found.values()) < 1e-9, found
 

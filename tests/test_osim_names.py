@@ -37,7 +37,7 @@ def wrist_path(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def wrist(wrist_path):
-    return read_model_file(wrist_path, backend="numpy")
+    return read_model_file(wrist_path)
 
 
 def test_the_stored_data_has_a_name_that_is_not_an_identifier():
@@ -75,10 +75,10 @@ def test_convert_and_load_keeps_the_names(wrist, wrist_path, tmp_path):
     assert main(["convert", str(wrist_path), "-o", str(output)]) == 0
     text = output.read_text()
     assert "[muscles.ECU_pre-surgery]" in text and "ECU_pre_surgery" not in text
-    converted = read_model_file(output, backend="numpy").model
+    converted = read_model_file(output).model
     assert list(converted.muscles) == WRIST["muscles"]
     assert model_differences(wrist.model, converted) == []
-    again = parse_model_file(dump_model(converted), backend="numpy").model  # the model's own writer, too
+    again = parse_model_file(dump_model(converted)).model  # the model's own writer, too
     assert list(again.muscles) == WRIST["muscles"]
 
 
@@ -87,8 +87,8 @@ def test_a_muscle_name_that_needs_quotes_round_trips(tmp_path):
     builder = ModelBuilder().add_coordinate("q1")
     builder.add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
     builder.add_muscle(name, [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])
-    model = builder.build("numpy")
-    read = parse_model_file(dump_model(model), backend="numpy").model
+    model = builder.build()
+    read = parse_model_file(dump_model(model)).model
     assert read.muscles == (name,)
     # independently: the length is the distance between the points at q1 = 0
     np.testing.assert_allclose(read.muscle_lengths([0.0]), [np.hypot(0.5, 0.1)], rtol=1e-15)
@@ -99,7 +99,7 @@ def test_a_muscle_name_must_be_printable():
     builder.add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
     builder.add_muscle("bad\nname", [("ground", (0.0, 0.1, 0.0)), ("link", (0.5, 0.0, 0.0))])
     with pytest.raises(ModelError, match="must be a non-empty string of printable characters"):
-        builder.build("numpy")
+        builder.build()
 
 
 # ---------------------------------------------------------------------- coordinates
@@ -126,8 +126,8 @@ def renamed(tmp_path_factory):
     (folder / "renamed.osim").write_text(rename_coordinate(text, "b", OPENSIM_NAME))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return (mbkron.load_model(folder / "multi.osim", backend="numpy"),
-                read_model_file(folder / "renamed.osim", backend="numpy"), folder)
+        return (mbkron.load_model(folder / "multi.osim"),
+                read_model_file(folder / "renamed.osim"), folder)
 
 
 def test_a_coordinate_keeps_its_opensim_name(renamed):
@@ -150,12 +150,12 @@ def test_the_model_file_keeps_a_coordinates_opensim_name(renamed, tmp_path):
     assert main(["convert", str(folder / "renamed.osim"), "-o", str(output)]) == 0
     text = output.read_text()
     assert f'name = "{OPENSIM_NAME}"' in text
-    for read in (read_model_file(output, backend="numpy").model,
-                 parse_model_file(dump_model(model_file.model), backend="numpy").model):
+    for read in (read_model_file(output).model,
+                 parse_model_file(dump_model(model_file.model)).model):
         assert [c.label for c in read.coordinate_records] == [c.label for c in model_file.model.coordinate_records]
         assert OPENSIM_NAME in [c.label for c in read.coordinate_records]
         assert model_differences(model_file.model, read) == []
-    unnamed = parse_model_file(dump_model(model_file.model).replace(f'name = "{OPENSIM_NAME}"\n', ""), backend="numpy")
+    unnamed = parse_model_file(dump_model(model_file.model).replace(f'name = "{OPENSIM_NAME}"\n', ""))
     assert model_differences(model_file.model, unnamed.model) == [
         f"coordinate `b_1`: `original_name` {OPENSIM_NAME!r} vs ''"]
 
@@ -168,7 +168,7 @@ def test_the_model_file_keeps_a_coordinates_opensim_name(renamed, tmp_path):
 def test_a_bad_coordinate_name_field_is_reported(value, message):
     text = f"[coordinates.q1]\nname = {value}\n[bodies.link]\naxis = [0, 0, 1]\nvariable = \"q1\"\nmass = 1.0\n"
     with pytest.raises(ModelError) as error:
-        parse_model_file(text, "x.toml", backend="numpy")
+        parse_model_file(text, "x.toml")
     assert message in str(error.value)
 
 
@@ -177,7 +177,7 @@ def test_an_original_name_may_not_be_another_coordinates_name():
     builder.add_body("l1", axis=(0, 0, 1), variable="a", mass=1.0)
     builder.add_body("l2", parent="l1", axis=(0, 0, 1), variable="b", mass=1.0)
     with pytest.raises(ModelError, match="`original_name` `a` is already another coordinate's name"):
-        builder.build("numpy")
+        builder.build()
 
 
 def test_storage_columns_by_the_opensim_name(renamed, tmp_path):
@@ -192,7 +192,7 @@ def test_storage_columns_by_the_opensim_name(renamed, tmp_path):
 
 
 def test_a_missing_coordinate_is_named_with_the_file(tmp_path):
-    model = mbkron.load_model(Path(__file__).resolve().parents[1] / "models" / "two_link_arm.toml", backend="numpy")
+    model = mbkron.load_model(Path(__file__).resolve().parents[1] / "models" / "two_link_arm.toml")
     path = tmp_path / "walk_IK.mot"
     path.write_text("Coordinates\nversion=1\nnRows=1\nnColumns=2\ninDegrees=no\nendheader\ntime\talpha1\n0\t0.5\n")
     with pytest.raises(StorageError) as error:

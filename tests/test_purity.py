@@ -13,7 +13,6 @@ import threading
 import numpy as np
 import pytest
 
-from mbkron.backends import available_backends
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import five_bar, four_bar
 
@@ -24,31 +23,28 @@ MODELS = {
     "andrews": (lambda: andrews_squeezer("lu", "expressions"), np.array([INITIAL["beta"] + 0.4]),
                 lambda rng: INITIAL["beta"] + rng.uniform(-1.0, 2.0, (800, 1))),
 }
-BACKENDS = list(available_backends())
 
 
 def _equal(a, b) -> bool:
     return all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(MODELS))
-def test_results_do_not_depend_on_history(name, backend):
+def test_results_do_not_depend_on_history(name):
     factory, q_star, others = MODELS[name]
-    model = factory().with_backend(backend)
+    model = factory()
     before = model.joint_variables(q_star, 2)
     for q in others(np.random.default_rng(1)):  # 800 evaluations at other states
         model.joint_variables(q, 2)
     after = model.joint_variables(q_star, 2)
     assert _equal(before, after)
-    assert _equal(before, factory().with_backend(backend).joint_variables(q_star, 2))  # a fresh model agrees too
+    assert _equal(before, factory().joint_variables(q_star, 2))  # a fresh model agrees too
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(MODELS))
-def test_threads_sharing_one_model_get_the_serial_results(name, backend):
+def test_threads_sharing_one_model_get_the_serial_results(name):
     factory, _, others = MODELS[name]
-    model = factory().with_backend(backend)
+    model = factory()
     states = others(np.random.default_rng(2))[:150]
     serial = [model.joint_variables(q, 2) for q in states]
     results: dict[int, list] = {}
@@ -88,5 +84,4 @@ def test_a_workspace_belongs_to_its_model():
     four, five = four_bar("lu"), five_bar("projection")
     with pytest.raises(ValueError, match="`workspace` belongs to another model"):
         five.joint_variables(np.array([1.2, 1.7]), 2, workspace=four.workspace())
-    other_backend = four.with_backend("numpy")  # the same model evaluated differently: its workspace fits
-    other_backend.mass_matrix(np.array([0.7]), workspace=four.workspace())
+    four.mass_matrix(np.array([0.7]), workspace=four.workspace())  # its own workspace fits

@@ -1,5 +1,5 @@
 """Wrapped paths in the dissertation as written (`mbkron.reference`): the literal Eq. 193/195 on the polyline through the tangent points
-held in their wrap bodies (`MuscleSet.located_paths`), against the numpy route's exact moment arms (two links with
+held in their wrap bodies (`MuscleSet.located_paths`), against the engine's exact moment arms (two links with
 cylinder, sphere, ground-fixed, moving-point and conditional-point paths; Rajagopal2016 at random poses) and
 against one-sided differences of the wrapped length within 1e-6 of engagement."""
 
@@ -16,11 +16,11 @@ from mbkron.reference.muscle_paths import attachment_sequence, moment_arms_eq193
 from mbkron.muscles.points import MovingPoint
 from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
 from mbkron.muscles.wrapping import PathWrap, WrapSphere
-from tests.test_wrapping import arm_builder, engagements, forward, needs_numba
+from tests.test_wrapping import arm_builder, engagements, forward
 from validation.opensim.compare_wrapping import model_text
 
 
-def arm_model(backend: str = "numpy"):
+def arm_model():
     """tests/test_wrapping.py's two links (shoulder about z, elbow about the upper link's y; a cylinder on the
     upper link, a sphere on the lower one; a one-wrap, a two-wrap and a ranged path), plus a path over a
     ground-fixed sphere and a wrapped path with a moving point and a conditional point."""
@@ -33,7 +33,7 @@ def arm_model(backend: str = "numpy"):
                              MovingPoint("lower", (0.2 + 0.02 * sympy.sin(q2), 0.01, 0.03 + 0.01 * q2)),
                              ("lower", (0.3, 0.0, 0.01))],
                  wraps=[PathWrap(cylinder, (1, 3))])
-    return b.build(backend)
+    return b.build()
 
 
 def assert_equal_moment_arms(R, reference):
@@ -43,9 +43,8 @@ def assert_equal_moment_arms(R, reference):
     assert np.all(np.abs(R - reference) <= 1e-12 * scale)
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("compiled", marks=needs_numba)])
-def test_reference_moment_arms_equal_the_engine_with_wraps_engaged_and_not(backend):
-    model = arm_model(backend)
+def test_reference_moment_arms_equal_the_engine_with_wraps_engaged_and_not():
+    model = arm_model()
     q = np.random.default_rng(17).uniform(-2.5, 2.5, (60, 2))
     wrapped = model.muscle_set.geometry(model.kinematics(q, 0)).wrap.wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
@@ -93,17 +92,17 @@ def test_reference_moment_arms_within_1e_6_of_engagement_are_one_sided_derivativ
         assert np.abs(reference.moment_arms(model, b)[:, muscle] - reference.moment_arms(model, a)[:, muscle]).max() < 1e-7
 
 
-def test_reference_moment_arms_equal_the_numpy_route_on_rajagopal(tmp_path):
+def test_reference_moment_arms_equal_the_engine_on_rajagopal(tmp_path):
     path = tmp_path / "Rajagopal2016.osim"
     path.write_text(model_text("Rajagopal2016"))
-    model = mbkron.load_model(path, backend="numpy")
+    model = mbkron.load_model(path)
     rng = np.random.default_rng(29)
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
     q = rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0), (30, model.nq))
     kin = model.kinematics(q, 1)
     wrapped = model.muscle_set.geometry(kin).wrap.wrapped
     assert 0.2 < wrapped.mean() < 0.8  # wraps engaged and not
-    # the reference's R (Eq. 195, state by state) on the numpy backend's kinematics: its own Kronecker
+    # the reference's R (Eq. 195, state by state) on the engine's kinematics: its own Kronecker
     # recursion (Eq. 74/77, 89) over Rajagopal's 39 coordinates takes seconds per state (tests/test_reference.py
     # proves the kinematics equal)
-    assert_equal_moment_arms(reference.moment_arms(model, q, kin), model.muscle_set.moment_arms(kin))
+    assert_equal_moment_arms(reference.moment_arms(model, q, kin), model.moment_arms(q))

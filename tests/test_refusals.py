@@ -61,7 +61,7 @@ def test_a_model_file_without_bodies_is_refused_at_load():
 
 def test_a_builder_without_bodies_is_refused():
     with pytest.raises(ModelError, match="the model has no bodies"):
-        ModelBuilder("empty").add_coordinate("q").build("numpy")
+        ModelBuilder("empty").add_coordinate("q").build()
 
 
 def test_an_osim_model_without_bodies_is_refused(tmp_path):
@@ -70,7 +70,7 @@ def test_an_osim_model_without_bodies_is_refused(tmp_path):
                     '<Ground name="ground"/><BodySet><objects/></BodySet><JointSet><objects/></JointSet></Model>'
                     '</OpenSimDocument>')
     with pytest.raises(ModelError, match="the model has no bodies"):
-        mbkron.load_model(path, backend="numpy")
+        mbkron.load_model(path)
 
 
 # ---------------------------------------------------------------------- item 9: long names elided
@@ -153,7 +153,7 @@ def test_an_infinite_coordinate_of_an_explicit_model_is_a_configuration_error_wi
 
     from mbkron.core.errors import ConfigurationError
 
-    model = mbkron.load_model(ARM, backend="numpy")
+    model = mbkron.load_model(ARM)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ConfigurationError, match=r"`q` must be finite .*got -?inf at index \(0,\) of \[-?inf, 0\.0\]"):

@@ -205,7 +205,7 @@ def test_shape_problems():
 
 
 # ----------------------------------------------------------------------------- moment arms
-def torus_model(backend: str = "numpy"):
+def torus_model():
     """Two links (about ground's z, then the upper link's y) with a torus on the upper link, turned,
     and a path from ground through its hole to the lower link (wraps at most poses, not at all)."""
     b = ModelBuilder().add_coordinate("q1").add_coordinate("q2")
@@ -214,7 +214,7 @@ def torus_model(backend: str = "numpy"):
     torus = WrapTorus(name="ring", body="upper", translation=(0.1, 0.0, 0.0), xyz_body_rotation=(0.1, np.pi / 2 + 0.2, 0.3),
                       inner_radius=0.01, outer_radius=0.05)
     b.add_muscle("through", [("ground", (0.04, 0.005, -0.044)), ("lower", (-0.04, 0.003, -0.046))], wraps=[PathWrap(torus)])
-    return b.build(backend)
+    return b.build()
 
 
 def test_moment_arms_against_differences_at_random_poses():
@@ -245,7 +245,7 @@ def test_model_file_round_trip_and_errors():
     text = dump_model(model)
     assert re.search(r'\[wraps\.ring\]\nkind = "torus"\n.*inner_radius = 0\.01\nouter_radius = 0\.05', text, re.S)
     q = np.random.default_rng(4).uniform(-0.5, 0.5, (20, 2))
-    assert np.abs(parse_model_file(text).model.with_backend("numpy").muscle_lengths(q) - model.muscle_lengths(q)).max() == 0.0
+    assert np.abs(parse_model_file(text).model.muscle_lengths(q) - model.muscle_lengths(q)).max() == 0.0
     with pytest.raises(ModelError, match=r"wraps\.ring: `outer_radius` must be greater than `inner_radius`"):
         parse_model_file(text.replace("outer_radius = 0.05", "outer_radius = 0.005"))
 

@@ -1,6 +1,6 @@
 """Wrapping surfaces (sphere, cylinder): closed-form lengths, tangency, minimality, OpenSim's quadrant
-rules, and exact moment arms against finite differences and complex steps of the length (incl. poses
-within 1e-6 of engagement)."""
+rules, and exact moment arms against finite differences of the length and the literal Eq. 195
+(:mod:`mbkron.reference`; incl. poses within 1e-6 of engagement)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from mbkron import reference
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
@@ -198,11 +199,11 @@ def test_quadrant_of_the_sphere_takes_the_long_arc_when_told():
 
 
 # ----------------------------------------------------------------------------------- paths
-def arm_model(backend: str = "numpy"):
+def arm_model():
     """Two links (shoulder about z, elbow about the upper link's y) with a cylinder on the upper link
     and a sphere on the lower one: a one-wrap, a two-wrap (cylinder then sphere, over 3 points) and a
     ranged path."""
-    return arm_builder()[0].build(backend)
+    return arm_builder()[0].build()
 
 
 def arm_builder() -> tuple:
@@ -234,13 +235,13 @@ def forward(f, q, direction, h=1e-4):
     return (-25 * values[0] + 48 * values[1] - 36 * values[2] + 16 * values[3] - 3 * values[4]) / (12 * h)
 
 
-def test_moment_arms_against_differences_and_complex_steps_at_random_poses():
+def test_moment_arms_against_differences_and_the_reference_at_random_poses():
     model = arm_model()
     rng = np.random.default_rng(7)
     q = rng.uniform(-2.5, 2.5, (240, 2))
     R = model.moment_arms(q)
-    for k, e in enumerate(np.eye(2)):  # complex steps: at every pose (no stencil to cross a switch)
-        assert np.abs(-complex_step(model.muscle_lengths, q, e) - R[:, k, :]).max() < 1e-9
+    # the literal Eq. 195 on the located paths (mbkron.reference): at every pose (no stencil to cross a switch)
+    assert np.abs(reference.moment_arms(model, q) - R).max() < 1e-9
     ms = model.muscle_set
     wrapped = ms.geometry(model.kinematics(q, 0)).wrap.wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
@@ -294,21 +295,12 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
             arms = model.moment_arms(start)[:, 0]
             one_sided = forward(lambda x: model.muscle_lengths(x)[..., 0], start, side * direction)
             assert abs(-one_sided - side * direction @ arms) < 1e-9
-        # complex steps along both coordinates, 1e-6 from the engagement and at it (a, b: the bisection's last pair)
+        # the literal Eq. 195 (mbkron.reference), 1e-6 from the engagement and at it (a, b: the bisection's last pair)
         near = np.array([a - 1e-6 * direction, a, b, b + 1e-6 * direction])
-        steps = np.stack([complex_step(model.muscle_lengths, near, e)[:, 0] for e in np.eye(2)], axis=-1)
         arms = model.moment_arms(near)[..., 0]
-        assert np.abs(-steps - arms).max() < 1e-9
+        assert np.abs(reference.moment_arms(model, near)[..., 0] - arms).max() < 1e-9
         # C¹: the exact moment arms just inside and just outside agree
         assert np.abs(arms[2] - arms[1]).max() < 1e-7
-
-
-@needs_numba
-def test_compiled_backend_and_several_wraps_agree_with_numpy():
-    numpy_model, compiled_model = arm_model("numpy"), arm_model("compiled")
-    q = np.random.default_rng(3).uniform(-2.5, 2.5, (50, 2))
-    assert np.abs(compiled_model.muscle_lengths(q) - numpy_model.muscle_lengths(q)).max() < 1e-15
-    assert np.abs(compiled_model.moment_arms(q) - numpy_model.moment_arms(q)).max() < 1e-15
 
 
 def test_ranged_wrap_acts_on_its_segment_only():
@@ -334,11 +326,9 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
         assert expected in text
 
 
-@pytest.mark.parametrize("backend", [pytest.param("compiled", marks=needs_numba)])
-def test_complex_steps_need_the_numpy_backend_and_explicit_joint_variables(backend):
-    model = arm_model(backend)
-    with pytest.raises(TypeError, match=r"`q` is complex \(a complex step\): the '\w+' backend takes real q only; use "
-                                        r"model.with_backend\(\"numpy\"\)"):
+def test_complex_q_is_refused_and_complex_joint_variables_need_explicit_ones():
+    model = arm_model()
+    with pytest.raises(TypeError, match=r"`q` must be real .*imaginary parts would be lost"):
         model.muscle_lengths(np.zeros(2) + 1j * COMPLEX_STEP)
 
     class Solved(JointVariableProvider):  # as a constraint solver: no complex evaluation

@@ -1,6 +1,6 @@
 """Wrapping in imported models: OpenSim import, model files, agreement with OpenSim 4.6 (stored data of
 ``validation/opensim/compare_wrapping.py``), C¹ through engagement on arm26's cylinder sweeps, and the moment
-arms against differences and complex steps of the lengths."""
+arms against differences of the lengths and the literal Eq. 195 (:mod:`mbkron.reference`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import mbkron
+from mbkron import reference
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
-from tests.test_wrapping import complex_step
-from validation.opensim.compare_wrapping import (ARM26_STRIDE, EXCEPTIONS, SWEEPS, continuous, mbkron_side, model_text,
+from validation.opensim.compare_wrapping import (ARM26_STRIDE, EXCEPTIONS, SWEEPS, continuous, model_text,
                                                   sweep_states)
 
 DATA = Path(__file__).parent / "data"
@@ -34,7 +34,7 @@ def models(tmp_path_factory):
         path.write_text(model_text(name))
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # importing wraps warns about nothing
-            out[name] = mbkron.load_model(path, backend="numpy")
+            out[name] = mbkron.load_model(path)
     return out
 
 
@@ -45,33 +45,21 @@ def test_rajagopal_imports_its_42_wrapped_paths_and_round_trips_through_a_model_
     assert {type(w.surface).__name__ for m in wrapping.muscles for w in model.muscle_set.paths[m].wraps} == {"WrapCylinder"}
     text = dump_model(model)
     assert "[wraps.Gastroc_at_condyles_r]" in text and 'quadrant = "-y"' in text
-    again = parse_model_file(text, backend="numpy").model
+    again = parse_model_file(text).model
     assert model_differences(model, again) == []
     assert model_differences(model, models["arm26_cylinders"]) != []
 
 
-@needs_numba
-def test_compiled_kernel_agrees_with_the_numpy_route_on_rajagopal(models, tmp_path):
-    path = tmp_path / "Rajagopal2016.osim"
-    path.write_text(model_text("Rajagopal2016"))
-    compiled = mbkron.load_model(path, backend="compiled")
+def test_rajagopal_moment_arms_against_differences_and_the_reference_at_200_poses(models):
     model = models["Rajagopal2016"]
-    rng = np.random.default_rng(2)
-    q = np.tile([c.default for c in model.coordinate_records], (5, 1)) + rng.normal(0, 0.3, (5, model.nq))
-    assert np.abs(compiled.muscle_lengths(q) - model.muscle_lengths(q)).max() < 1e-14
-    kin = model.kinematics(q, 1)
-    numpy_R = model.muscle_set.moment_arms(kin)  # (model.moment_arms would be the same, slower)
-    assert np.abs(compiled.moment_arms(q) - numpy_R).max() < 1e-12
-
-
-def test_rajagopal_moment_arms_against_differences_and_complex_steps_at_200_poses(models):
-    numpy_model = models["Rajagopal2016"]  # complex steps: the numpy route
-    model = numpy_model.with_backend("compiled" if AVAILABLE else "numpy")  # (they agree: test above)
     wrapped = model.muscle_set.wrapping.muscles
     rng = np.random.default_rng(8)
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
     q = rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0), (200, model.nq))
     R = model.moment_arms(q)[..., wrapped]
+    # the literal Eq. 195 on the located paths, state by state (on the engine's kinematics, which
+    # tests/test_reference.py holds to the reference's): at every pose (no stencil to cross a switch)
+    literal = reference.moment_arms(model, q, model.kinematics(q, 1))[..., wrapped]
     h, checked = 2e-5, 0
     for name in ("hip_flexion_r", "hip_adduction_r", "hip_rotation_r", "knee_angle_r", "ankle_angle_r"):
         k = list(model.coordinates).index(name)
@@ -84,27 +72,23 @@ def test_rajagopal_moment_arms_against_differences_and_complex_steps_at_200_pose
         smooth = np.abs((L[3] - L[0]) / (4 * h) - (L[2] - L[1]) / (2 * h)) < 1e-6
         assert np.abs(-difference - R[:, k, :])[smooth].max() < 1e-9
         checked += smooth.sum()
-        # complex steps: at every pose (no stencil to cross a switch)
-        assert np.abs(-complex_step(numpy_model.muscle_lengths, q, step / h)[..., wrapped] - R[:, k, :]).max() < 1e-9
+        assert np.abs(literal[:, k, :] - R[:, k, :]).max() < 1e-9
     assert checked > 0.9 * 5 * 200 * len(wrapped)
 
 
-def test_arm26_with_its_ellipsoids_moment_arms_against_complex_steps(tmp_path):
-    """The complex step through the ellipsoid's geodesics (numpy route) at random poses with the shoulder below
-    0.3 rad, where BIClong wraps over `BIClonghh`. (TRIlong wraps over `TRIlonghh` at higher elevations, where the
-    sweeps of its three wraps re-solve the ellipsoid up to 100 times: 10–100 s per pose by numpy, too slow for the
-    suite; measured separately, docs/wrapping.md.)"""
+def test_arm26_with_its_ellipsoids_moment_arms_against_the_reference(tmp_path):
+    """The literal Eq. 195 on the located paths (:mod:`mbkron.reference`: the tangent points of the ellipsoid's
+    geodesics in their wrap body) at random poses with the shoulder below 0.3 rad, where BIClong wraps over
+    `BIClonghh`, against the engine's R."""
     path = tmp_path / "arm26.osim"
     path.write_bytes(gzip.decompress((DATA / "osim" / "arm26.osim.gz").read_bytes()))
-    model = mbkron.load_model(path, backend="numpy")
+    model = mbkron.load_model(path)
     ms = model.muscle_set
     q = np.random.default_rng(26).uniform([-1.2, 0.0], [0.3, 2.27], (10, 2))
     kin = model.kinematics(q, 1)
     geometry = ms.geometry(kin)
     assert geometry.wrap.wrapped[:, ms.wrapping.wrap_names.index("BIClonghh")].all()
-    R = ms.moment_arms(kin, geometry)  # = model.moment_arms(q)
-    for k, e in enumerate(np.eye(2)):
-        assert np.abs(-complex_step(model.muscle_lengths, q, e) - R[:, k]).max() < 1e-9
+    assert np.abs(reference.moment_arms(model, q, kin) - model.moment_arms(q)).max() < 1e-9
 
 
 @needs_numba
@@ -114,11 +98,11 @@ def test_arm26_with_its_ellipsoids_moment_arms_against_differences_at_200_poses(
     docs/wrapping.md); one pose (130) is in the band where TRIlong's sweeps need the ellipsoids the short way."""
     path = tmp_path / "arm26.osim"
     path.write_text(model_text("arm26"))
-    model = mbkron.load_model(path, backend="compiled")
+    model = mbkron.load_model(path)
     wrapped = model.muscle_set.wrapping.muscles
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
     q = np.random.default_rng(26).uniform(low, high, (200, model.nq))
-    flags = model.with_backend("numpy").muscle_set.geometry(model.kinematics(q[:6], 0)).wrap.wrapped
+    flags = model.muscle_set.geometry(model.kinematics(q[:6], 0)).wrap.wrapped
     assert flags[:, [model.muscle_set.wrapping.wrap_names.index(n) for n in ("BIClonghh", "TRIlonghh")]].any(axis=0).all()
     assert 2.018 < q[130, 0] < 2.046
     R = model.moment_arms(q)[..., wrapped]  # (a ModelWarning, were some sweeps unsettled, fails the test)
@@ -134,32 +118,21 @@ def test_arm26_with_its_ellipsoids_moment_arms_against_differences_at_200_poses(
 
 
 @needs_numba
-@pytest.mark.parametrize("backend", ["compiled", "numpy"])
-def test_sweeps_that_do_not_settle_go_the_short_way_or_warn(backend, tmp_path, monkeypatch):
+def test_sweeps_that_do_not_settle_go_the_short_way_or_warn(tmp_path, monkeypatch):
     """In TRIlong's band (docs/wrapping.md, "Sweeps that do not settle") the path is the one with `TRIlonghh`'s
     quadrant dropped (a model file saying so gives the same L and R); where even those sweeps do not settle
     (here: at most 2 sweeps allowed) a ModelWarning names the muscle."""
     path = tmp_path / "arm26.osim"
     path.write_text(model_text("arm26"))
-    model = mbkron.load_model(path, backend=backend)
+    model = mbkron.load_model(path)
     text = model_text("arm26")
     start = text.index('name="TRIlonghh"')
     end = text.index("<quadrant>z</quadrant>", start)
     path.write_text(text[:start] + text[start:end] + "<quadrant>all</quadrant>" + text[end + 22:])
-    short = mbkron.load_model(path, backend=backend)
+    short = mbkron.load_model(path)
     q = np.array([[2.0303105, 0.2299042], [2.04, 1.5]])
     muscle = list(model.muscles).index("TRIlong")
-    if backend == "numpy":  # (one state and fewer sweeps before the fallback: the numpy route's are slow)
-        monkeypatch.setattr("mbkron.muscles.wrap_paths.MAX_SWEEPS", 12)
-        q = q[:1]
-
-    def lengths_and_moment_arms(m):
-        if backend == "compiled":
-            return m.muscle_lengths(q), m.moment_arms(q)
-        kin = m.kinematics(q, 1)
-        geometry = m.muscle_set.geometry(kin)  # (one evaluation of the paths for both)
-        return geometry.lengths, m.muscle_set.moment_arms(kin, geometry)
-    (L, R), (short_L, short_R) = lengths_and_moment_arms(model), lengths_and_moment_arms(short)
+    (L, R), (short_L, short_R) = ((m.muscle_lengths(q), m.moment_arms(q)) for m in (model, short))
     assert np.abs(L - short_L)[:, muscle].max() < 1e-13
     assert np.abs(R - short_R)[..., muscle].max() < 1e-12
     monkeypatch.setattr("mbkron.muscles.wrap_paths.MAX_SWEEPS", 2)
@@ -230,7 +203,7 @@ def test_lengths_agree_with_opensim_where_its_length_is_continuous(models, tmp_p
     path.write_text(model_text("arm26"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        arm26 = mbkron.load_model(path, backend="compiled" if AVAILABLE else "numpy")  # (they agree: tests)
+        arm26 = mbkron.load_model(path)
     checked = set()
     for name, model_name, coordinate, bounds, count, fixed in SWEEPS:
         model = arm26 if model_name == "arm26" else models[model_name]
@@ -243,10 +216,7 @@ def test_lengths_agree_with_opensim_where_its_length_is_continuous(models, tmp_p
             if sweep_name == name:
                 excepted[(q[:, k] >= low) & (q[:, k] <= high), muscles.index(muscle)] = True
         rows = np.arange(0, count, ARM26_STRIDE if model_name == "arm26" else 1)
-        if model.backend == "compiled":
-            L, R = model.muscle_lengths(q[rows]), model.moment_arms(q[rows])[:, k, :]
-        else:
-            L, R, _ = mbkron_side(model, q[rows], k)
+        L, R = model.muscle_lengths(q[rows]), model.moment_arms(q[rows])[:, k, :]
         columns = [list(model.muscles).index(m) for m in muscles]
         L, R, excepted = L[:, columns], R[:, columns], excepted[rows]
         reported, own_path = stored[f"{name}.opensim_length"], stored[f"{name}.opensim_path_length"]
@@ -294,10 +264,9 @@ def test_arm26_lengths_are_c1_through_engagement(models):
         muscle = ms.wrapping.wrap_muscles()[j]
         arms = model.moment_arms(np.array([at(a), at(b)]))[:, k, muscle]
         assert abs(arms[1] - arms[0]) < 1e-7
-        # complex steps 1e-6 from the engagement on both sides, and at it (a, b: adjacent floating-point numbers)
+        # the literal Eq. 195 1e-6 from the engagement on both sides, and at it (a, b: adjacent floating-point numbers)
         near = np.array([at(a - 1e-6), at(a), at(b), at(b + 1e-6)])
-        steps = complex_step(model.muscle_lengths, near, np.eye(model.nq)[k])
-        assert np.abs(-steps - model.moment_arms(near)[:, k, :]).max() < 1e-9
+        assert np.abs(reference.moment_arms(model, near)[:, k, :] - model.moment_arms(near)[:, k, :]).max() < 1e-9
         engagements += 1
     assert engagements >= 3  # TRIlat, TRImed, BRA (and TRIlong) engage the TRI cylinder on this sweep
 

@@ -26,8 +26,8 @@ __all__ = ["main", "parser"]
 def parser() -> argparse.ArgumentParser:
     """The command-line options (the same as ``mbkron validate``'s, but ``--source``)."""
     options = argparse.ArgumentParser(prog="python -m validation", description=__doc__.splitlines()[0])
-    options.add_argument("--quick", action="store_true", help="short runs and few samples on the numpy backend, "
-                         "named in the report (seconds, also on a first run; what CI runs)")
+    options.add_argument("--quick", action="store_true", help="short runs and few samples, "
+                         "named in the report (seconds once the kernels are compiled; what CI runs)")
     destination = options.add_mutually_exclusive_group()
     destination.add_argument("--out", metavar="DIR", type=Path, help="output directory (default: a new directory "
                              "validation-report-<UTC time> here)")

@@ -8,12 +8,8 @@ It writes ``DIR/REPORT.md`` (a new directory by default; the committed ``validat
 with ``--update-report``: one table per case with the maximum
 and RMS errors, the tolerances and pass/fail, the timings, the date and git commit) and
 ``DIR/REPORT.json`` (the same numbers, machine-readable), atomically. ``--quick`` runs short
-trajectories and few samples on the ``numpy`` backend (under half a minute on two cores, also on a
-first run; what CI runs); the default runs the long versions on the default backend (``compiled``
-when numba is installed). Each case records the backend its models used: a quick case evaluates a
-few dozen states and integrates for a fraction of a second, less work than compiling the kernels
-it would call (5–10 s per closed-loop model on a first run); the compiled kernels are checked
-against the ``numpy`` backend state by state in the test suite, and by the full report.
+trajectories and few samples (what CI runs, after ``mbkron compile``); the default runs the long
+versions. Every model is evaluated by the one engine, the compiled kernels (:mod:`mbkron.backends`).
 
 Cases and references (none of the references calls mbkron's dynamics):
 
@@ -57,7 +53,6 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron import examples as models
-from mbkron.backends import default_backend
 from mbkron.dynamics.loads import LineForce
 from mbkron.examples import linkages as linkage_models
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
@@ -100,7 +95,7 @@ def _relative_check(quantity: str, actual: ArrayLike, desired: ArrayLike, tolera
 
 
 # ====================================================================== cases
-def _random_chain(rng: np.random.Generator, n: int, backend: str) -> tuple[seed000.PlanarChain, mbkron.Model,
+def _random_chain(rng: np.random.Generator, n: int) -> tuple[seed000.PlanarChain, mbkron.Model,
                                                                            mbkron.Model]:
     """A random n-link chain with contacts and muscles: seed 000's description and mbkron's models
     in absolute and relative coordinates, from the same numbers."""
@@ -122,7 +117,7 @@ def _random_chain(rng: np.random.Generator, n: int, backend: str) -> tuple[seed0
         return models.planar_chain(params["l"], params["l_C"], params["eps_C"], params["m"], params["I_C"],
                                    contacts=[models.ChainContact(**c) for c in contacts],
                                    muscles=[models.ChainMuscle(**m) for m in muscles],
-                                   coordinates=coordinates).with_backend(backend)
+                                   coordinates=coordinates)
 
     return reference, build("absolute"), build("relative")
 
@@ -133,7 +128,7 @@ def _split_loads(model: mbkron.Model) -> tuple[tuple, tuple]:
     return muscles, tuple(load for load in model.loads if not isinstance(load, LineForce))
 
 
-def planar_chains(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def planar_chains(quick: bool) -> tuple[list[Check], list[str]]:
     """Random planar chains, n = 1…8, against seed 000's closed forms (Eq. 9, 20, 22, 23)."""
     rng = np.random.default_rng(1000)
     states = 3 if quick else 20
@@ -146,7 +141,7 @@ def planar_chains(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
         theirs.append(np.ravel(desired) / scale)
 
     for n in range(1, 9):
-        reference, absolute, relative = _random_chain(rng, n, backend)
+        reference, absolute, relative = _random_chain(rng, n)
         for theta, theta_dot, theta_ddot in rng.uniform(-2, 2, size=(states, 3, n)):
             tau = seed000.joint_torques(reference, theta, theta_dot, theta_ddot)
             alpha, alpha_dot, alpha_ddot = (seed000.relative_from_absolute(x) for x in (theta, theta_dot, theta_ddot))
@@ -166,11 +161,11 @@ def planar_chains(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
     return checks, [f"8 random chains (n = 1…8, contacts, muscles spanning 1…n joints), {states} random states each."]
 
 
-def two_link_arm(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def two_link_arm(quick: bool) -> tuple[list[Check], list[str]]:
     """Seed 003's two-link arm (Dempster parameters) against Duarte's closed forms and Newton–Euler."""
     rng = np.random.default_rng(4)
     p = duarte.dempster_parameters()
-    model = models.two_link_arm().with_backend(backend)
+    model = models.two_link_arm()
     q, qd, qdd = rng.uniform(-2, 2, size=(3, 10 if quick else 200, 2))
     return [
         _relative_check("mass matrix M", model.mass_matrix(q), duarte.inertia_matrix(p, q), 1e-10),
@@ -182,11 +177,11 @@ def two_link_arm(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
     ], [f"{len(q)} random states in [−2, 2]."]
 
 
-def three_link_arm(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def three_link_arm(quick: bool) -> tuple[list[Check], list[str]]:
     """Seed 001's three-link arm with a spring against Cesari's closed forms and Newton–Euler."""
     rng = np.random.default_rng(3)
     arm, spring = cesari.EXAMPLE_ARM, cesari.EXAMPLE_SPRING
-    model = models.three_link_arm(**dataclasses.asdict(arm), spring_force=spring).with_backend(backend)
+    model = models.three_link_arm(**dataclasses.asdict(arm), spring_force=spring)
     a, ad, add = rng.uniform(-2, 2, size=(3, 10 if quick else 200, 3))
     return [
         _relative_check("mass matrix M", model.mass_matrix(a), cesari.inertia_matrix(arm, a), 1e-10),
@@ -207,7 +202,7 @@ LINKAGE_TOLERANCES = {
 }
 
 
-def _linkage(label: str, quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def _linkage(label: str, quick: bool) -> tuple[list[Check], list[str]]:
     """Point p of a linkage along its Hermite trajectory, every constraint solver against the DAE."""
     times = np.linspace(0.0, 4.0, 41 if quick else 401)
     if label == "four-bar":
@@ -218,7 +213,7 @@ def _linkage(label: str, quick: bool, backend: str) -> tuple[list[Check], list[s
         factory, trajectory, (body, point) = (linkage_models.five_bar, linkage_models.five_bar_trajectory(),
                                               linkage_models.FIVE_BAR_POINT)
         system = linkages.five_bar_dae(trajectory)
-    v_ref, a_ref = linkages.dae_point(factory("lu").with_backend(backend), system, trajectory, times, body, point)
+    v_ref, a_ref = linkages.dae_point(factory("lu"), system, trajectory, times, body, point)
     seed = "7 significant figures (pre-modelling)" if label == "four-bar" else "6 significant figures (projection)"
     checks, notes = [], [f"{times.size} samples on [0, 4] s; errors relative to max_t ‖v‖, max_t ‖a‖ of the DAE. "
                          f"The seed reports {seed}."]
@@ -230,27 +225,27 @@ def _linkage(label: str, quick: bool, backend: str) -> tuple[list[Check], list[s
             model = factory(solver, range=[(0.4, 3.1), (-0.6, 2.6)], step=0.02)
         else:
             model = factory(solver)
-        v, a = linkages.mbkron_point(model.with_backend(backend), trajectory, times, body, point)
+        v, a = linkages.mbkron_point(model, trajectory, times, body, point)
         checks.append(Check(f"{solver}: velocity of p", *_signal_errors(v, v_ref), tolerance, "relative"))
         checks.append(Check(f"{solver}: acceleration of p", *_signal_errors(a, a_ref), tolerance, "relative"))
     return checks, notes
 
 
-def four_bar(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def four_bar(quick: bool) -> tuple[list[Check], list[str]]:
     """The four-bar (Eq. 121) against Shabana-style kinematic analysis."""
-    return _linkage("four-bar", quick, backend)
+    return _linkage("four-bar", quick)
 
 
-def five_bar(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def five_bar(quick: bool) -> tuple[list[Check], list[str]]:
     """The five-bar (Eq. 123) against Shabana-style kinematic analysis."""
-    return _linkage("five-bar", quick, backend)
+    return _linkage("five-bar", quick)
 
 
-def ode_versus_dae(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def ode_versus_dae(quick: bool) -> tuple[list[Check], list[str]]:
     """Forward dynamics: mbkron's ODE against the DAE reference for every regression model."""
     checks, notes = [], []
     for case in ode_vs_dae.cases():
-        case = dataclasses.replace(case, model=case.model.with_backend(backend))
+        case = dataclasses.replace(case, model=case.model)
         if quick:
             case = dataclasses.replace(case, t_end=0.005 if "Andrews" in case.name else 0.3)
             c = ode_vs_dae.compare(case, t_end=0.3, samples=60, rtol=1e-11, atol=1e-12)
@@ -269,10 +264,10 @@ def ode_versus_dae(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
     return checks, notes
 
 
-def andrews_squeezer(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def andrews_squeezer(quick: bool) -> tuple[list[Check], list[str]]:
     """Andrews' squeezer: initial accelerations and the state at t = 0.03 against the IVP test set."""
     ref = andrews_reference
-    model = models.andrews_squeezer("lu", "expressions").with_backend(backend)
+    model = models.andrews_squeezer("lu", "expressions")
     q0 = np.array([ANDREWS_INITIAL["beta"]])
     beta_ddot = model.forward_dynamics(q0, [0.0])[0]
     _, grad, _ = model.joint_variables(q0)
@@ -283,7 +278,7 @@ def andrews_squeezer(quick: bool, backend: str) -> tuple[list[Check], list[str]]
                     1e-10, "relative")]
     if quick:
         run_model, method, tolerance, q_tolerance = (
-            models.andrews_squeezer("premodel", "expressions", step=2 * np.pi / 512).with_backend(backend), "RKF45",
+            models.andrews_squeezer("premodel", "expressions", step=2 * np.pi / 512), "RKF45",
             1e-7, 1e-4)
         setting = "Fourier pre-modelling (step 2π/512), RKF45 at rtol = atol = 1e-7"
     else:
@@ -310,7 +305,7 @@ def _rotation_offset(rotation_vector: ArrayLike, translation: ArrayLike) -> NDAr
     return T
 
 
-def _spatial_tree(backend: str) -> tuple[mbkron.Model, sympy_mechanics.TreeSpec]:
+def _spatial_tree() -> tuple[mbkron.Model, sympy_mechanics.TreeSpec]:
     """A fixed branching 3-D tree (revolute and prismatic joints, skew axes, rotated offsets, a
     nonlinear rhythm), as an mbkron model and as the same description for sympy.physics.mechanics."""
     q1, q2, q3 = sympy.symbols("q1:4")
@@ -335,12 +330,12 @@ def _spatial_tree(backend: str) -> tuple[mbkron.Model, sympy_mechanics.TreeSpec]
         axes = dict(theta_axis=axis) if joint == "revolute" else dict(d_axis=axis)
         specs.append(sympy_mechanics.BodySpec(parent=parent, joint=joint, mass=mass, com=com,
                                               inertia=np.asarray(inertia), offset=offset, variable=variable, **axes))
-    return builder.build(backend), sympy_mechanics.TreeSpec(bodies=specs, coordinates=[q1, q2, q3], gravity=gravity)
+    return builder.build(), sympy_mechanics.TreeSpec(bodies=specs, coordinates=[q1, q2, q3], gravity=gravity)
 
 
-def sympy_mechanics_tree(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def sympy_mechanics_tree(quick: bool) -> tuple[list[Check], list[str]]:
     """M, N q̇ and G of a 3-D tree against Kane's method in sympy.physics.mechanics."""
-    model, spec = _spatial_tree(backend)
+    model, spec = _spatial_tree()
     start = time.perf_counter()
     reference = sympy_mechanics.equations_of_motion(spec)
     derivation = time.perf_counter() - start
@@ -355,17 +350,17 @@ def sympy_mechanics_tree(quick: bool, backend: str) -> tuple[list[Check], list[s
         f"variables; {len(q)} random states; Kane's derivation took {derivation:.1f} s."]
 
 
-def _load_noting_warnings(path: Path, backend: str) -> tuple[mbkron.Model, list[str]]:
+def _load_noting_warnings(path: Path) -> tuple[mbkron.Model, list[str]]:
     """A shipped model and, as report notes, its :class:`mbkron.ModelWarning` messages (bodies whose
     OpenSim source gives an unphysical inertia: the comparison uses the source's numbers)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", mbkron.ModelWarning)
-        model = mbkron.load_model(path, backend=backend)
+        model = mbkron.load_model(path)
     return model, [f"Model warning, kept as the OpenSim source has it: {w.message}.".replace(f"{ROOT}{os.sep}", "")
                    for w in caught if issubclass(w.category, mbkron.ModelWarning)]
 
 
-def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def opensim_shoulder(quick: bool) -> tuple[list[Check], list[str]]:
     """``models/shoulder_rhythm.toml`` against the same shoulder built in OpenSim 4.x."""
     try:
         import opensim  # noqa: F401  (only checks that OpenSim is installed)
@@ -379,7 +374,7 @@ def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]
         raise Skipped(f"the OpenSim comparison code is not available ({exc})") from None
     if not DATA.exists():
         raise Skipped(f"the shoulder reference data {DATA} is not available (set MBKRON_SHOULDER_JSON)")
-    model, warned = _load_noting_warnings(compare_shoulder.MODEL, backend)
+    model, warned = _load_noting_warnings(compare_shoulder.MODEL)
     reference = compare_shoulder.Reference(OpenSimShoulder(), compare_shoulder.knots_by_coordinate(load_shoulder("A")))
     low, high = np.array([c.range for c in model.coordinate_records]).T
     poses = np.random.default_rng(0).uniform(low, high, (10 if quick else 200, model.nq))
@@ -400,7 +395,7 @@ def opensim_shoulder(quick: bool, backend: str) -> tuple[list[Check], list[str]]
         "`validation/results/opensim_shoulder.md`.", *warned]
 
 
-def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
+def opensim_leg(quick: bool) -> tuple[list[Check], list[str]]:
     """``models/leg6dof9musc.toml`` (``mbkron convert`` of ``leg6dof9musc.osim``) against OpenSim running
     the original ``leg6dof9musc.osim``: all six coordinates, conditional path points included."""
     try:
@@ -411,7 +406,7 @@ def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
     if not compare_leg.OSIM.exists():
         raise Skipped(f"the OpenSim model {compare_leg.OSIM} is not available (set MBKRON_LEG6DOF9MUSC_OSIM)")
 
-    model, warned = _load_noting_warnings(compare_leg.MODEL, backend)
+    model, warned = _load_noting_warnings(compare_leg.MODEL)
     leg = compare_leg.OpenSimLeg(model.coordinates)
     poses = [compare_leg.edge_states(model, compare_leg.OSIM), compare_leg.random_poses(model, 10 if quick else 200)]
     if not quick:
@@ -431,7 +426,7 @@ def opensim_leg(quick: bool, backend: str) -> tuple[list[Check], list[str]]:
         "(tilt, tx, ty). Details: `validation/results/opensim_leg6dof9musc.md`.", *warned]
 
 
-#: The cases in report order: (name, reference, function(quick, backend) -> (checks, notes)).
+#: The cases in report order: (name, reference, function(quick) -> (checks, notes)).
 CASES: list[tuple[str, str, Callable[[bool, str], tuple[list[Check], list[str]]]]] = [
     ("Planar n-link chains vs seed 000", "closed forms of seed 000 (`validation/closed_form/planar_chain.py`)",
      planar_chains),
@@ -459,8 +454,7 @@ def _commit() -> str:
     return result.stdout.strip() if result.returncode == 0 and result.stdout.strip() else "unknown"
 
 
-def run(quick: bool = False, progress: Callable[[CaseResult], None] | None = None,
-        backend: str | None = None) -> Report:
+def run(quick: bool = False, progress: Callable[[CaseResult], None] | None = None) -> Report:
     """Run every case.
 
     Parameters
@@ -469,24 +463,19 @@ def run(quick: bool = False, progress: Callable[[CaseResult], None] | None = Non
         Short runs and few samples (what CI runs).
     progress : callable, optional
         Called with each case's result as soon as it is known.
-    backend : str, optional
-        The backend of every model the cases build (:mod:`mbkron.backends`); by default ``"numpy"``
-        when ``quick`` (runs too short to repay compiling the kernels), else the default backend.
 
     Returns
     -------
     Report
         A case that raises is recorded as failed with its exception, and the others still run.
     """
-    if backend is None:
-        backend = "numpy" if quick else default_backend()
     started = time.perf_counter()
     results = []
     for name, reference, function in CASES:
-        result = CaseResult(name, reference, backend=backend)
+        result = CaseResult(name, reference)
         start = time.perf_counter()
         try:
-            result.checks, result.notes = function(quick, backend)
+            result.checks, result.notes = function(quick)
         except Skipped as exc:
             result.skipped = str(exc)
         except Exception as exc:  # a broken case must not hide the others

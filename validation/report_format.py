@@ -1,7 +1,7 @@
 """The validation report's records and their Markdown and JSON form (:mod:`validation.report` runs the cases).
 
 A :class:`Report` holds one :class:`CaseResult` per case: its :class:`Check` rows (maximum and RMS
-errors against a tolerance), notes, timing, the backend that evaluated its models, or why it was
+errors against a tolerance), notes, timing, or why it was
 skipped (:class:`Skipped`) or could not run. :func:`write` writes ``REPORT.md`` (:func:`markdown`) and
 ``REPORT.json`` atomically, as a set.
 """
@@ -61,8 +61,7 @@ class Check:
 
 @dataclass
 class CaseResult:
-    """The outcome of one case: its checks, or why it was skipped or could not run, and the backend
-    (:mod:`mbkron.backends`) that evaluated its models."""
+    """The outcome of one case: its checks, or why it was skipped or could not run."""
 
     name: str
     reference: str
@@ -71,7 +70,6 @@ class CaseResult:
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
-    backend: str = ""
 
     @property
     def status(self) -> str:
@@ -137,12 +135,11 @@ def markdown(report: Report, out: Path) -> str:
         "reference at that state (at least 1), or for point kinematics by the signal's maximum over time, so "
         "that −log10 of the maximum is the number of significant figures. A case passes when every maximum "
         "error is within its tolerance.", "",
-        "| case | result | backend | time s |", "|---|---|---|---|",
+        "| case | result | time s |", "|---|---|---|",
     ]
-    lines += [f"| [{c.name}](#{_anchor(c.name)}) | {c.status} | {c.backend} | {c.seconds:.2f} |" for c in report.cases]
+    lines += [f"| [{c.name}](#{_anchor(c.name)}) | {c.status} | {c.seconds:.2f} |" for c in report.cases]
     for c in report.cases:
-        lines += ["", f"## {c.name}", "", f"Reference: {c.reference}. Result: **{c.status}** ({c.seconds:.2f} s, "
-                  f"backend `{c.backend}`).", ""]
+        lines += ["", f"## {c.name}", "", f"Reference: {c.reference}. Result: **{c.status}** ({c.seconds:.2f} s).", ""]
         if c.skipped is not None:
             lines.append(f"Skipped: {c.skipped}.")
             continue
@@ -172,7 +169,7 @@ def _json_number(value: float) -> float | str:
 def _as_json(report: Report) -> dict:
     cases = []
     for c in report.cases:
-        cases.append({"name": c.name, "reference": c.reference, "status": c.status, "backend": c.backend,
+        cases.append({"name": c.name, "reference": c.reference, "status": c.status,
                       "seconds": round(c.seconds, 3),
                       "skipped": c.skipped, "error": c.error, "notes": c.notes,
                       "checks": [{**dataclasses.asdict(k), "max_error": _json_number(k.max_error),
@@ -195,5 +192,5 @@ def write(report: Report, out: Path = DEFAULT_OUT) -> tuple[Path, Path]:
 def print_case(result: CaseResult) -> None:
     """Print one line for a finished case: status, name, time and why it was skipped or failed."""
     detail = result.skipped or result.error or ""
-    print(f"{result.status:>7}  {result.name} ({result.seconds:.1f} s, {result.backend}){': ' + detail if detail else ''}",
+    print(f"{result.status:>7}  {result.name} ({result.seconds:.1f} s){': ' + detail if detail else ''}",
           flush=True)

@@ -1,54 +1,38 @@
-"""Backends: how a model is evaluated, chosen per model (``load_model(path, backend=...)``,
-``ModelBuilder.build(backend=...)``, ``model.with_backend(...)``).
+"""The one engine: how every model is evaluated, and the check of the ``backend`` keyword.
 
-- ``"numpy"`` — the vectorised twist form, batched over any leading axes of q.
-- ``"compiled"`` — the same equations in numba kernels (the optional ``fast`` extra); the default
-  when numba is installed.
-
-Both give the same results to rounding, and equal the dissertation as written
-(:mod:`mbkron.reference`, tests/test_reference.py). A backend is a choice
-made when the model is built, never a process-wide switch.
+mbkron has one implementation per equation (issue 26): the numba kernels of :mod:`mbkron.compiled`,
+called by :mod:`mbkron.backends.engine`. The former ``numpy`` route (the vectorised twist form) was
+removed; the dissertation as written, :mod:`mbkron.reference`, is the independent evaluation that the
+tests hold the engine to (it is an oracle, not a backend). The keyword arguments that chose a backend
+(``load_model(path, backend=...)``, ``ModelBuilder.build(backend=...)``, ``model.with_backend(...)``,
+``--backend`` on the command line) are kept for compatibility: they accept ``"compiled"`` or None only.
 """
 
 from __future__ import annotations
 
-from mbkron.backends.base import Backend, InertialTerms
-from mbkron.backends.compiled import CompiledBackend
-from mbkron.backends.vectorised import NumpyBackend
-from mbkron.compiled.common import AVAILABLE as NUMBA_AVAILABLE
+__all__ = ["BACKEND", "check_backend"]
 
-__all__ = ["BACKENDS", "Backend", "InertialTerms", "available_backends", "default_backend", "get_backend"]
+BACKEND = "compiled"
+"""The name of the one engine (``model.backend``)."""
 
-BACKENDS = ("numpy", "compiled")
-"""The backends' names."""
-
-_INSTANCES = {"numpy": NumpyBackend(), "compiled": CompiledBackend()}
-
-
-def available_backends() -> tuple[str, ...]:
-    """The backends that can run here (``"compiled"`` needs numba)."""
-    return BACKENDS if NUMBA_AVAILABLE else BACKENDS[:1]
+_REMOVED = {
+    "numpy": 'the numpy route was removed in favour of the one compiled engine (issue 26); for an independent '
+             'evaluation use mbkron.reference (mbkron.reference.mass_matrix(model, q), moment_arms(model, q), …)',
+    "kronecker": 'it is no longer a backend: the dissertation as written is the module mbkron.reference '
+                 '(mbkron.reference.mass_matrix(model, q), …), an oracle for tests',
+}
 
 
-def default_backend() -> str:
-    """``"compiled"`` when numba is installed, else ``"numpy"``."""
-    return "compiled" if NUMBA_AVAILABLE else "numpy"
-
-
-def get_backend(name: str | None) -> Backend:
-    """The backend called ``name`` (None: :func:`default_backend`).
+def check_backend(name: str | None) -> str:
+    """``"compiled"`` for ``name`` ``"compiled"`` or None (the only engine).
 
     Raises
     ------
     ValueError
-        An unknown name, or ``"compiled"`` without numba.
+        Any other name; ``"numpy"`` and ``"kronecker"`` say where their evaluation went.
     """
-    name = default_backend() if name is None else name
-    if name == "kronecker":
-        raise ValueError('`backend` "kronecker" is no longer a backend: the dissertation as written is the module '
-                         'mbkron.reference (mbkron.reference.mass_matrix(model, q), …), an oracle for tests')
-    if name not in _INSTANCES:
-        raise ValueError(f"`backend` must be one of {', '.join(map(repr, BACKENDS))}, got {name!r}")
-    if name == "compiled" and not NUMBA_AVAILABLE:
-        raise ValueError('`backend` "compiled" needs numba: pip install "mbkron[fast]" (or use backend="numpy")')
-    return _INSTANCES[name]
+    if name is None or name == BACKEND:
+        return BACKEND
+    if isinstance(name, str) and name in _REMOVED:
+        raise ValueError(f'`backend` {name!r} is not available: {_REMOVED[name]}')
+    raise ValueError(f"`backend` must be {BACKEND!r} (the one engine) or None, got {name!r}")

@@ -36,8 +36,9 @@ __all__ = ["BACKENDS", "BLAS_THREADS", "JOBS", "METHODS", "dask_setup", "execute
 METHODS = ("TRBDF2", "RKF45", "RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (its ``METHODS``; a test keeps them equal), checked in a batch
 file before anything numerical is imported."""
-BACKENDS = ("compiled", "numpy")
-"""The model backends (:mod:`mbkron.backends`)."""
+BACKENDS = ("compiled",)
+"""The values of the ``backend`` field, kept for compatibility: the one engine (:mod:`mbkron.backends`;
+the numpy route was removed)."""
 MODEL_CACHE = 8
 """Models kept per worker process (the most recently used)."""
 
@@ -286,7 +287,7 @@ def _input_file(directory: str, fields: dict, files: dict, name: str) -> Path | 
 _COMMON = {
     "model": Field("file", required=True),  # the model file (TOML; .osim too for analyze)
     "parameters": Field("table"),  # model parameters to set, NAME = number (the model's [parameters])
-    "backend": Field("string", choices=BACKENDS),  # the model backend (default: compiled with numba, else numpy)
+    "backend": Field("string", choices=BACKENDS),  # kept for compatibility: "compiled", the one engine
 }
 
 JOBS: dict[str, JobKind] = {

@@ -34,8 +34,8 @@ def register(commands) -> None:
         "`python -m validation` of a source checkout (the current directory or one above it, or --source) as a\n"
         "separate process. Exit status 1 when a case fails.",
         "mbkron validate --quick --out /tmp/report    (everything: mbkron validate --figures)")
-    val.add_argument("--quick", action="store_true", help="short runs and few samples on the numpy backend, "
-                     "named in the report (seconds, also on a first run; what CI runs)")
+    val.add_argument("--quick", action="store_true", help="short runs and few samples, "
+                     "named in the report (seconds once the kernels are compiled; what CI runs)")
     destination = val.add_mutually_exclusive_group()
     destination.add_argument("--out", metavar="DIR", help="output directory (default: a new directory "
                              "validation-report-<UTC time> here)")

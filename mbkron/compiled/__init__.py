@@ -1,2 +1,2 @@
-"""Compiled kernels (numba, the optional ``fast`` extra): the per-state loops of the compiled backend.
+"""Compiled kernels (numba, the optional ``fast`` extra): the per-state loops of the one engine.
 """

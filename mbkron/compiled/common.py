@@ -1,9 +1,9 @@
 """Support for the compiled kernels: whether numba is installed, the compiling decorator, array layouts.
 
-numba is optional (the ``fast`` extra). :data:`AVAILABLE` says whether it is installed; it does not
-select anything: a model's backend decides which route evaluates it (``mbkron.backends``). Without
-numba, :func:`jit` returns the function unchanged, so the kernels' modules still import and the
-plain Python functions remain callable (slowly) for reading and testing.
+numba is a core dependency: every model is evaluated by these kernels (the one engine,
+:mod:`mbkron.backends.engine`). :data:`AVAILABLE` says whether it is installed; without numba,
+:func:`jit` returns the function unchanged, so the kernels' modules still import and the plain Python
+functions remain callable (slowly) for reading and testing.
 
 The kernels are compiled on their first call and cached on disk (numba's ``cache=True``: in
 ``__pycache__`` next to the modules, or under ``NUMBA_CACHE_DIR``); ``mbkron compile``
@@ -33,7 +33,7 @@ __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "Compi
            "compile_notice", "kernel_cache_directory", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
-"""Whether numba is installed (the ``compiled`` backend can be used)."""
+"""Whether numba is installed (a core dependency: the kernels are compiled)."""
 
 COMPILING = "compiling mbkron's numerical kernels for this machine"
 """The start of the :class:`CompileNotice` of mbkron's library kernels (:func:`compile_notice`)."""

@@ -1,8 +1,8 @@
 """Compiled kinematics: transforms, joint twists and their derivatives (Eq. 40, 75, 99), state by state.
 
-The compiled backend's kernels (optional: ``pip install "mbkron[fast]"``).
+The kernels of the one engine (:mod:`mbkron.backends.engine`).
 
-The vectorised numpy routes of :mod:`mbkron.kinematics.tree` and :mod:`mbkron.dynamics.terms` are bound by
+Vectorised numpy evaluations (the former ``numpy`` route) are bound by
 numpy's per-call overhead for one state (a 4×4 product costs ~1.5 µs on a small machine and a state
 needs ~45 numpy calls) and by memory traffic for large batches. When numba is installed, the same
 equations are evaluated here by loops compiled once (and cached on disk), state by state, with every
@@ -10,8 +10,8 @@ intermediate in a few small scratch arrays: ``T_i`` (Eq. 40), ``S_j``, ``Ω_ik``
 (Eq. 75), ``∂²T_i/∂q_k∂q_l`` (Eq. 99), ``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) by the
 composite-body regrouping of :mod:`mbkron.dynamics.terms` together with the generalized forces of
 spring-dampers (Eq. 46, 161), and muscle path lengths and moment arms (Eq. 195). The results equal
-the other backends' to rounding (``tests/test_backends.py``); a model uses these kernels when its
-backend is ``"compiled"`` (:mod:`mbkron.backends`). A first use
+the dissertation as written, :mod:`mbkron.reference`, to rounding (``tests/test_reference.py``); every
+model uses these kernels. A first use
 compiles each kernel once per argument type (~10 s for a model's kernels) and caches the machine code
 next to this file (numba's ``cache=True``).
 

@@ -2,7 +2,7 @@
 
 :class:`mbkron.integrate.trbdf2.TRBDF2` is the solver (a :class:`scipy.integrate.OdeSolver`, with the
 derivations in its docstring and docs/integrators.md). When the right-hand side is itself compiled —
-a model on the ``compiled`` backend whose forward dynamics is one compiled call
+a model whose forward dynamics is one compiled call
 (:func:`mbkron.jointvars.compiled.state_rhs`) — a step spends most of its time in
 Python around a few microseconds of arithmetic: two stages of simplified Newton, each a right-hand
 side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_kernel`

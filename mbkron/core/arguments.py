@@ -42,8 +42,7 @@ def _all_finite(values: NDArray) -> bool:
     return math.isfinite(np.vdot(values, values).real) or bool(np.isfinite(values).all())
 
 
-def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one value per coordinate", *,
-                complex_allowed: bool = False) -> NDArray:
+def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one value per coordinate") -> NDArray:
     """``value`` as an array of finite numbers of shape ``(..., size)`` with at least one row.
 
     Parameters
@@ -56,8 +55,6 @@ def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one valu
         The length of its last axis (``nq`` for coordinates).
     meaning : str
         What the last axis holds, for messages.
-    complex_allowed : bool
-        Keep complex values (a complex step) instead of refusing them.
 
     Returns
     -------
@@ -67,8 +64,7 @@ def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one valu
     Raises
     ------
     TypeError
-        Complex values where they are not allowed (they would lose their imaginary part), or values
-        that are not numbers.
+        Complex values (they would lose their imaginary part), or values that are not numbers.
     ValueError
         A wrong shape or an empty batch.
     ConfigurationError
@@ -80,7 +76,7 @@ def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one valu
             return value
         array = value
     else:
-        array = _converted(value, name, size, meaning, complex_allowed)
+        array = _converted(value, name, size, meaning)
     if not _all_finite(array):
         bad = np.argwhere(~np.isfinite(array))[0]
         raise ConfigurationError(f"`{name}` must be finite ({meaning}), got {_number(array[tuple(bad)])} at index "
@@ -88,14 +84,14 @@ def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one valu
     return array
 
 
-def _converted(value, name: str, size: int, meaning: str, complex_allowed: bool) -> NDArray:
-    """``value`` as a float (or complex) array of shape (..., size) with at least one row, or the error."""
+def _converted(value, name: str, size: int, meaning: str) -> NDArray:
+    """``value`` as a float array of shape (..., size) with at least one row, or the error."""
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged nesting
         raise ValueError(f"`{name}` must be numbers of shape (..., {size}) ({meaning}), got {_brief(value)} ({exc})") \
             from None
-    if np.iscomplexobj(array) and not complex_allowed:
+    if np.iscomplexobj(array):
         raise TypeError(f"`{name}` must be real ({meaning}); got complex values {_shown(array)}, whose imaginary "
                         "parts would be lost")
     if array.dtype.kind not in "biufc":
@@ -106,7 +102,7 @@ def _converted(value, name: str, size: int, meaning: str, complex_allowed: bool)
     if array.size == 0:
         raise ValueError(f"`{name}` must hold at least one state of {size} values, got an empty batch of shape "
                          f"{array.shape}")
-    return array.astype(complex if np.iscomplexobj(array) else float, copy=False)
+    return array.astype(float, copy=False)
 
 
 def _brief(value, limit: int = 80) -> str:

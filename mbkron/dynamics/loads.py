@@ -399,32 +399,23 @@ def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd
 
 
 def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
-    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``."""
-    if model.compiled_kernels:  # a two-point path: ∂L/∂q = −R (Eq. 195)
-        bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
-                                      for body in (load.body_a, load.body_b)], dtype=np.int64))
-        points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
-        length, R, short = path_lengths_and_moment_arms(
-            kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
-        if short < 0:
-            return length[..., 0], -R[..., 0]
-    ends = []
-    for body, point in ((load.body_a, load.point_a), (load.body_b, load.point_b)):
-        point = np.asarray(point, float)
-        if body == "ground":
-            ends.append((np.broadcast_to(point, kin.q.shape[:-1] + (3,)), point_jacobians(kin, -1, point)))
-        else:
-            b = model.body_index(body)
-            T = kin.T[..., b, :, :]
-            ends.append(((T[..., :3, :3] @ point) + T[..., :3, 3], point_jacobians(kin, b, point)))
-    (pa, Ja), (pb, Jb) = ends
-    delta = pb - pa
-    length = np.linalg.norm(delta, axis=-1)
-    if np.any(length < 1e-12):
+    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``: a two-point path
+    (:func:`mbkron.compiled.paths.path_lengths_and_moment_arms`), ``∂L/∂q = −R`` (Eq. 195).
+
+    Raises
+    ------
+    ConfigurationError
+        Where the two points coincide (the direction is undefined).
+    """
+    bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
+                                  for body in (load.body_a, load.body_b)], dtype=np.int64))
+    points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
+    length, R, short = path_lengths_and_moment_arms(
+        kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
+    if short >= 0:
         raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
-                         f"coincide at q = {kin.q.tolist()}: its direction is undefined")
-    unit = delta / length[..., None]
-    return length, np.einsum("...x,...xk->...k", unit, Jb - Ja)
+                                 f"coincide at q = {kin.q.tolist()}: its direction is undefined")
+    return length[..., 0], -R[..., 0]
 
 
 def _read_only(values: np.ndarray) -> np.ndarray:

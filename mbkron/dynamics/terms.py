@@ -6,7 +6,7 @@ The inertial virtual work of body ``i`` (Eq. 124–148) is ``−δqᵀ(M_i q̈ +
     (N q̇)_k = Σ_i tr(∂T_i/∂q_k · J_i · (Σ_lm ∂²T_i/∂q_l∂q_m q̇_l q̇_m)ᵀ)   (second part of Eq. 126)
 
 where ``J_i`` is the pseudo-inertia of Eq. 131 (Eq. 147 prints N_i identical to M_i, a typo: see
-docs/theory.md). The fast routes here never form D'_i. With the world twists of
+docs/theory.md). The engine never forms D'_i. With the world twists of
 :mod:`mbkron.kinematics.tree` (``∂T_i/∂q_k = Ω_ik T_i``, ``Ω_ik = Σ_{j⪯i} S_j ∇f_jk``), the world
 pseudo-inertias ``J̄_i = T_i J_i T_iᵀ`` and ``⟨X, Y⟩ = tr(X Yᵀ)``:
 
@@ -16,8 +16,12 @@ pseudo-inertias ``J̄_i = T_i J_i T_iᵀ`` and ``⟨X, Y⟩ = tr(X Yᵀ)``:
   ``A_i = Σ_{j⪯i} ([V_j, S_j] ḟ_j + S_j q̇ᵀH_j q̇) + V_i²``, ``V_i = Σ_{j⪯i} S_j ḟ_j = Ṫ_i T_i⁻¹``;
 - ``G = gᵀ γ``, ``γ_j = ḡᵀ S_j Σ_{i⪰j} m_i p̄_i`` (Eq. 187, 197), ``ḡ = {g; 0}``;
 
-``g`` is the matrix of joint-variable gradients per body. The literal Kronecker forms (Eq. 145, the
-derived N_i, Eq. 187) are in :mod:`mbkron.reference.virtual_work`; the tests prove all routes equal.
+``g`` is the matrix of joint-variable gradients per body. These sums are evaluated state by state by
+:func:`mbkron.compiled.dynamics.equations_of_motion` (through :mod:`mbkron.backends.engine`). This module
+keeps the record of the terms (:class:`EquationsOfMotion`), the pseudo-inertia of Eq. 131, and the
+batched velocity twists and their quadratic accelerations ``A_i`` that the joint reactions
+(:mod:`mbkron.dynamics.reactions`) use. The literal Kronecker forms (Eq. 145, the derived N_i, Eq. 187)
+are in :mod:`mbkron.reference.virtual_work`; the tests hold the engine to them.
 """
 
 from __future__ import annotations
@@ -32,13 +36,9 @@ from mbkron.kinematics.tree import KinematicTree, KinematicsData
 __all__ = [
     "EquationsOfMotion",
     "pseudo_inertia",
-    "world_pseudo_inertia",
     "subtree_sum",
     "velocity_twists",
     "velocity_product_accelerations",
-    "mass_matrix",
-    "velocity_forces",
-    "gravity_forces",
 ]
 
 
@@ -94,11 +94,6 @@ def pseudo_inertia(mass: NDArray, com: NDArray, inertia: NDArray) -> NDArray:
     out[..., :3, 3] = out[..., 3, :3] = mass[..., None] * com
     out[..., 3, 3] = mass
     return out
-
-
-def world_pseudo_inertia(kin: KinematicsData, pseudo_inertias: NDArray) -> NDArray:
-    """``J̄_i = T_i J_i T_iᵀ``: pseudo-inertias about the ground origin, shape (..., nb, 4, 4)."""
-    return kin.T @ pseudo_inertias @ np.swapaxes(kin.T, -1, -2)
 
 
 def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArray:
@@ -162,79 +157,3 @@ def velocity_product_accelerations(
     if convective is not None:
         rates = rates + S * tree.per_body(convective)[..., None, None]
     return subtree_sum_ancestors(tree, rates) + V @ V
-
-
-def _frobenius(a: NDArray, b: NDArray) -> NDArray:
-    return np.einsum("...xy,...xy->...", a, b)
-
-
-def mass_matrix(tree: KinematicTree, kin: KinematicsData, world_inertia: NDArray) -> NDArray:
-    """Generalized mass matrix ``M = Σ_i M_i`` (Eq. 145, 189), by composite pseudo-inertias.
-
-    Parameters
-    ----------
-    tree : KinematicTree
-    kin : KinematicsData
-        At ``q``, with ``order >= 1``.
-    world_inertia : ndarray, shape (..., nb, 4, 4)
-        ``J̄_i`` from :func:`world_pseudo_inertia`.
-
-    Returns
-    -------
-    ndarray, shape (..., nq, nq)
-    """
-    nb = tree.nb
-    S = kin.joint_twists
-    batch = S.shape[:-3]
-    composite = subtree_sum(tree, world_inertia, 2)
-    F = (S @ composite).reshape(batch + (nb, 16))
-    P = S.reshape(batch + (nb, 16)) @ np.swapaxes(F, -1, -2)  # P[j, j'] = ⟨S_j, S_j' C_j'⟩
-    upper = P * tree.ancestor_or_self.T  # keep j ⪯ j'
-    K = upper + np.swapaxes(upper, -1, -2) - upper * np.eye(nb)
-    g = tree.per_body(kin.grad, 1)
-    return np.swapaxes(g, -1, -2) @ K @ g
-
-
-def velocity_forces(
-    tree: KinematicTree, kin: KinematicsData, world_inertia: NDArray, qd: NDArray, convective: NDArray | None
-) -> NDArray:
-    """Coriolis and centrifugal forces ``N(q, q̇) q̇`` (second part of Eq. 126, Eq. 146, 190).
-
-    Parameters
-    ----------
-    kin : KinematicsData
-        At ``q``, with ``order >= 1``.
-    world_inertia : ndarray, shape (..., nb, 4, 4)
-    qd : ndarray, shape (..., nq)
-    convective : ndarray, shape (..., nj), or None
-        ``q̇ᵀH_j q̇`` per joint variable (None: zero); see :func:`velocity_product_accelerations`.
-
-    Returns
-    -------
-    ndarray, shape (..., nq)
-    """
-    V, joint_rates = velocity_twists(tree, kin, qd)
-    A = velocity_product_accelerations(tree, kin, V, joint_rates, convective)
-    torques = _frobenius(kin.joint_twists, subtree_sum(tree, A @ world_inertia, 2))
-    return np.einsum("...jk,...j->...k", tree.per_body(kin.grad, 1), torques)
-
-
-def gravity_forces(tree: KinematicTree, kin: KinematicsData, first_moments: NDArray, gravity: NDArray) -> NDArray:
-    """Generalized gravity forces ``G = Σ_i G_i`` (Eq. 187, 197), conjugate to q.
-
-    Parameters
-    ----------
-    kin : KinematicsData
-        At ``q``, with ``order >= 1``.
-    first_moments : ndarray, shape (nb, 4)
-        ``m_i {c_i; 1}`` in body coordinates.
-    gravity : ndarray, shape (3,)
-
-    Returns
-    -------
-    ndarray, shape (..., nq)
-    """
-    world_moments = (kin.T @ first_moments[..., None])[..., 0]  # (..., nb, 4)
-    composite = subtree_sum(tree, world_moments, 1)
-    torques = np.einsum("x,...jxy,...jy->...j", gravity, kin.joint_twists[..., :3, :], composite)
-    return np.einsum("...jk,...j->...k", tree.per_body(kin.grad, 1), torques)

@@ -185,13 +185,8 @@ def _paths_close(a: Model, b: Model, la, lb, q: np.ndarray, rtol: float, atol: f
 
 
 def _lengths_and_moment_arms(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Path lengths and moment arms at ``q``: by the compiled kernels on the ``compiled`` backend, else from
-    one evaluation of the paths (the numpy route; wrapped paths cost seconds per state there)."""
-    if model.backend == "compiled":
-        return model.muscle_lengths(q), model.moment_arms(q)
-    kin = model.kinematics(q, 1)
-    geometry = model.muscle_set.geometry(kin)
-    return geometry.lengths, model.muscle_set.moment_arms(kin, geometry)
+    """Path lengths and moment arms at ``q``."""
+    return model.muscle_lengths(q), model.moment_arms(q)
 
 
 def _muscle_differences(a: Model, b: Model, q: np.ndarray, rtol: float, atol: float) -> list[str]:

@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mbkron.backends import get_backend
+from mbkron.backends import check_backend
 from mbkron.core.errors import ModelError
 from mbkron.io.reader_bodies import BodyReader
 from mbkron.io.reader_constraints import ConstraintReader
@@ -89,9 +89,9 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
     Parameters
     ----------
     path : str or path-like
-    backend : {"numpy", "compiled"}, optional
-        How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` when numba is
-        installed, else ``"numpy"``.
+    backend : {"compiled"}, optional
+        Kept for compatibility: every model is evaluated by the one engine, ``"compiled"``
+        (:mod:`mbkron.backends`); ``"numpy"`` (the removed route) raises ValueError.
     wrapping : {"import", "ignore", "error"}
         ``.osim`` files only: paths keep their wrap objects (``"import"``, default), are imported
         without them with a warning (``"ignore"``), or raise a ModelError naming every such path
@@ -107,7 +107,7 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
         Listing every problem in the file (with the file name and table paths), or why the file
         cannot be read.
     ValueError
-        An unknown ``backend``, or ``"compiled"`` without numba.
+        A ``backend`` other than ``"compiled"`` or None.
 
     Examples
     --------
@@ -123,7 +123,7 @@ def read_model_file(path: str | Path, backend: str | None = None, *, wrapping: s
     """Read a model definition file; like :func:`load_model` but returns the :class:`ModelFile`."""
     source = str(path)
     if Path(path).suffix.lower() == ".osim":
-        backend = get_backend(backend).name  # checked before any work
+        backend = check_backend(backend)  # checked before any work
         imported = read_osim(path, wrapping=wrapping)
         return _ModelReader(source).read(imported.document, imported.sha256, backend)
     most = 4 * MAX_FILE_CHARACTERS  # bytes of UTF-8 text of MAX_FILE_CHARACTERS characters: never read more
@@ -168,7 +168,7 @@ def parse_model_file(text: str, source: str = "<string>", *, sha256: str | None 
     """
     if not isinstance(text, str):
         raise TypeError(f"model-file text must be a string, got {type(text).__name__}")
-    backend = get_backend(backend).name  # checked before any work
+    backend = check_backend(backend)  # checked before any work
     if len(text) > MAX_FILE_CHARACTERS:
         raise ModelError([f"the file has {len(text):,} characters; model files of at most {MAX_FILE_CHARACTERS:,} "
                           "are read (see Limits in docs/model-format.md)"], source)

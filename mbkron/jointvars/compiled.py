@@ -14,7 +14,7 @@ an ill-conditioned configuration, a floating-point error — the kernel returns 
 is redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages
 are the Python solver's. The two routes are tested equal.
 
-The path is chosen when a model is built with the ``compiled`` backend
+The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
 evaluations; the results do not depend on when anything is compiled. Beside the step
 (:func:`step_kernel`), :func:`group_forward` is the step and, in the same compiled call, the model's

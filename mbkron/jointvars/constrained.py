@@ -34,27 +34,22 @@ class ConstrainedJointVariables(JointVariableProvider):
     ----------
     solver : PositionSolver
     method : {"lu", "projection"}
-    backend : {"numpy", "compiled"}
-        ``"compiled"`` uses the compiled Newton step for groups with an expression form (expressions
-        or loop closures; :meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) with inputs
-        affine in q, and compiled projection recursions.
+
+    Groups with an expression form (expressions or loop closures;
+    :meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) with inputs affine in q take the
+    compiled Newton step; the others, and the states it declines, the Python solver.
     """
 
-    def __init__(self, solver: PositionSolver, method: str = "lu", backend: str = "numpy"):
+    def __init__(self, solver: PositionSolver, method: str = "lu"):
         if method not in METHODS:
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
-        self.solver = solver.with_system(solver.system.with_backend(backend))
+        self.solver = solver
         self.method = method
-        self.backend = backend
-        self.fast_step = FastStep(solver, method) if backend == "compiled" and supports_fast_step(solver) else None
+        self.fast_step = FastStep(solver, method) if supports_fast_step(solver) else None
 
     @property
     def size(self) -> int:
         return self.solver.system.size
-
-    def with_backend(self, backend: str) -> ConstrainedJointVariables:
-        """The same provider evaluated by ``backend`` (sharing the assembled solver)."""
-        return self if backend == self.backend else ConstrainedJointVariables(self.solver, self.method, backend)
 
     def new_state(self) -> Continuation:
         """A continuation from the assembly configuration."""
@@ -75,8 +70,7 @@ class ConstrainedJointVariables(JointVariableProvider):
             continuation.advance(solution, None)
             return solution.f, None, None
         # The position solver has checked the condition number at this configuration.
-        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None,
-                                          compiled=self.backend == "compiled")
+        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None)
         continuation.advance(solution, hess)
         return solution.f, grad, hess
 

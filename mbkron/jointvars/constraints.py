@@ -191,16 +191,12 @@ class BoundConstraints(ABC):
         """Length of ``p``."""
         return self.explicit_rows.size + self.nq
 
-    def with_backend(self, backend: str) -> BoundConstraints:
-        """The same equations evaluated the way ``backend`` evaluates (``self`` unless that differs)."""
-        return self
-
     def expressions(self) -> ConstraintExpressions | None:
         """``g`` and its derivatives as expressions, for the compiled step
         (:mod:`mbkron.jointvars.compiled`); None when the system has no expression form.
 
-        Systems that must derive the expressions first do so on the first call (the compiled
-        backend's, when it builds its step), not when they are bound.
+        Systems that must derive the expressions first do so on the first call (when the compiled
+        step is built), not when they are bound.
         """
         return None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import jit, python_function
+from mbkron.compiled.common import jit
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.solvers import LUFactors, Solution, format_values
@@ -133,7 +133,6 @@ def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
 
 def implicit_derivatives(
     system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None,
-    compiled: bool = False,
 ) -> tuple[NDArray, NDArray | None]:
     """Exact ``∇f`` (Eq. 101-102) and ``H`` (Eq. 120) at a solved configuration.
 
@@ -147,8 +146,6 @@ def implicit_derivatives(
         with the ``γ_i`` computed once and reused for the Hessian stage.
     max_condition : float or None
         None skips the check (the position solver has checked this configuration).
-    compiled : bool
-        Run the projection recursions compiled (the ``compiled`` backend) rather than as Python loops.
 
     Returns
     -------
@@ -176,12 +173,10 @@ def implicit_derivatives(
             gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
             hess = -lu.solve(gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
         return grad, hess
-    rows_of, solve = ((projection_rows, projection_solve) if compiled else
-                      (python_function(projection_rows), python_function(projection_solve)))
-    rows = rows_of(g_u)
-    grad = solve(rows, g_u, g_q)
+    rows = projection_rows(g_u)
+    grad = projection_solve(rows, g_u, g_q)
     hess = None
     if order >= 2:
         gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-        hess = solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
+        hess = projection_solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
     return grad, hess

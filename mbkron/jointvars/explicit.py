@@ -130,11 +130,6 @@ class JointVariableProvider(ABC):
         """Fresh caller-owned evaluation state (None: the provider keeps none)."""
         return None
 
-    def with_backend(self, backend: str) -> JointVariableProvider:
-        """The provider evaluated by ``backend`` (``"numpy"`` or ``"compiled"``);
-        the same object when the backend makes no difference to it."""
-        return self
-
 
 def quadratic_forms(hess: NDArray[np.float64], qd: NDArray[np.float64]) -> NDArray[np.float64]:
     """``q̇ᵀ H_i q̇`` for every row ``i`` of ``hess`` (..., k, nq, nq), shape (broadcast batch) + (k,)."""
@@ -318,11 +313,6 @@ class JointVariables:
     def new_states(self) -> tuple:
         """Fresh evaluation states of the providers, in their order (see :class:`mbkron.Model.workspace`)."""
         return tuple(provider.new_state() for _, provider in self.providers)
-
-    def with_backend(self, backend: str) -> JointVariables:
-        """The same joint variables with every provider evaluated by ``backend``."""
-        providers = tuple((rows, provider.with_backend(backend)) for rows, provider in self.providers)
-        return JointVariables(self.matrix, self.constant, providers)
 
     def evaluate(
         self, q: NDArray[np.float64], order: int = 2, states: tuple | None = None

@@ -45,7 +45,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_banded
 
-from mbkron.compiled.common import AVAILABLE
 from mbkron.compiled.tabulated import stacked_cubics
 from mbkron.jointvars.explicit import JointVariableProvider, real_or_complex
 
@@ -536,10 +535,7 @@ class CoordinateFunctionVariables(JointVariableProvider):
         Number of generalized coordinates.
     """
 
-    complex_step = True  # (values at complex q: the numpy evaluation; the compiled one is for real q)
-
-    def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int,
-                 compiled: bool = False):
+    def __init__(self, functions: Sequence[EmpiricalFunction], coordinates: Sequence[int], nq: int):
         if len(functions) != len(coordinates):
             raise ValueError(f"got {len(functions)} functions but {len(coordinates)} coordinate indices")
         self.functions = tuple(functions)
@@ -548,15 +544,10 @@ class CoordinateFunctionVariables(JointVariableProvider):
             raise ValueError(f"coordinate indices must lie in 0..{nq - 1}, got {self.coordinates.tolist()}")
         self.coordinates.setflags(write=False)
         self.nq = nq
-        self.compiled = compiled and AVAILABLE
         # the piecewise cubics in one pass; the other functions one by one
         cubic = [i for i, f in enumerate(self.functions) if isinstance(f, _PiecewiseCubic)]
         self._stacked = (np.array(cubic), StackedPiecewiseCubic([self.functions[i] for i in cubic])) if cubic else None
         self._others = tuple(i for i in range(len(self.functions)) if i not in cubic)
-
-    def with_backend(self, backend: str) -> CoordinateFunctionVariables:
-        """The same functions, the piecewise cubics evaluated in one compiled call for ``"compiled"``."""
-        return CoordinateFunctionVariables(self.functions, self.coordinates, self.nq, compiled=backend == "compiled")
 
     @classmethod
     def from_descriptions(
@@ -577,7 +568,7 @@ class CoordinateFunctionVariables(JointVariableProvider):
         values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
         if self._stacked is not None:
             rows, stacked = self._stacked
-            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order, self.compiled)
+            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order, compiled=True)
             values[..., rows] = value
             if order >= 1:
                 firsts[..., rows] = first

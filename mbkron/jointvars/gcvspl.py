@@ -537,7 +537,7 @@ class GCVSpline(EmpiricalFunction):
 
     An :class:`~mbkron.jointvars.functions.EmpiricalFunction` (for one column of data): a
     :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated in
-    numpy (also by the compiled backend).
+    numpy.
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ A :class:`LoopClosures` system is a :class:`~mbkron.jointvars.constraints.Constr
 equations are generated from :class:`LoopClosure` declarations (plus orientation equations in
 space). They are evaluated with mbkron's own tree kinematics on the *joint-space* tree, whose
 coordinates are the joint variables themselves, so ``∂T/∂f`` and ``∂²T/∂f²`` (Eq. 75, 99) give
-``∂g/∂f`` and ``∂²g/∂f²`` exactly. For the compiled backend the same equations are also written
+``∂g/∂f`` and ``∂²g/∂f²`` exactly. For the compiled Newton step the same equations are also written
 as sympy expressions of the joint variables (:meth:`_BoundClosures.expressions`), from which
 :mod:`mbkron.jointvars.compiled` generates its Newton step; the tree kinematics stay the reference
 and the route for every state that step declines.
@@ -197,24 +197,14 @@ class _SymbolicChain:
 class _BoundClosures(BoundConstraints):
     """Loop-closure equations evaluated with the joint-space tree kinematics (Eq. 75, 99)."""
 
-    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj, compiled: bool = False,
-                 shared: dict | None = None):
+    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj):
         super().__init__(unknown_rows, explicit_rows, nq)
         self.arrays = arrays
         self.tree = tree
         self.nj = nj
-        self.compiled = compiled
         self._identity = np.eye(nj)
         self._zero_hessians = np.zeros((nj, nj, nj))
-        self._shared = {} if shared is None else shared  # the expressions, shared by every backend's copy
-
-    def with_backend(self, backend: str) -> _BoundClosures:
-        """The same equations with the tree kinematics of ``backend`` (compiled kernels or numpy)."""
-        compiled = backend == "compiled"
-        if compiled == self.compiled:
-            return self
-        return _BoundClosures(self.arrays, self.tree, self.unknown_rows, self.explicit_rows, self.nq, self.nj, compiled,
-                              self._shared)
+        self._shared = {}  # the expressions, derived on first use
 
     def expressions(self) -> ConstraintExpressions:
         """The equations as expressions of ``u`` (symbols ``u0, u1, ...``) and ``p`` (``p0, p1, ...``).
@@ -222,8 +212,7 @@ class _BoundClosures(BoundConstraints):
         The same equations as :meth:`first` and :meth:`second`: points ``r = T x`` and
         orientation products ``(R_a v_a)·(R_b v_b)`` (Leibniz rule for the derivatives), with ``T``
         and its derivatives written out along the tree (:class:`_SymbolicChain`); the body data
-        enter as exact doubles. Derived on the first call (the compiled backend's) and shared by
-        the copies of :meth:`with_backend`.
+        enter as exact doubles. Derived on the first call (when the compiled step is built) and kept.
         """
         if "expressions" not in self._shared:
             symbols = sympy.symbols(f"u0:{self.size}") + sympy.symbols(f"p0:{self.n_inputs}")
@@ -278,7 +267,7 @@ class _BoundClosures(BoundConstraints):
         f[self.unknown_rows] = u
         f[self.explicit_rows] = p[: self.explicit_rows.size]
         values = (f, self._identity, self._zero_hessians if order >= 2 else None)
-        return kinematics.compute_kinematics(self.tree, values, f, order, compiled=self.compiled)
+        return kinematics.compute_kinematics(self.tree, values, f, order)
 
     @staticmethod
     def _body_arrays(kin, bodies: NDArray[np.intp], order: int):

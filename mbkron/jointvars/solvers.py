@@ -27,7 +27,6 @@ gives them (:func:`mbkron.jointvars.derivatives.chain_rule`).
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -378,15 +377,6 @@ class PositionSolver:
                     periods[i] = np.nan
             self._periods = periods, windings
         return self._periods
-
-    def with_system(self, system: BoundConstraints) -> PositionSolver:
-        """The same solver (same assembly :attr:`reference` and settings) evaluating ``system``, the
-        same equations bound differently (e.g. for another backend)."""
-        if system is self.system:
-            return self
-        other = copy.copy(self)
-        other.system = system
-        return other
 
     # ------------------------------------------------------------------ Newton
     def _correct(self, q, p, P, d2p, f) -> Solution:

@@ -9,8 +9,9 @@ natural tensor layout
 
 and ``mbkron.reference.kron.to_kron(np.swapaxes(dT[i], -1, -2))`` is the seed's ``D_i`` literally.
 
-The fast path evaluates the closed form Eq. 75-76 factored through the *world twist* of each
-joint. With the joint matrix ``Â_j`` (Eq. 70-71) put in the ground frame,
+The kinematics is evaluated by the compiled kernel :func:`mbkron.compiled.kinematics.kinematics`
+(:func:`compute_kinematics`), through the closed form Eq. 75-76 factored through the *world twist* of
+each joint. With the joint matrix ``Â_j`` (Eq. 70-71) put in the ground frame,
 ``S_j = T_j Â_j T_j⁻¹``, the seed's ``W_ji = T_j Â_j ʲT_i`` (Eq. 76) is ``S_j T_i``, hence
 
     ∂T_i/∂q_k = Ω_ik T_i,   Ω_ik = Σ_{j ⪯ i} S_j ∇f_jk                            (Eq. 75)
@@ -19,10 +20,10 @@ and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
 
     ∂²T_i/∂q_k∂q_l = (Σ_{j ⪯ i} [Ω_jl, S_j] ∇f_jk + S_j H_jkl) T_i + Ω_ik Ω_il T_i  (Eq. 99)
 
-(``j ⪯ i``: j is i or an ancestor of i). Both are sums over ancestors, i.e. one matrix product
-with the constant ancestor mask: no Python loop over bodies; the products of transforms along the
-tree take ⌈log₂(depth + 1)⌉ batched steps (pointer doubling). The recursions (Eq. 77, 89) and the literal closed forms
-(Eq. 94-99) are in :mod:`mbkron.reference.transforms`; the tests prove all of them equal.
+(``j ⪯ i``: j is i or an ancestor of i). This module keeps the tree's description as arrays and the
+quantities computed from :class:`KinematicsData` (points, velocities, accelerations, angular
+velocities). The recursions (Eq. 77, 89) and the literal closed forms (Eq. 94-99) are in
+:mod:`mbkron.reference.transforms`; the tests hold the kernel to them.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ __all__ = [
     "joint_transform",
     "joint_matrix",
     "local_transforms",
-    "world_transforms",
     "compute_kinematics",
     "rigid_inverse",
     "point_positions",
@@ -153,10 +153,6 @@ class KinematicTree:
     ----------
     parent : ndarray of int, shape (nb,)
         Index of each body's parent, ``-1`` for the ground.
-    doubling_steps : tuple of (ndarray, ndarray)
-        Pointer-doubling schedule for the world transforms: at each step, every body in
-        ``active`` is premultiplied by the accumulated transform of its ``source`` (an ancestor
-        twice as far up as in the previous step); ``⌈log₂(depth + 1)⌉`` steps in all.
     joint_types : tuple of str
     joint_of_body : ndarray of int, shape (nb,)
         Row of each body's joint variable in ``f``, ``-1`` for a fixed joint.
@@ -169,14 +165,13 @@ class KinematicTree:
     nq : int
         Number of generalized coordinates.
 
-    The dense ``nb × nb`` and ``nb × nj`` masks of the numpy backend's vectorised formulas,
-    :attr:`ancestor_or_self` and :attr:`joint_selection`, are built on first use, not with the
+    The dense ``nb × nb`` and ``nb × nj`` masks of the vectorised formulas (angular velocities, joint
+    reactions), :attr:`ancestor_or_self` and :attr:`joint_selection`, are built on first use, not with the
     tree: loading a model costs memory and time linear in ``nb`` (the compiled kernels walk the
     parent links instead).
     """
 
     parent: NDArray[np.intp]
-    doubling_steps: tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]
     joint_types: tuple[str, ...]
     joint_of_body: NDArray[np.intp]
     local_coefficients: NDArray[np.float64]
@@ -285,7 +280,6 @@ class KinematicTree:
         for value in arrays.values():
             value.setflags(write=False)
         return cls(
-            doubling_steps=_doubling_schedule(parent),
             joint_types=tuple(joint_types),
             nq=nq,
             **arrays,
@@ -379,43 +373,6 @@ def local_transforms(tree: KinematicTree, f: NDArray) -> NDArray:
     return np.einsum("...bc,bcxy->...bxy", basis, tree.local_coefficients)
 
 
-def world_transforms(tree: KinematicTree, local: NDArray) -> NDArray:
-    """World transforms ``⁰_iA_4 = ⁰_{pr(i)}A_4 · ᵖʳ⁽ⁱ⁾_iA_4`` (Eq. 40), by pointer doubling.
-
-    ``⌈log₂(depth + 1)⌉`` batched products instead of one per body.
-
-    Parameters
-    ----------
-    tree : KinematicTree
-    local : ndarray, shape (..., nb, 4, 4)
-
-    Returns
-    -------
-    ndarray, shape (..., nb, 4, 4)
-    """
-    T = local.copy()
-    for active, source in tree.doubling_steps:
-        T[..., active, :, :] = T[..., source, :, :] @ T[..., active, :, :]
-    return T
-
-
-def _doubling_schedule(parent: NDArray[np.intp]) -> tuple[tuple[NDArray[np.intp], NDArray[np.intp]], ...]:
-    """Steps of pointer doubling over the tree: after step s, body i holds the product of the
-    local transforms of its 2^s nearest ancestors-or-self; when every pointer has reached the
-    ground, ``T_i = ⁰_iA_4``."""
-    nb = parent.size
-    pointer = np.where(parent < 0, nb, parent)
-    steps = []
-    while (pointer < nb).any():
-        active = np.flatnonzero(pointer < nb)
-        steps.append((active, pointer[active].copy()))
-        pointer = np.where(pointer < nb, np.append(pointer, nb)[pointer], nb)
-    for active, source in steps:
-        active.setflags(write=False)
-        source.setflags(write=False)
-    return tuple(steps)
-
-
 def rigid_inverse(T: NDArray) -> NDArray:
     """Inverse of rigid transforms ``[[R, p], [0, 1]]``: ``[[Rᵀ, −Rᵀp], [0, 1]]``."""
     out = np.zeros_like(T)
@@ -426,69 +383,26 @@ def rigid_inverse(T: NDArray) -> NDArray:
     return out
 
 
-def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2,
-                       compiled: bool = False) -> KinematicsData:
-    """Transforms and their first and second derivatives for all bodies at ``q``.
-
-    Implements Eq. 75 (first derivatives) and Eq. 99 (second derivatives) through the world
-    twists ``S_j = T_j Â_j T_j⁻¹`` (see the module docstring), vectorised over bodies and over
-    any leading batch axes of ``q``.
+def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2) -> KinematicsData:
+    """Transforms and their first and second derivatives for all bodies at ``q``, by the compiled kernel
+    :func:`mbkron.compiled.kinematics.kinematics` (Eq. 40, 75 and 99 through the world twists
+    ``S_j = T_j Â_j T_j⁻¹``; see the module docstring), state by state over any leading batch axes of ``q``.
 
     Parameters
     ----------
     tree : KinematicTree
     joint_values : tuple (f, grad, hess)
-        Joint variables at ``q`` as returned by ``JointVariables.evaluate(q, order)``.
+        Joint variables at ``q`` as returned by ``JointVariables.evaluate(q, order)`` (real).
     q : ndarray, shape (..., nq)
-        Complex with complex joint values for a complex step (:meth:`mbkron.Model.muscle_lengths`): the
-        numpy evaluation keeps their dtype (the compiled kernel takes real values only).
     order : {0, 1, 2}
         Highest derivative of the transforms computed (the joint values may carry more).
-    compiled : bool
-        Evaluate the same equations by the compiled kernel
-        (:func:`mbkron.compiled.kinematics.kinematics`, the ``compiled`` backend; needs numba).
 
     Returns
     -------
     KinematicsData
     """
     f, grad, hess = joint_values
-    if compiled:
-        T, S, twists, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
-        return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
-    T = world_transforms(tree, local_transforms(tree, f))
-    S = twists = d2T = None
-    if order >= 1:
-        nb, nq = tree.nb, tree.nq
-        batch = q.shape[:-1]
-        S = T @ tree.joint_matrices @ rigid_inverse(T)  # S_j, (..., nb, 4, 4)
-        S_rows = S.reshape(batch + (nb, 16))
-        # G[i, k, j] = [j ⪯ i] ∇f_jk, so that Ω_ik = Σ_j G[i, k, j] S_j (Eq. 75).
-        G = tree.ancestor_or_self[:, None, :] * np.swapaxes(tree.per_body(grad, 1), -1, -2)[..., None, :, :]
-        G = G.reshape(batch + (nb * nq, nb))
-        twists = (G @ S_rows).reshape(batch + (nb, nq, 4, 4))
-        if order >= 2:
-            # Ω stacked vertically (rows k·4 + x) and horizontally (columns k·4 + y), per body
-            vertical = twists.reshape(batch + (nb, nq * 4, 4))
-            horizontal = np.swapaxes(twists, -3, -2).reshape(batch + (nb, 4, nq * 4))
-            # [Ω_jl, S_j] = ∂S_j/∂q_l, (..., nb, nq(l), 4, 4)
-            commutators = (vertical @ S).reshape(twists.shape) - np.swapaxes(
-                (S @ horizontal).reshape(batch + (nb, 4, nq, 4)), -3, -2
-            )
-            # ∂Ω_ik/∂q_l = Σ_j [j ⪯ i] (∇f_jk [Ω_jl, S_j] + H_jkl S_j)
-            twist_derivatives = (G @ commutators.reshape(batch + (nb, nq * 16))).reshape(batch + (nb, nq, nq, 4, 4))
-            if hess.any():  # (affine joint variables have H = 0)
-                hess_b = np.moveaxis(tree.per_body(hess, 2), -3, -1)  # (..., nq, nq, nb)
-                Hj = (tree.ancestor_or_self[:, None, None, :] * hess_b[..., None, :, :, :]).reshape(
-                    batch + (nb * nq * nq, nb)
-                )
-                twist_derivatives = twist_derivatives + (Hj @ S_rows).reshape(batch + (nb, nq, nq, 4, 4))
-            # Ω_ik Ω_il for all k, l: one (4nq × 4)(4 × 4nq) product per body
-            products = np.swapaxes((vertical @ horizontal).reshape(batch + (nb, nq, 4, nq, 4)), -3, -2)
-            # ∂²T_i/∂q_k∂q_l = (∂Ω_ik/∂q_l + Ω_ik Ω_il) T_i (Eq. 99)
-            d2T = ((twist_derivatives + products).reshape(batch + (nb, nq * nq * 4, 4)) @ T).reshape(
-                batch + (nb, nq, nq, 4, 4)
-            )
+    T, S, twists, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
     return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
 
 

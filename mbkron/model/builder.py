@@ -29,7 +29,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from mbkron.backends import get_backend
+from mbkron.backends import check_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
 from mbkron.kinematics import tree as kinematics
@@ -51,9 +51,9 @@ __all__ = ["ModelBuilder"]
 _UNITS = ("rad", "m", "1")
 MAX_DENSE_ENTRIES = 2**25
 """Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
-``nj × nq`` on every backend, and the numpy backend's ancestor mask is ``nb × nb``
-(:attr:`mbkron.kinematics.tree.KinematicTree.ancestor_or_self`). Larger models are refused by
-:meth:`ModelBuilder.build` before anything is allocated."""
+``nj × nq``. Larger models are refused by :meth:`ModelBuilder.build` before anything is allocated (the
+kernels walk the parent links: no ``nb × nb`` matrix is built unless an evaluation on the vectorised
+formulas asks for :attr:`mbkron.kinematics.tree.KinematicTree.ancestor_or_self`)."""
 _JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
 
 
@@ -284,9 +284,9 @@ class ModelBuilder:
 
         Parameters
         ----------
-        backend : {"numpy", "compiled"}, optional
-            How the model is evaluated (:mod:`mbkron.backends`); by default ``"compiled"`` when
-            numba is installed, else ``"numpy"``.
+        backend : {"compiled"}, optional
+            Kept for compatibility: the one engine, ``"compiled"`` (:mod:`mbkron.backends`), evaluates every
+            model; ``"numpy"`` (the removed route) raises ValueError.
         source : str, optional
             Where the description comes from (a model file), named in warnings; by default the
             model's name.
@@ -296,7 +296,7 @@ class ModelBuilder:
         ModelError
             Listing every problem found.
         ValueError
-            An unknown ``backend``, or ``"compiled"`` without numba.
+            A ``backend`` other than ``"compiled"`` or None.
 
         Warns
         -----
@@ -304,7 +304,7 @@ class ModelBuilder:
             Once per body whose principal moments of inertia violate the triangle inequality
             (:func:`mbkron.model.checks.warn_unphysical_inertias`).
         """
-        backend = get_backend(backend).name
+        backend = check_backend(backend)
         problems: list[str] = []
         gravity = check_vector(self.gravity, "`gravity`", problems)
         coordinates = self._check_coordinates(problems)
@@ -321,12 +321,12 @@ class ModelBuilder:
         self._check_muscles(body_names, names, problems)
         if problems:
             raise ModelError(problems)
-        self._check_size(bodies, coordinates, backend)
+        self._check_size(bodies, coordinates)
         ordered = [bodies[i] for i in order]
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
             raise ModelError(problems)
-        model = self._assemble(gravity, coordinates, ordered, joint_variable_map.with_backend(backend), backend)
+        model = self._assemble(gravity, coordinates, ordered, joint_variable_map, backend)
         model = constraint_groups.attach(model, self._constraint_groups)
         if self._constraint_groups:
             model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
@@ -337,14 +337,11 @@ class ModelBuilder:
         return model
 
     @staticmethod
-    def _check_size(bodies: list[Body], coordinates: list[Coordinate], backend: str) -> None:
+    def _check_size(bodies: list[Body], coordinates: list[Coordinate]) -> None:
         """Refuse a model whose dense matrices would exceed :data:`MAX_DENSE_ENTRIES` (before building them)."""
         nb, nq = len(bodies), len(coordinates)
         nj = sum(b.joint != kinematics.FIXED for b in bodies)
         matrices = [(nj, nq, "the joint-variable map (joint variables × coordinates)", "")]
-        if backend != "compiled":
-            matrices.append((nb, nb, f"the {backend} backend's ancestor mask (bodies × bodies)",
-                             "; the compiled backend needs no ancestor mask"))
         problems = [f"the model is too large: {label} would be a dense {rows:,} × {columns:,} matrix of "
                     f"{rows * columns * 8 / 2**20:,.0f} MiB; at most {MAX_DENSE_ENTRIES:,} entries "
                     f"({MAX_DENSE_ENTRIES * 8 / 2**20:,.0f} MiB) are allowed{hint}"

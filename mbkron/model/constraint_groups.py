@@ -127,7 +127,7 @@ def _check(group: ConstraintGroup, where: str, model: Model, claimed: set[str], 
 def _provider(group: ConstraintGroup, solver: PositionSolver, model: Model) -> JointVariableProvider:
     settings = {k: v for k, v in group.settings.items() if k not in _POSITION_SETTINGS}
     if group.solver in METHODS:
-        return ConstrainedJointVariables(solver, group.solver, model.backend)
+        return ConstrainedJointVariables(solver, group.solver)
     if group.solver == "premodel":
         return PremodelJointVariables(solver, model.coordinate_records, **settings)
     return FiniteDifferenceJointVariables(solver, **settings)

@@ -1,7 +1,7 @@
 """The compiled routes of :meth:`mbkron.Model.forward_dynamics` (and of :meth:`~mbkron.Model.inverse_dynamics`
 for simple trees): one kernel call per evaluation.
 
-For a model on the ``compiled`` backend whose own loads are spring-dampers, joint torques and
+For a model whose own loads are spring-dampers, joint torques and
 generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
 :mod:`mbkron.compiled.articulated` (every joint driven by its own coordinate: the articulated-body
 algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_affine`
@@ -59,10 +59,8 @@ class ForwardDynamics:
     @classmethod
     def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
         """The compiled route of ``model`` whose spring-dampers are ``spring_rows``
-        (:func:`mbkron.compiled.dynamics.spring_rows`), or None (another backend, or loads it does not
-        cover: point and line loads, body torques, load values given as functions)."""
-        if model.backend != "compiled":
-            return None
+        (:func:`mbkron.compiled.dynamics.spring_rows`), or None (loads it does not cover: point and line
+        loads, body torques, load values given as functions)."""
         joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
         for load in model.loads:
             if isinstance(load, loads_module.SpringDamper):

@@ -5,22 +5,21 @@ before, and safe to call from several threads at once (Pinocchio's model/data sp
 arrays live in :class:`~mbkron.kinematics.tree.KinematicsData`). The one thing a trajectory carries
 from state to state -- where the constraint solvers continue from -- lives in a caller-owned
 :class:`Workspace` (``model.workspace()``), passed as ``workspace=`` to any evaluation; without
-one, constraint groups start from their assembly configuration. How the per-state work is done is
-the model's ``backend`` (:mod:`mbkron.backends`), chosen when it is built.
+one, constraint groups start from their assembly configuration. The per-state work is done by the one
+engine, the compiled kernels (:mod:`mbkron.backends.engine`).
 Build models with :class:`mbkron.ModelBuilder`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-import dataclasses
 from dataclasses import dataclass, field
 import functools
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.backends import get_backend
+from mbkron.backends import check_backend, engine
 from mbkron.compiled.dynamics import inertia_rows, spring_rows
 from mbkron.core.arguments import finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
@@ -71,9 +70,9 @@ class Model:
     constraint_groups : tuple of ConstraintGroup
         How the joint variables without an explicit ``variable`` are solved
         (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
-    backend : {"numpy", "compiled"}
-        How the model is evaluated (:mod:`mbkron.backends`); ``"compiled"`` by default when numba
-        is installed, else ``"numpy"``. Change it with :meth:`with_backend`.
+    backend : {"compiled"}
+        The engine that evaluates the model: always ``"compiled"``, the one engine (:mod:`mbkron.backends`).
+        Kept for compatibility; ``"numpy"`` (removed) raises ValueError.
     """
 
     name: str
@@ -90,10 +89,8 @@ class Model:
     backend: str | None = None
 
     def __post_init__(self):
-        backend = get_backend(self.backend)  # validated; None becomes the default
         constant = object.__setattr__
-        constant(self, "backend", backend.name)
-        constant(self, "_backend", backend)
+        constant(self, "backend", check_backend(self.backend))  # validated; None becomes "compiled"
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
         constant(self, "_model_springs", tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
@@ -101,23 +98,17 @@ class Model:
 
     __repr__ = summary  # counts, not arrays
 
-    def with_backend(self, backend: str) -> Model:
-        """The same model evaluated by ``backend`` (``"numpy"`` or ``"compiled"``).
+    def with_backend(self, backend: str | None) -> Model:
+        """The model itself for ``backend`` ``"compiled"`` or None: kept for compatibility, there is one engine.
 
         Raises
         ------
         ValueError
-            An unknown backend, or ``"compiled"`` without numba.
+            Any other ``backend``: ``"numpy"`` was removed (:mod:`mbkron.reference` is the independent
+            evaluation).
         """
-        name = get_backend(backend).name
-        if name == self.backend:
-            return self
-        return dataclasses.replace(self, backend=name, joint_variable_map=self.joint_variable_map.with_backend(name))
-
-    @property
-    def compiled_kernels(self) -> bool:
-        """Whether the model's backend runs the compiled kernels."""
-        return self._backend.compiled_kernels
+        check_backend(backend)
+        return self
 
     def workspace(self) -> Workspace:
         """A fresh :class:`Workspace` for evaluating this model along a trajectory or a sweep."""
@@ -179,9 +170,9 @@ class Model:
         return np.array([c.default for c in self.coordinate_records])
 
     # ------------------------------------------------------------------ evaluation
-    def _as_q(self, q: ArrayLike, name: str = "q", complex_allowed: bool = False) -> NDArray[np.float64]:
+    def _as_q(self, q: ArrayLike, name: str = "q") -> NDArray[np.float64]:
         """A state argument checked by :func:`mbkron.core.arguments.state_array` (shape (..., nq), finite)."""
-        return state_array(q, name, self.nq, "one value per coordinate", complex_allowed=complex_allowed)
+        return state_array(q, name, self.nq, "one value per coordinate")
 
     def joint_variables(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None):
         """Joint variables, their gradients and Hessians.
@@ -244,7 +235,7 @@ class Model:
         else evaluated to ``order``); finite."""
         with np.errstate(all="ignore"):
             values = self._joint_values(q, order, workspace) if values is None else values
-            kin = self._backend.kinematics(self, values, q, order)
+            kin = engine.kinematics(self, values, q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
 
@@ -309,18 +300,10 @@ class Model:
         return self.muscle_set
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).
-
-        On the ``numpy`` backend ``q`` may be complex (a complex step): at ``q + i h e_k`` (``h`` ≈ 1e-30)
-        ``Im L / h = ∂L/∂q_k = −R[k]`` to round-off (:mod:`mbkron.muscles.complex_step`).
-        """
+        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt)."""
         self._muscle_set()
-        if np.iscomplexobj(q) and self.backend != "numpy":
-            raise TypeError(f'`q` is complex (a complex step): the {self.backend!r} backend takes real q only; use '
-                            'model.with_backend("numpy")')
-        q = self._as_q(q, complex_allowed=True)
-        return finite_evaluation(lambda: self._backend.muscle_lengths(self, self._backend.kinematics(
-            self, self._joint_values(q, 0, workspace), q, 0)), "muscle lengths", q)
+        kin = self.kinematics(q, 0, workspace=workspace)
+        return finite_evaluation(lambda: engine.muscle_lengths(self, kin), "muscle lengths", kin.q)
 
     def moment_arms(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
@@ -334,7 +317,7 @@ class Model:
         """
         self._muscle_set()
         kin = self.kinematics(q, 1, workspace=workspace)
-        return finite_evaluation(lambda: self._backend.moment_arms(self, kin), "moment arms R", kin.q)
+        return finite_evaluation(lambda: engine.moment_arms(self, kin), "moment arms R", kin.q)
 
     def muscle_velocities(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon lengthening velocities ``L̇ = −Rᵀ q̇``, m/s, shape (..., n_mt)."""
@@ -348,7 +331,7 @@ class Model:
         muscle_set = self._muscle_set()
         forces = state_array(forces, "muscle_forces", muscle_set.size,
                              f"one tension per muscle: {', '.join(muscle_set.names)}")
-        return np.einsum("...km,...m->...k", self._backend.moment_arms(self, kin), forces)
+        return np.einsum("...km,...m->...k", engine.moment_arms(self, kin), forces)
 
     # ------------------------------------------------------------------ dynamics
     def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
@@ -361,7 +344,7 @@ class Model:
 
     def _terms(self, q, qd, workspace, name: str):
         """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite."""
-        return finite_evaluation(lambda: getattr(self._backend.inertial_terms(
+        return finite_evaluation(lambda: getattr(engine.inertial_terms(
             self, q, qd, self._joint_dynamics(q, qd, workspace), ()), name), _TERMS[name], q, qd=qd)
 
     def mass_matrix(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
@@ -448,7 +431,7 @@ class Model:
     def _all_terms(self, q, qd, loads, t, muscle_forces, workspace) -> dynamics.EquationsOfMotion:
         """:meth:`equations_of_motion` at validated ``q``, ``qd``: chunked where a batch is large."""
         chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
-        kinematics_free = self.compiled_kernels and not (self.loads if loads is None else loads) and muscle_forces is None
+        kinematics_free = not (self.loads if loads is None else loads) and muscle_forces is None
         if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk and not kinematics_free:
             states = q.shape[0]
             parts = [self._equations_of_motion(q[s:s + chunk], qd[s:s + chunk], loads, t,
@@ -465,17 +448,17 @@ class Model:
         loads = self.loads if loads is None else tuple(loads)
         springs = self._model_springs if loads is self.loads else tuple(
             load for load in loads if isinstance(load, loads_module.SpringDamper))
-        M, velocity, gravity, applied, kin = self._backend.inertial_terms(self, q, qd, values, springs)
+        M, velocity, gravity, applied = engine.inertial_terms(self, q, qd, values, springs)
         if applied is None:
             applied = np.zeros(q.shape)
-        elif loads:  # the backend did the spring-dampers; joint-space loads need no kinematics
+        elif loads:  # the kernel did the spring-dampers; joint-space loads need no kinematics
             joint_space = (loads_module.JointTorque, loads_module.GeneralizedForce)
             for load in loads:
                 if isinstance(load, joint_space):
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
             loads = tuple(load for load in loads if not isinstance(load, joint_space + (loads_module.SpringDamper,)))
         if loads or muscle_forces is not None:
-            kin = kin or self._backend.kinematics(self, (*values[:2], None), q, 1)
+            kin = engine.kinematics(self, (*values[:2], None), q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
         return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
                                           applied_forces=applied)
@@ -491,7 +474,7 @@ class Model:
     ) -> NDArray[np.float64]:
         """Generalized forces ``τ`` that produce ``q̈``: ``τ = M q̈ + N q̇ − G − Q_loads − R F_mt`` (Eq. 198).
 
-        With the ``compiled`` backend, a tree whose joints each have their own coordinate, called without
+        A tree whose joints each have their own coordinate, called without
         ``loads`` and ``muscle_forces``, is evaluated in O(n) by the recursive Newton–Euler algorithm
         (:mod:`mbkron.compiled.articulated`), one call for a state or a batch.
 
@@ -533,8 +516,7 @@ class Model:
         """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
 
         ``M`` is factored once by Cholesky, whose failure is the check that it is positive definite
-        (:meth:`mbkron.backends.base.Backend.solve_positive_definite`). With the ``compiled`` backend,
-        a model whose own loads are spring-dampers and constant joint torques or generalized forces,
+        (:func:`mbkron.backends.engine.solve_positive_definite`). A model whose own loads are spring-dampers and constant joint torques or generalized forces,
         called without ``loads`` and ``muscle_forces``, is evaluated in one kernel call
         (:mod:`mbkron.model.forward`).
 
@@ -569,7 +551,7 @@ class Model:
                 return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         with np.errstate(all="ignore"):
-            qdd = self._backend.solve_positive_definite(M, rhs if tau is None else rhs + tau)
+            qdd = engine.solve_positive_definite(M, rhs if tau is None else rhs + tau)
         if qdd is None:
             eigenvalues = np.linalg.eigvalsh(M)
             raise ConfigurationError(
@@ -582,8 +564,8 @@ class Model:
     def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
         """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and
         constant actuation ``tau``, continuing from ``workspace``, and a compiled TR-BDF2 step around it
-        (:class:`mbkron.model.forward.StateKernel`); None where the model has none (another backend, or
-        not a single compiled constraint group)."""
+        (:class:`mbkron.model.forward.StateKernel`); None where the model has none (not a single compiled
+        constraint group)."""
         return None if self._forward is None else self._forward.state_kernel(self, workspace, tau)
 
     def joint_reactions(

@@ -24,7 +24,7 @@ class Workspace:
         self.states = joint_variables.new_states()
 
     def states_for(self, joint_variables: JointVariables) -> tuple:
-        """The provider states, checked to belong to ``joint_variables`` (the same model, any backend)."""
+        """The provider states, checked to belong to ``joint_variables`` (the same model)."""
         theirs = _assemblies(joint_variables)
         if len(theirs) != len(self._assemblies) or any(a is not b for a, b in zip(theirs, self._assemblies)):
             raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
@@ -32,6 +32,6 @@ class Workspace:
 
 
 def _assemblies(joint_variables: JointVariables) -> tuple:
-    """The assembly solutions of the providers' position solvers (None for stateless providers): shared
-    by every backend of one model, distinct between models."""
+    """The assembly solutions of the providers' position solvers (None for stateless providers): distinct
+    between models."""
     return tuple(getattr(getattr(provider, "solver", None), "reference", None) for _, provider in joint_variables.providers)

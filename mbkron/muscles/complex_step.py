@@ -1,9 +1,9 @@
-"""Elementary functions for complex-step differentiation of the muscle paths (numpy route).
+"""Elementary functions for complex-step differentiation in the vectorised muscle-path code.
 
 For an analytic ``f`` and a tiny ``h`` (≈ 1e-30), ``f(x + i h e_k) = f(x) + i h ∂f/∂x_k + O(h²)``: the
 imaginary part divided by ``h`` is the derivative, exact to round-off (no cancellation, unlike
-differences). :meth:`mbkron.Model.muscle_lengths` accepts a complex ``q`` on the ``numpy`` backend and
-returns such lengths. numpy's ``arctan2`` and ``hypot`` do not take complex arguments and
+differences). The wrap solvers of the vectorised path evaluation (:meth:`mbkron.muscles.paths.MuscleSet.geometry`)
+take their Newton Jacobians by complex steps through the path code. numpy's ``arctan2`` and ``hypot`` do not take complex arguments and
 ``np.linalg.norm`` and ``np.abs`` conjugate (``|z|``, not analytic), so the path code uses these
 functions instead. Each returns the numpy result unchanged (bit for bit) for real arguments; for
 complex ones it returns ``f(Re x) + i f'(Re x) Im x``, the first-order expansion, which is the complex

@@ -301,7 +301,7 @@ class MuscleSet:
         return self.geometry(kin).lengths
 
     def compiled_lengths_and_moment_arms(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """Lengths and (``order`` 1) moment arms by the compiled kernels (the ``compiled`` backend):
+        """Lengths and (``order`` 1) moment arms by the compiled kernels (the engine's):
         :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` for the straight paths and
         :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` for the wrapped ones (by the numpy
         route, :meth:`geometry`, when a surface has no compiled solver)."""

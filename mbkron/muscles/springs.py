@@ -75,13 +75,8 @@ class PathForce:
         return self._sets[key]
 
     def length_and_moment_arms(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``L`` (...) and ``R = −∂L/∂q`` (..., nq) at the states of ``kin`` (order ≥ 1), by the model's backend."""
-        paths = self.muscle_set(model)
-        if model.compiled_kernels:
-            length, R = paths.compiled_lengths_and_moment_arms(kin, 1)
-        else:
-            geometry = paths.geometry(kin)
-            length, R = geometry.lengths, paths.moment_arms(kin, geometry)
+        """``L`` (...) and ``R = −∂L/∂q`` (..., nq) at the states of ``kin`` (order ≥ 1), by the compiled kernels."""
+        length, R = self.muscle_set(model).compiled_lengths_and_moment_arms(kin, 1)
         return length[..., 0], R[..., 0]
 
     def tension_and_moment_arms(self, model, kin, qd: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -124,8 +124,8 @@ class PathWrapping:
 
     def _kernel_tables(self) -> tuple | None:
         """The constant arrays of :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` and the
-        muscles' and wraps' names, or None when a surface has no compiled solver (then the compiled
-        backend uses the numpy route)."""
+        muscles' and wraps' names, or None when a surface has no compiled solver (then the paths are
+        evaluated by :meth:`mbkron.muscles.paths.MuscleSet.geometry`; every surface of mbkron has one)."""
         surfaces = [(surface, span) for _, _, group, spans, *_ in self.groups for surface, span in zip(group, spans)]
         if not all(type(surface).__name__ in COMPILED_KINDS for surface, _ in surfaces):
             return None

@@ -50,8 +50,9 @@ Method (shooting on the geodesic equation)
 
 What runs where
 ---------------
-This module is the numpy route (the ``numpy`` backend, complex steps): :func:`shortest_path` solves a
-batch of segments at once. The ``compiled`` backend solves one segment at a time inside the
+This module is the vectorised evaluation (:meth:`mbkron.muscles.paths.MuscleSet.geometry`: error
+messages, joint reactions' path loads, located paths): :func:`shortest_path` solves a
+batch of segments at once. The engine solves one segment at a time inside the
 wrapped-path kernel with :func:`mbkron.compiled.wrap_torus.torus_path`: the same decision, method,
 guesses, step rules and constants (imported from there), the Newton Jacobian by variational equations
 instead of complex steps; both agree to rounding (``tests/test_compiled_torus.py``).

@@ -58,30 +58,6 @@ def test_the_markdown_has_a_table_per_case_and_the_provenance(quick_report):
     assert "## Figures" in text
 
 
-def test_the_report_says_which_backend_each_case_used(quick_report):
-    _, text, data = quick_report
-    assert {case["backend"] for case in data["cases"]} == {"numpy"}  # quick runs do not repay compiling
-    for case in data["cases"]:
-        assert f"| {case['status']} | numpy |" in text.split(f"[{case['name']}]", 1)[1].split("\n", 1)[0]
-        assert "backend `numpy`" in text.split(f"## {case['name']}\n", 1)[1].split("\n## ", 1)[0]
-
-
-def test_every_model_of_a_case_is_on_the_reports_backend(monkeypatch):
-    used = []
-    with_backend = report.mbkron.Model.with_backend
-
-    def spy(model, backend):
-        used.append(backend)
-        return with_backend(model, backend)
-
-    monkeypatch.setattr(report.mbkron.Model, "with_backend", spy)
-    monkeypatch.setattr(report, "CASES", [report.CASES[1], report.CASES[3]])  # two-link arm, four-bar
-    result = report.run(quick=True, backend="compiled")
-    assert [c.status for c in result.cases] == ["passed", "passed"]
-    assert [c.backend for c in result.cases] == ["compiled", "compiled"] and set(used) == {"compiled"}
-    assert len(used) == 1 + 5  # the arm; the four-bar's DAE start and its four solvers
-
-
 def test_a_failing_check_fails_its_case_and_the_report():
     result = report.CaseResult("broken", "none", [report.Check("x", 2e-3, 1e-3, 1e-3, "rad")])
     assert result.status == "failed"
@@ -91,7 +67,7 @@ def test_a_failing_check_fails_its_case_and_the_report():
 
 
 def test_an_exception_in_one_case_is_reported_and_the_others_still_run(monkeypatch, tmp_path):
-    def broken(quick, backend):
+    def broken(quick):
         raise RuntimeError("the reference exploded")
 
     monkeypatch.setattr(report, "CASES", [("broken", "none", broken), report.CASES[1]])

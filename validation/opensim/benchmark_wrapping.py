@@ -1,4 +1,4 @@
-"""Speed of lengths and the full moment-arm matrix with wrapping: mbkron's compiled backend against OpenSim
+"""Speed of lengths and the full moment-arm matrix with wrapping: mbkron's compiled engine against OpenSim
 4.6 in one benchmark, on Rajagopal2016 (80 paths, 42 wrapping over 40 cylinders, 29 coordinates) and on
 arm26 (6 paths, 5 wrapping over 3 cylinders and 2 ellipsoids, 2 coordinates; the ellipsoids by the
 compiled geodesic solver, :mod:`mbkron.compiled.wrap_ellipsoid`).
@@ -50,8 +50,8 @@ def measure(name: str, states: int) -> dict[str, float]:
         path.write_text(text)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = mbkron.load_model(path, backend="compiled")
-            straight = mbkron.load_model(path, backend="compiled", wrapping="ignore")
+            model = mbkron.load_model(path)
+            straight = mbkron.load_model(path, wrapping="ignore")
         opensim = OpenSimModel(path, list(model.coordinates), False)
     assert model.muscle_set.wrapping.tables is not None  # every surface on the compiled route
     rng = np.random.default_rng(0)

@@ -167,9 +167,9 @@ def reference(name: str, path: Path) -> dict:
             "q": rounded(q), "qd": rounded(qd), "generalized_forces": rounded(generalized)}
 
 
-def deviations(data: dict, path: Path, backend: str | None = None) -> dict[str, float]:
+def deviations(data: dict, path: Path) -> dict[str, float]:
     """mbkron's largest deviation from :func:`reference` per element, relative to OpenSim's largest entry."""
-    model = load_mbkron(path).with_backend(backend) if backend else load_mbkron(path)
+    model = load_mbkron(path)
     nq, count = len(data["coordinates"]), len(data["elements"])
     q = np.reshape(data["q"], (-1, nq))
     qd = np.reshape(data["qd"], q.shape)

@@ -4,8 +4,8 @@ For each sweep of :data:`SWEEPS` (one coordinate over a range, some others fixed
 defaults) and each wrapped muscle spanning the swept coordinate, OpenSim gives its length ``getLength``,
 its ``computeMomentArm`` about the swept coordinate and ``−dL/dq`` of its own length by central
 differences (step :data:`STEP`); mbkron gives ``L`` and ``R`` (exact) from one evaluation of the paths
-per sweep (:meth:`~mbkron.muscles.paths.MuscleSet.geometry`, numpy route: arm26's ellipsoids have no
-compiled solver yet).
+per sweep (:meth:`~mbkron.muscles.paths.MuscleSet.geometry`, the vectorised paths, which also say which
+wraps engage).
 
 Run ``python -m validation.opensim.compare_wrapping`` from the repository root: it writes
 ``tests/data/wrapping_opensim.npz`` (read by ``tests/test_wrapping_models.py``), the figures
@@ -80,12 +80,12 @@ def model_text(name: str) -> str:
 
 
 def load(model_name: str, directory: Path) -> tuple:
-    """mbkron's model (numpy backend) and OpenSim's of ``model_name``, from a file in ``directory``."""
+    """mbkron's model and OpenSim's of ``model_name``, from a file in ``directory``."""
     path = directory / f"{model_name}.osim"
     path.write_text(model_text(model_name))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = mbkron.load_model(path, backend="numpy")
+        model = mbkron.load_model(path)
     return model, OpenSimModel(path, list(model.coordinates), False)
 
 
@@ -192,7 +192,7 @@ def swap_effect(model_name: str, model, q: np.ndarray, swaps: dict) -> np.ndarra
             path.write_text(swapped_text(model_text(model_name), muscle))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                swapped = mbkron.load_model(path, backend="numpy")
+                swapped = mbkron.load_model(path)
         m = list(model.muscles).index(muscle)
         difference = np.abs(swapped.muscle_lengths(q[rows])[:, m] - model.muscle_lengths(q[rows])[:, m])
         change[rows] = np.fmax(change[rows], difference)
