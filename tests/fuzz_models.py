@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import copy
 import math
 import random
@@ -49,12 +48,12 @@ import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 
 from mbkron.core.errors import ConfigurationError, ModelError, ModelWarning
 from mbkron.io import format_toml, parse_model_file
+from tests.test_compiled_constraints import python_constraint_solver
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SHIPPED = sorted(MODELS.glob("*.toml"))
@@ -346,17 +345,6 @@ def mutate(text: str, rng: random.Random) -> tuple[str, str]:
         mutated, damage = _text_damage(mutated, rng)
         done.append(damage)
     return mutated, "; ".join(done)
-
-
-@contextlib.contextmanager
-def python_constraint_solver():
-    """Constraint groups built inside are solved by the engine's Python solver — its route for the states the
-    compiled step declines, held equal to that step in tests/test_compiled_constraints.py — instead of by a
-    compiled step generated for each mutated group: numba would compile for seconds per variant, and its
-    compiler calls ``eval`` (in ``collections.namedtuple``), which the code-execution guards forbid. What is
-    fuzzed is the loading of model text and the evaluation of what loads."""
-    with mock.patch("mbkron.jointvars.constrained.supports_fast_step", lambda solver: False):
-        yield
 
 
 def run(count: int, seed: int, budget: float = BUDGET_SECONDS, files=SHIPPED, evaluate: bool = False):

@@ -9,7 +9,9 @@ step switched off (:func:`python_route`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -34,6 +36,18 @@ def python_route(provider):
     python = copy.copy(provider)
     python.fast_step = None
     return python
+
+
+@contextlib.contextmanager
+def python_constraint_solver():
+    """Constraint groups built inside are solved by the engine's Python solver (:func:`python_route` for every
+    group: :class:`mbkron.jointvars.solvers.PositionSolver`, the route the compiled step falls back to, held
+    equal to that step here) instead of a compiled step generated for each group — for tests of what a group
+    computes rather than of the compiled step (the formulation of spatial closures, the fuzzers' thousands
+    of mutated groups), where compiling each group's generated functions would cost seconds to a minute,
+    and numba's compiler calls ``eval`` (in ``collections.namedtuple``), which the fuzzers' guards forbid."""
+    with mock.patch("mbkron.jointvars.constrained.supports_fast_step", lambda solver: False):
+        yield
 
 
 def _paths():
