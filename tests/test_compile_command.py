@@ -2,10 +2,10 @@
 not depend on whether a call compiled.
 
 The child-process cases start from an empty ``MBKRON_CACHE_DIR`` (a model's generated constraint functions
-not yet compiled); the first-call case also from an empty ``NUMBA_CACHE_DIR`` (what a fresh installation
-has), while the compile case shares the session's kernel cache: from an empty one it compiles every kernel
-(a minute or two), which CI's own ``mbkron compile`` on an empty cache already does before the tests. No
-timing is asserted (``benchmarks/bench_startup.py`` measures it).
+not yet compiled) and share the session's kernel cache: from an empty one they would compile every kernel
+(a minute or two), which CI's own ``mbkron compile`` on an empty cache already does before the tests
+(tests/test_startup.py compiles from an empty cache). No timing is asserted (``benchmarks/bench_startup.py``
+measures it).
 """
 
 from __future__ import annotations
@@ -96,10 +96,12 @@ print(first.tobytes() == second.tobytes(), lengths[0].tobytes() == lengths[1].to
 
 @needs_numba
 def test_arm26_first_compiled_call_equals_later_calls_bit_for_bit(tmp_path):
-    """Issue 26: with fresh caches a first ``moment_arms`` of arm26 (ellipsoid wraps) was seen to differ
-    from the later identical calls by 1.9e-15; the first call (which compiles) must give the same bits."""
+    """Issue 26: a first ``moment_arms`` of arm26 (ellipsoid wraps) was seen to differ from the later
+    identical calls by 1.9e-15 — two specialisations of one kernel (a literal and an int64 iteration count)
+    with different arithmetic, chosen by whether a call was the first; the first call of a process must give
+    the same bits. A fresh process on the session's kernel cache (where both specialisations would be)."""
     done = _python("-c", FIRST_AND_SECOND_CALL, str(tmp_path / "arm26.osim"), str(DATA / "arm26.osim.gz"),
-                   caches=tmp_path)
+                   caches=tmp_path, fresh_kernels=False)
     assert done.returncode == 0, done.stderr
     *equal, difference, shape = done.stdout.split(maxsplit=4)
     assert (equal, difference) == (["True", "True", "True"], "0.0"), done.stdout
