@@ -88,6 +88,11 @@ def _describe_limit(load, units: dict[str, tuple[str, float]]) -> str:
             f"{load.transition / factor:.6g} {unit}, damping {load.damping * factor:.6g} {force}·s/{unit}")
 
 
+def _describe_wraps(wraps) -> str:
+    """`` over <surfaces>`` for a path force's wraps (nothing without)."""
+    return f" (over {', '.join(w.surface.name for w in wraps)})" if wraps else ""
+
+
 def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
     from mbkron.dynamics import loads as L
@@ -116,8 +121,8 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
         return _describe_limit(load, units)
     if isinstance(load, PathSpring):
         return (f"path spring {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
-                + f"; stiffness {load.stiffness:.6g} N/m, resting length {load.resting_length:.6g} m, "
-                f"dissipation {load.dissipation:.6g} s/m")
+                + _describe_wraps(load.wraps) + f"; stiffness {load.stiffness:.6g} N/m, resting length "
+                f"{load.resting_length:.6g} m, dissipation {load.dissipation:.6g} s/m")
     if isinstance(load, BushingForce):
         return (f"bushing {load.name}: {load.body_1} frame ↔ {load.body_2} frame; stiffness "
                 f"{_fmt(load.rotational_stiffness)} N·m/rad, {_fmt(load.translational_stiffness)} N/m; damping "
@@ -134,7 +139,7 @@ def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
             + f"; transition velocity {load.transition_velocity:.6g} m/s")
     if isinstance(load, Ligament):
         return (f"ligament {load.name}: " + " → ".join(_describe_point(p, units) for p in load.path)
-                + f"; resting length {load.resting_length:.6g} m, pcsa force {load.pcsa_force:.6g} N, "
+                + _describe_wraps(load.wraps) + f"; resting length {load.resting_length:.6g} m, pcsa force {load.pcsa_force:.6g} N, "
                 f"force–length curve: {load.force_length.describe()}")
     return repr(load)
 
