@@ -19,6 +19,7 @@ coordinates only). At each frame ``t`` and configuration ``q``:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,8 +282,6 @@ def trial_model_loads(model, analysis: str) -> tuple:
     contact = [load for load in model.loads if isinstance(load, CONTACT_LOADS)]
     if not contact:
         return model.loads
-    import warnings
-
     names = ", ".join(f"`{getattr(load, 'name', type(load).__name__)}`" for load in contact)
     warnings.warn(f"model `{model.name}`: its {len(contact)} contact force(s) ({names}) are left out of the {analysis}: "
                   "the external loads measured in the trial stand for the contact (as OpenSim's setups leave them out "

@@ -119,7 +119,6 @@ class BushingForce:
     def _frame(self, model, kin, which: int) -> tuple[int, NDArray, NDArray, NDArray, NDArray]:
         """(body index or −1, R_G·, origin, ∂origin/∂q, ω per q̇) of frame ``F`` (1) or ``M`` (2)."""
         body, frame = (self.body_1, self.frame_1) if which == 1 else (self.body_2, self.frame_2)
-        frame = np.asarray(frame, dtype=float)
         batch = kin.q.shape[:-1]
         if body == GROUND:
             zero = np.zeros(batch + (3, kin.q.shape[-1]))

@@ -36,8 +36,8 @@ from mbkron.io.osim.contact import CONTACT_FORCES, REFUSED_CONTACT, hunt_crossle
 from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Table, read_function
 from mbkron.io.osim.joints import GROUND, resolve_socket
-from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, LEGACY, _path
-from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
+from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, read_geometry_path
+from mbkron.io.osim.wraps import WrapObjects
 from mbkron.io.osim.xml import XmlReader
 from mbkron.jointvars.functions import SPLINE_KINDS
 from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
@@ -98,33 +98,6 @@ def _coordinate_limit(reader: XmlReader, force: ET.Element, coordinates: Coordin
     return table
 
 
-def _force_path(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
-                wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
-    """``{"path": points, "wraps": …}`` of a path force's ``GeometryPath`` (a path spring's, a ligament's), read as
-    a muscle's (:func:`mbkron.io.osim.muscles.read_muscles`: its wraps as the ``wrapping`` option says, the
-    wrap objects they use added to ``used``); None after a problem."""
-    path = reader.child(force, "GeometryPath")
-    if path is None:
-        return None
-    reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
-    wraps = path.find("PathWrapSet/objects")
-    wrap_list = []
-    if wraps is not None and len(wraps):
-        if wrapping != "import":
-            wrapped.append(name)
-            if wrapping == "error":
-                return None
-        else:
-            wrap_list = read_path_wraps(reader, path, objects)
-            if wrap_list is None:
-                return None
-    table = {"path": _path(reader, path, bodies, coordinates)}
-    if wrap_list:
-        table["wraps"] = wrap_list
-        used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
-    return table
-
-
 def _non_negative(reader: XmlReader, force: ET.Element, defaults: tuple) -> dict:
     """The force's numbers ``(key, default)`` (no default: required); None for a missing or negative one."""
     values = {key: reader.number(force, key, default) for key, default in defaults}
@@ -139,7 +112,7 @@ def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, 
                  wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
     reader.known_children(force, ("appliesForce", "GeometryPath", "resting_length", "stiffness", "dissipation"))
     values = _non_negative(reader, force, (("resting_length", None), ("stiffness", None), ("dissipation", 0.0)))
-    path = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
+    path = read_geometry_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
     if path is None or None in values.values():
         return None
     return {"type": "path_spring", "name": name, "stiffness": values["stiffness"],
@@ -174,7 +147,7 @@ def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coo
         table["force_length"] = {"kind": function.kind, "x": list(function.x), "y": list(function.y)}
     else:
         table["force_length"] = {"kind": "fmm", "x": list(OPENSIM_FORCE_LENGTH[0]), "y": list(OPENSIM_FORCE_LENGTH[1])}
-    path = _force_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
+    path = read_geometry_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
     if path is None or None in values.values():
         return None
     return {**table, **path}

@@ -46,7 +46,7 @@ from mbkron.io.writer import InlineTable
 from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 from mbkron.muscles.hill import ThelenCurves
 
-__all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_muscles"]
+__all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_geometry_path", "read_muscles"]
 
 #: OpenSim muscles imported as Hill muscles.
 HILL_MUSCLES = ("Thelen2003Muscle", "Millard2012EquilibriumMuscle", "DeGrooteFregly2016Muscle",
@@ -175,6 +175,34 @@ class ImportedForces(NamedTuple):
     actuators: list[str]  # the ACTUATORS, not imported
 
 
+def read_geometry_path(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
+                wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
+    """``{"path": points, "wraps": …}`` of the ``GeometryPath`` of ``force`` (a muscle's, a path spring's, a
+    ligament's): its points, and its wraps as the ``wrapping`` option says (``"import"``; ``"ignore"``: left
+    out, ``name`` added to ``wrapped``; ``"error"``: the same, and None), the wrap objects they use added to
+    ``used``; None after a problem."""
+    path = reader.child(force, "GeometryPath")
+    if path is None:
+        return None
+    reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
+    wraps = path.find("PathWrapSet/objects")
+    wrap_list = []
+    if wraps is not None and len(wraps):
+        if wrapping != "import":
+            wrapped.append(name)
+            if wrapping == "error":
+                return None
+        else:
+            wrap_list = read_path_wraps(reader, path, objects)
+            if wrap_list is None:
+                return None
+    table = {"path": _path(reader, path, bodies, coordinates)}
+    if wrap_list:
+        table["wraps"] = wrap_list
+        used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
+    return table
+
+
 def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coordinates: Coordinates,
                  wrapping: str, objects: WrapObjects) -> ImportedForces:
     """The muscles of the ``ForceSet`` and what else it holds (see :class:`ImportedForces`).
@@ -200,21 +228,9 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
         if name in muscles:
             reader.problem(force, f"the force name `{name}` is used twice")
             continue
-        path = reader.child(force, "GeometryPath")
-        if path is None:
+        geometry = read_geometry_path(reader, force, name, bodies, coordinates, wrapping, wrapped, objects, used)
+        if geometry is None:
             continue
-        reader.known_children(path, ("PathPointSet", "PathWrapSet", "default_color"), LEGACY["GeometryPath"])
-        wraps = path.find("PathWrapSet/objects")
-        wrap_list = []
-        if wraps is not None and len(wraps):
-            if wrapping != "import":
-                wrapped.append(name)
-                if wrapping == "error":
-                    continue
-            else:
-                wrap_list = read_path_wraps(reader, path, objects)
-                if wrap_list is None:
-                    continue
         table: dict = {"model": "path"}
         if force.tag in HILL_MUSCLES:
             table["model"] = "hill"
@@ -229,9 +245,5 @@ def read_muscles(reader: XmlReader, forces: list[ET.Element], bodies: dict, coor
                           if value is not None and value != getattr(ThelenCurves(), key)}
                 if curves:
                     table["curves"] = InlineTable(**curves)
-        table["path"] = _path(reader, path, bodies, coordinates)
-        if wrap_list:
-            table["wraps"] = wrap_list
-            used.update({w["object"]: objects.tables[w["object"]] for w in wrap_list})
-        muscles[name] = table
+        muscles[name] = {**table, **geometry}
     return ImportedForces(muscles, wrapped, used, actuators)
