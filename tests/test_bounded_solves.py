@@ -150,9 +150,10 @@ def test_periods_of_the_structural_test():
     assert input_period([sympy.sin(u)], x) == math.inf  # not used
     # p = (x + y, y): y moves both inputs; x + y with period 2π, y itself 2π → T_y = 2π
     expressions = [sympy.cos(u) * sympy.sin(x) + sympy.cos(2 * y)]
-    periods = coordinate_periods(expressions, [x, y], np.array([[1.0, 1.0], [0.0, 1.0]]))
+    periods = coordinate_periods([input_period(expressions, s) for s in (x, y)], np.array([[1.0, 1.0], [0.0, 1.0]]))
     np.testing.assert_allclose(periods, [2 * math.pi, 2 * math.pi])
-    periods = coordinate_periods([sympy.sin(x) + y], [x, y], np.array([[1.0, 1.0], [0.0, 1.0]]))
+    periods = coordinate_periods([input_period([sympy.sin(x) + y], s) for s in (x, y)],
+                                 np.array([[1.0, 1.0], [0.0, 1.0]]))
     assert math.isclose(periods[0], 2 * math.pi) and math.isnan(periods[1])
 
 

@@ -1,11 +1,12 @@
-"""Loop closures written as expressions, their compiled Newton step, and the on-disk kernel cache.
+"""Loop closures evaluated by the library's callbacks, their compiled Newton step, and the on-disk cache of
+the code generated for expression groups.
 
 A bound loop-closure system evaluates ``g``, ``∂g``, ``∂²g`` with the tree kinematics (the
 reference route, validated against independent forward kinematics in tests/test_constraints.py);
-for the compiled Newton step it also writes them as sympy expressions
-(:meth:`mbkron.jointvars.loop_closures._BoundClosures.expressions`). Here the expressions are
-compared with the kinematics route at random states, and the compiled step with the Python solver
-along paths, for Andrews' squeezer (closures between bodies), spatial closures to the ground with
+the compiled Newton step evaluates them by the library's closure callbacks
+(:mod:`mbkron.compiled.closures`, from the packed chains of :meth:`_BoundClosures.kernel_data`), with no
+code generated per model. Here the callbacks are compared with the kinematics route and with central
+differences at random states, and the compiled step with the Python solver along paths, for Andrews' squeezer (closures between bodies), spatial closures to the ground with
 revolute and fixed orientation equations, and slider-cranks (prismatic joints solved and
 explicit).
 """
@@ -22,10 +23,11 @@ import numpy as np
 import pytest
 
 import mbkron
+from mbkron.compiled import closures
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
-from mbkron.expressions import codegen
+from mbkron.examples.linkages import four_bar
 from mbkron.jointvars import compiled
 from mbkron.jointvars.loop_closures import LoopClosure
 from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver, python_route
@@ -112,26 +114,58 @@ def _cases():
 CASES = _cases()
 
 
+def _differences(function, x, size, h):
+    """Central differences of ``function(x)`` (length ``size``) in each entry of ``x``: shape (size, len(x))."""
+    columns = []
+    for k in range(x.size):
+        step = np.zeros(x.size)
+        step[k] = h
+        columns.append((function(x + step) - function(x - step)) / (2 * h))
+    return np.stack(columns, axis=-1).reshape(size, x.size)
+
+
+@needs_numba
 @pytest.mark.parametrize("case", list(CASES))
-def test_expressions_equal_the_kinematics_route(case):
-    """g, ∂g and ∂²g printed from the expressions equal the tree-kinematics route at random (u, p)."""
+def test_closure_callbacks_equal_the_kinematics_route_and_differences(case):
+    """g, ∂g and ∂²g of the library's closure callbacks (:mod:`mbkron.compiled.closures`, from the packed chains)
+    equal the tree-kinematics route (Eq. 75, 99; itself checked against forward kinematics in
+    tests/test_constraints.py) to round-off at random (u, p), and their derivatives equal central differences of
+    their own values (an oracle that shares nothing with the product rules of the callbacks)."""
     system = _provider(CASES[case][0]).solver.system
-    expressions = system.expressions()
-    assert system.expressions() is expressions  # derived once
+    data = system.kernel_data()
     m, n = system.size, system.n_inputs
-    assert len(expressions.symbols) == m + n
-    assert len(expressions.first) == m + m * m + m * n
-    assert len(expressions.second) == m * m + m * n + m**3 + m * m * n + m * n * n
-    first = codegen.scalar_function(expressions.symbols, expressions.first)
-    second = codegen.scalar_function(expressions.symbols, expressions.second)
+
+    def values(x, order):
+        out = np.zeros(m + m * m + m * n if order == 1 else m * m + m * n + m**3 + m * m * n + m * n * n)
+        closures.evaluate(x, out, data, order)
+        return out
+
+    def g_and_gradient(x):  # g and ∂g/∂x (rows e, columns x) from the first callback
+        out = values(x, 1)
+        return out[:m], np.concatenate([out[m:m + m * m].reshape(m, m), out[m + m * m:].reshape(m, n)], axis=1)
+
     rng = np.random.default_rng(3)
     for _ in range(10):
         u, p = rng.uniform(-3, 3, m), rng.uniform(-3, 3, n)
-        for function, reference in ((first, system.first(u, p)), (second, system.second(u, p))):
+        x = np.concatenate([u, p])
+        for order, reference in ((1, system.first(u, p)), (2, system.second(u, p))):
             reference = np.concatenate([np.ravel(a) for a in reference])
-            values = np.zeros(reference.size)
-            function([*u, *p], values)
-            np.testing.assert_allclose(values, reference, rtol=0, atol=1e-13 * max(1.0, np.abs(reference).max()))
+            np.testing.assert_allclose(values(x, order), reference, rtol=0,
+                                       atol=1e-13 * max(1.0, np.abs(reference).max()))
+        gradient = g_and_gradient(x)[1]
+        scale = max(1.0, np.abs(gradient).max())
+        np.testing.assert_allclose(gradient, _differences(lambda y: g_and_gradient(y)[0], x, m, 1e-6), rtol=0,
+                                   atol=1e-8 * scale)
+        second = values(x, 2)
+        _, _, g_uu, g_up, g_pp = np.split(second, np.cumsum([m * m, m * n, m**3, m * m * n]))
+        hessian = np.zeros((m, m + n, m + n))
+        hessian[:, :m, :m] = g_uu.reshape(m, m, m)
+        hessian[:, :m, m:] = g_up.reshape(m, m, n)
+        hessian[:, m:, :m] = np.swapaxes(g_up.reshape(m, m, n), 1, 2)
+        hessian[:, m:, m:] = g_pp.reshape(m, n, n)
+        differenced = _differences(lambda y: g_and_gradient(y)[1].ravel(), x, m * (m + n), 1e-6)
+        np.testing.assert_allclose(hessian, differenced.reshape(m, m + n, m + n), rtol=0,
+                                   atol=1e-7 * max(1.0, np.abs(hessian).max()))
 
 
 @needs_numba
@@ -180,11 +214,11 @@ def test_fold_of_a_loop_reported_as_by_python_solver():
 # The on-disk cache of generated kernels.
 @needs_numba
 def test_kernel_module_written_once_by_hash(tmp_path, monkeypatch):
-    """The module is written under the hash of its text, atomically (no temporary file left), and a
-    file of that name with other content is replaced before it is imported."""
+    """The module of an expression group is written under the hash of its text, atomically (no temporary file
+    left), and a file of that name with other content is replaced before it is imported."""
     monkeypatch.setenv(compiled.CACHE_VARIABLE, str(tmp_path))
     monkeypatch.setattr(compiled, "_GENERATED", {})
-    expressions = _provider(slider_crank("crank")).solver.system.expressions()
+    expressions = _provider(four_bar("lu")).solver.system.expressions()
     source = compiled.module_source(expressions)
     module = compiled.kernel_module(expressions)
     files = [p for p in tmp_path.iterdir() if p.is_file()]
@@ -199,22 +233,38 @@ def test_kernel_module_written_once_by_hash(tmp_path, monkeypatch):
 
 
 def test_generated_module_names_no_user_text():
-    """The body names (with spaces) never reach the printed source: neutral symbols only. (The smaller of the
-    two spatial loops, which name their bodies alike: printing the 7R loop's module costs a minute.)"""
-    source = compiled.module_source(_provider(CASES["spatial revolute"][0]).solver.system.expressions())
-    assert "body" not in source
+    """The joint names of an expression group never reach the printed source: neutral symbols only."""
+    source = compiled.module_source(_provider(four_bar("lu")).solver.system.expressions())
+    assert not any(name in source for name in ("crank", "coupler", "rocker"))
     assert compile(source, "<test>", "exec")
 
 
 @needs_numba
-def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
-    """A cache directory that cannot be created (a file is in the way) compiles in memory."""
+@pytest.mark.parametrize("case", ["spatial revolute", "slider-crank, prismatic solved"])
+def test_a_closed_loop_model_generates_no_code(case, tmp_path, monkeypatch):
+    """A loop-closure group writes nothing into the generated-code cache, and its compiled step (by the library's
+    closure callbacks) equals the Python solver's; with an unwritable cache directory too (nothing to write)."""
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
     monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
     monkeypatch.setattr(compiled, "_GENERATED", {})
-    model = slider_crank("crank")
+    model, path = CASES[case]
     fast = _provider(model)
+    assert fast.fast_step is not None
+    python = python_route(fast)
+    for a, b in zip(fast.evaluate(path[1], 2), python.evaluate(path[1], 2)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+    assert list(tmp_path.iterdir()) == [blocker]
+
+
+@needs_numba
+def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
+    """A cache directory that cannot be created (a file is in the way) compiles an expression group in memory."""
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
+    monkeypatch.setattr(compiled, "_GENERATED", {})
+    fast = _provider(four_bar("lu"))
     python = python_route(fast)
     q = np.array([0.35])
     for a, b in zip(fast.evaluate(q, 2), python.evaluate(q, 2)):
@@ -235,22 +285,22 @@ model.joint_variables(model.default_q + 0.01, 2)  # the step alone
 
 
 @needs_numba
-def test_second_process_loads_the_generated_functions_and_a_new_model_compiles_only_them(tmp_path):
-    """numba's cache debug output: the first process saves the generated constraint functions (``first`` and
-    ``second``), the second loads them and saves nothing; a third process with another model (other equations)
-    saves only that model's generated functions: the step and the dynamics are library kernels, loaded from the
-    cache, not compiled per model."""
+def test_second_process_loads_the_generated_functions_and_a_closed_loop_model_compiles_none(tmp_path):
+    """numba's cache debug output: the first process with an expression group saves its generated constraint
+    functions (``first`` and ``second``), the second loads them and saves nothing; a third process with a
+    loop-closure model (Andrews' squeezer) neither saves nor loads a generated function (its group is evaluated
+    by the library's closure callbacks) and loads the step and the dynamics: library kernels, not compiled per
+    model."""
     env = dict(os.environ, MBKRON_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1",
                PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
     outputs = [subprocess.run([sys.executable, "-c", _SECOND_PROCESS, model], env=env, capture_output=True, text=True,
-                              check=True).stdout.splitlines() for model in ("andrews", "andrews", "four_bar")]
+                              check=True).stdout.splitlines() for model in ("four_bar", "four_bar", "andrews")]
     generated = "mbkron_kernels_"
     for function in (".first-", ".second-"):
-        for output, event in zip(outputs, ("saved", "loaded", "saved")):
+        for output, event in zip(outputs[:2], ("saved", "loaded")):
             assert any(line.startswith(f"[cache] data {event}") and generated in line and function in line
                        for line in output), (function, event)
     assert not any(line.startswith("[cache] data saved") for line in outputs[1])
-    new_model_saved = [line for line in outputs[2] if line.startswith("[cache] data saved")]
-    assert new_model_saved and all(generated in line for line in new_model_saved)
+    assert not any(generated in line for line in outputs[2])
     for kernel in (".step_kernel-", ".group_forward-"):
         assert any(line.startswith("[cache] data loaded") and kernel in line for line in outputs[2]), kernel

@@ -873,10 +873,13 @@ def _expression_trees():
 
 
 def _numeric_values(expr: sympy.Expr, points: np.ndarray) -> np.ndarray:
-    """Evaluate ``expr`` in double precision at rows (x, y, a) of ``points``; nan where undefined."""
+    """Evaluate ``expr`` in double precision at rows (x, y, a) of ``points``; nan where undefined (a constant
+    sympy folds to a complex number, such as ``(-pi - 1)**0.5``, included)."""
     function = sympy.lambdify([SYMBOLS["x"], SYMBOLS["y"], SYMBOLS["a"]], expr, modules="numpy")
     with np.errstate(all="ignore"):
-        values = function(points[:, 0], points[:, 1], points[:, 2])
+        values = np.asarray(function(points[:, 0], points[:, 1], points[:, 2]))
+    if np.iscomplexobj(values):
+        values = np.where(values.imag == 0, values.real, np.nan)
     return np.broadcast_to(np.asarray(values, dtype=float), points.shape[:1])
 
 

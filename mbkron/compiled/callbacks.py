@@ -2,8 +2,10 @@
 
 The residuals of an expression constraint group and their derivatives are the only code generated
 per model (:mod:`mbkron.jointvars.compiled` prints them from sympy trees). They are compiled as C
-callbacks (``numba.cfunc``) of one fixed signature, :data:`CONSTRAINT_SIGNATURE`: ``function(x, out)``
-writes the values at ``x`` into the zero-filled ``out`` and returns 0. A library kernel (compiled and
+callbacks (``numba.cfunc``) of one fixed signature, :data:`CONSTRAINT_SIGNATURE`: ``function(x, out, data)``
+writes the values at ``x`` into the zero-filled ``out`` and returns 0. Loop closures need no generated code:
+the library's own callbacks (:mod:`mbkron.compiled.closures`) evaluate them from the group's description in
+``data``. A library kernel (compiled and
 cached once, for every model) receives such a function as its address, a plain integer
 (``cfunc.address``), and turns it into a callable first-class function with
 :func:`constraint_function`. The kernel's argument types are then the same for every model, so numba
@@ -31,8 +33,11 @@ if AVAILABLE:
     from numba.core.errors import NumbaExperimentalFeatureWarning
     from numba.extending import intrinsic
 
-    CONSTRAINT_SIGNATURE = types.int64(types.float64[::1], types.float64[::1])
-    """``function(x, out) -> 0``: the generated constraint functions' signature (C-contiguous float arrays)."""
+    CONSTRAINT_SIGNATURE = types.int64(types.float64[::1], types.float64[::1],
+                                       types.Array(types.float64, 1, "C", readonly=True))
+    """``function(x, out, data) -> 0``: the constraint functions' signature (C-contiguous float arrays; ``data``,
+    read-only, describes the group to a library callback, :mod:`mbkron.compiled.closures`, and is unread by
+    generated ones)."""
 
     CONSTRAINT_FUNCTION = types.FunctionType(CONSTRAINT_SIGNATURE)
     """numba's first-class function type of :data:`CONSTRAINT_SIGNATURE`."""

@@ -15,6 +15,8 @@ constraint functions; a kernel loaded from the disk cache is not compiled and an
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
 import warnings
@@ -25,12 +27,14 @@ from numpy.typing import NDArray
 
 try:  # numba is optional: the ``fast`` extra
     import numba
+    from numba.core import caching as numba_caching
     from numba.core import event as numba_event
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
 __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
-           "compile_notice", "kernel_cache_directory", "inline_jit", "jit", "python_function", "writable", "batch_rows"]
+           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "python_function",
+           "writable", "batch_rows"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (a core dependency: the kernels are compiled)."""
@@ -125,6 +129,61 @@ if AVAILABLE:
             pass
 
     numba_event.register("numba:compile", _FirstCompilation())
+
+    class _KernelSourcesLocator:
+        """numba's cache locator for mbkron's kernels, stamped with every kernel source of the package.
+
+        numba keys a cached kernel on the source of the file that defines it only, but the machine code it
+        caches includes every kernel it calls, often defined in other files (the closure callbacks call
+        :mod:`mbkron.compiled.closures`, the TR-BDF2 step of a constraint group calls the forward dynamics):
+        after an edit of a callee alone, a caller would be loaded with the old callee inside — wrong results,
+        or memory errors where an array layout changed. This locator wraps the one numba would choose
+        (same directory, same disambiguator) and adds :func:`kernel_sources_hash` to the stamp, so any change
+        to a kernel source recompiles every mbkron kernel. Functions outside the package (the models'
+        generated modules) keep numba's own locators.
+        """
+
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self._inner, name)
+
+        def get_source_stamp(self):
+            return self._inner.get_source_stamp(), kernel_sources_hash()
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                inside = Path(py_file).resolve().is_relative_to(_PACKAGE)
+            except (OSError, ValueError):
+                return None
+            if not inside:
+                return None
+            for locator_class in numba_caching.CacheImpl._locator_classes:
+                if locator_class is not cls:
+                    inner = locator_class.from_function(py_func, py_file)
+                    if inner is not None:
+                        return cls(inner)
+            return None
+
+    numba_caching.CacheImpl._locator_classes.insert(0, _KernelSourcesLocator)
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def kernel_sources_hash() -> str:
+    """SHA-256 of the source of every module of the package that defines compiled kernels (its text holds
+    ``jit`` or ``cfunc``), in path order: part of the disk-cache stamp of every kernel, so that a change to
+    any of them recompiles all (numba itself checks only the file defining each kernel)."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        text = path.read_bytes()
+        if b"jit" in text or b"cfunc" in text:
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + text)
+    return digest.hexdigest()
 
 
 def jit(function):

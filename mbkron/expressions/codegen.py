@@ -293,11 +293,14 @@ def numpy_source(name: str, symbols: Sequence[sympy.Symbol], expressions: Sequen
     return "\n".join([f"def {name}({', '.join(map(str, arguments))}):", *body])
 
 
-def scalar_source(name: str, symbols: Sequence[sympy.Symbol], expressions: Sequence[sympy.Expr]) -> str:
+def scalar_source(name: str, symbols: Sequence[sympy.Symbol], expressions: Sequence[sympy.Expr],
+                  unread: Sequence[str] = ()) -> str:
     """Print ``expressions`` of ``symbols`` as ``name(x, out)`` for one state, numba-compilable.
 
     The function sets ``out[k]`` to the value of ``expressions[k]`` at ``x`` (a sequence of floats
     in the order of ``symbols``) for every expression that is not zero, and returns ``0``.
+    ``unread`` names further parameters after ``out`` that the function accepts and ignores (to fit a
+    fixed callback signature).
 
     Parameters and exceptions are those of :func:`numpy_source`.
 
@@ -312,7 +315,7 @@ def scalar_source(name: str, symbols: Sequence[sympy.Symbol], expressions: Seque
     body = [f"    {argument} = x[{i}]" for i, argument in enumerate(arguments)]
     body += [f"    {line}" for line in lines]
     body += [f"    out[{k}] = {text}" for (k, _), text in zip(entries, texts)]
-    return "\n".join([f"def {name}(x, out):", *body, "    return 0"])
+    return "\n".join([f"def {name}({', '.join(('x', 'out', *unread))}):", *body, "    return 0"])
 
 
 _COMPILED: dict[str, Callable] = {}

@@ -1,13 +1,16 @@
-"""Compiled fast path for constraint groups with an expression form (the ``fast`` extra).
+"""The compiled Newton step of constraint groups: expression groups and loop closures.
 
 A constraint group solved at every state spends its time in Python: the Newton update from the
 previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
 one continuation step from the previous solution whose Newton iterations converge with full steps,
-no branch check firing, inputs affine in ``q``. The constraint functions ``g``, ``∂g``, ``∂²g`` are
-generated as straight-line code from the sympy expressions of the group
-(:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`: equations given as expressions,
-and loop closures written out along the tree), printed by :mod:`mbkron.expressions.codegen`.
+no branch check firing, inputs affine in ``q``. The constraint functions ``g``, ``∂g``, ``∂²g`` of a
+group given as expressions are generated as straight-line code from its sympy expressions
+(:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
+:mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
+(:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
+:meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates no
+code.
 Whenever the state leaves that case
 — a damped or rejected Newton step, a step that must be subdivided, a sign change of ``det ∂g/∂f``,
 an ill-conditioned configuration, a floating-point error — the kernel returns a status and the state
@@ -26,16 +29,19 @@ the previous state and :func:`group_trbdf2` a whole TR-BDF2 step around it
 
 Generated code and library kernels
 ----------------------------------
-Only the constraint functions are specific to a model; everything else is library code, compiled
-once per machine. :func:`module_source` prints ``first`` (``g``, ``∂g/∂f``, ``∂g/∂p``) and
-``second`` (the first and second derivatives at the solution) as C callbacks (``numba.cfunc``) of
-the one signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`. The kernels of this module
-(:func:`step_kernel`, :func:`group_forward`, :func:`state_rhs`, :func:`group_trbdf2`) take their
-addresses as integer arguments (:attr:`FastStep.functions`, the first two entries of a
+Only the constraint functions of an expression group are specific to a model; everything else is
+library code, compiled once per machine. :func:`module_source` prints ``first`` (``g``, ``∂g/∂f``,
+``∂g/∂p``) and ``second`` (the first and second derivatives at the solution) as C callbacks
+(``numba.cfunc``) of the one signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`
+``(x, out, data)``; the closure callbacks (:mod:`mbkron.compiled.closure_callbacks`) have the same
+signature and read the group from ``data``. The kernels of this module (:func:`step_kernel`,
+:func:`group_forward`, :func:`state_rhs`, :func:`group_trbdf2`) take the two addresses as integer
+arguments and ``data`` as a read-only array (:attr:`FastStep.functions`, the first three entries of a
 :meth:`FastStep.state_context`) and call them through
 :func:`mbkron.compiled.callbacks.constraint_function`, so their argument types are the same for every
 model: numba compiles each once, caches it on disk (``cache=True``) and loads it for every later
-model. A model never seen before compiles only its two callbacks (a fraction of a second).
+model. A model never seen before compiles only its expression group's two callbacks (a fraction of a
+second), a closed-loop model nothing.
 
 On-disk cache of the generated functions
 ----------------------------------------
@@ -80,6 +86,10 @@ OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FIN
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
 
 
+_NO_DATA = np.zeros(0)
+_NO_DATA.setflags(write=False)
+"""The ``data`` argument of generated callbacks (which read none): read-only, as every group's description."""
+
 CONTINUATION = slice(-6, None)
 """Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
 last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`state_rhs` unpacks)."""
@@ -116,8 +126,8 @@ def module_source(expressions: ConstraintExpressions, cache: bool = True) -> str
     """
     return _MODULE_TEMPLATE.format(
         cache=cache,
-        first=codegen.scalar_source("first", expressions.symbols, expressions.first),
-        second=codegen.scalar_source("second", expressions.symbols, expressions.second),
+        first=codegen.scalar_source("first", expressions.symbols, expressions.first, unread=("data",)),
+        second=codegen.scalar_source("second", expressions.symbols, expressions.second, unread=("data",)),
     )
 
 
@@ -238,7 +248,7 @@ def _zero(values):  # pragma: no cover - compiled
 
 
 @jit
-def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                 order, projection):  # pragma: no cover - compiled
     """One continuation step and the derivatives; see :meth:`FastStep.step`.
 
@@ -271,7 +281,7 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     for k in range(m):
         x[k] = prediction[k]
     values = np.zeros(m + m * m + m * n)
-    residuals(x, values)
+    residuals(x, values, data)
     if not _finite(values):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
@@ -308,7 +318,7 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
         for k in range(m):
             x[k] = trial[k]
         _zero(values)
-        residuals(x, values)
+        residuals(x, values, data)
         if not _finite(values):
             return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
         g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
@@ -330,7 +340,7 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
     for k in range(m):
         x[k] = f[k]
     blocks = np.zeros(m * m + m * n + m * m * m + m * m * n + m * n * n)
-    derivatives_at(x, blocks)
+    derivatives_at(x, blocks, data)
     if not _finite(blocks):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     start = 0
@@ -365,7 +375,7 @@ def step_kernel(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_cur
 
 
 @jit
-def group_forward(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                   projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
                   rows, qd):  # pragma: no cover - compiled
     """:func:`step_kernel` at ``q`` (order 2) and, in the same call, the model's ``q̈`` (Eq. 198,
@@ -375,7 +385,7 @@ def group_forward(first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_c
     :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``).
     """
     status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
-        first, second, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, np.int64(2),
+        first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, np.int64(2),
         projection)  # np.int64, not the literal 2: the same specialisation as the calls from Python
     if status != OK:
         return status, p, f, tangent, det_sign, condition, hess, np.zeros(q.shape[0]), 0
@@ -392,12 +402,12 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
     generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
     equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
-    (first, second, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque,
+    (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque,
      force, matrix, constant, rows, start_q, start_f, start_tangent, curvature, start_p, scalars) = context
     nq = start_q.size
     q, qd = y[:nq].copy(), y[nq:].copy()
     status, p, f, tangent, det_sign, condition, hess, qdd, code = group_forward(
-        first, second, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]),
+        first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]),
         settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
         rows, qd)
     out = np.empty(2 * nq)
@@ -433,7 +443,8 @@ def supports_fast_step(solver) -> bool:
     inputs are affine in q and its system has an expression form
     (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`: expression and loop-closure
     groups; deriving it is the system's work of this call)."""
-    return AVAILABLE and solver.inputs.affine and solver.system.expressions() is not None
+    system = solver.system
+    return AVAILABLE and solver.inputs.affine and (system.kernel_data() is not None or system.expressions() is not None)
 
 
 class FastStep:
@@ -449,9 +460,17 @@ class FastStep:
     def __init__(self, solver, method: str):
         system = solver.system
         self.m = system.size
-        self.kernels = kernel_module(system.expressions())
-        # the kernels call the generated functions by their addresses: valid while ``kernels`` is referenced
-        self.functions = (self.kernels.first.address, self.kernels.second.address)
+        data = system.kernel_data()
+        # loop closures: the library's callbacks read the group from ``data``; expressions: generated ones
+        if data is not None:
+            from mbkron.compiled import closure_callbacks  # compiles (or loads) the callbacks on first use
+
+            self.kernels = closure_callbacks
+        else:
+            self.kernels = kernel_module(system.expressions())
+        # the kernels call the callbacks by their addresses: valid while ``kernels`` is referenced
+        self.functions = (self.kernels.first.address, self.kernels.second.address,
+                          _NO_DATA if data is None else data)
         self.A = np.ascontiguousarray(solver.inputs.matrix)
         self.c = np.ascontiguousarray(solver.inputs.constant)
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,

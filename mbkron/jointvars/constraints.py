@@ -22,7 +22,7 @@ Two kinds of system:
 - :class:`mbkron.jointvars.loop_closures.LoopClosures` -- equations generated from
   :class:`~mbkron.jointvars.loop_closures.LoopClosure` declarations ("point P on body a coincides
   with point Q on body b", plus orientation equations in space), evaluated with the tree
-  kinematics.
+  kinematics (in the compiled step by the library's closure callbacks, :mod:`mbkron.compiled.closures`).
 
 A :class:`ConstraintSystem` is a declaration; :meth:`ConstraintSystem.bind` resolves its names
 against a model (a :class:`ConstraintContext`) and returns the evaluable
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from mbkron.core.errors import ModelError
 from mbkron.expressions import codegen
 from mbkron.expressions import ExpressionError, parse_expression
+from mbkron.jointvars.periods import input_period
 from mbkron.kinematics import tree as kinematics
 
 __all__ = [
@@ -107,9 +108,8 @@ def expressions_from_derivatives(
     """Lay out ``g`` and its derivatives with respect to ``x = (u, p)`` as :class:`ConstraintExpressions`.
 
     The one place that knows the layout of :meth:`BoundConstraints.first` and
-    :meth:`BoundConstraints.second`; expression systems differentiate with sympy
-    (:func:`derive_expressions`), loop closures along the tree
-    (:meth:`mbkron.jointvars.loop_closures._BoundClosures.expressions`).
+    :meth:`BoundConstraints.second` as expressions (:func:`derive_expressions` differentiates with sympy);
+    :mod:`mbkron.compiled.closures` writes the same layout for loop closures.
 
     Parameters
     ----------
@@ -198,6 +198,22 @@ class BoundConstraints(ABC):
         Systems that must derive the expressions first do so on the first call (when the compiled
         step is built), not when they are bound.
         """
+        return None
+
+    def variable_periods(self) -> list[float | None] | None:
+        """The period of ``g`` in each variable of ``x = (u, p)`` at fixed others: ``inf`` where ``g`` does not
+        depend on it, None where it is not proved periodic; None when nothing is known. By default from
+        :meth:`expressions` (:func:`mbkron.jointvars.periods.input_period`)."""
+        expressions = self.expressions()
+        if expressions is None:
+            return None
+        residuals = expressions.first[: self.size]
+        return [input_period(residuals, symbol) for symbol in expressions.symbols]
+
+    def kernel_data(self) -> NDArray[np.float64] | None:
+        """The system described for library callbacks of :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`
+        (loop closures: :func:`mbkron.compiled.closures.pack`), which the compiled step then calls instead of
+        generating code from :meth:`expressions`; None for systems that have none."""
         return None
 
     @abstractmethod

@@ -4,30 +4,24 @@ A :class:`LoopClosures` system is a :class:`~mbkron.jointvars.constraints.Constr
 equations are generated from :class:`LoopClosure` declarations (plus orientation equations in
 space). They are evaluated with mbkron's own tree kinematics on the *joint-space* tree, whose
 coordinates are the joint variables themselves, so ``∂T/∂f`` and ``∂²T/∂f²`` (Eq. 75, 99) give
-``∂g/∂f`` and ``∂²g/∂f²`` exactly. For the compiled Newton step the same equations are also written
-as sympy expressions of the joint variables (:meth:`_BoundClosures.expressions`), from which
-:mod:`mbkron.jointvars.compiled` generates its Newton step; the tree kinematics stay the reference
-and the route for every state that step declines.
+``∂g/∂f`` and ``∂²g/∂f²`` exactly. The compiled Newton step (:mod:`mbkron.jointvars.compiled`) evaluates
+the same equations by the library's callbacks :mod:`mbkron.compiled.closures` from the chains of joints
+packed by :meth:`_BoundClosures.kernel_data`: no code is generated for a closed-loop model.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.compiled import closures
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.constraints import (
-    BoundConstraints,
-    ConstraintContext,
-    ConstraintExpressions,
-    ConstraintSystem,
-    expressions_from_derivatives,
-)
+from mbkron.jointvars.constraints import BoundConstraints, ConstraintContext, ConstraintSystem
 from mbkron.kinematics import tree as kinematics
 
 __all__ = ["LoopClosure", "LoopClosures"]
@@ -104,96 +98,6 @@ def _perpendicular_pair(axis: NDArray) -> tuple[NDArray, NDArray]:
     return n1, np.cross(axis, n1)
 
 
-def _number(value: float) -> sympy.Expr:
-    """``value`` as an exact double in an expression (0 and 1 as integers, which drop out)."""
-    return sympy.S.Zero if value == 0.0 else sympy.S.One if value == 1.0 else sympy.Float(float(value))
-
-
-def _combination(matrices: NDArray, factors) -> list[list[sympy.Expr]]:
-    """``Σ_c factors[c] · matrices[c]`` as a 4×4 nested list of expressions (zero terms dropped)."""
-    return [[sympy.Add(*(f * _number(C[x, y]) for f, C in zip(factors, matrices) if f != 0 and C[x, y] != 0.0))
-             for y in range(4)] for x in range(4)]
-
-
-def _apply(matrix: list[list[sympy.Expr]], vector: list[sympy.Expr]) -> list[sympy.Expr]:
-    return [sympy.Add(*(a * v for a, v in zip(row, vector) if a != 0 and v != 0)) for row in matrix]
-
-
-def _multiply(left: list[list[sympy.Expr]], right: list[list[sympy.Expr]]) -> list[list[sympy.Expr]]:
-    columns = [list(column) for column in zip(*right)]
-    return [[_apply([row], column)[0] for column in columns] for row in left]
-
-
-class _SymbolicChain:
-    """``r = T x`` and its first and second derivatives with respect to the joint variables, as
-    expressions, for one body: ``T = A_1 ⋯ A_k`` along the ancestors (Eq. 40), with
-    ``A_i = C_0 + sin(f_i) C_1 + (1 − cos f_i) C_2 + f_i C_3`` (``C = tree.local_coefficients[i]``,
-    the basis of :func:`mbkron.kinematics.tree.local_transforms`), so
-    ``∂A_i/∂f_i = cos(f_i) C_1 + sin(f_i) C_2 + C_3`` and ``∂²A_i/∂f_i² = −sin(f_i) C_1 + cos(f_i) C_2``.
-
-    The derivatives are products with one or two factors differentiated, ``∂r/∂f_i = P_i A'_i S_i``
-    and ``∂²r/∂f_i∂f_j = P_i A'_i (A_{i+1} ⋯ A_{j−1}) A'_j S_j`` (``P_i = A_1 ⋯ A_{i−1}``,
-    ``S_i = A_{i+1} ⋯ A_k x``), built from shared partial products: the expressions stay a small
-    graph (differentiating the written-out product instead grows it exponentially with the depth).
-
-    Parameters
-    ----------
-    tree : KinematicTree
-    body : int
-        Body index, -1 for the ground.
-    joint_symbols : mapping of int to int
-        Joint-variable row → position of its symbol in ``x = (u, p)`` (every joint on the chain
-        that moves has one).
-    symbols : sequence of sympy.Symbol
-        ``x = (u, p)``.
-    """
-
-    def __init__(self, tree, body: int, joint_symbols, symbols):
-        chain = []
-        while body >= 0:
-            chain.append(body)
-            body = int(tree.parent[body])
-        self.local, self.first, self.second, self.slots = [], [], [], []
-        for i in reversed(chain):  # root first
-            C = tree.local_coefficients[i]
-            row = int(tree.joint_of_body[i])
-            if row < 0:  # fixed joint: A_i = C_0
-                self.local.append(_combination(C, (1, 0, 0, 0)))
-                continue
-            f = symbols[joint_symbols[row]]
-            sin, cos = sympy.sin(f), sympy.cos(f)
-            self.local.append(_combination(C, (1, sin, 1 - cos, f)))
-            self.first.append((len(self.local) - 1, _combination(C, (0, cos, sin, 1))))
-            self.second.append(_combination(C, (0, -sin, cos, 0)))
-            self.slots.append(joint_symbols[row])
-        identity = [[sympy.S.One if x == y else sympy.S.Zero for y in range(4)] for x in range(4)]
-        self.prefix = [identity]
-        for A in self.local[:-1]:
-            self.prefix.append(_multiply(self.prefix[-1], A))
-        self._values: dict[tuple, tuple] = {}
-
-    def derivatives(self, x: list[sympy.Expr]):
-        """``r``, ``{slot: ∂r/∂x_slot}`` and ``{(slot, slot'): ∂²r/∂x_slot∂x_slot'}`` for the homogeneous ``x``."""
-        key = tuple(x)
-        if key not in self._values:
-            suffix = [x]  # suffix[k] = A_{k+1} ⋯ A_n x (0-based positions along the chain)
-            for A in reversed(self.local):
-                suffix.insert(0, _apply(A, suffix[0]))
-            first, second = {}, {}
-            moved = [(_apply(dA, suffix[position + 1]), position) for position, dA in self.first]
-            for a, ((position, dA), slot) in enumerate(zip(self.first, self.slots)):
-                first[slot] = _apply(self.prefix[position], moved[a][0])
-                second[slot, slot] = _apply(self.prefix[position], _apply(self.second[a], suffix[position + 1]))
-                for b in range(a + 1, len(self.first)):
-                    later, later_position = moved[b]
-                    for between in reversed(self.local[position + 1:later_position]):
-                        later = _apply(between, later)
-                    second[slot, self.slots[b]] = second[self.slots[b], slot] = _apply(
-                        self.prefix[position], _apply(dA, later))
-            self._values[key] = (suffix[0], first, second)
-        return self._values[key]
-
-
 class _BoundClosures(BoundConstraints):
     """Loop-closure equations evaluated with the joint-space tree kinematics (Eq. 75, 99)."""
 
@@ -204,62 +108,56 @@ class _BoundClosures(BoundConstraints):
         self.nj = nj
         self._identity = np.eye(nj)
         self._zero_hessians = np.zeros((nj, nj, nj))
-        self._shared = {}  # the expressions, derived on first use
+        self._data = self._pack()
 
-    def expressions(self) -> ConstraintExpressions:
-        """The equations as expressions of ``u`` (symbols ``u0, u1, ...``) and ``p`` (``p0, p1, ...``).
+    def variable_periods(self) -> list[float]:
+        """``2π`` in the variable of each revolute joint (its transform depends on it through ``sin`` and
+        ``cos`` only, :func:`mbkron.kinematics.tree.local_transforms`), None for a prismatic one, ``inf`` for
+        the coordinates (which the closures do not read)."""
+        periods: list[float | None] = [math.inf] * (self.size + self.n_inputs)
+        for slot, row in enumerate((*self.unknown_rows.tolist(), *self.explicit_rows.tolist())):
+            C = self.tree.local_coefficients[int(np.flatnonzero(self.tree.joint_of_body == row)[0])]
+            periods[slot] = None if np.any(C[3] != 0.0) else 2.0 * math.pi
+        return periods
 
-        The same equations as :meth:`first` and :meth:`second`: points ``r = T x`` and
-        orientation products ``(R_a v_a)·(R_b v_b)`` (Leibniz rule for the derivatives), with ``T``
-        and its derivatives written out along the tree (:class:`_SymbolicChain`); the body data
-        enter as exact doubles. Derived on the first call (when the compiled step is built) and kept.
-        """
-        if "expressions" not in self._shared:
-            symbols = sympy.symbols(f"u0:{self.size}") + sympy.symbols(f"p0:{self.n_inputs}")
-            joint_symbols = dict(zip(self.unknown_rows.tolist(), range(self.size)))
-            joint_symbols.update(zip(self.explicit_rows.tolist(), range(self.size, len(symbols))))
-            chains: dict[int, _SymbolicChain] = {}
+    def kernel_data(self) -> NDArray[np.float64]:
+        """The closures packed for the library callbacks :mod:`mbkron.compiled.closure_callbacks`
+        (:func:`mbkron.compiled.closures.pack`): the closure bodies and their ancestors, each joint variable by
+        its position in ``x = (u, p)``, and each body point or direction once."""
+        return self._data
 
-            def world(body, x):
-                body = int(body)
-                if body not in chains:
-                    chains[body] = _SymbolicChain(self.tree, body, joint_symbols, symbols)
-                return chains[body].derivatives([_number(v) for v in x])
+    def _pack(self) -> NDArray[np.float64]:
+        """:meth:`kernel_data`, packed once when the system is bound."""
+        slots = dict(zip(self.unknown_rows.tolist(), range(self.size)))
+        slots.update(zip(self.explicit_rows.tolist(), range(self.size, self.size + self.explicit_rows.size)))
+        bodies, index = [], {}
 
-            a, n = self.arrays, len(symbols)
-            equations = len(a.point_components) + len(a.dot_bodies)
-            g = np.full(equations, sympy.S.Zero, dtype=object)
-            g_x = np.full((equations, n), sympy.S.Zero, dtype=object)
-            g_xx = np.full((equations, n, n), sympy.S.Zero, dtype=object)
-            for e, (bodies, x, k) in enumerate(zip(a.point_bodies, a.points, a.point_components)):
-                for sign, (r, dr, d2r) in zip((1, -1), (world(bodies[0], x[0]), world(bodies[1], x[1]))):
-                    g[e] += sign * r[k]
-                    for slot, value in dr.items():
-                        g_x[e, slot] += sign * value[k]
-                    for slots, value in d2r.items():
-                        g_xx[(e, *slots)] += sign * value[k]
-            for e, (bodies, v) in enumerate(zip(a.dot_bodies, a.dot_vectors), start=len(a.point_components)):
-                (xa, dxa, d2xa), (xb, dxb, d2xb) = world(bodies[0], v[0]), world(bodies[1], v[1])
+        def listed(body: int) -> int:  # the body's record, its ancestors' first (-1: the ground)
+            if body < 0:
+                return -1
+            if body not in index:
+                parent = listed(int(self.tree.parent[body]))
+                row = int(self.tree.joint_of_body[body])
+                index[body] = len(bodies)
+                bodies.append((parent, slots[row] if row >= 0 else -1, self.tree.local_coefficients[body]))
+            return index[body]
 
-                def dot(left, right):
-                    return sympy.Add(*(s * t for s, t in zip(left[:3], right[:3])))
+        vectors, vector_of = [], {}
 
-                g[e] = dot(xa, xb)
-                for slot, value in dxa.items():
-                    g_x[e, slot] += dot(value, xb)
-                for slot, value in dxb.items():
-                    g_x[e, slot] += dot(xa, value)
-                for slots, value in d2xa.items():
-                    g_xx[(e, *slots)] += dot(value, xb)
-                for slots, value in d2xb.items():
-                    g_xx[(e, *slots)] += dot(xa, value)
-                for k, left in dxa.items():
-                    for l, right in dxb.items():
-                        g_xx[e, k, l] += dot(left, right)
-                        g_xx[e, l, k] += dot(left, right)
-            self._shared["expressions"] = expressions_from_derivatives(symbols, g[a.order], g_x[a.order],
-                                                                       g_xx[a.order])
-        return self._shared["expressions"]
+        def vector(body: int, v: NDArray) -> int:
+            key = (listed(body), tuple(v.tolist()))
+            if key not in vector_of:
+                vector_of[key] = len(vectors)
+                vectors.append((key[0], v))
+            return vector_of[key]
+
+        a = self.arrays
+        rows = []
+        for pair, x, component in zip(a.point_bodies, a.points, a.point_components):
+            rows.append((closures.POINT, int(component), vector(int(pair[0]), x[0]), vector(int(pair[1]), x[1])))
+        for pair, v in zip(a.dot_bodies, a.dot_vectors):
+            rows.append((closures.DOT, 0, vector(int(pair[0]), v[0]), vector(int(pair[1]), v[1])))
+        return closures.pack(self.size, self.size + self.n_inputs, [rows[k] for k in a.order], vectors, bodies)
 
     def _joint_space(self, u, p, order):
         """``f`` of the whole tree and its kinematics with respect to all joint variables."""

@@ -7,7 +7,9 @@ solution ``f`` at ``q`` is also one at ``q + T e_i`` when ``T`` is a period of `
 its start shifted by whole periods, so that a coordinate of ``10⁶`` rad does not need a walk of
 ``10⁶`` rad.
 
-The periods are found from the equations' sympy form
+The periods in the joint variables and inputs are the system's own
+(:meth:`~mbkron.jointvars.constraints.BoundConstraints.variable_periods`: ``2π`` for each revolute joint of a
+loop closure); for equations given as expressions they are found from the sympy form
 (:meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) by a structural test that never
 gives a false positive: an input ``p_k`` is periodic when every occurrence of it is inside ``sin``,
 ``cos`` or ``tan`` of an argument ``a p_k + b`` with a constant ``a ≠ 0`` (``b`` free of ``p_k``), and
@@ -84,17 +86,14 @@ def input_period(expressions: Sequence[sympy.Expr], symbol: sympy.Symbol) -> flo
     return 2.0 * math.pi / lowest
 
 
-def coordinate_periods(
-    expressions: Sequence[sympy.Expr], inputs: Sequence[sympy.Symbol], matrix: NDArray
-) -> NDArray[np.float64]:
+def coordinate_periods(input_periods: Sequence[float | None], matrix: NDArray) -> NDArray[np.float64]:
     """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic).
 
     Parameters
     ----------
-    expressions : sequence of sympy.Expr
-        ``g`` in the unknowns and ``inputs``.
-    inputs : sequence of sympy.Symbol
-        The inputs ``p`` (length ``np``).
+    input_periods : sequence of float or None
+        The period of the equations in each input ``p_k`` (:func:`input_period`'s values: ``inf`` where
+        unused, None where not proved periodic).
     matrix : ndarray, shape (np, nq)
         ``A`` of ``p = A q + c``.
 
@@ -103,7 +102,6 @@ def coordinate_periods(
     ndarray, shape (nq,)
     """
     matrix = np.asarray(matrix, dtype=float)
-    input_periods = [input_period(expressions, s) for s in inputs]
     periods = np.full(matrix.shape[1], np.nan)
     for i in range(matrix.shape[1]):
         moved = [(abs(matrix[k, i]), input_periods[k]) for k in range(matrix.shape[0])

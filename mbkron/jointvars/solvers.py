@@ -38,7 +38,7 @@ from scipy.linalg import lapack
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
-from mbkron.jointvars.periods import coordinate_periods, input_period
+from mbkron.jointvars.periods import coordinate_periods
 
 __all__ = [
     "ExplicitInputs",
@@ -358,10 +358,10 @@ class PositionSolver:
         if self._periods is None:
             nq, m = self.reference.q.size, self.system.size
             periods, windings = np.full(nq, np.nan), np.zeros((nq, m))
-            expressions = self.system.expressions() if self.inputs.affine else None
-            if expressions is not None:
-                periods = coordinate_periods(expressions.first[:m], expressions.symbols[m:], self.inputs.matrix)
-                unknown = np.array([input_period(expressions.first[:m], u) for u in expressions.symbols[:m]], float)
+            variable = self.system.variable_periods() if self.inputs.affine else None
+            if variable is not None:
+                periods = coordinate_periods(variable[m:], self.inputs.matrix)
+                unknown = np.array([np.nan if period is None else period for period in variable[:m]])
             for i in np.flatnonzero(np.isfinite(periods)):
                 try:
                     end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)

@@ -1,0 +1,31 @@
+"""The loop-closure callbacks (:mod:`mbkron.compiled.closures`) as C callbacks of
+:data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`, whose addresses the constraint step's kernels take.
+
+A module of its own because a ``numba.cfunc`` is compiled (or loaded from numba's disk cache) when it is
+defined: :class:`mbkron.jointvars.compiled.FastStep` imports this module when a closure group first needs it,
+so importing mbkron compiles nothing.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
+from mbkron.compiled.closures import evaluate
+
+__all__ = ["first", "second"]
+
+
+@numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")
+def first(x, out, data):  # pragma: no cover - compiled
+    """``(g, ∂g/∂u, ∂g/∂p)`` at ``x = (u, p)`` of the closures packed in ``data``."""
+    evaluate(x, out, data, np.int64(1))  # not the literal 1: one compilation of ``evaluate`` for both
+    return 0
+
+
+@numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")
+def second(x, out, data):  # pragma: no cover - compiled
+    """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` of the closures packed in ``data``."""
+    evaluate(x, out, data, np.int64(2))
+    return 0
