@@ -2,11 +2,12 @@
 
 A :class:`LoopClosures` system is a :class:`~mbkron.jointvars.constraints.ConstraintSystem` whose
 equations are generated from :class:`LoopClosure` declarations (plus orientation equations in
-space). They are evaluated with mbkron's own tree kinematics on the *joint-space* tree, whose
-coordinates are the joint variables themselves, so ``∂T/∂f`` and ``∂²T/∂f²`` (Eq. 75, 99) give
-``∂g/∂f`` and ``∂²g/∂f²`` exactly. The compiled Newton step (:mod:`mbkron.jointvars.compiled`) evaluates
-the same equations by the library's callbacks :mod:`mbkron.compiled.closures` from the chains of joints
-packed by :meth:`_BoundClosures.kernel_data`: no code is generated for a closed-loop model.
+space). They are the tree's own kinematics in the joint variables: ground points ``r = A_0 ⋯ A_{L−1} v``
+along the chain of joints to each closure body (Eq. 40, 44), differentiated exactly by the joints' ground
+twists (Eq. 75, 76, 99). One implementation evaluates them, :func:`mbkron.compiled.closures.evaluate`, from
+the bodies, points and directions packed by :meth:`_BoundClosures.kernel_data`: called from Python by the
+Python solver and through C callbacks by the compiled Newton step (:mod:`mbkron.jointvars.compiled`), with
+no code generated for a closed-loop model.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from mbkron.compiled import closures
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ModelError
 from mbkron.jointvars.constraints import BoundConstraints, ConstraintContext, ConstraintSystem
-from mbkron.kinematics import tree as kinematics
 
 __all__ = ["LoopClosure", "LoopClosures"]
 
@@ -99,15 +99,14 @@ def _perpendicular_pair(axis: NDArray) -> tuple[NDArray, NDArray]:
 
 
 class _BoundClosures(BoundConstraints):
-    """Loop-closure equations evaluated with the joint-space tree kinematics (Eq. 75, 99)."""
+    """Loop-closure equations evaluated by :func:`mbkron.compiled.closures.evaluate` (Eq. 40, 75, 76, 99): the
+    same compiled code as the constraint step's callbacks, called from Python by the Python solver."""
 
     def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj):
         super().__init__(unknown_rows, explicit_rows, nq)
         self.arrays = arrays
         self.tree = tree
         self.nj = nj
-        self._identity = np.eye(nj)
-        self._zero_hessians = np.zeros((nj, nj, nj))
         self._data = self._pack()
 
     def variable_periods(self) -> list[float]:
@@ -159,79 +158,24 @@ class _BoundClosures(BoundConstraints):
             rows.append((closures.DOT, 0, vector(int(pair[0]), v[0]), vector(int(pair[1]), v[1])))
         return closures.pack(self.size, self.size + self.n_inputs, [rows[k] for k in a.order], vectors, bodies)
 
-    def _joint_space(self, u, p, order):
-        """``f`` of the whole tree and its kinematics with respect to all joint variables."""
-        f = np.zeros(self.nj)
-        f[self.unknown_rows] = u
-        f[self.explicit_rows] = p[: self.explicit_rows.size]
-        values = (f, self._identity, self._zero_hessians if order >= 2 else None)
-        return kinematics.compute_kinematics(self.tree, values, f, order)
-
-    @staticmethod
-    def _body_arrays(kin, bodies: NDArray[np.intp], order: int):
-        """``T``, ``∂T/∂f``, ``∂²T/∂f²`` of the listed bodies, identity/zero for the ground (-1)."""
-        ground = bodies < 0
-        index = np.where(ground, 0, bodies)
-        T = np.where(ground[..., None, None], np.eye(4), kin.T[index])
-        dT = np.where(ground[..., None, None, None], 0.0, kin.dT[index])
-        d2T = None
-        if order >= 2:
-            d2T = np.where(ground[..., None, None, None, None], 0.0, kin.d2T[index])
-        return T, dT, d2T
-
-    def _evaluate(self, u, p, order):
-        a = self.arrays
-        kin = self._joint_space(u, p, order)
-        # Points: r = T x (homogeneous), one row per point equation and side.
-        T, dT, d2T = self._body_arrays(kin, a.point_bodies, order)
-        r = np.einsum("esxy,esy->esx", T, a.points)
-        dr = np.einsum("eskxy,esy->eskx", dT, a.points)
-        rows = np.arange(a.point_components.size)
-        comp = a.point_components
-        g = [r[rows, 0, comp] - r[rows, 1, comp]]
-        dg = [dr[rows, 0, :, comp] - dr[rows, 1, :, comp]]
-        d2g = []
-        if order >= 2:
-            d2r = np.einsum("esklxy,esy->esklx", d2T, a.points)
-            d2g.append(d2r[rows, 0, :, :, comp] - d2r[rows, 1, :, :, comp])
-        if a.dot_bodies.size:
-            # Orientation: (R_a v_a)·(R_b v_b), Leibniz rule for both derivatives.
-            T, dT, d2T = self._body_arrays(kin, a.dot_bodies, order)
-            x = np.einsum("esxy,esy->esx", T, a.dot_vectors)
-            dx = np.einsum("eskxy,esy->eskx", dT, a.dot_vectors)
-            g.append(np.einsum("ex,ex->e", x[:, 0], x[:, 1]))
-            dg.append(np.einsum("ekx,ex->ek", dx[:, 0], x[:, 1]) + np.einsum("ex,ekx->ek", x[:, 0], dx[:, 1]))
-            if order >= 2:
-                d2x = np.einsum("esklxy,esy->esklx", d2T, a.dot_vectors)
-                cross = np.einsum("ekx,elx->ekl", dx[:, 0], dx[:, 1])
-                d2g.append(
-                    np.einsum("eklx,ex->ekl", d2x[:, 0], x[:, 1])
-                    + cross
-                    + np.swapaxes(cross, -1, -2)
-                    + np.einsum("ex,eklx->ekl", x[:, 0], d2x[:, 1])
-                )
-        g = np.concatenate(g)[a.order]
-        dg = np.concatenate(dg)[a.order]
-        d2g = np.concatenate(d2g)[a.order] if order >= 2 else None
-        return g, dg, d2g
-
-    def _split(self, dg):
-        """Columns of the unknowns and of ``p = (f_e, q)`` (``g`` does not depend on q directly)."""
-        g_u = dg[..., self.unknown_rows]
-        g_p = np.concatenate([dg[..., self.explicit_rows], np.zeros(dg.shape[:-1] + (self.nq,))], axis=-1)
-        return g_u, g_p
+    def _evaluate(self, u, p, order: int) -> NDArray[np.float64]:
+        m, n = self.size, self.n_inputs
+        size = m + m * m + m * n if order == 1 else m * m + m * n + m**3 + m * m * n + m * n * n
+        out = np.zeros(size)
+        closures.evaluate(np.ascontiguousarray(np.concatenate([u, p]), dtype=float), out, self._data, order)
+        return out
 
     def first(self, u, p):
-        g, dg, _ = self._evaluate(u, p, 1)
-        return (g, *self._split(dg))
+        m = self.size
+        values = self._evaluate(u, p, 1)
+        return values[:m], values[m:m + m * m].reshape(m, m), values[m + m * m:].reshape(m, -1)
 
     def second(self, u, p):
-        _, dg, d2g = self._evaluate(u, p, 2)
-        g_u, g_p = self._split(dg)
-        g_uu, g_up = self._split(d2g[:, self.unknown_rows, :])
-        _, g_pp = self._split(d2g[:, self.explicit_rows, :])
-        g_pp = np.concatenate([g_pp, np.zeros((g_pp.shape[0], self.nq, g_pp.shape[2]))], axis=1)
-        return g_u, g_p, g_uu, g_up, g_pp
+        m, n = self.size, self.n_inputs
+        values = self._evaluate(u, p, 2)
+        shapes = ((m, m), (m, n), (m, m, m), (m, m, n), (m, n, n))
+        ends = np.cumsum([int(np.prod(shape)) for shape in shapes])
+        return tuple(values[end - int(np.prod(shape)):end].reshape(shape) for end, shape in zip(ends, shapes))
 
 
 class LoopClosures(ConstraintSystem):
@@ -240,7 +184,7 @@ class LoopClosures(ConstraintSystem):
     Each :class:`LoopClosure` contributes its equations in order (points first, then
     orientation). ``g`` and its derivatives come from the tree kinematics with the joint
     variables as coordinates: ``∂r/∂f_k = (∂T/∂f_k) x`` and ``∂²r/∂f_k∂f_l = (∂²T/∂f_k∂f_l) x``
-    (Eq. 44, 57, 75, 99), exact.
+    (Eq. 44, 57, 75, 99), exact, by :mod:`mbkron.compiled.closures`.
 
     Parameters
     ----------
