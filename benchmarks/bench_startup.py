@@ -22,9 +22,9 @@ Cold-start cases (once each, unless ``--no-cold``), as the acceptance of issue 2
    ``NUMBA_CACHE_DIR`` and ``MBKRON_CACHE_DIR``: everything is compiled;
 2. ``mbkron compile`` with other empty caches;
 3. with the kernels so cached, models never seen before: gait2392's moment arms from its ``.osim``
-   (``tests/data/osim``), and ``mbkron simulate`` of a four-bar whose lengths differ from the shipped
-   one (a temporary model file: its generated constraint functions are new), each with an empty
-   ``MBKRON_CACHE_DIR``;
+   (``tests/data/osim``), ``mbkron simulate`` of a four-bar whose lengths differ from the shipped
+   one (a temporary model file: its generated constraint functions are new), and of Andrews' squeezer with
+   other lengths (loop closures: nothing generated), each with an empty ``MBKRON_CACHE_DIR``;
 4. the main job with those caches (after ``mbkron compile``), then again with everything cached.
 """
 
@@ -72,11 +72,12 @@ def main_job(output: Path) -> list[str]:
     return command + (["--plot"] if importlib.util.find_spec("matplotlib") else [])
 
 
-def new_four_bar(directory: Path) -> Path:
-    """A four-bar model file whose lengths (hence constraint equations) differ from the shipped one."""
-    text = (ROOT / "models" / "four_bar.toml").read_text(encoding="utf-8")
-    path = directory / "four_bar_changed.toml"
-    # the shipped file's link lengths are its [parameters]; scale the numbers of that table by 1.07
+def changed_model(name: str, directory: Path) -> Path:
+    """A copy of the shipped model file ``name`` whose parameters (lengths, hence constraint equations, and
+    masses) differ from the shipped one's: every number of its ``[parameters]`` table scaled by 1.07 (a uniform
+    scaling of the lengths keeps the assembly's angles)."""
+    text = (ROOT / "models" / f"{name}.toml").read_text(encoding="utf-8")
+    path = directory / f"{name}_changed.toml"
     lines, in_parameters = [], False
     for line in text.splitlines():
         stripped = line.strip()
@@ -122,13 +123,16 @@ def cold_cases(temporary: Path, env: dict[str, str]) -> list[tuple[str, float, f
     stored = ROOT / "tests" / "data" / "osim" / "gait2392_thelen2003muscle.osim.gz"
     osim.write_bytes(gzip.decompress(stored.read_bytes()))
     moment_arms = [PYTHON, "-c", f"import mbkron; m = mbkron.load_model({str(osim)!r}); m.moment_arms(m.default_q)"]
-    four_bar = [PYTHON, "-m", "mbkron", "simulate", str(new_four_bar(temporary)), "--t-end", "0.1",
+    four_bar = [PYTHON, "-m", "mbkron", "simulate", str(changed_model("four_bar", temporary)), "--t-end", "0.1",
                 "--out", str(temporary / "runs"), "--no-progress"]
+    squeezer = [PYTHON, "-m", "mbkron", "simulate", str(changed_model("andrews_squeezer", temporary)), "--t-end",
+                "0.003", "--out", str(temporary / "runs"), "--no-progress"]
     runs = [
         ("1. main job, empty caches (compiles everything)", main_job(temporary / "runs"), caches("cold")),
         ("2. mbkron compile, empty caches", [PYTHON, "-m", "mbkron", "compile"], caches("compiled")),
         ("3a. gait2392 moment arms (.osim), kernels cached", moment_arms, caches("gait", "compiled")),
         ("3b. new four-bar simulate, kernels cached", four_bar, caches("four_bar", "compiled")),
+        ("3c. new loop-closure model simulate, kernels cached", squeezer, caches("squeezer", "compiled")),
         ("4a. main job after mbkron compile", main_job(temporary / "runs"), caches("compiled")),
         ("4b. main job, everything cached", main_job(temporary / "runs"), caches("compiled")),
     ]

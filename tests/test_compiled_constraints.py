@@ -40,13 +40,18 @@ def python_route(provider):
 
 @contextlib.contextmanager
 def python_constraint_solver():
-    """Constraint groups built inside are solved by the engine's Python solver (:func:`python_route` for every
-    group: :class:`mbkron.jointvars.solvers.PositionSolver`, the route the compiled step falls back to, held
-    equal to that step here) instead of a compiled step generated for each group — for tests of what a group
-    computes rather than of the compiled step (the formulation of spatial closures, the fuzzers' thousands
-    of mutated groups), where compiling each group's generated functions would cost seconds to a minute,
-    and numba's compiler calls ``eval`` (in ``collections.namedtuple``), which the fuzzers' guards forbid."""
-    with mock.patch("mbkron.jointvars.constrained.supports_fast_step", lambda solver: False):
+    """Expression groups built inside are solved by the engine's Python solver (:func:`python_route`:
+    :class:`mbkron.jointvars.solvers.PositionSolver`, the route the compiled step falls back to, held equal to
+    that step here) instead of a compiled step with functions generated for each group — for the fuzzers'
+    thousands of mutated groups, where compiling each group's generated functions would cost seconds, and
+    numba's compiler calls ``eval`` (in ``collections.namedtuple``), which the fuzzers' guards forbid. Loop
+    closures keep their compiled step: its callbacks are the library's (:mod:`mbkron.compiled.closures`),
+    compiled once, nothing per group."""
+    from mbkron.jointvars import constrained
+
+    supported = constrained.supports_fast_step
+    with mock.patch("mbkron.jointvars.constrained.supports_fast_step",
+                    lambda solver: solver.system.kernel_data() is not None and supported(solver)):
         yield
 
 

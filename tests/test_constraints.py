@@ -24,7 +24,6 @@ from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.examples import linkages
 from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer
-from tests.test_compiled_constraints import python_constraint_solver
 
 L1, L2 = 0.7, 0.5
 EXACT = ("lu", "projection")
@@ -251,11 +250,10 @@ def test_spatial_loop_closure(orientation):
                               orientation="revolute", axis_a=axis_a, axis_b=R_tip @ axis_a)
     guess = dict(zip(names[1:], f_star[1:] + 0.01))
     models = {}
-    for solver in EXACT:  # the formulation, by the Python solver (test_compiled_loops: the compiled step equals it)
+    for solver in EXACT:  # the formulation (test_compiled_loops: the compiled step equals the Python solver)
         bs = copy.deepcopy(b)  # the same coordinates and bodies, a group of its own
         bs.add_constraints(names[1:], [closure], solver, guess=guess)
-        with python_constraint_solver():
-            models[solver] = bs.build()
+        models[solver] = bs.build()
     f0 = models["lu"].joint_variables([f_star[0]], 0)[0]
     np.testing.assert_allclose(f0, f_star, atol=1e-12)
     q = np.array([f_star[0] + 0.05])
