@@ -29,7 +29,7 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 from mbkron.compiled.linalg import copy_into
-from mbkron.core.tableaus import DOP853
+from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
 
 __all__ = ["TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEVELS", "TILTS", "STEP_CURVATURE",
            "NO_WRAP", "FAILED", "ellipsoid_path"]
@@ -51,9 +51,7 @@ NO_WRAP = -1.0
 FAILED = -2.0
 """:func:`ellipsoid_path`'s result where Newton's method did not converge (the caller raises)."""
 
-_RK_A = np.ascontiguousarray(DOP853.A[:12, :12])
-_RK_B = np.ascontiguousarray(DOP853.B)
-_STAGES = 12
+_STAGES = STAGES
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)  # the initial guess's arc length (as the numpy route)
 _SIZE = 18  # (x, v), its derivatives by φ and by s
 
@@ -105,8 +103,10 @@ def _steps(a, arc):  # pragma: no cover - compiled
 
 
 @jit
-def _rate(y, arc, w, out):  # pragma: no cover - compiled
-    """d/dτ of the geodesic's (x, v) (τ = σ/s) and of its derivatives by φ and by s (the variational equations)."""
+def _rate(y, parameters, out):  # pragma: no cover - compiled
+    """d/dτ of the geodesic's (x, v) (τ = σ/s) and of its derivatives by φ and by s (the variational equations);
+    ``parameters`` are ``(arc, w)``."""
+    arc, w = parameters
     n0, n1, n2 = y[0] * w[0], y[1] * w[1], y[2] * w[2]
     c = (y[3] * w[0]) * y[3] + (y[4] * w[1]) * y[4] + (y[5] * w[2]) * y[5]
     d = n0 * n0 + n1 * n1 + n2 * n2
@@ -137,29 +137,7 @@ def _rate(y, arc, w, out):  # pragma: no cover - compiled
 @jit
 def _integrate(y, arc, a, w, k, stage_y):  # pragma: no cover - compiled
     """The geodesic from ``y`` over arc length ``arc`` (in place): DOP853's stages in equal steps."""
-    steps = _steps(a, arc)
-    h = 1.0 / steps
-    for _ in range(steps):
-        for stage in range(_STAGES):
-            for i in range(_SIZE):
-                stage_y[i] = 0.0
-            for j in range(stage):  # the increment Σ_j A_ij k_j (DOP853's zeros skipped)
-                c = _RK_A[stage, j]
-                if c != 0.0:
-                    for i in range(_SIZE):
-                        stage_y[i] += c * k[j, i]
-            for i in range(_SIZE):
-                stage_y[i] = y[i] + h * stage_y[i]
-            _rate(stage_y, arc, w, k[stage])
-        for i in range(_SIZE):
-            stage_y[i] = 0.0
-        for j in range(_STAGES):
-            c = _RK_B[j]
-            if c != 0.0:
-                for i in range(_SIZE):
-                    stage_y[i] += c * k[j, i]
-        for i in range(_SIZE):
-            y[i] = y[i] + h * stage_y[i]
+    dop853_equal_steps(_rate, (arc, w), y, _steps(a, arc), k, stage_y)
 
 
 @jit

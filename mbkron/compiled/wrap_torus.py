@@ -35,9 +35,9 @@ import math
 import numpy as np
 
 from mbkron.compiled.common import jit
+from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
 from mbkron.compiled.wrap_circular import cylinder_path
 from mbkron.compiled.wrap_ellipsoid import FAILED, NO_WRAP
-from mbkron.core.tableaus import DOP853
 
 __all__ = ["TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
            "DEEPEST_GUESS_ARC", "NO_WRAP", "FAILED", "torus_path", "ring_point", "enters_solid"]
@@ -57,9 +57,7 @@ OPENSIM_CYLINDER_LENGTH = 10000.0
 DEEPEST_GUESS_ARC = 0.1
 """The last initial guess's arc (from the straight segment's deepest point in the solid), in units of ``r``."""
 
-_RK_A = np.ascontiguousarray(DOP853.A[:12, :12])
-_RK_B = np.ascontiguousarray(DOP853.B)
-_STAGES = 12
+_STAGES = STAGES
 _SIZE = 16  # (u, v, u', v') and its derivatives by u₁, v₁ and s
 _ARMIJO = 12  # halvings of a Newton step (the numpy route's)
 _RING_ITERATIONS = 200  # Newton steps of each of OpenSim's ring-point descents (the numpy route's)
@@ -73,8 +71,10 @@ def _steps(R, r, arc):  # pragma: no cover - compiled
 
 
 @jit
-def _rate(y, arc, R, r, out):  # pragma: no cover - compiled
-    """d/dτ (τ = σ/s) of the geodesic's ``(u, v, u', v')`` and of its derivatives by u₁, v₁ and s."""
+def _rate(y, parameters, out):  # pragma: no cover - compiled
+    """d/dτ (τ = σ/s) of the geodesic's ``(u, v, u', v')`` and of its derivatives by u₁, v₁ and s; ``parameters``
+    are ``(arc, R, r)``."""
+    arc, R, r = parameters
     v, du, dv = y[1], y[2], y[3]
     sv, cv = math.sin(v), math.cos(v)
     ring = R + r * cv
@@ -102,29 +102,7 @@ def _rate(y, arc, R, r, out):  # pragma: no cover - compiled
 @jit
 def _integrate(y, arc, R, r, k, stage_y):  # pragma: no cover - compiled
     """The geodesic from ``y`` over arc length ``arc`` (in place): DOP853's stages in equal steps."""
-    steps = _steps(R, r, arc)
-    h = 1.0 / steps
-    for _ in range(steps):
-        for stage in range(_STAGES):
-            for i in range(_SIZE):
-                stage_y[i] = 0.0
-            for j in range(stage):  # the increment Σ_j A_ij k_j (DOP853's zeros skipped)
-                c = _RK_A[stage, j]
-                if c != 0.0:
-                    for i in range(_SIZE):
-                        stage_y[i] += c * k[j, i]
-            for i in range(_SIZE):
-                stage_y[i] = y[i] + h * stage_y[i]
-            _rate(stage_y, arc, R, r, k[stage])
-        for i in range(_SIZE):
-            stage_y[i] = 0.0
-        for j in range(_STAGES):
-            c = _RK_B[j]
-            if c != 0.0:
-                for i in range(_SIZE):
-                    stage_y[i] += c * k[j, i]
-        for i in range(_SIZE):
-            y[i] = y[i] + h * stage_y[i]
+    dop853_equal_steps(_rate, (arc, R, r), y, _steps(R, r, arc), k, stage_y)
 
 
 @jit
