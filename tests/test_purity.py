@@ -22,6 +22,8 @@ MODELS = {
                  lambda rng: np.stack([rng.uniform(0.9, 1.6, 800), rng.uniform(1.4, 2.0, 800)], axis=-1)),
     "andrews": (lambda: andrews_squeezer("lu", "expressions"), np.array([INITIAL["beta"] + 0.4]),
                 lambda rng: INITIAL["beta"] + rng.uniform(-1.0, 2.0, (800, 1))),
+    "andrews, loop closures": (lambda: andrews_squeezer("lu", "loop_closures"), np.array([INITIAL["beta"] + 0.4]),
+                               lambda rng: INITIAL["beta"] + rng.uniform(-1.0, 2.0, (800, 1))),
 }
 
 
