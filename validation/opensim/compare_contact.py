@@ -168,15 +168,7 @@ class ContactModel(OpenSimModel):
                 if force.getConcreteClassName() in CONTACT_TYPES:
                     self.forces[force.getAbsolutePathString()] = force
         self.state = self.model.initSystem()
-        # each coordinate's index in q with the locks off (compare_osim.value_indices sets the values one at a
-        # time, which a locked coordinate ignores: one locked beyond ±1 would take the others' places)
-        locked = {name: c.getLocked(self.state) for name, c in self.coordinates.items()}
-        for c in self.coordinates.values():
-            c.setLocked(self.state, False)
-        self.q_order = compare_osim.value_indices(self)
-        for name, c in self.coordinates.items():  # back at the default values, locked as they were
-            c.setValue(self.state, c.getDefaultValue(), False)
-            c.setLocked(self.state, locked[name])
+        self.q_order = compare_osim.value_indices(self)  # (the values and locks left as initSystem set them)
         # the contacts in file order (ForceSet first, then model components: the order mbkron's loads have)
         self.contacts = [f for f in self.forces.values()]
 

@@ -319,14 +319,28 @@ def bias_from_mass_matrix(model: OpenSimModel, q: np.ndarray, qd: np.ndarray, h:
 
 
 def value_indices(model: OpenSimModel) -> dict[str, int]:
-    """Index of each coordinate's value in OpenSim's ``q`` (set that value alone to 1, read ``q``)."""
+    """Index of each coordinate's value in OpenSim's ``q``: the entry that changes when that value alone goes from
+    0 to 1. Every coordinate is unlocked meanwhile (a locked one ignores ``setValue``: one locked beyond ±1 would
+    take the others' places), and left at its value and lock as before."""
+    values = {name: coordinate.getValue(model.state) for name, coordinate in model.coordinates.items()}
+    locked = {name: coordinate.getLocked(model.state) for name, coordinate in model.coordinates.items()}
+    for coordinate in model.coordinates.values():
+        coordinate.setLocked(model.state, False)
     out = {}
-    for name, coordinate in model.coordinates.items():
-        for other in model.coordinates.values():
-            other.setValue(model.state, 0.0, False)
-        coordinate.setValue(model.state, 1.0, False)
-        q = model.state.getQ()
-        out[name] = int(np.argmax([abs(q.get(k)) for k in range(q.size())]))
+    try:
+        for name, coordinate in model.coordinates.items():
+            for other in model.coordinates.values():
+                other.setValue(model.state, 0.0, False)
+            before = model.state.getQ()
+            before = np.array([before.get(k) for k in range(before.size())])
+            coordinate.setValue(model.state, 1.0, False)
+            after = model.state.getQ()
+            out[name] = int(np.argmax(np.abs(np.array([after.get(k) for k in range(after.size())]) - before)))
+    finally:
+        for name, coordinate in model.coordinates.items():
+            coordinate.setValue(model.state, values[name], False)
+        for name, coordinate in model.coordinates.items():
+            coordinate.setLocked(model.state, locked[name])
     return out
 
 
