@@ -9,8 +9,9 @@ run compiles a library kernel.
 A kernel is cached per argument types, so the kernels are compiled the way the library calls them:
 by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
 (forward and inverse dynamics, kinematics, a TR-BDF2 run), closed loops whose constraint equations
-are solved by generated code and by the closure callbacks (a TR-BDF2 run each), and muscle paths, straight and wrapped round a
-cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one state and a small batch each.
+are solved by generated code and by the closure callbacks (a TR-BDF2 run each), and muscle paths,
+straight and wrapped round a cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one
+state and a small batch each.
 Model files named on the command line are evaluated the same way, so that their generated
 constraint functions (cached in ``MBKRON_CACHE_DIR``) are compiled too.
 """

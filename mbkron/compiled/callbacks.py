@@ -2,11 +2,10 @@
 
 The residuals of an expression constraint group and their derivatives are the only code generated
 per model (:mod:`mbkron.jointvars.compiled` prints them from sympy trees). They are compiled as C
-callbacks (``numba.cfunc``) of one fixed signature, :data:`CONSTRAINT_SIGNATURE`: ``function(x, out, data)``
-writes the values at ``x`` into the zero-filled ``out`` and returns 0. Loop closures need no generated code:
-the library's own callbacks (:mod:`mbkron.compiled.closures`) evaluate them from the group's description in
-``data``. A library kernel (compiled and
-cached once, for every model) receives such a function as its address, a plain integer
+callbacks (``numba.cfunc``) of one fixed signature, :data:`CONSTRAINT_SIGNATURE`:
+``function(x, out, data)`` writes the values at ``x`` into the zero-filled ``out`` and returns 0. Loop
+closures need no generated code: the library's own callbacks (:mod:`mbkron.compiled.closures`) evaluate them
+from the group's description in ``data``. A library kernel (compiled and cached once, for every model) receives such a function as its address, a plain integer
 (``cfunc.address``), and turns it into a callable first-class function with
 :func:`constraint_function`. The kernel's argument types are then the same for every model, so numba
 compiles it once and loads it from its disk cache afterwards.

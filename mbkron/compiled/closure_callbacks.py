@@ -26,6 +26,7 @@ def first(x, out, data):  # pragma: no cover - compiled
 
 @numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")
 def second(x, out, data):  # pragma: no cover - compiled
-    """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` of the closures packed in ``data``."""
+    """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` of the closures packed in
+    ``data``."""
     evaluate(x, out, data, np.int64(2))
     return 0

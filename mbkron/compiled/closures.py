@@ -26,8 +26,9 @@ A point equation is one ground component of ``r_a − r_b``; an orientation equa
 ``(R_a v_a)·(R_b v_b)`` of two body directions (homogeneous ``w = 0``), differentiated by the Leibniz rule.
 The callbacks (:mod:`mbkron.compiled.closure_callbacks`, compiled when a closure group first needs them)
 have the signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE` and write the layouts of
-:func:`mbkron.jointvars.constraints.expressions_from_derivatives` over ``x = (u, p)``: ``first`` writes
-``(g, ∂g/∂u, ∂g/∂p)``, ``second`` writes ``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)``.
+:func:`mbkron.jointvars.constraints.expressions_from_derivatives` over ``x = (u, p)``: ``first``
+writes ``(g, ∂g/∂u, ∂g/∂p)``, ``second`` ``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p,
+∂²g/∂p²)``.
 
 Packed description (one float array, so that the callbacks' signature is the same for every group)
 ---------------------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
 
-__all__ = ["BODY_SIZE", "DOT", "EQUATION_SIZE", "POINT", "VECTOR_SIZE", "evaluate", "pack"]
+__all__ = ["BODY_SIZE", "DOT", "EQUATION_SIZE", "POINT", "VECTOR_SIZE", "evaluate", "local_twist", "pack"]
 
 POINT, DOT = 0, 1
 """Equation kinds: a ground component of ``r_a − r_b``; the product ``(R_a v_a)·(R_b v_b)``."""
@@ -73,9 +74,9 @@ def local_twist(C: NDArray) -> NDArray[np.float64]:
     Raises
     ------
     ValueError
-        If ``C`` is not of that form, which the callbacks' derivatives and their sparse products assume: a
-        revolute joint (``ω ≠ 0``, ``v = 0``, ``C_2 = C_0 Â²`` with ``Â³ = −Â``, ``C_1`` and ``C_2`` only in the
-        rotation block, ``C_3 = 0``) or a prismatic one (``ω = 0``, ``C_1 = C_2 = 0``, ``C_3`` only in the
+        If ``C`` is not of that form, which the callbacks' derivatives and their sparse products assume:
+        a revolute joint (``ω ≠ 0``, ``v = 0``, ``C_2 = C_0 Â²`` with ``Â³ = −Â``, ``C_1`` and ``C_2`` only in
+        the rotation block, ``C_3 = 0``) or a prismatic one (``ω = 0``, ``C_1 = C_2 = 0``, ``C_3`` only in the
         translation column).
     """
     C = np.asarray(C, dtype=float)

@@ -402,14 +402,15 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
     generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
     equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
-    (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque,
-     force, matrix, constant, rows, start_q, start_f, start_tangent, curvature, start_p, scalars) = context
+    (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
+     joint_torque, force, matrix, constant, rows, start_q, start_f, start_tangent, curvature, start_p,
+     scalars) = context
     nq = start_q.size
     q, qd = y[:nq].copy(), y[nq:].copy()
     status, p, f, tangent, det_sign, condition, hess, qdd, code = group_forward(
-        first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0, int(scalars[1]),
-        settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-        rows, qd)
+        first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0,
+        int(scalars[1]), settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force,
+        matrix, constant, rows, qd)
     out = np.empty(2 * nq)
     if status != OK or code != 0:
         return out, False
@@ -440,11 +441,13 @@ def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newto
 
 def supports_fast_step(solver) -> bool:
     """Whether a constraint group can take the compiled step: numba is installed, the group's
-    inputs are affine in q and its system has an expression form
-    (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`: expression and loop-closure
-    groups; deriving it is the system's work of this call)."""
+    inputs are affine in q and its system is evaluated by library callbacks
+    (:meth:`mbkron.jointvars.constraints.BoundConstraints.kernel_data`: loop closures) or has an expression form
+    (:meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`: expression groups; deriving it is the
+    system's work of this call)."""
     system = solver.system
-    return AVAILABLE and solver.inputs.affine and (system.kernel_data() is not None or system.expressions() is not None)
+    return AVAILABLE and solver.inputs.affine and (system.kernel_data() is not None
+                                                   or system.expressions() is not None)
 
 
 class FastStep:
