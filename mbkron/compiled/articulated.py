@@ -232,7 +232,8 @@ def _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A
 @jit
 def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
                         weight, q, qd):  # pragma: no cover - compiled
-    """``q̈`` of one state of a simple tree (see the module docstring); returns ``(q̈, status)``.
+    """``q̈`` of one state of a simple tree (see the module docstring); returns ``(q̈, status)``, the status OK only
+    where every entry of ``q̈`` is finite (:data:`NOT_POSITIVE_DEFINITE` otherwise).
 
     ``coordinate[i]`` is the coordinate driving body i's joint (−1 for a fixed joint), ``weight[i]`` its
     coefficient ``w_i``; ``A``, ``c`` the affine joint-variable map; ``force`` (nq,) the actuation plus

@@ -16,7 +16,6 @@ values) returns None, and the model takes its general route, which raises the de
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numpy.typing import NDArray
@@ -94,16 +93,16 @@ class ForwardDynamics:
     def one_state(self, q, qd) -> NDArray[np.float64] | None:
         """``q̈`` of one state without actuation, the common case, in one call of the articulated-body kernel's
         entry point (no argument conversion, no dispatch): only when ``q`` and ``qd`` are C-contiguous float64
-        arrays of shape (nq,), the kernel has run once (:meth:`_articulated`) and ``q̈`` is finite, else
-        None; the caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes
-        the full route."""
+        arrays of shape (nq,), the kernel has run once (:meth:`_articulated`) and its status is OK (which
+        includes a finite ``q̈``: :func:`mbkron.compiled.articulated.articulated_forward`), else None; the
+        caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes the full route."""
         entry, arguments = self._forward_entry, self._one_arguments
         if (entry is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
                 or qd.dtype is not _FLOAT or q.shape != qd.shape or q.shape != (self.nq,) or not q.flags.c_contiguous
                 or not qd.flags.c_contiguous):
             return None
         values, status = entry(*arguments, q, qd)
-        return values if status == OK and math.isfinite(np.vdot(values, values)) else None
+        return values if status == OK else None
 
     def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
         """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
