@@ -33,7 +33,7 @@ import numpy as np
 
 from mbkron.compiled.common import AVAILABLE, inline_jit, jit, numba
 from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
-from mbkron.compiled.forward import PARALLEL_STATES, affine_values
+from mbkron.compiled.forward import PARALLEL_STATES
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["articulated_batch", "articulated_forward", "articulated_inverse"]
@@ -75,8 +75,11 @@ def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, forc
              work):  # pragma: no cover - compiled
     """The generalized forces of the loads plus ``force`` (into ``tau``) and pass 1 (into ``work``); the status."""
     f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
-    nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
-    affine_values(A, c, q, f)
+    nb, nq = links.shape[0], q.shape[0]
+    for i in range(nb):  # f = A q + c with A's one entry per joint row, w_i at (row, k(i)): O(n), not O(n²)
+        j = links[i, 1]
+        if j >= 0:
+            f[j] = c[j] + weight[i] * q[coordinate[i]]
     transforms_and_joint_twists(geometry, links, f, T, S)
     # generalized forces: actuation, spring-dampers (Eq. 46), joint torques ∇fᵀ τ_joint
     for i in range(nb):
@@ -85,10 +88,11 @@ def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, forc
     if not spring_forces(links, springs, T, S, g, qd, tau, scratch):
         return SPRING_POINTS_COINCIDE
     for k in range(nq):
-        value = tau[k] + force[k]
-        for j in range(nj):
-            value += A[j, k] * joint_torque[j]
-        tau[k] = value
+        tau[k] += force[k]
+    for i in range(nb):  # ∇fᵀ τ_joint: the one entry of A per joint row
+        j = links[i, 1]
+        if j >= 0:
+            tau[coordinate[i]] += weight[i] * joint_torque[j]
     for i in range(nb):  # pass 1: velocities, velocity-product accelerations, bias wrenches
         parent, k = links[i, 0], coordinate[i]
         for x in range(6):
