@@ -73,16 +73,24 @@ def transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover -
     for i in range(nb):
         joint = links[i, 1]
         value = f[joint] if joint >= 0 else 0.0
-        angle = value * geometry[i, _REVOLUTE]
-        sine, versine = np.sin(angle), 1.0 - np.cos(angle)
-        shift = value * geometry[i, _PRISMATIC]
         parent = links[i, 0]
+        # the local transform C_0 + sin C_1 + (1 − cos) C_2 + d C_3 (premultiplied below), by the sparsity of
+        # KinematicTree.build: C_1, C_2 only in a revolute joint's rotation block, C_3 only in a prismatic
+        # joint's translation column (and a fixed joint C_0 alone)
         for r in range(3):
             for c in range(4):
-                base = 4 * r + c
-                local_rc = (geometry[i, base] + sine * geometry[i, 16 + base]
-                            + versine * geometry[i, 32 + base] + shift * geometry[i, 48 + base])
-                T[i, r, c] = local_rc  # the local transform, premultiplied below
+                T[i, r, c] = geometry[i, 4 * r + c]
+        if joint >= 0 and geometry[i, _REVOLUTE] != 0.0:
+            angle = value * geometry[i, _REVOLUTE]
+            sine, versine = np.sin(angle), 1.0 - np.cos(angle)
+            for r in range(3):
+                for c in range(3):
+                    base = 4 * r + c
+                    T[i, r, c] = geometry[i, base] + sine * geometry[i, 16 + base] + versine * geometry[i, 32 + base]
+        elif joint >= 0 and geometry[i, _PRISMATIC] != 0.0:
+            shift = value * geometry[i, _PRISMATIC]
+            for r in range(3):
+                T[i, r, 3] = geometry[i, 4 * r + 3] + shift * geometry[i, 48 + 4 * r + 3]
         if parent >= 0:
             for c in range(4):
                 x0, x1, x2 = T[i, 0, c], T[i, 1, c], T[i, 2, c]
