@@ -210,6 +210,49 @@ def test_coupler_semantics_in_opensim(tmp_path):
     assert coordinates.get("knee_angle_pat_r").getValue(state) == pytest.approx(2 * coordinates.get("knee_angle_r").getValue(state), abs=1e-8)
 
 
+def _without_function(text: str, joint: str, axis: str) -> str:
+    """``text`` with the function element of ``joint``'s TransformAxis ``axis`` removed."""
+    start = text.index(f'<TransformAxis name="{axis}">', text.index(f'<CustomJoint name="{joint}">'))
+    end = text.index("</TransformAxis>", start)
+    block = text[start:end]
+    function = re.search(r'<(LinearFunction|Constant) name="function">.*?</\1>', block, re.S)
+    return text[:start] + block[:function.start()] + block[function.end():] + text[end:]
+
+
+def test_a_transform_axis_without_a_function_is_the_constant_zero(tmp_path):
+    """A TransformAxis whose function element is missing reads as OpenSim reads it, the property's default
+    ``Constant(0)``, whatever coordinates it names (Moco's 3-D running model has such axes, naming none):
+    leg6dof9musc's pelvis without the ``Constant 0`` of ``rotation3`` imports as the file itself, and without the
+    ``LinearFunction`` of ``rotation1`` its pelvis no longer turns with ``pelvis_tilt`` (OpenSim 4.6 alike:
+    the next test)."""
+    text = osim_text("leg6dof9musc")
+    original = quiet_load(write(tmp_path, "leg6dof9musc", text))
+    no_constant = _without_function(text, "ground_pelvis", "rotation3")
+    assert model_differences(quiet_load(write(tmp_path, "leg6dof9musc", no_constant, "a.osim")), original) == []
+    model = quiet_load(write(tmp_path, "leg6dof9musc", _without_function(text, "ground_pelvis", "rotation1"), "b.osim"))
+    tilt = model.coordinates.index("pelvis_tilt")
+    q = np.tile(model.default_q, (2, 1))
+    q[1, tilt] += 0.4
+    T = model.kinematics(q, 0).T[:, model.body_index("pelvis")]
+    np.testing.assert_array_equal(T[0], T[1])
+    moved = original.kinematics(q, 0).T[:, original.body_index("pelvis")]
+    assert np.abs(moved[0] - moved[1]).max() > 0.1  # the file itself turns it
+
+
+def test_opensim_reads_an_axis_without_a_function_as_the_constant_zero(tmp_path):
+    osim = pytest.importorskip("opensim")
+    path = write(tmp_path, "leg6dof9musc", _without_function(osim_text("leg6dof9musc"), "ground_pelvis", "rotation1"))
+    model = osim.Model(str(path))
+    state = model.initSystem()
+    poses = []
+    for tilt in (0.0, 0.4):
+        model.getCoordinateSet().get("pelvis_tilt").setValue(state, tilt)
+        model.realizePosition(state)
+        transform = model.getBodySet().get("pelvis").getTransformInGround(state)
+        poses.append([transform.R().get(r, c) for r in range(3) for c in range(3)] + [transform.p().get(k) for k in range(3)])
+    np.testing.assert_array_equal(poses[0], poses[1])
+
+
 def test_leg39_coordinates_and_eliminated_couplers(tmp_path):
     imported = read_osim(write(tmp_path, "leg39"))
     assert list(imported.document["coordinates"]) == ["pelvis_tx", "pelvis_ty", "pelvis_tz", "hip_angle_r",

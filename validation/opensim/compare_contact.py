@@ -24,7 +24,8 @@ that the slip speeds fall below, around and above the transition velocity and th
 sides of the Hunt–Crossley switch ``−2/(3c)``.
 
 Models: Moco's 2-D walking model (``moco_2D_gait``, 4 spheres on the feet against the floor: 10
-coordinates), OpenSim's test model ``BouncingBall_SmoothSphereHalfSpace`` (a ball on a FreeJoint; its
+coordinates), Moco's 3-D running test model (``moco_3D_running``, 8 spheres, 20 coordinates), OpenSim's test
+model ``BouncingBall_SmoothSphereHalfSpace`` (a ball on a FreeJoint; its
 rotations' speeds are angular velocities, reduced by ``C`` as in ``compare_osim``) and ``contact``
 (:func:`write_contact_model`: half-spaces on moving bodies, tilted and offset, a sphere on the ground, static
 friction above dynamic), ``hunt_crossley`` (the same with one HuntCrossleyForce) and opensim-models'
@@ -54,8 +55,8 @@ from validation.opensim import compare_osim
 from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rounded, stored_osim
 
 #: Stored models (``tests/data/osim/<name>.osim.gz``; ``contact`` is written by :func:`write_contact_model`).
-MODELS = ("moco_2D_gait", "BouncingBall_SmoothSphereHalfSpace", "contact", "hunt_crossley", "DynamicJumperModel",
-          "SoccerKickingModel", "WalkerModel", "ToyLandingModel")
+MODELS = ("moco_2D_gait", "moco_3D_running", "BouncingBall_SmoothSphereHalfSpace", "contact", "hunt_crossley",
+          "DynamicJumperModel", "SoccerKickingModel", "WalkerModel", "ToyLandingModel")
 CONTACT_MODEL, HUNT_CROSSLEY_MODEL = "contact", "hunt_crossley"
 #: ``hunt_crossley``'s force: (geometries, (stiffness, dissipation, static, dynamic, viscous friction)) per
 #: ``ContactParameters``; its transition velocity is 0.05 m/s.

@@ -167,11 +167,14 @@ def _axes(reader: XmlReader, joint: ET.Element, coordinates: Coordinates) -> lis
                 continue
             direction = reader.numbers(axis_element, "axis", 3)
             functions = [e for e in axis_element if e.tag not in ("coordinates", "axis")]
-            if len(functions) != 1:
+            used = (reader.text(axis_element, "coordinates", "") or "").split()
+            if len(functions) > 1:
                 reader.problem(axis_element, f"expected one function element, got {len(functions)}")
                 continue
-            used = (reader.text(axis_element, "coordinates", "") or "").split()
-            term = coordinates.of(read_function(reader, functions[0]), used, functions[0])
+            if not functions:  # OpenSim reads the property's default, Constant(0), whatever the coordinates named
+                term = coordinates.of(Affine(0.0, 0.0), [], axis_element)
+            else:
+                term = coordinates.of(read_function(reader, functions[0]), used, functions[0])
             if direction is None or term is None:
                 continue
             if not np.any(direction):
