@@ -67,14 +67,14 @@ def _workspace(nb, nq, nj):  # pragma: no cover - compiled
     g = np.zeros((nb, nq))
     return (np.empty(nj), np.empty((nb, 4, 4)), np.empty((nb, 6)), g, np.empty(nq), np.empty(nq), np.empty((nb, 6)),
             np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6, 6)), np.empty((nb, 6)), np.empty(nb), np.empty(nb),
-            np.empty(13), np.empty((4, 3)), np.empty(6), np.empty(6), np.empty((nb, 6)))
+            np.empty((nb, 13)), np.empty((4, 3)), np.empty(6), np.empty(6), np.empty((nb, 6)))
 
 
 @inline_jit
 def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
-             work):  # pragma: no cover - compiled
+             work, inverse):  # pragma: no cover - compiled
     """The generalized forces of the loads plus ``force`` (into ``tau``) and pass 1 (into ``work``); the status."""
-    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, rows, rotated, scaled, momentum, accel = work
     nb, nq = links.shape[0], q.shape[0]
     for i in range(nb):  # f = A q + c with A's one entry per joint row, w_i at (row, k(i)): O(n), not O(n²)
         j = links[i, 1]
@@ -107,9 +107,10 @@ def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, forc
             for x in range(6):
                 V[i, x] = S[i, x] * rate
                 bias_accel[i, x] = 0.0
-        world_inertia(T[i], body_inertia[i], row, rotated)
-        _inertia_matrix(row, inertia[i])
-        apply_inertia(row, V[i], momentum)
+        world_inertia(T[i], body_inertia[i], rows[i], rotated)
+        if not inverse:  # the articulated inertias start from the 6×6 maps; the inverse applies the rows
+            _inertia_matrix(rows[i], inertia[i])
+        apply_inertia(rows[i], V[i], momentum)
         w, v, n, F = V[i, :3], V[i, 3:], momentum[:3], momentum[3:]
         wrench[i, 0] = w[1] * n[2] - w[2] * n[1] + v[1] * F[2] - v[2] * F[1]
         wrench[i, 1] = w[2] * n[0] - w[0] * n[2] + v[2] * F[0] - v[0] * F[2]
@@ -126,7 +127,7 @@ def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force,
     """One state: ``q̈`` into ``out`` (forward), or with ``inverse`` the ``τ`` that gives the accelerations
     ``given`` into ``out`` (:func:`_inverse`); returns the status (see :func:`articulated_forward`)."""
     status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                      qd, work)
+                      qd, work, inverse)
     if status != OK:
         return status
     if inverse:
@@ -140,7 +141,7 @@ def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cove
     absolute coordinates): outward ``a_i = a_p + c_i + S_i q̈_k`` from ``a_0 = (0, −g)``, the body wrench
     ``F_i = I_i a_i + p_i``; inward, each joint's ``S_iᵀ F_i`` with its descendants' wrenches added. Minus the
     loads' generalized forces, that is ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198)."""
-    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, rows, rotated, scaled, momentum, accel = work
     nb, nq = links.shape[0], qdd.shape[0]
     for i in range(nb):
         parent, k = links[i, 0], coordinate[i]
@@ -148,11 +149,9 @@ def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cove
         for x in range(6):
             base = accel[parent, x] if parent >= 0 else (0.0 if x < 3 else -gravity[x - 3])
             accel[i, x] = base + bias_accel[i, x] + S[i, x] * rate
+        apply_inertia(rows[i], accel[i], momentum)  # I_i a_i from the pseudo-inertia row: no 6×6 product
         for r in range(6):
-            value = wrench[i, r]
-            for x in range(6):
-                value += inertia[i, r, x] * accel[i, x]
-            wrench[i, r] = value
+            wrench[i, r] += momentum[r]
     for k in range(nq):
         tau_out[k] = -tau[k]
     for i in range(nb - 1, -1, -1):
@@ -172,7 +171,7 @@ def _inverse(links, gravity, coordinate, qdd, tau_out, work):  # pragma: no cove
 @inline_jit
 def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - compiled
     """Passes 2 and 3 of the articulated-body algorithm on pass 1's quantities: ``q̈`` into ``qdd``."""
-    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, row, rotated, scaled, momentum, accel = work
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, rows, rotated, scaled, momentum, accel = work
     nb, nq = links.shape[0], qdd.shape[0]
     for i in range(nb - 1, -1, -1):  # pass 2: articulated inertias and bias wrenches, to the parents
         parent, k = links[i, 0], coordinate[i]
