@@ -37,9 +37,9 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.common import batch_rows, jit, writable
 
-__all__ = ["tree_geometry", "kinematics"]
+__all__ = ["GEOMETRY_WIDTH", "kinematics", "transforms_and_joint_twists", "tree_geometry"]
 
-_ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, _GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
+_ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
 
 
 def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
@@ -55,7 +55,7 @@ def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revol
     ndarray, shape (nb, 72)
     """
     nb = local_coefficients.shape[0]
-    out = np.zeros((nb, _GEOMETRY_WIDTH))
+    out = np.zeros((nb, GEOMETRY_WIDTH))
     out[:, :_ROTATION] = local_coefficients.reshape(nb, 64)
     out[:, _ROTATION:_TRANSLATION] = np.stack(
         [joint_matrices[:, 2, 1], joint_matrices[:, 0, 2], joint_matrices[:, 1, 0]], axis=-1)

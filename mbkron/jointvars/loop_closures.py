@@ -114,21 +114,23 @@ class _BoundClosures(BoundConstraints):
         ``cos`` only, :func:`mbkron.kinematics.tree.local_transforms`), None for a prismatic one, ``inf`` for
         the coordinates (which the closures do not read)."""
         periods: list[float | None] = [math.inf] * (self.size + self.n_inputs)
+        body_of_row = {int(row): body for body, row in enumerate(self.tree.joint_of_body) if row >= 0}
         for slot, row in enumerate((*self.unknown_rows.tolist(), *self.explicit_rows.tolist())):
-            C = self.tree.local_coefficients[int(np.flatnonzero(self.tree.joint_of_body == row)[0])]
-            periods[slot] = None if np.any(C[3] != 0.0) else 2.0 * math.pi
+            periods[slot] = 2.0 * math.pi if self.tree.is_revolute[body_of_row[row]] else None
         return periods
 
     def kernel_data(self) -> NDArray[np.float64]:
         """The closures packed for the library callbacks :mod:`mbkron.compiled.closure_callbacks`
-        (:func:`mbkron.compiled.closures.pack`): the closure bodies and their ancestors, each joint variable by
-        its position in ``x = (u, p)``, and each body point or direction once."""
+        (:func:`mbkron.compiled.closures.pack`): the closure bodies and their ancestors with their rows of the
+        tree's kernel geometry, each joint variable by its position in ``x = (u, p)``, and each body point or
+        direction once."""
         return self._data
 
     def _pack(self) -> NDArray[np.float64]:
         """:meth:`kernel_data`, packed once when the system is bound."""
         slots = dict(zip(self.unknown_rows.tolist(), range(self.size)))
         slots.update(zip(self.explicit_rows.tolist(), range(self.size, self.size + self.explicit_rows.size)))
+        geometry = self.tree.kernel_arrays[0]
         bodies, index = [], {}
 
         def listed(body: int) -> int:  # the body's record, its ancestors' first (-1: the ground)
@@ -138,7 +140,7 @@ class _BoundClosures(BoundConstraints):
                 parent = listed(int(self.tree.parent[body]))
                 row = int(self.tree.joint_of_body[body])
                 index[body] = len(bodies)
-                bodies.append((parent, slots[row] if row >= 0 else -1, self.tree.local_coefficients[body]))
+                bodies.append((parent, slots[row] if row >= 0 else -1, geometry[body]))
             return index[body]
 
         vectors, vector_of = [], {}
