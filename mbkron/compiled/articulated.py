@@ -71,12 +71,12 @@ def _workspace(nb, nq, nj):  # pragma: no cover - compiled
 
 
 @inline_jit
-def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd,
              work, inverse):  # pragma: no cover - compiled
     """The generalized forces of the loads plus ``force`` (into ``tau``) and pass 1 (into ``work``); the status."""
     f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u, rows, rotated, scaled, momentum, accel = work
     nb, nq = links.shape[0], q.shape[0]
-    for i in range(nb):  # f = A q + c with A's one entry per joint row, w_i at (row, k(i)): O(n), not O(n²)
+    for i in range(nb):  # f = A q + c, A's one entry per joint row w_i at (row, k(i)): O(n), not O(n²)
         j = links[i, 1]
         if j >= 0:
             f[j] = c[j] + weight[i] * q[coordinate[i]]
@@ -122,11 +122,11 @@ def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, forc
 
 
 @jit
-def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given,
            out, work, inverse):  # pragma: no cover - compiled
     """One state: ``q̈`` into ``out`` (forward), or with ``inverse`` the ``τ`` that gives the accelerations
     ``given`` into ``out`` (:func:`_inverse`); returns the status (see :func:`articulated_forward`)."""
-    status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+    status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
                       qd, work, inverse)
     if status != OK:
         return status
@@ -223,47 +223,48 @@ def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - c
 
 
 @jit
-def _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+def _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given,
          inverse):  # pragma: no cover - compiled
     nb, nq = links.shape[0], q.shape[0]
     out = np.empty(nq)
-    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
-                    qd, given, out, _workspace(nb, nq, A.shape[0]), inverse)
+    status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
+                    qd, given, out, _workspace(nb, nq, c.shape[0]), inverse)
     return out, status
 
 
 @jit
-def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
+def articulated_forward(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate,
                         weight, q, qd):  # pragma: no cover - compiled
     """``q̈`` of one state of a simple tree (see the module docstring); returns ``(q̈, status)``, the status OK only
     where every entry of ``q̈`` is finite (:data:`NOT_POSITIVE_DEFINITE` otherwise).
 
     ``coordinate[i]`` is the coordinate driving body i's joint (−1 for a fixed joint), ``weight[i]`` its
-    coefficient ``w_i``; ``A``, ``c`` the affine joint-variable map; ``force`` (nq,) the actuation plus
-    constant generalized forces; ``joint_torque`` (nj,) the constant joint torques.
+    coefficient ``w_i`` (the one entry of the affine joint-variable map's matrix in body i's joint row), ``c``
+    that map's constant; ``force`` (nq,) the actuation plus constant generalized forces; ``joint_torque`` (nj,)
+    the constant joint torques.
     """
-    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd,
                 q, np.bool_(False))  # np.bool_: one specialisation of _one (a literal False/True is a type each)
 
 
 @jit
-def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
+def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate,
                         weight, q, qd, qdd):  # pragma: no cover - compiled
     """``τ = M q̈ + N q̇ − G − Q`` of one state of a simple tree by the recursive Newton–Euler algorithm, ``Q``
     the generalized forces of the loads and ``force``; returns ``(τ, status)`` (arguments as
     :func:`articulated_forward`)."""
-    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+    return _one(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd,
                 qdd, np.bool_(True))
 
 
 @jit
-def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd, given,
+def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given,
           out, start, stop, inverse):  # pragma: no cover - compiled
     """States ``start:stop`` of a batch; the first status other than OK ends them."""
-    work = _workspace(links.shape[0], q.shape[1], A.shape[0])
+    work = _workspace(links.shape[0], q.shape[1], c.shape[0])
     for s in range(start, stop):
         status = _state(geometry, links, body_inertia, gravity, springs, joint_torque,
-                        force[s if force.shape[0] > 1 else 0], A, c, coordinate, weight, q[s], qd[s], given[s], out[s],
+                        force[s if force.shape[0] > 1 else 0], c, coordinate, weight, q[s], qd[s], given[s], out[s],
                         work, inverse)
         if status != OK:
             return status
@@ -271,21 +272,21 @@ def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, 
 
 
 @jit
-def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
                   qd, given, inverse):  # pragma: no cover - compiled
     out = np.empty(q.shape)
-    status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+    status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
                    qd, given, out, 0, q.shape[0], inverse)
     return out, status
 
 
-def _batch_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q,
+def _batch_parallel(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
                     qd, given, inverse, blocks):  # pragma: no cover - compiled
     states = q.shape[0]
     out = np.empty(q.shape)
     status = np.zeros(blocks, dtype=np.int64)
     for block in numba.prange(blocks):
-        status[block] = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate,
+        status[block] = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate,
                               weight, q, qd, given, out, block * states // blocks, (block + 1) * states // blocks,
                               inverse)
     return out, status.max()
@@ -295,14 +296,14 @@ if AVAILABLE:
     _batch_parallel = numba.njit(cache=True, nogil=True, parallel=True)(_batch_parallel)
 
 
-def articulated_batch(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight,
+def articulated_batch(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight,
                       q, qd, qdd=None):
     """:func:`articulated_forward` of states ``q``, ``qd`` (states, nq), ``force`` (states or 1, nq) or, given
     accelerations ``qdd`` (states, nq), :func:`articulated_inverse`; over the threads for batches of at least
     :data:`mbkron.compiled.forward.PARALLEL_STATES`. Returns ``(q̈ or τ, status)`` with the first status
     other than OK of a block."""
     inverse = qdd is not None
-    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, coordinate, weight, q, qd,
+    arrays = (geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd,
               qdd if inverse else q, inverse)
     if AVAILABLE and q.shape[0] >= PARALLEL_STATES and numba.get_num_threads() > 1:
         return _batch_parallel(*arrays, numba.get_num_threads())

@@ -47,7 +47,7 @@ class ForwardDynamics:
         self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
-        self._simple_arrays = None if self.simple is None else (self.matrix, self.constant, *self.simple)
+        self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._forward_entry = None  # articulated_forward's compiled entry point, after its first call (_entry_point)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
