@@ -102,11 +102,10 @@ class _BoundClosures(BoundConstraints):
     """Loop-closure equations evaluated by :func:`mbkron.compiled.closures.evaluate` (Eq. 40, 75, 76, 99): the
     same compiled code as the constraint step's callbacks, called from Python by the Python solver."""
 
-    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq, nj):
+    def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq):
         super().__init__(unknown_rows, explicit_rows, nq)
         self.arrays = arrays
         self.tree = tree
-        self.nj = nj
         self._data = self._pack()
 
     def variable_periods(self) -> list[float]:
@@ -270,9 +269,7 @@ class LoopClosures(ConstraintSystem):
                 [f"solved joint variable `{n}` does not move any body of the loop closures" for n in idle]
             )
         explicit_rows = sorted(acting - set(unknown_rows))
-        return _BoundClosures(
-            arrays, tree, unknown_rows, explicit_rows, len(context.coordinates), len(context.joints)
-        )
+        return _BoundClosures(arrays, tree, unknown_rows, explicit_rows, len(context.coordinates))
 
     @staticmethod
     def _body(name, context: ConstraintContext, label: str, problems: list[str]) -> int:

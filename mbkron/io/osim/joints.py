@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mbkron.io.osim.coordinates import Coordinates
-from mbkron.io.osim.functions import Affine, Term, emit, read_function
+from mbkron.io.osim.functions import Affine, Term, constant_term, emit, read_function
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
 from mbkron.kinematics.tree import rotation_matrix
@@ -172,7 +172,7 @@ def _axes(reader: XmlReader, joint: ET.Element, coordinates: Coordinates) -> lis
                 reader.problem(axis_element, f"expected one function element, got {len(functions)}")
                 continue
             if not functions:  # OpenSim reads the property's default, Constant(0), whatever the coordinates named
-                term = coordinates.of(Affine(0.0, 0.0), [], axis_element)
+                term = constant_term(0.0)
             else:
                 term = coordinates.of(read_function(reader, functions[0]), used, functions[0])
             if direction is None or term is None:
