@@ -120,7 +120,7 @@ def test_muscle_tensions_over_a_wrap_take_their_moments_off_every_joint(wrap):
     model = b.build()
     kinematics = trial(model)
     if wrap:
-        wrapped = model.muscle_set.geometry(model.kinematics(kinematics.q, 0)).wrap.wrapped[:, 0]
+        wrapped = model.muscle_set.path_points(model.kinematics(kinematics.q, 0)).wrapped[:, 0]
         assert 5 < wrapped.sum() < len(wrapped) - 5
     tension = np.random.default_rng(3).uniform(10, 500, (kinematics.time.size, 2))
     tau = analysis.inverse_dynamics(model, kinematics).tau

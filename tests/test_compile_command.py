@@ -10,7 +10,6 @@ measures it).
 
 from __future__ import annotations
 
-import gzip
 import os
 import subprocess
 import sys

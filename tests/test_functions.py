@@ -333,16 +333,12 @@ def test_builder_reports_a_coordinate_function_of_an_unknown_coordinate():
         CoordinateFunction(np.sin, "q1")
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_stacked_piecewise_cubics_equal_each_function(compiled):
-    """``StackedPiecewiseCubic`` (numpy, and the compiled kernel when numba is installed) evaluates every
-    function exactly as its own ``evaluate``: inside, at every knot (the last one belongs to the last
-    cubic), and on the straight lines below and above, for all kinds and different numbers of knots."""
-    from mbkron.compiled.common import AVAILABLE
+def test_stacked_piecewise_cubics_equal_each_function():
+    """``StackedPiecewiseCubic`` (the compiled kernel) evaluates every function exactly as its own
+    ``evaluate``: inside, at every knot (the last one belongs to the last cubic), and on the straight lines
+    below and above, for all kinds and different numbers of knots."""
     from mbkron.jointvars.functions import StackedPiecewiseCubic
 
-    if compiled and not AVAILABLE:
-        pytest.skip("numba (the `fast` extra) is not installed")
     rng = np.random.default_rng(5)
     functions = []
     for kind, count in [("fmm", 7), ("natural", 4), ("linear", 5), ("fmm", 3), ("natural", 2)]:
@@ -352,7 +348,7 @@ def test_stacked_piecewise_cubics_equal_each_function(compiled):
     x = np.stack([p[:22] for p in points], axis=-1)  # (22, 5): knots of each function among random points
     stacked = StackedPiecewiseCubic(functions)
     for order in (0, 1, 2):
-        got = stacked.evaluate(x, order, compiled)
+        got = stacked.evaluate(x, order)
         for t, f in enumerate(functions):
             expected = f.evaluate(x[:, t], order)
             for k in range(order + 1):

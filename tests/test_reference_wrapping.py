@@ -46,7 +46,7 @@ def assert_equal_moment_arms(R, reference):
 def test_reference_moment_arms_equal_the_engine_with_wraps_engaged_and_not():
     model = arm_model()
     q = np.random.default_rng(17).uniform(-2.5, 2.5, (60, 2))
-    wrapped = model.muscle_set.geometry(model.kinematics(q, 0)).wrap.wrapped
+    wrapped = model.muscle_set.path_points(model.kinematics(q, 0)).wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
     assert_equal_moment_arms(reference.moment_arms(model, q), model.moment_arms(q))
 
@@ -55,9 +55,9 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
     model = arm_model()
     ms = model.muscle_set
     q = np.random.default_rng(5).uniform(-2.5, 2.5, (400, 2))
-    geometry = ms.geometry(model.kinematics(q, 0))
+    nodes = ms.path_points(model.kinematics(q, 0))
     of_two = ms.wrapping.wrap_muscles() == model.muscles.index("two")
-    both = np.flatnonzero(geometry.wrap.wrapped[:, of_two].all(axis=-1))
+    both = np.flatnonzero(nodes.wrapped[:, of_two].all(axis=-1))
     assert both.size > 5
     for i in both[:10]:  # `two` wraps over the cylinder and the sphere
         T = model.kinematics(q[i], 0).T
@@ -67,9 +67,9 @@ def test_located_paths_put_the_tangent_points_in_their_wrap_bodies():
         assert [body for body, _ in two.points] == ["ground", "upper", "upper", "upper", "lower", "lower", "lower"]
         ground = [x if body == "ground" else T[model.body_index(body), :3, :3] @ x + T[model.body_index(body), :3, 3]
                   for body, x in two.points]
-        # (to the sweeps' tolerance: the batch of 400 sweeps until its slowest state has converged)
-        np.testing.assert_allclose(ground[2:6], geometry.wrap.tangent_points[i, 2:6], rtol=0,
-                                   atol=10 * TANGENT_TOLERANCE)
+        # the tangent points of wraps 1 to 4 (`two`'s), back in the ground
+        tangent = nodes.positions[i, nodes.n_points + 2:nodes.n_points + 6]
+        np.testing.assert_allclose(ground[2:6], tangent, rtol=0, atol=10 * TANGENT_TOLERANCE)
         # the literal Eq. 193 and Eq. 195 give the same columns
         np.testing.assert_allclose(moment_arms_eq193(model, located, q[i]), moment_arms_eq195(model, located, q[i]),
                                    rtol=0, atol=1e-15)
@@ -100,7 +100,7 @@ def test_reference_moment_arms_equal_the_engine_on_rajagopal(tmp_path):
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
     q = rng.uniform(np.maximum(low, -1.0), np.minimum(high, 1.0), (30, model.nq))
     kin = model.kinematics(q, 1)
-    wrapped = model.muscle_set.geometry(kin).wrap.wrapped
+    wrapped = model.muscle_set.path_points(kin).wrapped
     assert 0.2 < wrapped.mean() < 0.8  # wraps engaged and not
     # the reference's R (Eq. 195, state by state) on the engine's kinematics: its own Kronecker
     # recursion (Eq. 74/77, 89) over Rajagopal's 39 coordinates takes seconds per state (tests/test_reference.py

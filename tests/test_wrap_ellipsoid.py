@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,6 @@ from scipy.integrate import quad
 from scipy.optimize import brentq, minimize
 from scipy.special import ellipeinc
 
-import mbkron
 from mbkron.compiled import wrap_ellipsoid as compiled
 from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
@@ -414,55 +412,6 @@ def test_compiled_solver_equals_the_numpy_route(a, quadrant, count, seed):
     for got, want in zip(ours[1:], expected[1:]):
         assert np.abs(got - want).max() <= 1e-12
     assert np.abs(path_length(p, q, ours) - path_length(p, q, expected)).max() <= 1e-12
-
-
-def arm26(tmp_path):
-    path = tmp_path / "arm26.osim"
-    path.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "osim" / "arm26.osim.gz").read_bytes()))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the shipped model's inertias
-        return mbkron.load_model(path)
-
-
-def arm26_states(model, count, seed):
-    rng = np.random.default_rng(seed)
-    low, high = (np.array([c.range[k] for c in model.coordinate_records]) for k in (0, 1))
-    return low + (high - low) * rng.uniform(size=(count, model.nq))
-
-
-def numpy_paths(model, q):
-    """Lengths, R and which wraps wrap by the vectorised paths (:mod:`mbkron.muscles.wrap_paths`), one evaluation."""
-    kin = model.kinematics(q, 1)
-    geometry = model.muscle_set.geometry(kin)
-    wrapped = dict(zip(model.muscle_set.wrapping.wrap_names, np.moveaxis(geometry.wrap.wrapped, -1, 0)))
-    return geometry.lengths, model.muscle_set.moment_arms(kin, geometry), wrapped
-
-
-@needs_numba
-def test_arm26_runs_on_the_compiled_route_and_equals_the_numpy_paths(tmp_path, monkeypatch):
-    """arm26 (two ellipsoids, three cylinders) at 40 states: the compiled kernel (Aitken-accelerated
-    sweeps, R by Eq. 195 in the kernel) against the numpy route's sweeps and R (:mod:`mbkron.muscles.wrap_paths`)
-    with the numpy surfaces, the ellipsoid's segments solved by the compiled solver (equal to the numpy
-    solver's, above; the numpy solver's plain sweeps over TRIlong's three wraps take minutes)."""
-    model = arm26(tmp_path)
-    assert model.muscle_set.wrapping.tables is not None  # the compiled kernel, not the vectorised fallback
-    monkeypatch.setattr(WrapEllipsoid, "solve", lambda self, p, q: compiled_path(p, q, self.dimensions, self.quadrant))
-    q = arm26_states(model, 40, 31)
-    lengths, R, wrapped = numpy_paths(model, q)
-    assert wrapped["TRIlonghh"].sum() >= 10 and wrapped["BIClonghh"].sum() >= 10
-    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
-    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
-
-
-@needs_numba
-def test_arm26_compiled_route_equals_the_numpy_route(tmp_path):
-    # the numpy route end to end (its own solver) at two states, where TRIlonghh and BIClonghh wrap
-    model = arm26(tmp_path)
-    q = np.array([[1.2, 1.6], [0.4, 0.2]])
-    lengths, R, wrapped = numpy_paths(model, q)
-    assert wrapped["TRIlonghh"][0] and wrapped["BIClonghh"][1]
-    assert np.abs(model.muscle_lengths(q) - lengths).max() <= 1e-11
-    assert np.abs(model.moment_arms(q) - R).max() <= 1e-11
 
 
 @needs_numba

@@ -222,7 +222,7 @@ def test_moment_arms_against_differences_at_random_poses():
     rng = np.random.default_rng(3)
     q = rng.uniform([-1.0, -0.6], [1.0, 0.6], (240, 2))
     R_ = model.moment_arms(q)[:, :, 0]
-    wrapped = model.muscle_set.geometry(model.kinematics(q, 0)).wrap.wrapped[:, 0]
+    wrapped = model.muscle_set.path_points(model.kinematics(q, 0)).wrapped[:, 0]
     assert 0.3 < wrapped.mean() < 0.95
     h = 2e-5
     checked = 0

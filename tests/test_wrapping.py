@@ -243,13 +243,13 @@ def test_moment_arms_against_differences_and_the_reference_at_random_poses():
     # the literal Eq. 195 on the located paths (mbkron.reference): at every pose (no stencil to cross a switch)
     assert np.abs(reference.moment_arms(model, q) - R).max() < 1e-9
     ms = model.muscle_set
-    wrapped = ms.geometry(model.kinematics(q, 0)).wrap.wrapped
+    wrapped = ms.path_points(model.kinematics(q, 0)).wrapped
     assert wrapped.any(axis=0).all() and (~wrapped).any(axis=0).all()  # every wrap wraps and unwraps somewhere
     checked = 0
     for k in range(2):
         e = np.eye(2)[k]
         # states whose stencil crosses no switch of a wrap (where L is not smooth)
-        same = np.all([ms.geometry(model.kinematics(q + s * 2e-4 * e, 0)).wrap.wrapped == wrapped for s in (-1, 1)],
+        same = np.all([ms.path_points(model.kinematics(q + s * 2e-4 * e, 0)).wrapped == wrapped for s in (-1, 1)],
                       axis=(0, 2))
         difference = richardson(model.muscle_lengths, q[same], e, 2e-5)
         assert np.abs(-difference - R[same, k, :]).max() < 1e-9
@@ -263,7 +263,7 @@ def engagements(model, muscle: int, rng, count: int):
     ms = model.muscle_set
 
     def wraps(q):
-        return ms.geometry(model.kinematics(np.atleast_2d(q), 0)).wrap.wrapped[0]
+        return ms.path_points(model.kinematics(np.atleast_2d(q), 0)).wrapped[0]
     found = 0
     for _ in range(400):
         a, b = rng.uniform(-2.5, 2.5, (2, 2))
@@ -278,8 +278,8 @@ def engagements(model, muscle: int, rng, count: int):
             else:
                 b = mid
         inside = a if wa[switching[0]] else b
-        geometry = ms.geometry(model.kinematics(inside[None], 0))
-        if geometry.lengths[0, muscle] - np.linalg.norm(np.diff(geometry.points[0, :2], axis=0)) > 1e-9:
+        nodes = ms.path_points(model.kinematics(inside[None], 0))
+        if nodes.lengths[0, muscle] - np.linalg.norm(np.diff(nodes.positions[0, :2], axis=0)) > 1e-9:
             continue  # not an engagement (the straight line is much shorter): the cylinder's length rule
         yield a, b, (b - a) / np.linalg.norm(b - a)
         found += 1
@@ -306,11 +306,13 @@ def test_moment_arms_within_1e_6_of_engagement_and_c1():
 def test_ranged_wrap_acts_on_its_segment_only():
     model = arm_model()
     q = np.random.default_rng(5).uniform(-2.5, 2.5, (300, 2))
-    geometry = model.muscle_set.geometry(model.kinematics(q, 0))
-    order = geometry.wrap.order[2]  # `ranged`: points 0, 1, 2, tangent points 3, 4
-    wrapped = geometry.wrap.wrapped[:, -1]
-    assert wrapped.any()
-    assert np.all(order[wrapped][:, :5] == [0, 1, 3, 4, 2])
+    nodes = model.muscle_set.path_points(model.kinematics(q, 0))
+    mine = np.flatnonzero(nodes.muscles == 2)  # `ranged`: points 0, 1, 2, tangent points 3, 4
+    order = np.argsort(nodes.keys[:, mine], axis=-1, kind="stable")
+    wrapped = nodes.wrapped[:, -1]
+    assert wrapped.any() and (~wrapped).any()
+    assert np.all(order[wrapped] == [0, 1, 3, 4, 2])
+    assert np.all(order[~wrapped][:, :3] == [0, 1, 2]) and np.isinf(nodes.keys[~wrapped][:, mine[3:]]).all()
 
 
 def test_path_checks_name_the_wrap_and_what_was_expected():
@@ -371,9 +373,9 @@ def test_step_study_of_the_differences():
     model = arm_model()
     ms = model.muscle_set
     q = np.random.default_rng(12).uniform(-2.5, 2.5, (200, 2))
-    wrapped = ms.geometry(model.kinematics(q, 0)).wrap.wrapped
+    wrapped = ms.path_points(model.kinematics(q, 0)).wrapped
     e = np.eye(2)[1]
-    same = np.all([ms.geometry(model.kinematics(q + s * 0.02 * e, 0)).wrap.wrapped == wrapped for s in (-1, 1)],
+    same = np.all([ms.path_points(model.kinematics(q + s * 0.02 * e, 0)).wrapped == wrapped for s in (-1, 1)],
                   axis=(0, 2)) & wrapped[:, 0] & wrapped[:, 1]  # `one` and `two` wrap the cylinder
     assert same.sum() >= 5
     # muscles `two` and `ranged` (`one` has poses within 8e-3 rad of its cut locus, where both sides round the

@@ -86,8 +86,7 @@ def test_arm26_with_its_ellipsoids_moment_arms_against_the_reference(tmp_path):
     ms = model.muscle_set
     q = np.random.default_rng(26).uniform([-1.2, 0.0], [0.3, 2.27], (10, 2))
     kin = model.kinematics(q, 1)
-    geometry = ms.geometry(kin)
-    assert geometry.wrap.wrapped[:, ms.wrapping.wrap_names.index("BIClonghh")].all()
+    assert ms.path_points(kin).wrapped[:, ms.wrapping.wrap_names.index("BIClonghh")].all()
     assert np.abs(reference.moment_arms(model, q, kin) - model.moment_arms(q)).max() < 1e-9
 
 
@@ -102,7 +101,7 @@ def test_arm26_with_its_ellipsoids_moment_arms_against_differences_at_200_poses(
     wrapped = model.muscle_set.wrapping.muscles
     low, high = (np.array([c.range[i] for c in model.coordinate_records]) for i in (0, 1))
     q = np.random.default_rng(26).uniform(low, high, (200, model.nq))
-    flags = model.muscle_set.geometry(model.kinematics(q[:6], 0)).wrap.wrapped
+    flags = model.muscle_set.path_points(model.kinematics(q[:6], 0)).wrapped
     assert flags[:, [model.muscle_set.wrapping.wrap_names.index(n) for n in ("BIClonghh", "TRIlonghh")]].any(axis=0).all()
     assert 2.018 < q[130, 0] < 2.046
     R = model.moment_arms(q)[..., wrapped]  # (a ModelWarning, were some sweeps unsettled, fails the test)
@@ -135,7 +134,6 @@ def test_sweeps_that_do_not_settle_go_the_short_way_or_warn(tmp_path, monkeypatc
     (L, R), (short_L, short_R) = ((m.muscle_lengths(q), m.moment_arms(q)) for m in (model, short))
     assert np.abs(L - short_L)[:, muscle].max() < 1e-13
     assert np.abs(R - short_R)[..., muscle].max() < 1e-12
-    monkeypatch.setattr("mbkron.muscles.wrap_paths.MAX_SWEEPS", 2)
     monkeypatch.setattr("mbkron.muscles.paths.MAX_SWEEPS", 2)
     with pytest.warns(mbkron.ModelWarning, match=r"muscle `TRIlong`: the sweeps over its wraps did not settle in 2, "
                                                  r"even with its ellipsoids the short way, at \d state\(s\), the first "
@@ -252,7 +250,7 @@ def test_arm26_lengths_are_c1_through_engagement(models):
         return q
 
     def wrapped(x):
-        return ms.geometry(model.kinematics(at(x)[None], 0)).wrap.wrapped[0]
+        return ms.path_points(model.kinematics(at(x)[None], 0)).wrapped[0]
     grid = np.linspace(0.0, 2.2689, 60)
     flags = np.array([wrapped(x) for x in grid])
     engagements = 0

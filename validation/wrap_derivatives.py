@@ -71,7 +71,7 @@ def wrapped(q: np.ndarray) -> np.ndarray:
     """Whether each ellipsoid wraps its path, shape ``(n, 2)`` (:data:`ELLIPSOIDS`)."""
     model = models()
     wrapping = model.muscle_set.wrapping
-    flags = model.muscle_set.geometry(model.kinematics(q, 0)).wrap.wrapped
+    flags = model.muscle_set.path_points(model.kinematics(q, 0)).wrapped
     return flags[:, [wrapping.wrap_names.index(name) for name in ELLIPSOIDS]]
 
 
@@ -165,7 +165,7 @@ def main(argv=None) -> None:
     parser.add_argument("--poses", type=int, default=POSES, help=f"random poses (default {POSES})")
     parser.add_argument("--workers", type=int, default=os.cpu_count(), help="processes (default: the CPUs)")
     args = parser.parse_args(argv)
-    model = models()
+    models()  # loaded once here, before the timing and the workers
     q = random_poses(args.poses)
     start = time.perf_counter()
     print(f"arm26 with its ellipsoids; load average "

@@ -121,18 +121,12 @@ def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
     (the moment about the origin), values per frame.
 
     The forces are ``F f_j`` at the path points and, on a wrapped path, at the tangent points on the wrap's
-    body (:meth:`~mbkron.muscles.paths.MuscleSet.point_forces`, Eq. 161). A moving point's sliding term of
+    body (:meth:`~mbkron.muscles.paths.MuscleSet.path_points`, Eq. 161). A moving point's sliding term of
     ``R`` is no force on a body: its generalized force stays in the net joint wrench.
     """
-    geometry = muscle_set.geometry(kin)
-    forces = muscle_set.point_forces(geometry) * tensions[..., muscle_set.point_muscle][..., None]
-    bodies, points = muscle_set.point_body, geometry.points
-    if geometry.wrap is not None:
-        wrapping = muscle_set.wrapping
-        tangent_tensions = tensions[..., np.repeat(wrapping.wrap_muscles(), 2)]
-        forces = np.concatenate([forces, geometry.wrap.tangent_forces * tangent_tensions[..., None]], axis=-2)
-        bodies = np.concatenate([bodies, wrapping.tangent_body])
-        points = np.concatenate([points, geometry.wrap.tangent_points], axis=-2)
+    nodes = muscle_set.path_points(kin)
+    forces = nodes.forces * tensions[..., nodes.muscles][..., None]
+    bodies, points = nodes.bodies, nodes.positions
     loads = []
     for b in np.unique(bodies[bodies < model.nb]):  # (the ground is body nb)
         on = bodies == b

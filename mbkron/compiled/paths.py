@@ -47,13 +47,16 @@ def same_place(point_body, moving_of_point, local_points, j, e):  # pragma: no c
 
 @jit
 def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
-                 offset_gradients, active, segment_start, n_muscles, zero_length, order):  # pragma: no cover - compiled
+                 offset_gradients, active, segment_start, n_muscles, zero_length, order,
+                 record):  # pragma: no cover - compiled
     """Batched path lengths and moment arms; see :func:`path_lengths_and_moment_arms`."""
     states, nb = T.shape[0], T.shape[1]
     nq = twists.shape[2]
     P, n_segments = point_body.shape[0], segment_start.shape[0]
     lengths = np.zeros((states, n_muscles))
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
+    recorded = states if record else 0
+    node_x, node_f = np.zeros((recorded, P, 3)), np.zeros((recorded, P, 3))
     points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
     for s in range(states):
         moving_state = s if offsets.shape[0] > 1 else 0
@@ -72,6 +75,9 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
                 for r in range(3):
                     points[j, r] = T[s, b, r, 0] * x0 + T[s, b, r, 1] * x1 + T[s, b, r, 2] * x2 + T[s, b, r, 3]
             forces[j, 0] = forces[j, 1] = forces[j, 2] = 0.0
+            if record:
+                for r in range(3):
+                    node_x[s, j, r] = points[j, r]
         for g in range(n_segments):  # L_m = Σ |p_e − p_j| over the active polyline; f_j = u_j − u_{j−1}
             j = segment_start[g]
             if not active[active_state, j]:
@@ -86,7 +92,7 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
             if length < zero_length:
                 if same_place(point_body, moving_of_point, local_points, j, e):
                     continue  # e.g. two coincident conditional points, both active
-                return lengths, R, s * n_segments + g
+                return lengths, R, s * n_segments + g, node_x, node_f
             lengths[s, point_muscle[j]] += length
             forces[j, 0] += d0 / length
             forces[j, 1] += d1 / length
@@ -94,24 +100,29 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
             forces[e, 0] -= d0 / length
             forces[e, 1] -= d1 / length
             forces[e, 2] -= d2 / length
+        if record:
+            for j in range(P):
+                for r in range(3):
+                    node_f[s, j, r] = forces[j, r]
         if order < 1:
             continue
         for j in range(P):  # R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
             add_point_moment_arms(R, s, point_muscle[j], T, twists, offset_gradients, point_body[j], moving_of_point[j],
                                   moving_state, points[j, 0], points[j, 1], points[j, 2], forces[j, 0], forces[j, 1],
                                   forces[j, 2], rotation)
-    return lengths, R, -1
+    return lengths, R, -1, node_x, node_f
 
 
 # ----------------------------------------------------------------------------- wrappers
 def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,
                                  moving_of_point: NDArray, local_points: NDArray, offsets: NDArray | None,
                                  offset_gradients: NDArray | None, segment_start: NDArray, n_muscles: int,
-                                 zero_length: float, active: NDArray | None = None) -> tuple[NDArray, NDArray | None, int]:
+                                 zero_length: float, active: NDArray | None = None,
+                                 record: bool = False) -> tuple[NDArray, NDArray | None, int, tuple | None]:
     """Lengths ``L`` and moment arms ``R = −∂L/∂q`` of straight-line paths (Eq. 195, ground frame).
 
-    The same sums as :meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, point by point:
-    ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k``, over the active points
+    Point by point, ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k`` (the sparse
+    column form of Eq. 195, :mod:`mbkron.muscles.paths`), over the active points
     (:mod:`mbkron.muscles.conditions`): segment ``s`` runs from ``segment_start[s]``, if it is active,
     to the next active point.
 
@@ -133,6 +144,8 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     active : ndarray of bool, shape (..., P) or (1, P), optional
         Which points are active (``(1, P)``: the same at every state; pass a constant read-only
         row); every muscle's last point must be active. Default: all.
+    record : bool, optional
+        Also return every point's ground position and force per unit tension.
 
     Returns
     -------
@@ -141,6 +154,9 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     short : int
         ``state * n_segments + segment`` of the first segment shorter than ``zero_length`` (then the
         other results are incomplete), −1 if none.
+    nodes : (ndarray, ndarray) or None
+        With ``record``: the points' ground positions and their forces ``f_j = u_j − u_{j−1}`` per unit
+        tension (zero at inactive points), both of shape (..., P, 3).
     """
     batch = T.shape[:-3]
     nb = T.shape[-3]
@@ -157,8 +173,10 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     if active.ndim != 2 or active.flags.writeable:  # per-state rows, read-only like a constant row: one compilation
         active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
         active.setflags(write=False)
-    lengths, R, short = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point, local_points,
-                                     offsets, offset_gradients, active, segment_start, n_muscles, zero_length, order)
+    lengths, R, short, node_x, node_f = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point,
+                                                     local_points, offsets, offset_gradients, active, segment_start,
+                                                     n_muscles, zero_length, order, record)
     if short >= 0:
-        return lengths, None, short
-    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)
+        return lengths, None, short, None
+    nodes = (node_x.reshape(batch + node_x.shape[1:]), node_f.reshape(batch + node_f.shape[1:])) if record else None
+    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1, nodes)

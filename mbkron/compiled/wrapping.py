@@ -2,14 +2,13 @@
 the sweeps over several wraps, lengths and exact moment arms (Eq. 195 with the tangent points held in
 their wrap bodies), state by state.
 
-The same computation as :mod:`mbkron.muscles.wrapping` (the surfaces' ``solve``) and
-:mod:`mbkron.muscles.wrap_paths` (the numpy route, vectorised over states; the tests check that the
-two agree), here per state, so that every state stops sweeping when its own tangent points have
-converged; the linearly converging sweeps over several wraps are extrapolated (Aitken: after three
-steady sweeps, a jump to the limit of the geometric sequence of steps; the next sweep re-solves every
-wrap from there, so the fixed point and the stopping test are those of the plain sweeps); where they do not
-settle in ``max_sweeps``, they start again with the path's ellipsoids the short way round (as the numpy
-route). Surfaces: :data:`COMPILED_KINDS` (the sphere and the cylinder in closed form,
+The rules are OpenSim's, as :mod:`mbkron.muscles.wrap_paths` describes them (which segment each wrap
+acts on, the sweeps over several wraps until the tangent points settle); here they are applied state by
+state, so that every state stops sweeping when its own tangent points have converged; the linearly
+converging sweeps over several wraps are extrapolated (Aitken: after three steady sweeps, a jump to the
+limit of the geometric sequence of steps; the next sweep re-solves every wrap from there, so the fixed
+point and the stopping test are those of the plain sweeps); where they do not settle in ``max_sweeps``,
+they start again with the path's ellipsoids the short way round. Surfaces: :data:`COMPILED_KINDS` (the sphere and the cylinder in closed form,
 :mod:`mbkron.compiled.wrap_circular`; the ellipsoid, :mod:`mbkron.compiled.wrap_ellipsoid`; the torus,
 :mod:`mbkron.compiled.wrap_torus`).
 """
@@ -79,13 +78,17 @@ def _sort(keys, order, count):  # pragma: no cover - compiled
 def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, offset_gradients, active, muscle_first,
                  muscle_count,
                  muscle_wraps, wrap_kind, wrap_params, wrap_rotation, wrap_translation, wrap_body, wrap_span,
-                 tolerance, max_sweeps, zero_length, order):  # pragma: no cover - compiled
+                 tolerance, max_sweeps, zero_length, order, record):  # pragma: no cover - compiled
     """See :func:`wrapped_lengths_and_moment_arms`."""
     states, nb = T.shape[0], T.shape[1]
     nq = twists.shape[2]
     n_muscles, n_wraps = muscle_first.shape[0], wrap_kind.shape[0]
+    P = point_body.shape[0]
     lengths = np.zeros((states, n_muscles))
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
+    recorded = states if record else 0  # the nodes: the set's P points, then two tangent points per wrap
+    node_x, node_f = np.zeros((recorded, P + 2 * n_wraps, 3)), np.zeros((recorded, P + 2 * n_wraps, 3))
+    node_key = np.full((recorded, P + 2 * n_wraps), np.inf)
     failure = np.full(9, -1.0)  # state, muscle, wrap, p, q (wrap frame) where an ellipsoid's solver failed
     unsettled = np.zeros((states, n_muscles), dtype=np.bool_)  # the sweeps used up max_sweeps
     most = 0
@@ -184,7 +187,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                                     failure[0], failure[1], failure[2] = s, m, g
                                     for c in range(3):
                                         failure[3 + c], failure[6 + c] = p[c], q[c]
-                                    return lengths, R, -1, failure, unsettled
+                                    return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
                             if arc < 0.0:
                                 continue
                             change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc
@@ -240,7 +243,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 d0, d1, d2 = X[b, 0] - X[a, 0], X[b, 1] - X[a, 1], X[b, 2] - X[a, 2]
                 piece = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                 if piece < zero_length:
-                    return lengths, R, s * n_muscles + m, failure, unsettled
+                    return lengths, R, s * n_muscles + m, failure, unsettled, node_x, node_f, node_key
                 total += piece
                 F[a, 0] += d0 / piece
                 F[a, 1] += d1 / piece
@@ -249,6 +252,13 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 F[b, 1] -= d1 / piece
                 F[b, 2] -= d2 / piece
             lengths[s, m] = total
+            if record:  # the path's points at their rows, wrap w's tangent points at P + 2 w (+1)
+                for j in range(N):
+                    row = first + j if j < n else P + 2 * w0 + (j - n)
+                    node_key[s, row] = keys[j]
+                    if keys[j] < np.inf:
+                        for i in range(3):
+                            node_x[s, row, i], node_f[s, row, i] = X[j, i], F[j, i]
             if order < 1:
                 continue
             for j in range(N):  # R_km = Σ_j ω_bk · (x_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
@@ -258,13 +268,14 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                 add_point_moment_arms(R, s, m, T, twists, offset_gradients, body,
                                       moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
                                       X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
-    return lengths, R, -1, failure, unsettled
+    return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
 
 
 def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
                                     local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
                                     active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
-                                    zero_length: float, q: NDArray | None = None) -> tuple[NDArray, NDArray | None, int]:
+                                    zero_length: float, q: NDArray | None = None,
+                                    record: bool = False) -> tuple[NDArray, NDArray | None, int, tuple | None]:
     """Lengths and moment arms ``R = −∂L/∂q`` of the wrapped paths.
 
     Parameters
@@ -288,6 +299,8 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     zero_length : float
     q : ndarray, shape (..., nq), optional
         The states' coordinates, named in error messages.
+    record : bool, optional
+        Also return the paths' nodes (below).
 
     Returns
     -------
@@ -295,22 +308,28 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     R : ndarray, shape (..., nq, M_w), or None
     short : int
         ``state * M_w + muscle`` of the first path with a piece shorter than ``zero_length``, −1 if none.
+    nodes : (ndarray, ndarray, ndarray) or None
+        With ``record``: the ground positions (..., P + 2 W, 3), forces per unit tension (..., P + 2 W, 3)
+        and order keys (..., P + 2 W) of the wrapped paths' nodes — row ``j < P`` the set's path point
+        ``j``, rows ``P + 2 w`` and ``P + 2 w + 1`` the tangent points of wrap ``w`` (joined to the
+        path's earlier and later node); sorting a path's finite keys gives its nodes in path order;
+        ``inf`` (and zero position and force) for an inactive point, a wrap that does not wrap and the
+        rows of the unwrapped paths. The piece between a wrap's two tangent points is the geodesic, which
+        carries no force.
 
     Raises
     ------
     ConfigurationError
         Where the ellipsoid's solver (:func:`mbkron.compiled.wrap_ellipsoid.ellipsoid_path`) does not
         converge or the torus's (:func:`mbkron.compiled.wrap_torus.torus_path`) finds no path although the
-        straight segment enters the torus, as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`,
-        :func:`mbkron.muscles.wrap_torus.shortest_path`); the message names the muscle, the wrap, the state
-        (and its ``q``) and the points.
+        straight segment enters the torus; the message names the muscle, the wrap, the state (and its
+        ``q``) and the points.
 
     Warns
     -----
     ModelWarning
         Per muscle whose sweeps did not settle in ``max_sweeps`` at some states, even when started again
-        with its ellipsoids the short way round (:func:`unsettled_message`; as
-        :meth:`mbkron.muscles.wrap_paths.PathWrapping.evaluate`).
+        with its ellipsoids the short way round (:func:`unsettled_message`).
     """
     batch, nb = T.shape[:-3], T.shape[-3]
     order = 0 if twists is None else 1
@@ -326,9 +345,9 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         active.setflags(write=False)
     *arrays, (muscle_names, wrap_names) = tables
     n_muscles = arrays[0].shape[0]
-    lengths, R, short, failure, unsettled = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point,
-                                                         local_points, offsets, gradients, active, *arrays, tolerance,
-                                                         max_sweeps, zero_length, order)
+    lengths, R, short, failure, unsettled, *nodes = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point,
+                                                                 local_points, offsets, gradients, active, *arrays,
+                                                                 tolerance, max_sweeps, zero_length, order, record)
     if failure[0] >= 0:
         state, muscle, wrap = (int(value) for value in failure[:3])
         index = tuple(int(i) for i in np.unravel_index(state, batch))
@@ -336,9 +355,13 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         raise ConfigurationError(_failure_message(muscle_names[muscle], wrap_names[wrap], int(arrays[3][wrap]),
                                                   arrays[4][wrap], where, failure))
     if short >= 0:
-        return lengths, None, short
+        return lengths, None, short, None
     for muscle in np.flatnonzero(unsettled.any(axis=0)):
         states = np.flatnonzero(unsettled[:, muscle])
         warnings.warn(unsettled_message(muscle_names[muscle], len(states), np.unravel_index(states[0], batch),
                                         max_sweeps), ModelWarning, stacklevel=3)
-    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1)
+    if record:
+        size = nodes[2].shape[1]
+        nodes = (nodes[0].reshape(batch + (size, 3)), nodes[1].reshape(batch + (size, 3)), nodes[2].reshape(batch + (size,)))
+    return (lengths.reshape(batch + (n_muscles,)), R.reshape(batch + (nq, n_muscles)) if order else None, -1,
+            tuple(nodes) if record else None)

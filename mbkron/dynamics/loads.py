@@ -410,7 +410,7 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
                                   for body in (load.body_a, load.body_b)], dtype=np.int64))
     points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
-    length, R, short = path_lengths_and_moment_arms(
+    length, R, short, _ = path_lengths_and_moment_arms(
         kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
     if short >= 0:
         raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "

@@ -446,7 +446,7 @@ class StackedPiecewiseCubic:
     ``F_t(x_t)``, ``F_t'(x_t)`` and ``F_t''(x_t)`` for all ``t`` at once: the knots are padded with
     ``+inf`` so that the piece is a count of comparisons, and the coefficients are gathered. The same
     formulas and pieces as :meth:`_PiecewiseCubic.evaluate` (straight lines outside the knots; the last
-    knot belongs to the last cubic), in numpy or in one compiled call (:mod:`mbkron.compiled.tabulated`).
+    knot belongs to the last cubic), in one compiled call (:mod:`mbkron.compiled.tabulated`).
 
     Parameters
     ----------
@@ -474,20 +474,11 @@ class StackedPiecewiseCubic:
         for array in (self.knots, self.count, self.table, self.first_piece):
             array.setflags(write=False)
 
-    def evaluate(self, x: NDArray, order: int = 2, compiled: bool = False) -> Evaluation:
-        """Values and, up to ``order``, first and second derivatives, each of the shape of ``x`` (..., m);
-        ``compiled``: by the compiled kernel (the ``compiled`` backend)."""
-        if compiled:
-            values, firsts, seconds = stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
-            return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
-        piece = (x.real[..., None] >= self.knots).sum(axis=-1)  # (of the real part: a complex step)
-        last = self.knots[np.arange(self.count.size), self.count - 1]
-        piece = piece - ((piece == self.count) & (x.real == last))  # the last knot: the end of the last cubic
-        anchor, value, b, c, d = np.moveaxis(self.table[piece + self.first_piece], -1, 0)
-        dx = x - anchor
-        firsts = b + dx * (2.0 * c + 3.0 * dx * d) if order >= 1 else None
-        seconds = 2.0 * c + 6.0 * dx * d if order >= 2 else None
-        return value + dx * (b + dx * (c + dx * d)), firsts, seconds
+    def evaluate(self, x: NDArray, order: int = 2) -> Evaluation:
+        """Values and, up to ``order``, first and second derivatives, each of the shape of ``x`` (..., m)
+        (real), by the kernel :func:`mbkron.compiled.tabulated.stacked_cubics`."""
+        values, firsts, seconds = stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
+        return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
 
 
 @dataclass(frozen=True)
@@ -568,7 +559,7 @@ class CoordinateFunctionVariables(JointVariableProvider):
         values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
         if self._stacked is not None:
             rows, stacked = self._stacked
-            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order, compiled=True)
+            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order)
             values[..., rows] = value
             if order >= 1:
                 firsts[..., rows] = first

@@ -339,7 +339,7 @@ class ModelBuilder:
     @staticmethod
     def _check_size(bodies: list[Body], coordinates: list[Coordinate]) -> None:
         """Refuse a model whose dense matrices would exceed :data:`MAX_DENSE_ENTRIES` (before building them)."""
-        nb, nq = len(bodies), len(coordinates)
+        nq = len(coordinates)
         nj = sum(b.joint != kinematics.FIXED for b in bodies)
         matrices = [(nj, nq, "the joint-variable map (joint variables × coordinates)", "")]
         problems = [f"the model is too large: {label} would be a dense {rows:,} × {columns:,} matrix of "

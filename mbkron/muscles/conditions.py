@@ -15,8 +15,8 @@ OpenSim point uses ``[lo − 1e-5, hi + 1e-5]`` (``tests/test_conditional_points
 against OpenSim).
 
 :class:`PathPointCondition` describes one condition; :class:`ActivePoints` evaluates all
-conditions of a :class:`~mbkron.muscles.paths.MuscleSet` at a batch of states and gives the active
-segments and the point forces of the active polylines.
+conditions of a :class:`~mbkron.muscles.paths.MuscleSet` at a batch of states (which points are
+active); the path kernels join the active points.
 """
 
 from __future__ import annotations
@@ -93,66 +93,33 @@ def condition_problems(condition: object, coordinates: set[str], label: str) -> 
 
 
 class ActivePoints:
-    """The active path points and segments of a muscle set at a batch of states.
+    """Which path points of a muscle set are active, at a batch of states.
 
-    The segments of a set are fixed: segment ``s`` starts at point ``segment_start[s]`` (every
-    point but the insertions) and ends at the first *active* point after it, so that a muscle's
-    active polyline is made of the segments whose start is active; the others have zero length
-    and direction.
+    The path kernels join each active point to the next active one: a muscle's active polyline
+    (:mod:`mbkron.compiled.paths`, :mod:`mbkron.compiled.wrapping`).
 
     Parameters
     ----------
     conditions : sequence of (int, PathPointCondition)
         The conditional points (their row among all points) and their conditions.
     coordinate_names : sequence of str
-    segment_start : ndarray of int, shape (S,)
-        First point of each segment (all muscles concatenated).
     n_points : int
     """
 
     def __init__(self, conditions: Sequence[tuple[int, PathPointCondition]], coordinate_names: Sequence[str],
-                 segment_start: NDArray[np.int64], n_points: int):
+                 n_points: int):
         names = list(coordinate_names)
         self.n_points = n_points
         self.rows = np.array([row for row, _ in conditions], dtype=np.intp)
         self.columns = np.array([names.index(c.coordinate) for _, c in conditions], dtype=np.intp)
         self.lo = np.array([float(c.lo) for _, c in conditions])
         self.hi = np.array([float(c.hi) for _, c in conditions])
-        self.after_start = segment_start + 1  # a segment's end is the first active point from here
-        # the segment starting at each point; S (a zero row appended to the units) for the insertions
-        self.segment_of_point = np.full(n_points, segment_start.size, dtype=np.intp)
-        self.segment_of_point[segment_start] = np.arange(segment_start.size)
-        self.positions = np.arange(n_points)
-        for array in (self.rows, self.columns, self.lo, self.hi, self.after_start, self.segment_of_point, self.positions):
+        for array in (self.rows, self.columns, self.lo, self.hi):
             array.setflags(write=False)
 
     def active(self, q: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether each point is active at ``q`` (..., nq; of the real part), shape (..., P)."""
+        """Whether each point is active at ``q`` (..., nq), shape (..., P)."""
         active = np.ones(q.shape[:-1] + (self.n_points,), dtype=bool)
-        x = q[..., self.columns].real
+        x = q[..., self.columns]
         active[..., self.rows] = (self.lo <= x) & (x <= self.hi)
         return active
-
-    def segment_ends(self, active: NDArray[np.bool_]) -> NDArray[np.intp]:
-        """The end of every segment: the first active point after its start, shape (..., S).
-
-        A muscle's insertion is unconditional, so the search never leaves the muscle.
-        """
-        candidates = np.where(active, self.positions, self.n_points)
-        first_at_or_after = np.flip(np.minimum.accumulate(np.flip(candidates, -1), axis=-1), -1)
-        return first_at_or_after[..., self.after_start]
-
-    def point_forces(self, active: NDArray[np.bool_], units: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``f_j = u_out(j) − u_in(j)`` at the active points, zero at the others, shape (..., P, 3).
-
-        ``units`` (..., S, 3) are zero for the segments whose start is inactive; ``u_in(j)`` is the
-        unit vector of the segment from the last active point before ``j`` (none for an origin: the
-        point before it is the previous muscle's insertion, which starts no segment).
-        """
-        padded = np.concatenate([units, np.zeros(units.shape[:-2] + (1, 3))], axis=-2)
-        last_active = np.maximum.accumulate(np.where(active, self.positions, -1), axis=-1)
-        previous = np.concatenate([np.full(active.shape[:-1] + (1,), -1), last_active[..., :-1]], axis=-1)
-        incoming = np.where(previous >= 0, self.segment_of_point[previous], units.shape[-2])
-        outgoing = padded[..., self.segment_of_point, :]
-        forces = outgoing - np.take_along_axis(padded, incoming[..., None], axis=-2)
-        return np.where(active[..., None], forces, 0.0)

@@ -193,10 +193,8 @@ class MovingPointTerms:
                 "`extrapolate=True` to continue it linearly (as OpenSim does)"
             )
 
-    def evaluate(self, q: NDArray, compiled: bool = False) -> tuple[NDArray, NDArray]:
-        """Offsets ``δ`` (..., n_points, 3) and ``∂δ/∂q`` (..., n_points, 3, nq) at ``q`` (..., nq);
-        ``compiled``: tabulated functions by the compiled kernel (for real ``q``; a complex ``q``, a
-        complex step, is evaluated by numpy)."""
+    def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray]:
+        """Offsets ``δ`` (..., n_points, 3) and ``∂δ/∂q`` (..., n_points, 3, nq) at ``q`` (..., nq)."""
         if self.domain is not None and self.domain[0].size:
             self._check_domain(q)
         batch = q.shape[:-1]
@@ -204,7 +202,7 @@ class MovingPointTerms:
         grads = np.zeros(batch + (self.n_terms, self.nq), dtype=q.dtype)
         for rows, kind, evaluator, columns in self.groups:
             if kind == "tabulated":
-                value, slope, _ = evaluator.evaluate(q[..., columns], 1, compiled)
+                value, slope, _ = evaluator.evaluate(q[..., columns], 1)
                 values[..., rows] = value
                 grads[..., rows, columns] = slope
             else:

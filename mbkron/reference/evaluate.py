@@ -83,7 +83,7 @@ def moment_arms(model, q: ArrayLike, kin: KinematicsData | None = None) -> NDArr
     if muscle_set is None:
         raise ValueError(f"model `{model.name}` has no muscles")
     kin = kinematics(model, q, 1) if kin is None else kin
-    geometry = muscle_set.geometry(kin)  # first: raises the ConfigurationError for a zero-length segment
+    nodes = muscle_set.path_points(kin)  # first: raises the ConfigurationError for a zero-length segment
     batch = kin.q.shape[:-1]
     R = np.empty(batch + (model.nq, muscle_set.size))
     grad = np.broadcast_to(kin.grad, kin.f.shape + kin.grad.shape[-1:])
@@ -92,4 +92,25 @@ def moment_arms(model, q: ArrayLike, kin: KinematicsData | None = None) -> NDArr
                                joint_twists=None, twists=None, d2T=None)
         located = muscle_set.located_paths(kin.q[index], kin.T[index])
         R[index] = moment_arms_eq195(model, located, kin.q[index], state)  # Eq. 195
-    return R + muscle_set.sliding_moment_arms(geometry)
+    return R + _sliding_moment_arms(muscle_set, kin, nodes)
+
+
+def _sliding_moment_arms(muscle_set, kin: KinematicsData, nodes) -> NDArray[np.float64]:
+    """The part of ``R`` from moving points sliding in their bodies, ``Σ_j (ᵇR_jᵀ f_j) · ∂δ_j/∂q`` (..., nq, M):
+    a moving point's offset ``δ_j(q)`` in its body adds ``f_j · ᵇR_j ∂δ_j/∂q_k`` per unit tension to ``R_km``
+    (the body-fixed part is Eq. 195 at the point's current location). Zero without moving points."""
+    batch = kin.q.shape[:-1]
+    R = np.zeros(batch + (kin.q.shape[-1], muscle_set.size))
+    if muscle_set.moving_terms is None:
+        return R
+    _, gradients = muscle_set.moving_terms.evaluate(kin.q)  # (..., n_moving, 3, nq), body frame
+    rows = np.flatnonzero(muscle_set.moving_of_point >= 0)
+    bodies = muscle_set.point_body[rows]
+    on_ground = bodies == muscle_set.nb
+    T = kin.T[..., np.where(on_ground, 0, bodies), :3, :3]
+    rotations = np.where(on_ground[:, None, None], np.eye(3), T)  # (..., n_moving, 3, 3)
+    body_forces = np.einsum("...pxy,...px->...py", rotations, nodes.forces[..., rows, :])  # ᵇRᵀ f
+    sliding = np.einsum("...px,...pxk->...kp", body_forces, gradients[..., muscle_set.moving_of_point[rows], :, :])
+    np.add.at(np.moveaxis(R, -1, 0), muscle_set.point_muscle[rows], np.moveaxis(sliding, -1, 0))
+    return R
+

@@ -4,8 +4,8 @@ For each sweep of :data:`SWEEPS` (one coordinate over a range, some others fixed
 defaults) and each wrapped muscle spanning the swept coordinate, OpenSim gives its length ``getLength``,
 its ``computeMomentArm`` about the swept coordinate and ``−dL/dq`` of its own length by central
 differences (step :data:`STEP`); mbkron gives ``L`` and ``R`` (exact) from one evaluation of the paths
-per sweep (:meth:`~mbkron.muscles.paths.MuscleSet.geometry`, the vectorised paths, which also say which
-wraps engage).
+per sweep (``model.muscle_lengths``, ``model.moment_arms``, and which wraps engage:
+:meth:`~mbkron.muscles.paths.MuscleSet.path_points`).
 
 Run ``python -m validation.opensim.compare_wrapping`` from the repository root: it writes
 ``tests/data/wrapping_opensim.npz`` (read by ``tests/test_wrapping_models.py``), the figures
@@ -102,10 +102,9 @@ def sweep_states(model, coordinate: str, bounds: tuple, count: int, fixed: dict)
 def mbkron_side(model, q: np.ndarray, k: int) -> tuple:
     """mbkron's lengths (count, M), moment arms about coordinate ``k`` (count, M) and :func:`swap_states`,
     from one evaluation of the paths."""
-    kin = model.kinematics(q, 1)
-    geometry = model.muscle_set.geometry(kin)
-    return (geometry.lengths, model.muscle_set.moment_arms(kin, geometry)[:, k, :],
-            swap_states(model, kin, geometry))
+    kin = model.kinematics(q, 0)
+    return model.muscle_lengths(q), model.moment_arms(q)[:, k, :], swap_states(model, kin,
+                                                                             model.muscle_set.path_points(kin))
 
 
 def sweep(model_name: str, model, opensim, coordinate: str, bounds: tuple, count: int, fixed: dict) -> dict:
@@ -151,23 +150,41 @@ def _inside(surface, x: np.ndarray) -> np.ndarray:
     return (x ** 2).sum(axis=-1) < surface.radius ** 2
 
 
-def swap_states(model, kin, geometry) -> dict:
+def _wrap_frame(model, kin, surface) -> tuple[np.ndarray, np.ndarray]:
+    """Ground rotations (n, 3, 3) and origins (n, 3) of a wrap's frame at the states of ``kin``."""
+    rotation, translation = surface.frame()
+    if surface.body == "ground":
+        return np.broadcast_to(rotation, kin.T.shape[:-3] + (3, 3)), np.broadcast_to(translation, kin.T.shape[:-3] + (3,))
+    T = kin.T[..., model.body_index(surface.body), :, :]
+    return T[..., :3, :3] @ rotation, T[..., :3, :3] @ translation + T[..., :3, 3]
+
+
+def _wrap_groups(model):
+    """Per wrapped muscle: (muscle, its point rows, its surfaces, their 0-based spans, its first wrap's index)."""
+    ms = model.muscle_set
+    wrapping, owner = ms.wrapping, ms.wrapping.wrap_muscles()
+    for m in wrapping.muscles:
+        wraps = np.flatnonzero(owner == m)
+        yield (m, np.flatnonzero(ms.point_muscle == m), [wrapping.surfaces[w] for w in wraps],
+               [wrapping.spans[w] for w in wraps], int(wraps[0]))
+
+
+def swap_states(model, kin, nodes) -> dict:
     """Where OpenSim would swap the first two wraps of a path (``GeometryPath::applyWrapObjects``: after the
     first sweep, the first wrap did not wrap and the *last* segment the second wrap tried had a point inside
     it). mbkron's final path stands in for OpenSim's first sweep: the first wrap does not wrap there and the
     second's last candidate segment (its range's last two active points; no tangent point of the first
     wrap lies between them) has an end inside the second surface. Returns {muscle: states (indices)}."""
-    wrapping = model.muscle_set.wrapping
-    rotations, origins = wrapping.wrap_frames(kin.T)
     out = {}
-    for index, rows, surfaces, spans, first, _ in wrapping.groups:
+    for m, rows, surfaces, spans, first in _wrap_groups(model):
         if len(surfaces) < 2:
             continue
-        ends = geometry.points[:, rows[[spans[1][1] - 1, spans[1][1]]], :]  # (states, 2, 3)
-        local = ((ends - origins[:, None, first + 1, :])[..., None, :] @ rotations[:, None, first + 1])[..., 0, :]
-        hit = ~geometry.wrap.wrapped[:, first] & _inside(surfaces[1], local).any(axis=-1)
+        ends = nodes.positions[:, rows[[spans[1][1] - 1, spans[1][1]]], :]  # (states, 2, 3)
+        rotation, origin = _wrap_frame(model, kin, surfaces[1])
+        local = ((ends - origin[:, None, :])[..., None, :] @ rotation[:, None])[..., 0, :]
+        hit = ~nodes.wrapped[:, first] & _inside(surfaces[1], local).any(axis=-1)
         if hit.any():
-            out[model.muscles[wrapping.muscles[index]]] = np.nonzero(hit)[0]
+            out[model.muscles[m]] = np.nonzero(hit)[0]
     return out
 
 
@@ -236,16 +253,15 @@ def paths(sweep_name: str, index: int, muscle: str) -> None:
               f"current locations {by_fresh:.6f} m (columns: getLocationInGround, current location)")
         for point, wrap, x, y in zip(names, wraps, cached, fresh):
             print(f"  {point:20s} {wrap:14s} {x[0]:+.6f} {x[1]:+.6f} {x[2]:+.6f}   {y[0]:+.6f} {y[1]:+.6f} {y[2]:+.6f}")
-        wrapping = model.muscle_set.wrapping
-        geometry = model.muscle_set.geometry(model.kinematics(q, 0))
-        group = next(g for g in wrapping.groups if wrapping.muscles[g[0]] == m)
-        _, rows, surfaces, _, first, _ = group
-        print(f"mbkron: L = {geometry.lengths[0, m]:.6f} m")
-        nodes = np.concatenate([geometry.points[0, rows], geometry.wrap.tangent_points[0, 2 * first:2 * (first + len(surfaces))]])
+        nodes = model.muscle_set.path_points(model.kinematics(q, 0))
+        _, rows, surfaces, _, first = next(g for g in _wrap_groups(model) if g[0] == m)
+        print(f"mbkron: L = {nodes.lengths[0, m]:.6f} m")
+        mine = np.concatenate([rows, nodes.n_points + 2 * first + np.arange(2 * len(surfaces))])
         labels = [f"point {i + 1}" for i in range(len(rows))] + [f"{s.name} T{t}" for s in surfaces for t in (1, 2)]
-        for node in geometry.wrap.order[group[0]][0]:
-            if node >= 0:
-                print(f"  {labels[node]:35s} {nodes[node, 0]:+.6f} {nodes[node, 1]:+.6f} {nodes[node, 2]:+.6f}")
+        keys = nodes.keys[0, mine]
+        for node in np.argsort(keys, kind="stable")[:np.isfinite(keys).sum()]:
+            x = nodes.positions[0, mine[node]]
+            print(f"  {labels[node]:35s} {x[0]:+.6f} {x[1]:+.6f} {x[2]:+.6f}")
 
 
 def figure(name: str, data: dict) -> None:
