@@ -328,18 +328,20 @@ def test_path_checks_name_the_wrap_and_what_was_expected():
         assert expected in text
 
 
-def test_complex_q_is_refused_and_complex_joint_variables_need_explicit_ones():
+def test_complex_q_is_refused():
+    """No evaluation takes complex steps: a complex ``q`` is refused, not truncated, by the model and by the
+    joint-variable map itself."""
     model = arm_model()
     with pytest.raises(TypeError, match=r"`q` must be real .*imaginary parts would be lost"):
         model.muscle_lengths(np.zeros(2) + 1j * COMPLEX_STEP)
 
-    class Solved(JointVariableProvider):  # as a constraint solver: no complex evaluation
+    class Solved(JointVariableProvider):
         size = 1
 
         def evaluate(self, q, order):
             return q[..., :1], None, None
     joint_variables = JointVariables(np.zeros((1, 2)), np.zeros(1), ((np.array([0]), Solved()),))
-    with pytest.raises(TypeError, match="`q` is complex .* got order 0 and Solved"):
+    with pytest.raises(TypeError, match="`q` must be real, got complex values"):
         joint_variables.evaluate(np.zeros(2) + 1j * COMPLEX_STEP, 0)
 
 

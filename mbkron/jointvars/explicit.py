@@ -33,15 +33,22 @@ __all__ = [
     "JointVariableProvider",
     "SymbolicJointVariables",
     "JointVariables",
-    "real_or_complex",
+    "real_values",
 ]
 
 
-def real_or_complex(x: object) -> NDArray:
-    """``x`` as an array of floats, or of complex numbers if it is complex (a complex step,
-    :mod:`mbkron.muscles.complex_step`: functions then take their decisions, such as a spline's piece,
-    from the real part and evaluate their formulas in complex arithmetic)."""
-    return np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
+def real_values(x: object, name: str = "x") -> NDArray:
+    """``x`` as an array of floats.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is complex (casting would drop the imaginary parts; no evaluation of mbkron takes complex
+        steps: derivatives are exact or checked against central differences).
+    """
+    if np.iscomplexobj(x):
+        raise TypeError(f"`{name}` must be real, got complex values (their imaginary parts would be lost)")
+    return np.asarray(x, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -68,11 +75,8 @@ class JointVariableProvider(ABC):
 
     Subclasses implement :meth:`evaluate`; the model places the results in the rows of the
     joint variables it was given. The dynamics asks :meth:`evaluate_convective` instead, for the
-    convective terms ``q̇ᵀ H_i q̇`` without the Hessians. Those with ``complex_step = True`` also evaluate the values at a
-    complex ``q`` (``order`` 0, a complex step: :meth:`mbkron.Model.muscle_lengths`).
+    convective terms ``q̇ᵀ H_i q̇`` without the Hessians.
     """
-
-    complex_step: bool = False
 
     @property
     @abstractmethod
@@ -156,9 +160,9 @@ def _compile_array(
     compiled = codegen.numpy_function(symbols, [flat[i] for i in varying])
 
     def evaluate(q: NDArray[np.float64]) -> NDArray[np.float64]:
-        q = real_or_complex(q)
+        q = real_values(q, "q")
         batch = q.shape[:-1]
-        if not batch:  # one state: the values are floats (complex numbers for a complex q)
+        if not batch:  # one state
             out = constants.astype(q.dtype)
             if varying:
                 out[varying] = compiled(*q)
@@ -209,8 +213,7 @@ class SymbolicJointVariables(JointVariableProvider):
     """Joint variables given as sympy expressions of the coordinates, with exact derivatives.
 
     The expressions, their gradients and Hessians are differentiated symbolically and compiled
-    once, at construction (:mod:`mbkron.expressions.codegen`); evaluation never calls sympy. A complex
-    ``q`` (a complex step) is evaluated in complex arithmetic.
+    once, at construction (:mod:`mbkron.expressions.codegen`); evaluation never calls sympy.
 
     Parameters
     ----------
@@ -219,8 +222,6 @@ class SymbolicJointVariables(JointVariableProvider):
     coordinates : sequence of sympy.Symbol
         The generalized coordinates, in order.
     """
-
-    complex_step = True
 
     def __init__(self, expressions: Sequence[sympy.Expr], coordinates: Sequence[sympy.Symbol]):
         exprs = [_as_sympy(e) for e in expressions]
@@ -255,7 +256,7 @@ class SymbolicJointVariables(JointVariableProvider):
         return out
 
     def evaluate(self, q, order):
-        q = real_or_complex(q)
+        q = real_values(q, "q")
         f = self._value(q)
         k, nq = self.size, len(self.coordinates)
         grad = self._scatter(q, self._first(q), self._first_index, (k, nq)) if order >= 1 else None
@@ -265,7 +266,7 @@ class SymbolicJointVariables(JointVariableProvider):
     def evaluate_convective(self, q, qd, state=None):
         """Values, gradients and ``c_i = q̇ᵀ H_i q̇`` from the nonzero second derivatives only (in the
         order of the expression's coordinates, ``k`` then ``m``): O(k · nq) memory."""
-        q = real_or_complex(q)
+        q = real_values(q, "q")
         f, grad = self._value(q), self._scatter(q, self._first(q), self._first_index, (self.size, len(self.coordinates)))
         rows, k, m = self._second_index
         terms = self._second(q) * qd[..., k] * qd[..., m]
@@ -347,13 +348,10 @@ class JointVariables:
         return f, grad, hess
 
     def _affine_part(self, q: NDArray, order: int):
-        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); checks a complex ``q``."""
+        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); refuses a complex ``q``."""
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
-        if np.iscomplexobj(q) and (order > 0 or not all(p.complex_step for _, p in self.providers)):
-            names = ", ".join(type(p).__name__ for _, p in self.providers if not p.complex_step)
-            raise TypeError(f"`q` is complex (a complex step): supported for the joint variables' values (order 0) of "
-                            f"explicit functions only, got order {order}" + (f" and {names}" if names else ""))
+        real_values(q, "q")
         with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
             f = q @ self.matrix.T + self.constant
         grad = hess = None

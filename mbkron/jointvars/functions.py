@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_banded
 
 from mbkron.compiled.tabulated import stacked_cubics
-from mbkron.jointvars.explicit import JointVariableProvider, real_or_complex
+from mbkron.jointvars.explicit import JointVariableProvider, real_values
 
 __all__ = [
     "SPLINE_KINDS",
@@ -79,7 +79,7 @@ class EmpiricalFunction(ABC):
         Parameters
         ----------
         x : array_like
-            Any shape; complex for a complex step (the piece from the real part).
+            Any shape (real).
         order : {0, 1, 2}
             Highest derivative computed; the others are returned as None.
 
@@ -137,10 +137,10 @@ class _PiecewiseCubic(EmpiricalFunction):
     _d: FloatArray
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = real_or_complex(x)  # (complex: a complex step, the piece from the real part)
+        x = real_values(x)
         knots = self.x
-        k = np.clip(np.searchsorted(knots, x.real, side="right") - 1, 0, knots.size - 2)
-        below, above = x.real < knots[0], x.real > knots[-1]
+        k = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, knots.size - 2)
+        below, above = x < knots[0], x > knots[-1]
         dx = x - knots[k]
         b, c, d = self._b[k], self._c[k], self._d[k]
         with np.errstate(over="ignore", invalid="ignore"):
@@ -320,7 +320,7 @@ class PiecewiseConstant(EmpiricalFunction):
         return "constant"
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        t = real_or_complex(x).real  # (constant pieces: a complex step's derivative is 0)
+        t = real_values(x)
         flat = t.reshape(-1)
         knots, n = self.x, self.x.size
         piece = np.zeros(flat.size, dtype=np.intp)
@@ -369,7 +369,7 @@ class AffineMapped(EmpiricalFunction):
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
         (c, d), (a, b) = self.argument, self.value
-        g, first, second = self.function.evaluate(c * real_or_complex(x) + d, order)
+        g, first, second = self.function.evaluate(c * real_values(x) + d, order)
         return (a * g + b, None if first is None else a * c * first,
                 None if second is None else a * c * c * second)
 
@@ -427,7 +427,7 @@ class FourierSeries(EmpiricalFunction):
         object.__setattr__(self, "b", b)
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = real_or_complex(x)
+        x = real_values(x)
         frequencies = 2.0 * np.pi / self.period * np.arange(1, self.a.size + 1)
         phase = x[..., None] * frequencies
         cos, sin = np.cos(phase), np.sin(phase)
@@ -554,7 +554,7 @@ class CoordinateFunctionVariables(JointVariableProvider):
 
     def _derivatives(self, q, order):
         """Values, first and second derivatives of every function at its coordinate, each (..., k)."""
-        q = real_or_complex(q)
+        q = real_values(q, "q")
         batch, k = q.shape[:-1], self.size
         values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
         if self._stacked is not None:

@@ -54,7 +54,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.jointvars.explicit import real_or_complex
+from mbkron.jointvars.explicit import real_values
 from mbkron.jointvars.functions import EmpiricalFunction, Evaluation
 
 __all__ = ["GCVSpline", "MAX_HALF_ORDER", "MAX_FIT_WORK", "MAX_FILE_FIT_WORK", "gcvspl", "splder"]
@@ -464,7 +464,7 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     ndarray, shape ``t.shape + c.shape[1:]``
     """
     m, n = half_order, x.size
-    tt = real_or_complex(t)  # (complex: a complex step, the interval from the real part)
+    tt = real_values(t, "t")
     out = np.zeros(tt.shape + c.shape[1:], dtype=tt.dtype)
     k = 2 * m - derivative
     if k < 1:
@@ -472,7 +472,7 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     flat_t = tt.reshape(-1)
     flat_out = out.reshape((flat_t.size,) + c.shape[1:])
     # SEARCH: l = the number of knots ≤ t (0 before the first, n from the last on)
-    intervals = np.searchsorted(x, flat_t.real, side="right")
+    intervals = np.searchsorted(x, flat_t, side="right")
     xs = [0.0, *map(float, x)]
     cs = [None, *c]
     with np.errstate(over="ignore", invalid="ignore"):  # extreme data: inf and nan, as in OpenSim
