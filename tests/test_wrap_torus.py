@@ -1,4 +1,5 @@
-"""The path round a torus (mbkron.muscles.wrap_torus) against independent computations.
+"""The path round a torus (mbkron.muscles.wrap_torus, solved by the compiled kernel mbkron.compiled.wrap_torus)
+against independent computations.
 
 A closed form (a path in a meridian plane: the tube's cross-section is a circle, so the 2-D circle's
 tangents and arc); the conditions of the shortest path off the meridian planes (on the surface,
@@ -18,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 import mbkron
 from mbkron.core.errors import ModelError
@@ -26,6 +26,7 @@ from mbkron.io import dump_model, parse_model_file
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point, shortest_path
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder, surface_problems
+from tests.geodesics import implicit_geodesic
 
 DATA = Path(__file__).parent / "data"
 R, r = 0.05, 0.01
@@ -115,19 +116,18 @@ def off_meridian_cases(n, seed):
     return points[0, outside], points[1, outside]
 
 
-def cartesian_geodesic(start, direction, arc):
-    """The geodesic of the implicit surface F = 0 from ``start`` (x'' = −(x'ᵀ∇²F x' / |∇F|²) ∇F) by
-    scipy's DOP853: the end point and tangent."""
-    def rate(_, y):
-        x, v = y[:3], y[3:]
-        rho = np.hypot(x[0], x[1])
-        hessian = np.diag([2 * (1 - R / rho)] * 2 + [2.0])
-        hessian[:2, :2] += 2 * R * np.outer(x[:2], x[:2]) / rho**3
-        g = gradient(x)
-        return np.concatenate([v, -(v @ hessian @ v) / (g @ g) * g])
+def hessian(x):
+    rho = np.hypot(x[0], x[1])
+    H = np.diag([2 * (1 - R / rho)] * 2 + [2.0])
+    H[:2, :2] += 2 * R * np.outer(x[:2], x[:2]) / rho**3
+    return H
 
-    y = solve_ivp(rate, (0, arc), np.concatenate([start, direction]), method="DOP853", rtol=1e-13, atol=1e-16).y[:, -1]
-    return y[:3], y[3:]
+
+def cartesian_geodesic(start, direction, arc):
+    """The geodesic of the torus from ``start`` in Cartesian coordinates (:func:`tests.geodesics.implicit_geodesic`):
+    the end point and unit tangent."""
+    points, tangents = implicit_geodesic(gradient, hessian, start, direction, arc)
+    return points[-1], tangents[-1]
 
 
 def test_tangent_no_kink_and_geodesic_off_the_meridian():
@@ -200,8 +200,11 @@ def test_shape_problems():
     assert problems == ["wrap object `t`: `outer_radius` must be greater than `inner_radius` (m), got 0.05 ≤ 0.05"]
     assert "`inner_radius` must be a finite number > 0" in surface_problems(
         WrapTorus(name="t", body="b", inner_radius=-1.0, outer_radius=0.05))[0]
-    with pytest.raises(ValueError, match="`outer_radius` and `inner_radius`"):
+    with pytest.raises(ValueError, match="`outer_radius` must be greater than `inner_radius`"):
         shortest_path([0, 0, 1], [0, 0, -1], 0.01, 0.02)
+    with pytest.raises(TypeError, match="`p` must be real"):  # (a complex step is not supported)
+        WrapTorus(name="t", body="b", inner_radius=0.01, outer_radius=0.05).solve([0.045 + 1e-30j, 0, 0.03],
+                                                                                  [0.045, 0, -0.03])
 
 
 # ----------------------------------------------------------------------------- moment arms

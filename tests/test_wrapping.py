@@ -31,25 +31,12 @@ def total(p, q, wrapped, t1, t2, arc):
                     np.linalg.norm(q - p, axis=-1))
 
 
-#: The imaginary step of the complex-step derivatives: f(x + ih) = f(x) + ih f'(x) + O(h²), no cancellation.
+#: A complex step's imaginary part (refused by the model).
 COMPLEX_STEP = 1e-30
 
 
-def complex_step(f, x, direction):
-    """The derivative of ``f`` at ``x`` along ``direction`` (rows: one per state), ``Im f(x + ih·direction) / h``."""
-    return f(x + 1j * COMPLEX_STEP * direction).imag / COMPLEX_STEP
-
-
-def wrapped_length_gradient(p, q, r):
-    """∂L/∂p, ∂L/∂q of ``L = √(|p|² − r²) + √(|q|² − r²) + r(γ − arccos(r/|p|) − arccos(r/|q|))`` (γ the angle
-    between ``p`` and ``q``: the path over a circle or sphere of radius r at the origin, short arc), by hand:
-    ∂(√(d² − r²) − r arccos(r/d))/∂p = p √(d² − r²)/d² (d = |p|) and ∂γ/∂p = −(q̂ − cos γ p̂)/(d sin γ)."""
-    dp, dq = (np.linalg.norm(x, axis=-1, keepdims=True) for x in (p, q))
-    cos = np.sum(p * q, axis=-1, keepdims=True) / (dp * dq)
-    sin = np.sqrt(1.0 - cos**2)
-    gp = p * np.sqrt(dp**2 - r**2) / dp**2 - r * (q / dq - cos * p / dp) / (dp * sin)
-    gq = q * np.sqrt(dq**2 - r**2) / dq**2 - r * (p / dp - cos * q / dq) / (dq * sin)
-    return gp, gq
+def unit(v):
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
 # ----------------------------------------------------------------------------------- surfaces
@@ -121,36 +108,6 @@ def test_tangency_smoothness_and_minimality(surface):
             geodesic = 0.05 * np.arctan2(np.linalg.norm(np.cross(s1, s2), axis=-1), np.sum(s1 * s2, -1))
         perturbed = np.linalg.norm(s1 - p, axis=-1) + geodesic + np.linalg.norm(q - s2, axis=-1)
         assert np.all(perturbed > L)
-
-
-def test_complex_steps_of_the_closed_forms_equal_their_derivatives_by_hand():
-    """``solve`` at complex points (a complex step) differentiates the sphere's and the cylinder's lengths
-    exactly: against the closed forms' derivatives by hand (:func:`wrapped_length_gradient`; the cylinder's
-    ``L = √(ℓ² + Δz²)`` with ``ℓ`` the wrapped length of the projections on the plane normal to the axis)."""
-    r = 0.05
-    points = np.random.default_rng(21).normal(size=(1000, 6)) * 0.1  # rows (p, q)
-    for surface in (WrapSphere(name="s", body="ground", radius=r), WrapCylinder(name="c", body="ground", radius=r,
-                                                                                  length=10.0)):
-        def length(x, surface=surface):  # |·| without conjugation: analytic
-            _, t1, t2, arc = surface.solve(x[..., :3], x[..., 3:])
-            return np.sqrt(np.sum((t1 - x[..., :3]) ** 2, -1)) + arc + np.sqrt(np.sum((x[..., 3:] - t2) ** 2, -1))
-        p, q = points[:, :3], points[:, 3:]
-        planar = 3 if isinstance(surface, WrapSphere) else 2
-        cos = np.sum(p[:, :planar] * q[:, :planar], -1) / np.linalg.norm(p[:, :planar], axis=-1) / np.linalg.norm(
-            q[:, :planar], axis=-1)
-        x = points[surface.solve(p, q)[0] & (cos > -0.999)]  # wrapped, not where the side round it switches
-        assert len(x) > 100
-        steps = np.stack([complex_step(length, x, e) for e in np.eye(6)], axis=-1)
-        gp, gq = wrapped_length_gradient(x[:, :planar], x[:, 3:3 + planar], r)
-        if planar == 2:  # the cylinder: ∂L/∂p = (ℓ ∂ℓ/∂p', −Δz)/L, ∂L/∂q = (ℓ ∂ℓ/∂q', Δz)/L
-            rp, rq = np.linalg.norm(x[:, :2], axis=-1), np.linalg.norm(x[:, 3:5], axis=-1)
-            angle = np.arccos(np.sum(x[:, :2] * x[:, 3:5], -1) / (rp * rq))
-            ell = (np.sqrt(rp**2 - r**2) + np.sqrt(rq**2 - r**2) + r * (angle - np.arccos(r / rp) - np.arccos(r / rq)))
-            rise = x[:, 5] - x[:, 2]
-            L = np.hypot(ell, rise)
-            gp = np.column_stack([ell[:, None] * gp / L[:, None], -rise / L])
-            gq = np.column_stack([ell[:, None] * gq / L[:, None], rise / L])
-        assert np.abs(steps - np.concatenate([gp, gq], axis=-1)).max() < 1e-12
 
 
 def test_no_contact_inside_and_finite_cylinder():
@@ -345,28 +302,139 @@ def test_complex_q_is_refused():
         joint_variables.evaluate(np.zeros(2) + 1j * COMPLEX_STEP, 0)
 
 
-@needs_numba
-@pytest.mark.parametrize("quadrant", ["all", "+x", "-x", "+y", "-y", "+z", "-z"])
-def test_compiled_solvers_equal_the_surfaces(quadrant):
-    from mbkron.compiled import wrap_circular as kernels
+def great_circle(t1, u1, r, s):
+    """Points and unit tangents at arc length ``s`` along the great circles of the sphere (radius r, centre 0)
+    leaving ``t1`` in the tangent directions ``u1`` (rows)."""
+    angle = (s / r)[:, None]
+    return np.cos(angle) * t1 + r * np.sin(angle) * u1, np.cos(angle) * u1 - np.sin(angle) * t1 / r
 
+
+def helix(t1, u1, r, s):
+    """Points and unit tangents at arc length ``s`` along the helices of the cylinder (radius r about z)
+    leaving ``t1`` in the tangent directions ``u1`` (rows): the angle about the axis grows at the rate
+    ``u1 · e_φ / r``, the height at ``u1_z`` (the unrolled cylinder's straight lines)."""
+    phi1 = np.arctan2(t1[:, 1], t1[:, 0])
+    around = -np.sin(phi1) * u1[:, 0] + np.cos(phi1) * u1[:, 1]
+    phi = phi1 + around * s / r
+    points = np.stack([r * np.cos(phi), r * np.sin(phi), t1[:, 2] + u1[:, 2] * s], axis=-1)
+    return points, np.stack([-around * np.sin(phi), around * np.cos(phi), u1[:, 2]], axis=-1)
+
+
+def sphere_ways(p, q, r):
+    """The two taut paths from ``p`` to ``q`` over the sphere (radius r, centre 0), in the plane of ``p``, ``q``
+    and the centre with ``p`` at angle 0 and ``q`` at ``γ``: tangent points at ``±arccos(r/|p|)`` and
+    ``γ ∓ arccos(r/|q|)``. {+1: the short way, −1: the long way} → (t1, t2, arc)."""
+    u = unit(p)
+    e2 = unit(q - np.sum(q * u, axis=-1, keepdims=True) * u)
+    gamma = np.arctan2(np.sum(q * e2, axis=-1), np.sum(q * u, axis=-1))
+    ap, aq = (np.arccos(np.minimum(r / np.linalg.norm(x, axis=-1), 1.0)) for x in (p, q))  # (0 inside: not used)
+
+    def point(angle):
+        return r * (np.cos(angle)[:, None] * u + np.sin(angle)[:, None] * e2)
+    return {1: (point(ap), point(gamma - aq), r * (gamma - ap - aq)),
+            -1: (point(-ap), point(gamma + aq), r * (2 * np.pi - gamma - ap - aq))}
+
+
+def cylinder_ways(p, q, r):
+    """The two helices from ``p`` to ``q`` round the cylinder (radius r about z), unrolled: the planar
+    tangent points at ``φ_p ± arccos(r/ρ_p)`` and ``φ_q ∓ arccos(r/ρ_q)``, the heights linear in the unrolled
+    length. {+1: counterclockwise seen from +z, −1: clockwise} → (t1, t2, arc, planar arc angle)."""
+    rp, rq = np.hypot(p[:, 0], p[:, 1]), np.hypot(q[:, 0], q[:, 1])
+    phi_p, phi_q = np.arctan2(p[:, 1], p[:, 0]), np.arctan2(q[:, 1], q[:, 0])
+    ap, aq = np.arccos(np.minimum(r / rp, 1.0)), np.arccos(np.minimum(r / rq, 1.0))  # (0 inside: not used)
+    lp, lq, rise = np.sqrt(np.maximum(rp**2 - r**2, 0.0)), np.sqrt(np.maximum(rq**2 - r**2, 0.0)), q[:, 2] - p[:, 2]
+    ways = {}
+    for way in (1, -1):
+        theta = np.mod(way * (phi_q - phi_p), 2 * np.pi) - ap - aq
+        unrolled = lp + r * theta + lq
+        a1, a2 = phi_p + way * ap, phi_q - way * aq
+        t1 = np.stack([r * np.cos(a1), r * np.sin(a1), p[:, 2] + rise * lp / unrolled], axis=-1)
+        t2 = np.stack([r * np.cos(a2), r * np.sin(a2), p[:, 2] + rise * (lp + r * theta) / unrolled], axis=-1)
+        ways[way] = (t1, t2, r * theta * np.sqrt(1 + (rise / unrolled) ** 2), theta)
+    return ways
+
+
+def on_side(x, sign):
+    """OpenSim's ``DSIGN(x) == sign`` (``DSIGN(0) = +1``)."""
+    return np.where(x >= 0, 1, -1) == sign
+
+
+@pytest.mark.parametrize("quadrant", ["all", "+x", "-x", "+y", "-y", "+z", "-z"])
+def test_random_segments_are_taut_and_follow_opensims_rules(quadrant):
+    """300 random segments per quadrant, over a sphere and a finite cylinder: which wrap and which way round
+    (OpenSim's rules, the module's documentation, from the closed forms of both ways: :func:`sphere_ways`,
+    :func:`cylinder_ways`), the tangent points and arcs of that way, and the path is taut: the surface's
+    geodesic leaving ``t1`` along ``p → t1`` reaches ``t2`` after ``arc`` along ``t2 → q`` (no kink)."""
     rng = np.random.default_rng(6)
     p, q = rng.normal(size=(2, 300, 3)) * 0.1
+    r, half = 0.05, 0.075
     axis, sign = parse_quadrant(quadrant)
-    sphere = WrapSphere(name="s", body="ground", radius=0.05, quadrant=quadrant)
-    cylinder = WrapCylinder(name="c", body="ground", radius=0.05, length=0.15, quadrant=quadrant)
-    for surface in (sphere, cylinder):
+    for surface in (WrapSphere(name="s", body="ground", radius=r, quadrant=quadrant),
+                    WrapCylinder(name="c", body="ground", radius=r, length=2 * half, quadrant=quadrant)):
+        sphere = isinstance(surface, WrapSphere)
         wrapped, t1, t2, arc = surface.solve(p, q)
         assert 30 < wrapped.sum() < 270
-        for i in range(len(p)):
-            s1, s2 = np.zeros(3), np.zeros(3)
-            if surface is sphere:
-                result = kernels.sphere_path(p[i], q[i], 0.05, axis, sign, s1, s2)
-            else:
-                result = kernels.cylinder_path(p[i], q[i], 0.05, 0.15, axis, sign, s1, s2)
-            assert (result >= 0) == wrapped[i]
-            if wrapped[i]:
-                assert abs(result - arc[i]) < 1e-15 and np.abs(s1 - t1[i]).max() < 1e-15 and np.abs(s2 - t2[i]).max() < 1e-15
+        assert (arc[~wrapped] == 0).all() and np.array_equal(t1[~wrapped], (p + q)[~wrapped] / 2)
+        assert np.array_equal(t2[~wrapped], t1[~wrapped])
+        # OpenSim's decisions, from the geometry of the segment (its points' distances from the centre or axis)
+        planar = slice(0, 3) if sphere else slice(0, 2)
+        chord = (q - p)[:, planar]
+        nearest = p[:, planar] + np.clip(-np.sum(p[:, planar] * chord, -1) / np.sum(chord**2, -1), 0, 1)[:, None] * chord
+        outside = (np.linalg.norm(p[:, planar], axis=-1) > r) & (np.linalg.norm(q[:, planar], axis=-1) > r)
+        meets = outside & (np.linalg.norm(nearest, axis=-1) < r)
+        ways = (sphere_ways if sphere else cylinder_ways)(p, q, r)
+        middle = {way: (great_circle if sphere else helix)(ways[way][0], unit(ways[way][0] - p), r, ways[way][2] / 2)[0]
+                  for way in (1, -1)}
+        towards = np.where(sign * middle[1][:, axis] >= sign * middle[-1][:, axis], 1, -1)  # the way further to σ
+        both = on_side(p[:, axis], sign) & on_side(q[:, axis], sign)
+        if sphere:  # the segment must meet the sphere; the short way, unless a point is off the quadrant's side
+            expected = meets
+            way = np.where((sign == 0) | both, 1, towards)
+        else:
+            shorter = np.where(ways[1][3] <= ways[-1][3], 1, -1)
+            way = shorter if sign == 0 or axis == 2 else towards
+            rule = meets
+            if sign != 0:  # the line's point nearest the axis decides for points on opposite sides
+                line = p + (-np.sum(p[:, :2] * chord, -1) / np.sum(chord**2, -1))[:, None] * (q - p)
+                one = on_side(p[:, axis], sign) | on_side(q[:, axis], sign)
+                forced = (on_side(p[:, axis], sign) != on_side(q[:, axis], sign)) & ~on_side(line[:, axis], sign)
+                rule = np.where(one, meets | forced, True)
+            chosen = [np.where((way == 1)[:, None] if k < 2 else way == 1, ways[1][k], ways[-1][k]) for k in range(4)]
+            within = (np.abs(chosen[0][:, 2]) <= half) | (np.abs(chosen[1][:, 2]) <= half)
+            expected = outside & rule & (chosen[3] > 0) & within
+        assert np.array_equal(wrapped, expected)
+        for k, value in enumerate((t1, t2, arc)):
+            oracle = np.where((way == 1)[:, None] if k < 2 else way == 1, ways[1][k], ways[-1][k])
+            assert np.abs(value[wrapped] - oracle[wrapped]).max() < 1e-15
+        # taut: on the surface, the straight pieces tangent, and the geodesic continues them without a kink
+        u1, u2 = unit(t1[wrapped] - p[wrapped]), unit(q[wrapped] - t2[wrapped])
+        for t, u in ((t1[wrapped], u1), (t2[wrapped], u2)):
+            normal = t[:, planar] / r
+            assert np.abs(np.linalg.norm(normal, axis=-1) - 1).max() < 1e-15
+            assert np.abs(np.sum(u[:, planar] * normal, axis=-1)).max() < 1e-12
+        end, direction = (great_circle if sphere else helix)(t1[wrapped], u1, r, arc[wrapped])
+        assert np.abs(end - t2[wrapped]).max() < 1e-15 and np.abs(direction - u2).max() < 1e-12
+        if sign == 0:  # unconstrained: the shorter way round
+            lengths = {w: np.linalg.norm(ways[w][0] - p, axis=-1) + ways[w][2] + np.linalg.norm(q - ways[w][1], axis=-1)
+                       for w in (1, -1)}
+            shortest = np.minimum(lengths[1], lengths[-1])[wrapped]
+            assert np.all(total(p, q, wrapped, t1, t2, arc)[wrapped] <= shortest + 1e-15)  # (round-off: 0.3 m)
+
+
+@pytest.mark.parametrize("surface", [WrapSphere(name="s", body="ground", radius=0.05),
+                                     WrapCylinder(name="c", body="ground", radius=0.05, length=1.0)])
+def test_solve_refuses_complex_points_and_bad_shapes(surface):
+    """A complex step is not supported (the derivatives are the envelope theorem's): a TypeError naming the
+    argument, not a path of the real parts."""
+    p, q = np.array([-0.2, 0.01, 0.0]), np.array([0.2, 0.01, 0.0])
+    with pytest.raises(TypeError, match=r"`q` must be real .* imaginary parts would be lost"):
+        surface.solve(p, q + 1j * COMPLEX_STEP)
+    with pytest.raises(TypeError, match=r"`p` must be real"):
+        surface.solve(p + 1j * COMPLEX_STEP, q)
+    with pytest.raises(ValueError, match=r"`p` must have shape \(\.\.\., 3\)"):
+        surface.solve(p[:2], q)
+    with pytest.raises(ValueError, match=r"wrap object `bad`: `radius` must be a finite number > 0"):
+        type(surface)(**{**surface.__dict__, "name": "bad", "radius": -0.05}).solve(p, q)
 
 
 def test_step_study_of_the_differences():

@@ -93,7 +93,8 @@ def _muscles() -> None:
     """A three-body arm, its hand coupled to the elbow by a cubic spline (as OpenSim's coupled joints),
     with a straight muscle, one through a moving and a conditional point (as OpenSim's knee and
     shoulder muscles), and muscles wrapped round a cylinder, a sphere, an ellipsoid and a torus (the
-    wrapped-path kernel); lengths and moment arms only."""
+    wrapped-path kernel); lengths and moment arms only; and the surfaces' ``solve`` and the torus's OpenSim
+    decisions over a batch of segments."""
     import numpy as np
 
     from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
@@ -101,7 +102,7 @@ def _muscles() -> None:
     from mbkron.muscles.conditions import PathPointCondition
     from mbkron.muscles.points import MovingPoint
     from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
-    from mbkron.muscles.wrap_torus import WrapTorus
+    from mbkron.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point
     from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
 
     b = ModelBuilder(name="compile-muscles")
@@ -129,6 +130,11 @@ def _muscles() -> None:
                      wraps=[PathWrap(surface)])
     model = b.build()
     _evaluate(model, [0.2, 1.2], None)
+    p, q = np.array([[0.0, 0.0, 0.05]]), np.array([[0.001, 0.0, -0.05]])
+    for surface in surfaces:  # their own solve, over a batch (mbkron.compiled.wrap_segments)
+        surface.solve(p, q)
+    opensim_ring_point(p, q, 0.03)
+    enters_solid(p, q, 0.03, 0.01)
 
 
 WORKLOADS: tuple[tuple[str, Callable[[], None]], ...] = (

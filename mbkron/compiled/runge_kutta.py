@@ -1,8 +1,7 @@
 """DOP853's stages in equal steps, compiled: the geodesics of the wrapping surfaces' kernels.
 
-The compiled counterpart of :func:`mbkron.core.tableaus.equal_steps` for one state: the ellipsoid's and the
-torus's Newton iterations (:mod:`mbkron.compiled.wrap_ellipsoid`, :mod:`mbkron.compiled.wrap_torus`) integrate
-their geodesic and its derivatives with respect to the unknowns over ``τ ∈ [0, 1]`` in a number of equal
+For one state: the ellipsoid's and the torus's Newton iterations (:mod:`mbkron.compiled.wrap_ellipsoid`,
+:mod:`mbkron.compiled.wrap_torus`) integrate their geodesic and its derivatives with respect to the unknowns over ``τ ∈ [0, 1]`` in a number of equal
 steps fixed by the surface's curvature, each with its own right-hand side.
 """
 

@@ -1,9 +1,9 @@
 """Compiled closed forms of the sphere's and the cylinder's shortest paths, one pair of points at a time.
 
-The same computations and decisions (OpenSim's sides and quadrant rules) as
-:meth:`mbkron.muscles.wrapping.WrapSphere.solve` and :meth:`mbkron.muscles.wrapping.WrapCylinder.solve`;
-used by the wrapped-path kernel (:mod:`mbkron.compiled.wrapping`) and, for OpenSim's cylinder at its
-ring point, by the torus's (:mod:`mbkron.compiled.wrap_torus`).
+The closed forms and OpenSim's sides and quadrant rules documented in :mod:`mbkron.muscles.wrapping`
+(a great circle; a helix, unrolled); used by the wrapped-path kernel (:mod:`mbkron.compiled.wrapping`),
+by the surfaces' ``solve`` over a batch (:mod:`mbkron.compiled.wrap_segments`) and, for OpenSim's
+cylinder at its ring point, by the torus's (:mod:`mbkron.compiled.wrap_torus`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def _angle(x):  # pragma: no cover - compiled
 
 @jit
 def sphere_path(p, q, r, axis, sign, t1, t2):  # pragma: no cover - compiled
-    """:meth:`mbkron.muscles.wrapping.WrapSphere.solve` at one pair of points; returns the arc (−1: no wrap)."""
+    """The shortest path from ``p`` to ``q`` round the sphere of radius ``r`` at the origin (a great circle;
+    :class:`mbkron.muscles.wrapping.WrapSphere`), the quadrant ``axis``, ``sign`` (0: none); the tangent points
+    into ``t1``, ``t2`` where it wraps; returns the arc (−1: no wrap)."""
     dp = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
     dq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])
     if not (dp > r and dq > r):
@@ -72,7 +74,10 @@ def sphere_path(p, q, r, axis, sign, t1, t2):  # pragma: no cover - compiled
 
 @jit
 def cylinder_path(p, q, r, length, axis, sign, t1, t2):  # pragma: no cover - compiled
-    """:meth:`mbkron.muscles.wrapping.WrapCylinder.solve` at one pair of points; returns the arc (−1: no wrap)."""
+    """The shortest path from ``p`` to ``q`` round the cylinder of radius ``r`` about ``z`` (a helix;
+    :class:`mbkron.muscles.wrapping.WrapCylinder`; no wrap where both tangent points lie beyond ``|z| > length/2``),
+    the quadrant ``axis``, ``sign`` (0: none); the tangent points into ``t1``, ``t2`` where it wraps; returns the
+    arc (−1: no wrap)."""
     rp, rq = math.hypot(p[0], p[1]), math.hypot(q[0], q[1])
     if not (rp > r and rq > r):
         return -1.0

@@ -1,22 +1,21 @@
-"""Compiled shortest path over an ellipsoid: :mod:`mbkron.muscles.wrap_ellipsoid`, one segment at a time.
+"""Compiled shortest path over an ellipsoid, one segment at a time: the solver of OpenSim's ``WrapEllipsoid``.
 
-The same method and the same decisions as the numpy route (:func:`mbkron.muscles.wrap_ellipsoid.shortest_path`,
-whose module documentation describes them): the segment wraps where the straight segment passes through
-the ellipsoid and neither end is inside; the tangent point ``t₁`` on the horizon of ``p`` (angle ``φ``)
-and the geodesic's arc length ``s`` solve the two end conditions at ``q`` by Newton's method
-(:data:`DIRECT_ITERATIONS` from the scaled sphere's great circle, a backtracking line search on the
-residual's norm, stop at :data:`TOLERANCE`); the geodesic ``x'' = −(x'ᵀ A x'/|A x|²) A x`` is integrated
-with DOP853's 12 stages in equal steps (:data:`STEP_CURVATURE`); the initial guesses turned by
-:data:`TILTS` about the segment, the shortest converged path kept, a path longer than its own initial
-guess rejected; continuation from a sphere (:data:`CONTINUATION_LEVELS`) where Newton's method fails
-from the sphere's guess; with a quadrant the long way round where both tangent points of the short way
-are on the other side or the short way did not converge.
+The geometry, OpenSim's rules and the method are documented in :mod:`mbkron.muscles.wrap_ellipsoid`
+(where the surface's ``solve`` runs this kernel over a batch, :mod:`mbkron.compiled.wrap_segments`):
+the segment wraps where the straight segment passes through the ellipsoid and neither end is inside;
+the tangent point ``t₁`` on the horizon of ``p`` (angle ``φ``) and the geodesic's arc length ``s`` solve
+the two end conditions at ``q`` by Newton's method (:data:`DIRECT_ITERATIONS` from the scaled sphere's
+great circle, a backtracking line search on the residual's norm, stop at :data:`TOLERANCE`); the
+geodesic ``x'' = −(x'ᵀ A x'/|A x|²) A x`` is integrated with DOP853's 12 stages in equal steps
+(:data:`STEP_CURVATURE`); the initial guesses turned by :data:`TILTS` about the segment, the shortest
+converged path kept, a path longer than its own initial guess rejected; continuation from a sphere
+(:data:`CONTINUATION_LEVELS`) where Newton's method fails from the sphere's guess; with a quadrant the
+long way round where both tangent points of the short way are on the other side or the short way did
+not converge.
 
-One difference in how, not in what: the Newton Jacobian is computed here by the variational equations
-of the discrete integration (the same DOP853 stages applied to the tangent system
-``δx' = s δv``, ``δv' = s ∂a/∂(x, v) · (δx, δv)`` (+ ``(v, a)`` for the derivative by ``s``)), which is the
-exact derivative of the discrete end point, as the numpy route's complex step is, in real arithmetic.
-Both routes agree to rounding (``tests/test_wrap_ellipsoid.py`` checks 1e-12 m).
+The Newton Jacobian is computed by the variational equations of the discrete integration (the same
+DOP853 stages applied to the tangent system ``δx' = s δv``, ``δv' = s ∂a/∂(x, v) · (δx, δv)`` (+ ``(v, a)``
+for the derivative by ``s``)): the exact derivative of the discrete end point, in real arithmetic.
 
 No state is kept between calls (no warm starts): a result depends on ``p``, ``q`` and the surface only.
 """
@@ -35,11 +34,11 @@ __all__ = ["TOLERANCE", "DIRECT_ITERATIONS", "MAX_ITERATIONS", "CONTINUATION_LEV
            "NO_WRAP", "FAILED", "ellipsoid_path"]
 
 TOLERANCE = 1e-13
-"""Newton stops when both end conditions (m) are below this (as :data:`mbkron.muscles.wrap_ellipsoid.TOLERANCE`)."""
+"""Newton stops when both end conditions (distances of ``q`` from the end's tangent line, in m) are below this."""
 DIRECT_ITERATIONS = 12
 """Newton iterations from the scaled sphere's solution before trying continuation."""
 MAX_ITERATIONS = 30
-"""Newton iterations per continuation level."""
+"""Newton iterations per continuation level before the solver gives up (:data:`FAILED`)."""
 CONTINUATION_LEVELS = (4, 16, 64)
 """Numbers of continuation steps from a sphere tried in turn where Newton's method alone fails."""
 TILTS = (0.0, math.pi / 4, -math.pi / 4)
@@ -49,10 +48,11 @@ STEP_CURVATURE = 0.2
 NO_WRAP = -1.0
 """:func:`ellipsoid_path`'s result where the segment does not wrap."""
 FAILED = -2.0
-""":func:`ellipsoid_path`'s result where Newton's method did not converge (the caller raises)."""
+""":func:`ellipsoid_path`'s result where Newton's method did not converge (the caller raises a ConfigurationError,
+:func:`mbkron.compiled.wrap_segments.failure_reason`)."""
 
 _STAGES = STAGES
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)  # the initial guess's arc length (as the numpy route)
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(48)  # the initial guess's arc length
 _SIZE = 18  # (x, v), its derivatives by φ and by s
 
 
@@ -68,7 +68,8 @@ def _cross3(u, v, out):  # pragma: no cover - compiled
 
 @jit
 def _frame(v, e1, e2):  # pragma: no cover - compiled
-    """Two unit vectors perpendicular to each other and to ``v`` (the numpy route's ``_perpendicular_frame``)."""
+    """Two unit vectors perpendicular to each other and to ``v``: ``e₁ = v̂ × e_k`` (``k`` the axis of ``v``'s smallest
+    component), ``e₂ = v̂ × e₁``."""
     norm = math.sqrt(_dot3(v, v))
     unit = v / norm
     k = 0
@@ -96,7 +97,7 @@ def _horizon(p, a, horizon):  # pragma: no cover - compiled
 
 @jit
 def _steps(a, arc):  # pragma: no cover - compiled
-    """Equal integration steps (the numpy route's ``_steps``: a power of 2, at least 8)."""
+    """Equal integration steps (:data:`STEP_CURVATURE`), rounded up to a power of 2, at least 8."""
     curvature = max(a[0], a[1], a[2]) / min(a[0], a[1], a[2]) ** 2
     needed = max(8.0, math.ceil(abs(arc) * curvature / STEP_CURVATURE))
     return int(2.0 ** math.ceil(math.log2(needed)))
@@ -143,7 +144,7 @@ def _integrate(y, arc, a, w, k, stage_y):  # pragma: no cover - compiled
 @jit
 def _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J):  # pragma: no cover - compiled
     """The two Newton residuals (m) at (φ, s), ``t₁``, ``t₂``, their Jacobian ``J`` (2, 2) and
-    whether ``q`` is ahead of ``t₂`` along the geodesic's end tangent (the numpy route's ``_end_conditions``)."""
+    whether ``q`` is ahead of ``t₂`` along the geodesic's end tangent."""
     y, k, stage_y = work[0], work[1:1 + _STAGES], work[1 + _STAGES]
     cos, sin, radius = math.cos(phi), math.sin(phi), horizon[9]
     chord2 = 0.0
@@ -193,8 +194,8 @@ def _end_conditions(p, q, a, w, horizon, phi, arc, work, t1, t2, J):  # pragma: 
 
 @jit
 def _newton(p, q, a, phi, arc, iterations, work, t1, t2):  # pragma: no cover - compiled
-    """Newton's method on (φ, s) with the numpy route's step rules; returns φ, s and whether it
-    converged to a valid path (``s ≥ 0``, ``q`` ahead of ``t₂``)."""
+    """Newton's method on (φ, s) (the step rules of :mod:`mbkron.muscles.wrap_ellipsoid`); returns φ, s and
+    whether it converged to a valid path (``s ≥ 0``, ``q`` ahead of ``t₂``)."""
     w = 1.0 / a**2
     horizon, J, trial_J, u1, u2 = np.empty(10), np.empty((2, 2)), np.empty((2, 2)), np.empty(3), np.empty(3)
     _horizon(p, a, horizon)
@@ -240,8 +241,11 @@ def _newton(p, q, a, phi, arc, iterations, work, t1, t2):  # pragma: no cover - 
 
 @jit
 def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
-    """φ, s and the length of the path over the scaled sphere's great circle (the numpy route's
-    ``_initial_guess``: ``side`` +1 the short way, −1 the long way; tangent points turned by ``tilt``)."""
+    """φ, s and the length of the path over the scaled sphere's great circle: ``side`` +1 the short way
+    (through the scaled segment's point nearest the centre, ``d``), −1 the long way; the tangent points on
+    the side of ``d`` turned by ``tilt`` about the segment (0: the sphere's solution), joined by the great
+    circle between them (the minor arc if its middle is on that side, else the major arc), mapped back to
+    the ellipsoid; its length by Gauss–Legendre quadrature."""
     P, Q = p / a, q / a
     D = Q - P
     nearest = P - (_dot3(P, D) / _dot3(D, D)) * D
@@ -300,8 +304,10 @@ def _length(p, q, t1, t2, arc):  # pragma: no cover - compiled
 
 @jit
 def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover - compiled
-    """Newton from the scaled sphere's solution, where that fails continuation from a sphere (the numpy
-    route's ``_solve``); returns the arc and whether it converged (to a path no longer than its guess)."""
+    """Newton from the scaled sphere's solution, where that fails continuation from a sphere (module
+    documentation of :mod:`mbkron.muscles.wrap_ellipsoid`); returns the arc and whether it converged to a path
+    no longer than its guess (a feasible path on the same side: a longer converged path is another geodesic,
+    winding round the ellipsoid or over another side)."""
     phi, arc, bound = _initial_guess(p, q, a, side, tilt)
     if side < 0:  # the long way round is a saddle of the length: no bound
         bound = np.inf
@@ -335,8 +341,9 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
 
 @jit
 def _shortest_side(p, q, a, work, t1, t2):  # pragma: no cover - compiled
-    """The shortest converged path the short way round from the guesses tilted by :data:`TILTS` (the
-    numpy route's ``_shortest_side``: ties keep the earlier tilt; continuation from the untilted guess only)."""
+    """The shortest converged path the short way round from the guesses tilted by :data:`TILTS` (on a
+    triaxial ellipsoid the geodesic nearest the scaled sphere's solution need not be the shortest; ties keep
+    the earlier tilt; continuation from the untilted guess only)."""
     c1, c2 = np.empty(3), np.empty(3)
     best, best_arc, best_converged = np.inf, 0.0, False
     for index in range(len(TILTS)):
@@ -367,7 +374,7 @@ def ellipsoid_path(p, q, a, axis, sign, t1, t2):  # pragma: no cover - compiled
     -------
     float
         The geodesic's length, :data:`NO_WRAP` where the segment does not wrap, :data:`FAILED` where
-        Newton's method did not converge (the numpy route raises a ConfigurationError there).
+        Newton's method did not converge (the callers raise a ConfigurationError there).
     """
     P, Q = p / a, q / a
     D = Q - P

@@ -1,31 +1,27 @@
-"""Compiled shortest path round the tube of a torus: :mod:`mbkron.muscles.wrap_torus`, one segment at a time.
+"""Compiled shortest path round the tube of a torus, one segment at a time: the solver of OpenSim's ``WrapTorus``.
 
-The same method and the same decisions as the numpy route (:func:`mbkron.muscles.wrap_torus.shortest_path`,
-whose module documentation describes them): OpenSim's ring point (:func:`ring_point`, OpenSim's
-``findClosestPoint`` by a safeguarded Newton descent from each end) and its cylinder of radius ``r`` at
-that point (:func:`mbkron.compiled.wrap_circular.cylinder_path`, quadrant ``+x``) decide whether the
-segment wraps and give the initial guess; the unknowns ``(u₁, v₁, s)`` (the torus angles of ``t₁`` and
-the geodesic's arc length) solve the three tangency residuals by Newton's method with the numpy route's
-step rules (:data:`MAX_ANGLE_STEP`, the arc at most halved or doubled plus ``r``, at most
-:data:`MAX_TURNS` turns round the tube, an Armijo line search, :data:`MAX_ITERATIONS`, stop at
-:data:`TOLERANCE`); the geodesic in the torus angles is integrated with DOP853's 12 stages in equal steps
-(:data:`STEP_CURVATURE`); a converged path is valid when ``s > 0``, ``q`` lies ahead of ``t₂`` and
-neither straight piece enters the solid (:func:`enters_solid`); where the guess from OpenSim's cylinder
-gives no valid path and the straight segment enters the solid, Newton's method starts again from the
-circle's solution in the meridian plane of ``p``, then from the straight segment's point deepest in the
-solid (:data:`DEEPEST_GUESS_ARC`); where those fail too the kernel reports :data:`FAILED` (the caller
-raises a ConfigurationError, as the numpy route does).
+The geometry, OpenSim's decision and the method are documented in :mod:`mbkron.muscles.wrap_torus`
+(where the surface's ``solve`` runs this kernel over a batch, :mod:`mbkron.compiled.wrap_segments`):
+OpenSim's ring point (:func:`ring_point`, OpenSim's ``findClosestPoint`` by a safeguarded Newton descent
+from each end) and its cylinder of radius ``r`` at that point
+(:func:`mbkron.compiled.wrap_circular.cylinder_path`, quadrant ``+x``) decide whether the segment wraps
+and give the initial guess; the unknowns ``(u₁, v₁, s)`` (the torus angles of ``t₁`` and the geodesic's
+arc length) solve the three tangency residuals by Newton's method (:data:`MAX_ANGLE_STEP`, the arc at
+most halved or doubled plus ``r``, at most :data:`MAX_TURNS` turns round the tube, an Armijo line search,
+:data:`MAX_ITERATIONS`, stop at :data:`TOLERANCE`); the geodesic in the torus angles is integrated with
+DOP853's 12 stages in equal steps (:data:`STEP_CURVATURE`, each arc its own count); a converged path is
+valid when ``s > 0``, ``q`` lies ahead of ``t₂`` and neither straight piece enters the solid
+(:func:`enters_solid`); where the guess from OpenSim's cylinder gives no valid path and the straight
+segment enters the solid, Newton's method starts again from the circle's solution in the meridian plane
+of ``p``, then from the straight segment's point deepest in the solid (:data:`DEEPEST_GUESS_ARC`); where
+those fail too the kernel reports :data:`FAILED` (the callers raise a ConfigurationError,
+:func:`mbkron.compiled.wrap_segments.failure_reason`).
 
-One difference in how, not in what: the Newton Jacobian is computed by the variational equations of the
-discrete integration (DOP853's stages applied to the tangent system of the geodesic equations in the
-angles, ``δy' = s ∂f/∂y δy`` (+ ``f`` for the derivative by ``s``)), started from the closed-form
-derivatives of ``t₁``'s initial direction by ``(u₁, v₁)``, and closed by the closed-form derivatives of
-the end residuals by the end state: the exact derivative of the discrete residuals, as the numpy
-route's complex step is, in real arithmetic. The numpy route's integration takes one step count for its
-whole batch (the longest arc's), this kernel each arc's own: both are below 1e-15 m of the exact
-geodesic, and both routes agree to rounding (``tests/test_compiled_torus.py``).
-
-The constants are the numpy route's (it imports them from here). No state is kept between calls.
+The Newton Jacobian is computed by the variational equations of the discrete integration (DOP853's
+stages applied to the tangent system of the geodesic equations in the angles, ``δy' = s ∂f/∂y δy``
+(+ ``f`` for the derivative by ``s``)), started from the closed-form derivatives of ``t₁``'s initial
+direction by ``(u₁, v₁)``, and closed by the closed-form derivatives of the end residuals by the end
+state: the exact derivative of the discrete residuals, in real arithmetic. No state is kept between calls.
 """
 
 from __future__ import annotations
@@ -59,13 +55,13 @@ DEEPEST_GUESS_ARC = 0.1
 
 _STAGES = STAGES
 _SIZE = 16  # (u, v, u', v') and its derivatives by u₁, v₁ and s
-_ARMIJO = 12  # halvings of a Newton step (the numpy route's)
-_RING_ITERATIONS = 200  # Newton steps of each of OpenSim's ring-point descents (the numpy route's)
+_ARMIJO = 12  # halvings of a Newton step
+_RING_ITERATIONS = 200  # Newton steps of each of OpenSim's ring-point descents
 
 
 @jit
 def _steps(R, r, arc):  # pragma: no cover - compiled
-    """Equal integration steps for the arc (the numpy route's ``_steps``)."""
+    """Equal integration steps for the arc (:data:`STEP_CURVATURE`), at least one."""
     curvature = max(1.0 / r, 1.0 / (R - r))
     return max(1, int(math.ceil(abs(arc) * curvature / STEP_CURVATURE)))
 
@@ -108,7 +104,7 @@ def _integrate(y, arc, R, r, k, stage_y):  # pragma: no cover - compiled
 @jit
 def _residuals(p, q, R, r, u1, v1, arc, work, t1, t2, J, res):  # pragma: no cover - compiled
     """The three Newton residuals (m) into ``res``, ``t₁``, ``t₂``, their Jacobian ``J`` (3, 3) by
-    ``(u₁, v₁, s)``, and whether ``q`` is ahead of ``t₂`` (the numpy route's ``_residuals``).
+    ``(u₁, v₁, s)``, and whether ``q`` is ahead of ``t₂``.
 
     With ``e_u``, ``e_v``, ``n`` at ``t₁`` (a right-handed frame; ``∂e_u/∂u = −ρ̂``, ``∂e_v/∂u = −sin v e_u``,
     ``∂e_v/∂v = −n``, ``∂n/∂u = cos v e_u``, ``∂n/∂v = e_v``, ``ρ̂ = cos v n − sin v e_v``) and the chord
@@ -216,7 +212,7 @@ def _largest(res):  # pragma: no cover - compiled
 
 @jit
 def _newton(p, q, R, r, u1, v1, arc, work, t1, t2):  # pragma: no cover - compiled
-    """Newton's method on ``(u₁, v₁, s)`` with the numpy route's step rules (its ``_newton``); returns the
+    """Newton's method on ``(u₁, v₁, s)`` (the step rules of :mod:`mbkron.muscles.wrap_torus`); returns the
     arc and whether it converged (residuals ≤ :data:`TOLERANCE`, ``q`` ahead of ``t₂``)."""
     longest = MAX_TURNS * 2.0 * math.pi * r
     z, step, res, J = np.array([u1, v1, min(arc, longest)]), np.empty(3), np.empty(3), np.empty((3, 3))
@@ -248,7 +244,7 @@ def _newton(p, q, R, r, u1, v1, arc, work, t1, t2):  # pragma: no cover - compil
 @jit
 def enters_solid(p, q, R, r):  # pragma: no cover - compiled
     """Whether the segment ``p → q`` passes through the interior of the solid torus
-    (:func:`mbkron.muscles.wrap_torus.enters_solid`: the minimum over ``[0, 1]`` of the quartic
+    (the sign of ``F`` along it is that of the quartic below: the minimum over ``[0, 1]`` of the quartic
     ``(|x|² + R² − r²)² − 4R²(x² + y²)`` along it, at the ends and the real roots of its derivative)."""
     return _quartic_minimum(p, q, R, r)[0] < 0.0
 
@@ -256,7 +252,7 @@ def enters_solid(p, q, R, r):  # pragma: no cover - compiled
 @jit
 def _quartic_minimum(p, q, R, r):  # pragma: no cover - compiled
     """The minimum over ``t ∈ [0, 1]`` of :func:`enters_solid`'s quartic along ``p + t (q − p)`` and its ``t``
-    (candidates in the numpy route's order: the derivative's real roots in (0, 1), then the ends)."""
+    (candidates: the derivative's real roots in (0, 1), then the ends)."""
     d = q - p
     A, B, C = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], 2.0 * (p[0] * d[0] + p[1] * d[1] + p[2] * d[2]), \
         p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + R * R - r * r
@@ -331,7 +327,8 @@ def ring_point(p, q, R, axis, sign, c):  # pragma: no cover - compiled
 
 @jit
 def _valid_newton(p, q, R, r, u1, v1, arc, work, t1, t2):  # pragma: no cover - compiled
-    """:func:`_newton` and whether its result is a valid wrap (the numpy route's ``_valid_newton``)."""
+    """:func:`_newton` and whether its result is a valid wrap: converged, a positive arc, and straight pieces
+    that stay outside the solid (ended 1e-6 of their length before the tangent points, where they touch it)."""
     arc, valid = _newton(p, q, R, r, u1, v1, min(arc, MAX_TURNS * 2.0 * math.pi * r), work, t1, t2)
     valid = valid and arc > 0.0
     if valid:
@@ -357,7 +354,7 @@ def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
     -------
     float
         The geodesic's length, :data:`NO_WRAP` where the segment does not wrap, :data:`FAILED` where
-        no valid path was found although the straight segment enters the solid (the numpy route raises
+        no valid path was found although the straight segment enters the solid (the callers raise
         a ConfigurationError there).
     """
     c, frame, local_p, local_q, g1, g2 = (np.empty(3), np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3),

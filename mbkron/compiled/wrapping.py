@@ -21,13 +21,11 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import wrap_ellipsoid, wrap_torus
 from mbkron.compiled.common import batch_rows, jit, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
-from mbkron.compiled.wrap_circular import cylinder_path, sphere_path
-from mbkron.compiled.wrap_ellipsoid import FAILED, ellipsoid_path
-from mbkron.compiled.wrap_torus import torus_path
+from mbkron.compiled.wrap_ellipsoid import FAILED
+from mbkron.compiled.wrap_segments import failure_reason, surface_path
 from mbkron.core.errors import ConfigurationError, ModelWarning
 
 __all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms", "unsettled_message"]
@@ -37,7 +35,7 @@ COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2, "WrapT
 
 
 def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) -> str:
-    """The warning where the sweeps over a path's wraps did not settle (both routes)."""
+    """The warning where the sweeps over a path's wraps did not settle."""
     return (f"muscle `{muscle}`: the sweeps over its wraps did not settle in {max_sweeps}, even with its ellipsoids "
             f"the short way, at {count} state(s), the first at index {tuple(int(i) for i in first)}: its wraps' "
             f"decisions (OpenSim's sides, quadrants and segments) keep alternating, so no path is tangent to all "
@@ -47,18 +45,8 @@ def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) ->
 
 def _failure_message(muscle: str, wrap: str, kind: int, params: NDArray, state: str, failure: NDArray) -> str:
     """The ConfigurationError's message where a wrap's solver failed (kind 2: the ellipsoid, 3: the torus)."""
-    where = (f"muscle `{muscle}`, wrap `{wrap}`: at state {state} (p={failure[3:6].tolist()}, "
-             f"q={failure[6:].tolist()}, wrap frame)")
-    if kind == 3:
-        return (f"{where} there is no path round the inner side of the torus with outer_radius {params[2]} and "
-                f"inner_radius {params[3]}: the straight segment enters the torus, OpenSim would wrap it, but "
-                f"Newton's method from OpenSim's cylinder approximation (and two other guesses) found no path that "
-                f"touches the tube once (to "
-                f"{wrap_torus.TOLERANCE} m in {wrap_torus.MAX_ITERATIONS} iterations) without cutting it; a segment "
-                "through the tube twice, or past its outer side, needs another wrap object")
-    return (f"{where} the shortest path over the ellipsoid with semi-axes {params[2:].tolist()} did not converge: "
-            f"Newton's method did not reach {wrap_ellipsoid.TOLERANCE} m in {wrap_ellipsoid.MAX_ITERATIONS} "
-            "iterations even by continuation from a sphere")
+    return (f"muscle `{muscle}`, wrap `{wrap}`: at state {state} (p={failure[3:6].tolist()}, "
+            f"q={failure[6:].tolist()}, wrap frame) {failure_reason(kind, params)}")
 
 
 @jit
@@ -169,25 +157,15 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                                         + (X[a, 2] - og[g, 2]) * Rg[g, 2, c])
                                 q[c] = ((X[b, 0] - og[g, 0]) * Rg[g, 0, c] + (X[b, 1] - og[g, 1]) * Rg[g, 1, c]
                                         + (X[b, 2] - og[g, 2]) * Rg[g, 2, c])
-                            axis, sign = int(wrap_params[g, 0]), int(wrap_params[g, 1])
+                            sign = int(wrap_params[g, 1])
                             if attempt == 1 and wrap_kind[g] == 2:
                                 sign = 0  # the sweeps did not settle: the ellipsoids the short way
-                            if wrap_kind[g] == 0:
-                                arc = sphere_path(p, q, wrap_params[g, 2], axis, sign, t1, t2)
-                            elif wrap_kind[g] == 1:
-                                arc = cylinder_path(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
-                            else:
-                                if wrap_kind[g] == 2:
-                                    for c in range(3):
-                                        semi_axes[c] = wrap_params[g, 2 + c]
-                                    arc = ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
-                                else:
-                                    arc = torus_path(p, q, wrap_params[g, 2], wrap_params[g, 3], axis, sign, t1, t2)
-                                if arc == FAILED:
-                                    failure[0], failure[1], failure[2] = s, m, g
-                                    for c in range(3):
-                                        failure[3 + c], failure[6 + c] = p[c], q[c]
-                                    return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
+                            arc = surface_path(wrap_kind[g], wrap_params[g], sign, p, q, semi_axes, t1, t2)
+                            if arc == FAILED:
+                                failure[0], failure[1], failure[2] = s, m, g
+                                for c in range(3):
+                                    failure[3 + c], failure[6 + c] = p[c], q[c]
+                                return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
                             if arc < 0.0:
                                 continue
                             change = (math.sqrt((t1[0] - p[0]) ** 2 + (t1[1] - p[1]) ** 2 + (t1[2] - p[2]) ** 2) + arc

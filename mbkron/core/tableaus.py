@@ -1,5 +1,5 @@
 """Butcher tableaus: Dormand–Prince 5(4) and DOP853 (Hairer's 8(5,3)), for the ensemble integrator and the
-wrapping surfaces' geodesics (:func:`equal_steps`).
+wrapping surfaces' geodesics (:func:`mbkron.compiled.runge_kutta.dop853_equal_steps`).
 
 Coefficients as published with the original codes: J. R. Dormand and P. J. Prince, "A family of
 embedded Runge-Kutta formulae", J. Comput. Appl. Math. 6 (1980) (with the continuous extension of
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Tableau", "DORMAND_PRINCE", "DOP853", "equal_steps"]
+__all__ = ["Tableau", "DORMAND_PRINCE", "DOP853"]
 
 
 def _lower(rows: list[list[float]]) -> np.ndarray:
@@ -98,29 +98,3 @@ class Tableau:
 
 DORMAND_PRINCE = Tableau("RK45", 6, _DP_C, _DP_A, _DP_B, 5, 4, E=_DP_E, P=_DP_P)
 DOP853 = Tableau("DOP853", 12, _DOP_C, _DOP_A, _DOP_B, 8, 7, E3=_DOP_E3, E5=_DOP_E5, D=_DOP_D)
-
-
-def equal_steps(tableau: Tableau, rate, y: np.ndarray, steps: int, samples: bool = False) -> np.ndarray:
-    """``steps`` equal steps of ``tableau``'s method for the autonomous ``y' = rate(y)`` over ``τ ∈ [0, 1]``.
-
-    ``y`` has any shape (``rate`` maps it to the same shape) and may be complex (complex-step
-    differentiation); the stage sums run on the flattened stages, for complex stages on their real view
-    (real and imaginary parts interleaved: the coefficients are real, so each part is summed alone, exactly
-    as the complex sum). numpy's ``matmul`` of a real vector with a complex matrix takes a slow mixed-type
-    loop: 40× slower here (arm26's wrapped paths at 121 frames: 36 s, 0.9 s on the real view).
-    Returns the end, or with ``samples`` the start and every step's end stacked on axis 1."""
-    stages, B = tableau.stages, tableau.B
-    A = tableau.A[:stages, :stages]
-    h = 1.0 / steps
-    history = [y]
-    k = np.empty((stages,) + y.shape, dtype=y.dtype)
-    flat = k.reshape(stages, -1)
-    real = flat.view(np.float64) if np.iscomplexobj(flat) else flat  # (stages, 2N) for complex128
-    for _ in range(steps):
-        for stage in range(stages):
-            increment = (A[stage, :stage] @ real[:stage]).view(y.dtype).reshape(y.shape) if stage else 0.0
-            k[stage] = rate(y + h * increment)
-        y = y + h * (B @ real).view(y.dtype).reshape(y.shape)
-        if samples:
-            history.append(y)
-    return np.stack(history, axis=1) if samples else y

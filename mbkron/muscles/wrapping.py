@@ -21,10 +21,11 @@ so ``L`` is C¹ there for the true shortest path (``tests/test_wrapping_surfaces
 
 **The surfaces** (frozen dataclasses with OpenSim's properties; a surface's frame is placed in its
 ``body`` by ``translation`` and the body-fixed X-Y-Z angles ``xyz_body_rotation``). Each has
-``solve(p, q) -> (wrapped, t1, t2, arc)``: ``p``, ``q`` (..., 3) the neighbouring points in the wrap
-frame; ``wrapped`` (...,) bool; ``t1``, ``t2`` (..., 3) the tangent points (``t1`` joined to ``p``);
-``arc`` (...,) the geodesic length between them (0 where not wrapped, where ``t1``, ``t2`` are finite
-but meaningless).
+``solve(p, q) -> (wrapped, t1, t2, arc)`` (:meth:`WrapSurface.solve`, by the surface's compiled kernel:
+:mod:`mbkron.compiled.wrap_circular`, :mod:`~mbkron.compiled.wrap_ellipsoid`, :mod:`~mbkron.compiled.wrap_torus`,
+the engine's own): ``p``, ``q`` (..., 3) the neighbouring points in the wrap frame; ``wrapped`` (...,)
+bool; ``t1``, ``t2`` (..., 3) the tangent points (``t1`` joined to ``p``; both ``(p + q)/2`` where not
+wrapped); ``arc`` (...,) the geodesic length between them (0 where not wrapped).
 
 - :class:`WrapSphere` — the shortest path lies in the plane through ``P``, ``Q`` and the centre (a
   great circle). With ``d_P = |P|``, ``α_P = arccos(r/d_P)`` and ``γ`` the angle between ``P`` and
@@ -69,9 +70,10 @@ import numbers
 from dataclasses import dataclass, fields
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from mbkron.muscles import complex_step as cs
+from mbkron.compiled.wrap_segments import segment_paths
+from mbkron.compiled.wrapping import COMPILED_KINDS
 
 __all__ = ["WrapSurface", "WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
            "parse_quadrant", "positive_problem", "shape_fields", "surface_problems", "wrap_method_problems",
@@ -157,17 +159,6 @@ def wrap_method_problems(method: object, where: str) -> list[str]:
     return []
 
 
-def _side(sign_axis: NDArray, sigma: int) -> NDArray[np.bool_]:
-    """OpenSim's ``DSIGN(x) == sigma`` (``DSIGN(0) = +1``; of the real part)."""
-    return np.where(np.real(sign_axis) >= 0.0, 1, -1) == sigma
-
-
-def _points(p: NDArray, q: NDArray) -> tuple[NDArray, NDArray]:
-    """``p``, ``q`` broadcast, as floats, or as complex numbers if either is (a complex step)."""
-    dtype = complex if np.iscomplexobj(p) or np.iscomplexobj(q) else float
-    return np.broadcast_arrays(np.asarray(p, dtype=dtype), np.asarray(q, dtype=dtype))
-
-
 @dataclass(frozen=True, kw_only=True)
 class WrapSurface:
     """The properties every wrapping surface shares (OpenSim's ``WrapObject``)."""
@@ -187,6 +178,48 @@ class WrapSurface:
         """``(axis, sign)`` of the quadrant (sign 0: unconstrained)."""
         return parse_quadrant(self.quadrant)
 
+    def sizes(self) -> tuple[float, ...]:
+        """The shape parameters (m) in the order of the compiled kernels' ``wrap_params``
+        (:mod:`mbkron.compiled.wrap_segments`)."""
+        raise NotImplementedError
+
+    def shape_problems(self, where: str) -> list[str | None]:
+        """The problems with the shape parameters (None where there is none), each prefixed by ``where``."""
+        raise NotImplementedError
+
+    def solve(self, p: ArrayLike, q: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """The shortest path from ``p`` to ``q`` over this surface (the module's rules) by its compiled
+        kernel (:func:`mbkron.compiled.wrap_segments.segment_paths`).
+
+        Parameters
+        ----------
+        p, q : array_like, shape (..., 3)
+            The path's neighbouring points in the wrap frame (m), broadcast together; real and finite (a
+            complex step is not supported: the derivatives are the envelope theorem's, see the module).
+
+        Returns
+        -------
+        wrapped : ndarray of bool, shape (...)
+        t1, t2 : ndarray, shape (..., 3)
+            The tangent points (``t1`` joined to ``p``); where not wrapped both are ``(p + q)/2``, so that
+            ``|t1 − p| + |q − t2|`` is the straight length.
+        arc : ndarray, shape (...)
+            The geodesic's length between them (0 where not wrapped).
+
+        Raises
+        ------
+        ValueError
+            The surface's shape parameters are invalid (:meth:`shape_problems`), or its quadrant.
+        TypeError, ValueError, ConfigurationError
+            ``p``, ``q`` complex, of another shape or not finite; where the ellipsoid's or the torus's
+            solver fails (:func:`~mbkron.compiled.wrap_segments.segment_paths`).
+        """
+        problems = [problem for problem in self.shape_problems(f"wrap object `{self.name}`") if problem]
+        if problems:
+            raise ValueError("; ".join(problems))
+        params = (*self.constraint(), *self.sizes())
+        return segment_paths(COMPILED_KINDS[type(self).__name__], params + (0.0,) * (5 - len(params)), p, q)
+
 
 @dataclass(frozen=True, kw_only=True)
 class WrapSphere(WrapSurface):
@@ -205,41 +238,8 @@ class WrapSphere(WrapSurface):
     def shape_problems(self, where: str) -> list[str | None]:
         return [positive_problem(self.radius, f"{where}: `radius`")]
 
-    def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-        """The shortest path from ``p`` to ``q`` round the sphere (a great circle); see the module."""
-        r = float(self.radius)
-        p, q = _points(p, q)
-        dp, dq = cs.norm(p), cs.norm(q)
-        outside = (dp.real > r) & (dq.real > r)
-        dp, dq = np.where(outside, dp, 2 * r), np.where(outside, dq, 2 * r)
-        u, v = p / dp[..., None], q / dq[..., None]
-        cosine = np.sum(u * v, axis=-1)
-        normal = v - cosine[..., None] * u  # the plane of P, Q and the centre: e2 ⊥ u
-        normal -= np.sum(normal * u, axis=-1)[..., None] * u  # again: ⊥ u to round-off when P, Q are nearly opposite
-        sine = cs.norm(normal)
-        # P, Q and the centre on one line: any plane through them (the path is not unique there)
-        fallback = np.cross(u, np.where(np.abs(u[..., :1].real) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
-        degenerate = sine.real < 1e-12
-        e2 = np.where(degenerate[..., None], fallback / np.maximum(cs.norm(fallback)[..., None], 1e-300),
-                      normal / np.where(degenerate, 1.0, sine)[..., None])
-        gamma = cs.arctan2(sine, cosine)
-        ap, aq = cs.arccos(r / dp), cs.arccos(r / dq)
-        theta = gamma - ap - aq
-        wrapped = outside & (theta.real > 0.0)
-        # the two arcs of the great circle, by angle ψ from u towards e2 (Q at ψ = γ)
-        start, end = ap, gamma - aq
-        axis, sigma = self.constraint()
-        if sigma != 0:
-            both = _side(p[..., axis], sigma) & _side(q[..., axis], sigma)
-            short_mid, long_mid = (ap + gamma - aq) / 2, (gamma + aq - ap) / 2 - np.pi
-            toward = sigma * (np.cos(short_mid) * u[..., axis] + np.sin(short_mid) * e2[..., axis])
-            away = sigma * (np.cos(long_mid) * u[..., axis] + np.sin(long_mid) * e2[..., axis])
-            long = ~both & (away.real > toward.real)
-            start, end = np.where(long, -ap, start), np.where(long, gamma + aq - 2 * np.pi, end)
-            theta = np.where(long, 2 * np.pi - gamma - ap - aq, theta)
-        t1 = r * (np.cos(start)[..., None] * u + np.sin(start)[..., None] * e2)
-        t2 = r * (np.cos(end)[..., None] * u + np.sin(end)[..., None] * e2)
-        return wrapped, t1, t2, np.where(wrapped, r * theta, 0.0)
+    def sizes(self) -> tuple[float, ...]:
+        return (self.radius,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,49 +262,8 @@ class WrapCylinder(WrapSurface):
         return [positive_problem(self.radius, f"{where}: `radius`"),
                 positive_problem(self.length, f"{where}: `length`")]
 
-    def solve(self, p: NDArray, q: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-        """The shortest path from ``p`` to ``q`` round the cylinder (a helix); see the module."""
-        r = float(self.radius)
-        p, q = _points(p, q)
-        rp, rq = cs.hypot(p[..., 0], p[..., 1]), cs.hypot(q[..., 0], q[..., 1])
-        outside = (rp.real > r) & (rq.real > r)
-        rp, rq = np.where(outside, rp, 2 * r), np.where(outside, rq, 2 * r)
-        phi_p, phi_q = cs.arctan2(p[..., 1], p[..., 0]), cs.arctan2(q[..., 1], q[..., 0])
-        ap, aq = cs.arccos(r / rp), cs.arccos(r / rq)
-        ccw = cs.angle_mod(phi_q - phi_p)  # the angle swept counterclockwise from P' to Q'
-        cw = cs.angle_mod(phi_p - phi_q)
-        short = np.where(ccw.real <= np.pi, 1.0, -1.0)
-        meets = (np.minimum(ccw.real, cw.real) - ap.real - aq.real) > 0.0  # the segment meets the (infinite) cylinder
-        axis, sigma = self.constraint()
-        direction, rule = short, meets
-        if sigma != 0:
-            if axis < 2:  # the side whose arc midpoint lies furthest towards sigma
-                mid_ccw = phi_p + (ccw + ap - aq) / 2
-                mid_cw = phi_p - (cw + ap - aq) / 2
-                trig = np.cos if axis == 0 else np.sin
-                direction = np.where(sigma * trig(mid_ccw.real) >= sigma * trig(mid_cw.real), 1.0, -1.0)
-            on_p, on_q = _side(p[..., axis], sigma), _side(q[..., axis], sigma)
-            # the point of the line P→Q nearest the axis (OpenSim's near12; a decision, of the real parts)
-            start, chord = p.real, (q - p).real
-            planar = np.maximum(np.sum(chord[..., :2] ** 2, axis=-1), 1e-300)
-            near = start + (-np.sum(start[..., :2] * chord[..., :2], axis=-1) / planar)[..., None] * chord
-            forced = (on_p != on_q) & ~_side(near[..., axis], sigma)
-            rule = np.where(on_p | on_q, meets | forced, True)
-        theta = np.where(direction > 0, ccw, cw) - ap - aq
-        wrapped = outside & rule & (theta.real > 0.0)
-        theta = np.where(wrapped, theta, 0.0)
-        lp, lq = np.sqrt(rp**2 - r**2), np.sqrt(rq**2 - r**2)
-        planar_length = lp + r * theta + lq
-        rise = q[..., 2] - p[..., 2]
-        phi1, phi2 = phi_p + direction * ap, phi_q - direction * aq
-        z1 = p[..., 2] + rise * lp / planar_length
-        z2 = p[..., 2] + rise * (lp + r * theta) / planar_length
-        t1 = np.stack([r * np.cos(phi1), r * np.sin(phi1), z1], axis=-1)
-        t2 = np.stack([r * np.cos(phi2), r * np.sin(phi2), z2], axis=-1)
-        half = 0.5 * float(self.length)
-        wrapped &= (np.abs(z1.real) <= half) | (np.abs(z2.real) <= half)
-        arc = r * theta * np.sqrt(1.0 + (rise / planar_length) ** 2)
-        return wrapped, t1, t2, np.where(wrapped, arc, 0.0)
+    def sizes(self) -> tuple[float, ...]:
+        return (self.radius, self.length)
 
 
 @dataclass(frozen=True)
