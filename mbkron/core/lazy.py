@@ -1,18 +1,21 @@
-"""Modules imported on first use: loading a model imports neither numba nor scipy's heavy submodules.
+"""Modules imported on first use: loading a model imports neither numba, nor scipy's heavy submodules, nor
+(for a model without formulas) sympy.
 
 Building a model needs numpy only; evaluating it calls the compiled kernels (numba, ~0.25 s of CPU to
 import) and, for constraint groups and fitted surfaces, scipy's ``linalg`` and ``interpolate``
-(~0.2-0.4 s each). A module that reads kernels at evaluation time holds them through a
-:class:`LazyModule` instead of importing the kernel module at its top, so that importing it (and
-building a model) does not import numba; the first evaluation does.
+(~0.2-0.4 s each); formulas in a model file are parsed into sympy expressions (~0.2 s to import sympy).
+A module that reads kernels at evaluation time, or sympy only for formulas, holds them through a
+:class:`LazyModule` instead of importing them at its top, so that importing it (and building a model)
+does not import them; the first evaluation, or the first formula, does.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 
-__all__ = ["LazyModule"]
+__all__ = ["LazyModule", "is_sympy_expression"]
 
 
 class LazyModule:
@@ -53,3 +56,14 @@ class LazyModule:
 
     def __repr__(self) -> str:
         return f"<LazyModule {self.__name!r}>"
+
+
+def is_sympy_expression(value: object) -> bool:
+    """Whether ``value`` is a sympy expression, without importing sympy.
+
+    Until something has imported sympy no value can be a sympy expression, so the check costs no
+    import: model descriptions given as coordinate names, numbers, :class:`~mbkron.jointvars.explicit.Linear`
+    maps or tabulated functions are told apart from expressions without loading sympy.
+    """
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and isinstance(value, sympy.Expr)

@@ -24,11 +24,12 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike
 
+from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.backends import check_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
@@ -44,9 +45,17 @@ from mbkron.model.checks import (
     warn_unphysical_inertias,
 )
 from mbkron.model.model import Model
-from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+
+if TYPE_CHECKING:
+    from mbkron.muscles.paths import MusclePath
 
 __all__ = ["ModelBuilder"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+# the muscle paths import their kernels (numba): imported by the first muscle, not by every model build
+_paths = LazyModule("mbkron.muscles.paths")
 
 _UNITS = ("rad", "m", "1")
 MAX_DENSE_ENTRIES = 2**25
@@ -220,7 +229,7 @@ class ModelBuilder:
         >>> b.build().moment_arms([0.0]).round(6)      # = −∂L/∂q = 0.05/|(0.5, −0.1)|
         array([[0.098058]])
         """
-        self._muscles.append(MusclePath(name, tuple(path), hill, tuple(wraps)))
+        self._muscles.append(_paths.MusclePath(name, tuple(path), hill, tuple(wraps)))
         return self
 
     def add_constraints(
@@ -331,7 +340,7 @@ class ModelBuilder:
         if self._constraint_groups:
             model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
         if self._muscles:
-            muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
+            muscle_set = _paths.MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
             model = dataclasses.replace(model, muscle_set=muscle_set)
         warn_unphysical_inertias(ordered, source or f"model `{self.name}`")
         return model
@@ -352,7 +361,7 @@ class ModelBuilder:
     def _check_muscles(self, body_names: set[str], coordinate_names: set[str], problems: list[str]) -> None:
         seen: set = set()
         for path in self._muscles:
-            check_path(path, body_names, coordinate_names, problems)
+            _paths.check_path(path, body_names, coordinate_names, problems)
             if path.name in seen:
                 problems.append(f"muscle `{path.name}` is defined twice")
             seen.add(path.name)
@@ -491,8 +500,7 @@ class ModelBuilder:
     def _joint_variable_map(bodies: list[Body], coordinates: list[Coordinate], problems: list[str]) -> JointVariables:
         names = [c.name for c in coordinates]
         column = {name: k for k, name in enumerate(names)}
-        symbols = [sympy.Symbol(n) for n in names]
-        symbol_set = set(symbols)
+        symbols = symbol_set = None  # sympy symbols of the coordinates, made for the first sympy variable
         moving = [b for b in bodies if b.joint != kinematics.FIXED]
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
@@ -510,7 +518,10 @@ class ModelBuilder:
                 variable = Linear({variable: 1.0})
             elif isinstance(variable, (int, float)):
                 variable = Linear({}, float(variable))
-            if isinstance(variable, sympy.Expr):
+            if is_sympy_expression(variable):
+                if symbols is None:
+                    symbols = [sympy.Symbol(n) for n in names]
+                    symbol_set = set(symbols)
                 expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
                 linear = as_linear(expr, symbol_set)
                 if linear is None:
