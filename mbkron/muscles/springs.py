@@ -22,9 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+from mbkron.core.lazy import LazyModule
 
 __all__ = ["PathForce", "PathSpring", "path_spring_tension"]
+
+# the path code imports the path kernels (numba): imported by the first path force checked or evaluated, not
+# by the model-file schema, which imports this module (mbkron.core.lazy)
+_paths = LazyModule("mbkron.muscles.paths")
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class PathForce:
     def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
         """Append to ``problems`` everything wrong with this load (``where`` names it)."""
         found: list[str] = []
-        check_path(self.muscle_path(), bodies, coordinates, found)
+        _paths.check_path(self.muscle_path(), bodies, coordinates, found)
         problems.extend(f"{where}: {problem.replace('muscle ', 'path ', 1)}" for problem in found)
         self.check_parameters(where, problems)
 
@@ -64,13 +68,13 @@ class PathForce:
 
     def muscle_path(self) -> MusclePath:
         """The path as a :class:`MusclePath` without a force model."""
-        return MusclePath(self.name, tuple(self.path), wraps=tuple(self.wraps))
+        return _paths.MusclePath(self.name, tuple(self.path), wraps=tuple(self.wraps))
 
     def muscle_set(self, model) -> MuscleSet:
         """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates (built once)."""
         key = (model.bodies, model.coordinates)
         if key not in self._sets:
-            self._sets[key] = MuscleSet([self.muscle_path()],
+            self._sets[key] = _paths.MuscleSet([self.muscle_path()],
                                         {b: model.body_index(b) for b in model.bodies}, model.coordinates)
         return self._sets[key]
 
