@@ -49,9 +49,10 @@ def python_constraint_solver():
     compiled once, nothing per group."""
     from mbkron.jointvars import constrained
 
-    supported = constrained.supports_fast_step
-    with mock.patch("mbkron.jointvars.constrained.supports_fast_step",
-                    lambda solver: solver.system.kernel_data() is not None and supported(solver)):
+    compiled = constrained._compiled  # mbkron.jointvars.compiled, imported on first use (a LazyModule)
+    supported = compiled.supports_fast_step
+    with mock.patch.object(compiled, "supports_fast_step",
+                           lambda solver: solver.system.kernel_data() is not None and supported(solver)):
         yield
 
 

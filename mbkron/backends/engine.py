@@ -18,12 +18,15 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import dynamics as compiled_dynamics
-from mbkron.compiled.forward import solve_positive_definite as _solve_positive_definite
+from mbkron.core.lazy import LazyModule
 from mbkron.kinematics.tree import KinematicsData, compute_kinematics
 
 __all__ = ["InertialTerms", "inertial_terms", "kinematics", "moment_arms", "muscle_lengths",
            "solve_positive_definite"]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+compiled_dynamics = LazyModule("mbkron.compiled.dynamics")
+_compiled_forward = LazyModule("mbkron.compiled.forward")
 
 
 class InertialTerms(NamedTuple):
@@ -70,5 +73,5 @@ def solve_positive_definite(M: NDArray[np.float64], b: NDArray[np.float64]) -> N
     """``M⁻¹ b`` for stacks ``M`` (..., n, n), ``b`` (..., n) by one Cholesky factorisation ``M = L Lᵀ``
     (:func:`mbkron.compiled.forward.solve_positive_definite`); None if some ``M`` is not positive definite
     (the factorisation fails)."""
-    x, ok = _solve_positive_definite(M, b)
+    x, ok = _compiled_forward.solve_positive_definite(M, b)
     return x if ok else None

@@ -22,15 +22,14 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
-from numpy.typing import NDArray
-
 try:  # numba is optional: the ``fast`` extra
     import numba
     from numba.core import caching as numba_caching
     from numba.core import event as numba_event
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
+
+from mbkron.compiled.layout import batch_rows, writable  # numba-free; kept here for the kernel modules
 
 __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
            "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "python_function",
@@ -208,22 +207,3 @@ def inline_jit(function):
 def python_function(function):
     """The plain Python function behind a :func:`jit` kernel (the kernel itself without numba)."""
     return getattr(function, "py_func", function)
-
-
-def writable(values: NDArray) -> NDArray[np.float64]:
-    """``values`` as a C-contiguous, writeable float array. numba compiles a kernel separately for
-    read-only arrays; passing per-state arrays always writeable (and the model's constant arrays
-    always read-only) keeps each kernel to one compilation."""
-    values = np.ascontiguousarray(values, dtype=float)
-    return values if values.flags.writeable else values.copy()
-
-
-def batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArray[np.float64]:
-    """``values`` of shape ``batch + rest`` as a C-contiguous (states or 1, *rest) float array; a
-    batch-broadcast array (all batch strides 0, e.g. constant gradients) becomes one row."""
-    nbatch = values.ndim - trailing
-    if nbatch == 0:
-        return writable(values)[None]
-    if all(stride == 0 for stride in values.strides[:nbatch]):
-        return writable(values[(0,) * nbatch])[None]
-    return writable(values).reshape((-1,) + values.shape[nbatch:])

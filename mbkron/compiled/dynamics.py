@@ -8,20 +8,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import AVAILABLE, batch_rows, jit, numba, writable
+from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled.layout import batch_rows, inertia_rows, spring_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["inertia_rows", "spring_rows", "equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
            "world_inertia", "spring_forces"]
-
-def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
-    """Body-frame pseudo-inertias (Eq. 131) as rows ``(E (9), h (3), m)``, shape (nb, 13)."""
-    nb = pseudo_inertias.shape[0]
-    out = np.concatenate([pseudo_inertias[:, :3, :3].reshape(nb, 9), pseudo_inertias[:, :3, 3],
-                          pseudo_inertias[:, 3, 3:4]], axis=1)
-    out.setflags(write=False)
-    return out
-
 
 # ----------------------------------------------------------------------------- per-state pieces
 @jit
@@ -255,24 +247,6 @@ if AVAILABLE:
 
 _PARALLEL_STATES = 512
 """Batches at least this large are spread over all cores (below, threading costs more than it saves)."""
-
-
-def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
-    """Spring-dampers as kernel rows ``(body a, body b, point a (3), point b (3), k, c, L₀)``.
-
-    Parameters
-    ----------
-    body_indices : sequence of int
-        ``(a, b)`` per spring; the ground is ``nb``.
-    springs : sequence of SpringDamper
-    """
-    rows = np.empty((len(springs), 11))
-    for row, spring, bodies in zip(rows, springs, body_indices):
-        row[:2] = bodies
-        row[2:5], row[5:8] = spring.point_a, spring.point_b
-        row[8:] = spring.stiffness, spring.damping, spring.free_length
-    rows.setflags(write=False)
-    return rows
 
 
 def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray, gravity: NDArray, springs: NDArray,

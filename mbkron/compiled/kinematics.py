@@ -35,36 +35,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.common import jit
+from mbkron.compiled.layout import (_PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION, GEOMETRY_WIDTH, batch_rows,
+                                     tree_geometry, writable)
 
 __all__ = ["GEOMETRY_WIDTH", "kinematics", "transforms_and_joint_twists", "tree_geometry"]
-
-_ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
-
-
-def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
-                  is_prismatic: NDArray) -> NDArray[np.float64]:
-    """Pack a tree's constant joint data into one array, a row per body.
-
-    Columns: the 4 local-transform coefficient matrices (64), the joint matrix's rotation axis
-    ``a`` and translation part ``b`` (``Â = [[ã, b], [0, 0]]``, Eq. 70-71), ``ϑ`` (revolute) and
-    prismatic flags.
-
-    Returns
-    -------
-    ndarray, shape (nb, 72)
-    """
-    nb = local_coefficients.shape[0]
-    out = np.zeros((nb, GEOMETRY_WIDTH))
-    out[:, :_ROTATION] = local_coefficients.reshape(nb, 64)
-    out[:, _ROTATION:_TRANSLATION] = np.stack(
-        [joint_matrices[:, 2, 1], joint_matrices[:, 0, 2], joint_matrices[:, 1, 0]], axis=-1)
-    out[:, _TRANSLATION:_REVOLUTE] = joint_matrices[:, :3, 3]
-    out[:, _REVOLUTE] = is_revolute
-    out[:, _PRISMATIC] = is_prismatic
-    out.setflags(write=False)
-    return out
-
 
 @jit
 def transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover - compiled

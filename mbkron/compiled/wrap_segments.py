@@ -7,7 +7,7 @@ The one implementation of each surface's shortest path is its kernel (:func:`~mb
 ``solve(p, q)`` (:meth:`mbkron.muscles.wrapping.WrapSurface.solve`) and the torus's OpenSim decisions
 (:func:`ring_points`, :func:`segments_enter_torus`). The kinds and parameters are those of the
 wrapped-path kernel's tables: ``kind`` 0 sphere, 1 cylinder, 2 ellipsoid, 3 torus
-(:data:`mbkron.compiled.wrapping.COMPILED_KINDS`), ``params`` the quadrant's axis and sign, then the
+(:data:`mbkron.compiled.wrap_constants.COMPILED_KINDS`), ``params`` the quadrant's axis and sign, then the
 sphere's radius, the cylinder's radius and length, the ellipsoid's three semi-axes or the torus's ``R``
 and ``r``. Real points only: the paths are not complex-step differentiable (their derivatives are the
 envelope theorem's, :mod:`mbkron.muscles.wrapping`).

@@ -21,7 +21,8 @@ The Newton Jacobian is computed by the variational equations of the discrete int
 stages applied to the tangent system of the geodesic equations in the angles, ``δy' = s ∂f/∂y δy``
 (+ ``f`` for the derivative by ``s``)), started from the closed-form derivatives of ``t₁``'s initial
 direction by ``(u₁, v₁)``, and closed by the closed-form derivatives of the end residuals by the end
-state: the exact derivative of the discrete residuals, in real arithmetic. No state is kept between calls.
+state: the exact derivative of the discrete residuals, in real arithmetic. The constants are
+:mod:`mbkron.compiled.wrap_constants`'s. No state is kept between calls.
 """
 
 from __future__ import annotations
@@ -32,26 +33,13 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
+from mbkron.compiled.wrap_constants import (DEEPEST_GUESS_ARC, MAX_ANGLE_STEP, MAX_ITERATIONS, MAX_TURNS,
+                                           OPENSIM_CYLINDER_LENGTH, STEP_CURVATURE, TOLERANCE)
 from mbkron.compiled.wrap_circular import cylinder_path
 from mbkron.compiled.wrap_ellipsoid import FAILED, NO_WRAP
 
 __all__ = ["TOLERANCE", "MAX_ITERATIONS", "MAX_ANGLE_STEP", "MAX_TURNS", "STEP_CURVATURE", "OPENSIM_CYLINDER_LENGTH",
            "DEEPEST_GUESS_ARC", "NO_WRAP", "FAILED", "torus_path", "ring_point", "enters_solid"]
-
-TOLERANCE = 1e-13
-"""Newton stops when the three residuals (m) are at most this."""
-MAX_ITERATIONS = 40
-"""Newton iterations before the solver gives up."""
-MAX_ANGLE_STEP = 0.5
-"""Largest Newton step of either torus angle of ``t₁`` (rad)."""
-MAX_TURNS = 2.0
-"""Longest arc Newton's method tries, in turns round the tube (``2π r`` each): longer paths fail."""
-STEP_CURVATURE = 0.2
-"""Integration step times the torus's largest normal curvature ``max(1/r, 1/(R − r))`` (at most)."""
-OPENSIM_CYLINDER_LENGTH = 10000.0
-"""The length of OpenSim's cylinder at the ring point (``CYL_LENGTH`` in WrapTorus.cpp)."""
-DEEPEST_GUESS_ARC = 0.1
-"""The last initial guess's arc (from the straight segment's deepest point in the solid), in units of ``r``."""
 
 _STAGES = STAGES
 _SIZE = 16  # (u, v, u', v') and its derivatives by u₁, v₁ and s

@@ -8,7 +8,7 @@ state, so that every state stops sweeping when its own tangent points have conve
 converging sweeps over several wraps are extrapolated (Aitken: after three steady sweeps, a jump to the
 limit of the geometric sequence of steps; the next sweep re-solves every wrap from there, so the fixed
 point and the stopping test are those of the plain sweeps); where they do not settle in ``max_sweeps``,
-they start again with the path's ellipsoids the short way round. Surfaces: :data:`COMPILED_KINDS` (the sphere and the cylinder in closed form,
+they start again with the path's ellipsoids the short way round. Surfaces: :data:`~mbkron.compiled.wrap_constants.COMPILED_KINDS` (the sphere and the cylinder in closed form,
 :mod:`mbkron.compiled.wrap_circular`; the ellipsoid, :mod:`mbkron.compiled.wrap_ellipsoid`; the torus,
 :mod:`mbkron.compiled.wrap_torus`).
 """
@@ -28,10 +28,7 @@ from mbkron.compiled.wrap_ellipsoid import FAILED
 from mbkron.compiled.wrap_segments import failure_reason, surface_path
 from mbkron.core.errors import ConfigurationError, ModelWarning
 
-__all__ = ["COMPILED_KINDS", "wrapped_lengths_and_moment_arms", "unsettled_message"]
-
-#: Surface class name → kernel kind.
-COMPILED_KINDS = {"WrapSphere": 0, "WrapCylinder": 1, "WrapEllipsoid": 2, "WrapTorus": 3}
+__all__ = ["wrapped_lengths_and_moment_arms", "unsettled_message"]
 
 
 def unsettled_message(muscle: str, count: int, first: tuple, max_sweeps: int) -> str:

@@ -22,8 +22,8 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mbkron.compiled.paths import path_lengths_and_moment_arms
 from mbkron.core.errors import ConfigurationError
+from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.contact import world_point_jacobians
 
 __all__ = [
@@ -38,6 +38,9 @@ __all__ = [
     "coordinate_limit_force",
     "evaluate_value",
 ]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_compiled_paths = LazyModule("mbkron.compiled.paths")
 
 Value = Union[float, ArrayLike, Callable[[float, np.ndarray, np.ndarray], object]]
 
@@ -410,7 +413,7 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
                                   for body in (load.body_a, load.body_b)], dtype=np.int64))
     points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
-    length, R, short, _ = path_lengths_and_moment_arms(
+    length, R, short, _ = _compiled_paths.path_lengths_and_moment_arms(
         kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
     if short >= 0:
         raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "

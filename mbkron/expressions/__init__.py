@@ -1,9 +1,49 @@
 """Expressions in model files: the whitelist parser (never ``eval``), its printer, and the code
 generator that turns sympy expressions into numbers.
+
+The public names are imported on first use (PEP 562): :class:`ExpressionError` and :func:`check_name`
+need no sympy, so reading a model file whose values are numbers and whose joint variables are
+coordinate names (an OpenSim model) does not import sympy; the parser, the printer and the code
+generator do.
 """
 
-from mbkron.expressions.format import format_expression, free_names
-from mbkron.expressions.lexer import ExpressionError
-from mbkron.expressions.parser import check_grammar, check_name, parse_expression
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from mbkron.expressions.format import format_expression, free_names
+    from mbkron.expressions.grammar import check_grammar
+    from mbkron.expressions.lexer import ExpressionError
+    from mbkron.expressions.names import check_name
+    from mbkron.expressions.parser import parse_expression
 
 __all__ = ["ExpressionError", "check_grammar", "check_name", "format_expression", "free_names", "parse_expression"]
+
+#: The module of each public name (imported when the name is first read).
+_LAZY: dict[str, str] = {
+    "ExpressionError": "mbkron.expressions.lexer",
+    "check_grammar": "mbkron.expressions.grammar",
+    "check_name": "mbkron.expressions.names",
+    "format_expression": "mbkron.expressions.format",
+    "free_names": "mbkron.expressions.format",
+    "parse_expression": "mbkron.expressions.parser",
+}
+
+
+def __getattr__(name: str):
+    """Import the public attribute ``name`` on first use and keep it (PEP 562); submodules such as
+    ``codegen`` are found by the import system itself."""
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mbkron.expressions' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included."""
+    return sorted(set(globals()) | set(__all__))

@@ -1,19 +1,19 @@
 """The expression grammar's vocabulary: its functions and constant, and checks of names and trees.
 
 The grammar itself (numbers, names, ``+ - * / **``, calls) is described in
-:mod:`mbkron.expressions.parser`; this module lists what a call may name and checks that a name
-may be declared (:func:`check_name`) and that a sympy tree uses only the grammar's operations
-(:func:`check_grammar`).
+:mod:`mbkron.expressions.parser`; this module gives each function's sympy constructor and checks that a sympy tree uses only the
+grammar's operations (:func:`check_grammar`). The names themselves, and the check that a name may be
+declared (:func:`check_name`), are in :mod:`mbkron.expressions.names`, which needs no sympy.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 
 import sympy
 
-from mbkron.expressions.lexer import ExpressionError, _printable
+from mbkron.expressions.lexer import ExpressionError
+from mbkron.expressions.names import ARITIES, CONSTANT_PI, check_name
 
 __all__ = ["CONSTANT_PI", "FUNCTIONS", "FUNCTION_NAMES", "check_grammar", "check_name"]
 
@@ -27,60 +27,15 @@ def _absolute(argument: sympy.Expr) -> sympy.Expr:
     return value
 
 
-#: Functions callable in expressions: name -> (sympy constructor, number of arguments).
+#: Functions callable in expressions: name -> (sympy constructor, number of arguments); the names and
+#: arities are :data:`~mbkron.expressions.names.ARITIES`, each sympy's function of that name but ``abs``.
 FUNCTIONS: dict[str, tuple[Callable[..., sympy.Expr], int]] = {
-    "sin": (sympy.sin, 1),
-    "cos": (sympy.cos, 1),
-    "tan": (sympy.tan, 1),
-    "asin": (sympy.asin, 1),
-    "acos": (sympy.acos, 1),
-    "atan": (sympy.atan, 1),
-    "atan2": (sympy.atan2, 2),
-    "exp": (sympy.exp, 1),
-    "log": (sympy.log, 1),
-    "sqrt": (sympy.sqrt, 1),
-    "abs": (_absolute, 1),
+    name: (_absolute if name == "abs" else getattr(sympy, name), arity) for name, arity in ARITIES.items()
 }
 #: Sympy function classes printed as calls (``sqrt`` is a power in sympy and printed as such).
 FUNCTION_NAMES: dict[type, str] = {
     constructor: name for name, (constructor, _) in FUNCTIONS.items() if isinstance(constructor, type)
 } | {sympy.Abs: "abs"}
-CONSTANT_PI = "pi"
-
-
-def check_name(name: str) -> None:
-    """Check that ``name`` can be used as a coordinate or parameter name in expressions.
-
-    Parameters
-    ----------
-    name : str
-        Candidate name.
-
-    Raises
-    ------
-    TypeError
-        If ``name`` is not a string.
-    ExpressionError
-        If ``name`` is not an identifier (a letter or ``_`` followed by letters, digits or ``_``),
-        is not in Unicode NFKC normal form, or is reserved (a function name or ``pi``).
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"a name must be a string, got {type(name).__name__}")
-    if not name.isidentifier():
-        raise ExpressionError(
-            f"invalid name `{_printable(name)}`: a name is a letter or `_` followed by letters, "
-            "digits or `_`"
-        )
-    normalized = unicodedata.normalize("NFKC", name)
-    if normalized != name:
-        raise ExpressionError(
-            f"invalid name `{name}`: it is not in Unicode NFKC normal form (it normalises to "
-            f"`{normalized}`)"
-        )
-    if name in FUNCTIONS:
-        raise ExpressionError(f"invalid name `{name}`: it is reserved for the function {name}")
-    if name == CONSTANT_PI:
-        raise ExpressionError(f"invalid name `{name}`: it is reserved for the constant pi")
 
 
 def check_grammar(expr: sympy.Expr) -> None:

@@ -12,16 +12,25 @@
 - :mod:`mbkron.io.markers`: marker trajectories of ``.trc`` files, :func:`read_trc`.
 
 The format of model files is documented in ``docs/model-format.md``.
+
+The public names are imported on first use (PEP 562): :func:`load_model` imports the reader only, not
+the writer, the comparison or the result files (nor, through them, sympy).
 """
 
-from mbkron.io.compare import model_differences, models_equal
-from mbkron.io.formulas import evaluate_expression
-from mbkron.io.markers import MarkerError, Markers, read_trc
-from mbkron.io.reader import ModelFile, load_model, parse_model_file, read_model_file
-from mbkron.io.results import write_atomically, write_csv, write_json
-from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, ExpressionValue
-from mbkron.io.storage import Storage, StorageError, read_storage, write_storage
-from mbkron.io.writer import dump_model, format_toml
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from mbkron.io.compare import model_differences, models_equal
+    from mbkron.io.formulas import evaluate_expression
+    from mbkron.io.markers import MarkerError, Markers, read_trc
+    from mbkron.io.reader import ModelFile, load_model, parse_model_file, read_model_file
+    from mbkron.io.results import write_atomically, write_csv, write_json
+    from mbkron.io.schema import ANGLE_UNITS, FORMAT_VERSION, ExpressionValue
+    from mbkron.io.storage import Storage, StorageError, read_storage, write_storage
+    from mbkron.io.writer import dump_model, format_toml
 
 __all__ = [
     "ANGLE_UNITS",
@@ -47,3 +56,46 @@ __all__ = [
     "write_json",
     "write_storage",
 ]
+
+#: The module of each public name (imported when the name is first read).
+_LAZY: dict[str, str] = {
+    "ANGLE_UNITS": "mbkron.io.schema",
+    "ExpressionValue": "mbkron.io.schema",
+    "FORMAT_VERSION": "mbkron.io.schema",
+    "MarkerError": "mbkron.io.markers",
+    "Markers": "mbkron.io.markers",
+    "ModelFile": "mbkron.io.reader",
+    "Storage": "mbkron.io.storage",
+    "StorageError": "mbkron.io.storage",
+    "dump_model": "mbkron.io.writer",
+    "evaluate_expression": "mbkron.io.formulas",
+    "format_toml": "mbkron.io.writer",
+    "load_model": "mbkron.io.reader",
+    "model_differences": "mbkron.io.compare",
+    "models_equal": "mbkron.io.compare",
+    "parse_model_file": "mbkron.io.reader",
+    "read_model_file": "mbkron.io.reader",
+    "read_storage": "mbkron.io.storage",
+    "read_trc": "mbkron.io.markers",
+    "write_atomically": "mbkron.io.results",
+    "write_csv": "mbkron.io.results",
+    "write_json": "mbkron.io.results",
+    "write_storage": "mbkron.io.storage",
+}
+
+
+def __getattr__(name: str):
+    """Import the public attribute ``name`` on first use and keep it (PEP 562); submodules are found by the
+    import system itself."""
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mbkron.io' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included."""
+    return sorted(set(globals()) | set(__all__))

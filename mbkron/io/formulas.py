@@ -14,11 +14,17 @@ import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
-import sympy
 
-from mbkron.expressions import check_grammar, codegen
+from mbkron.core.lazy import LazyModule
+
 
 __all__ = ["evaluate_expression", "is_normal_double"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+_grammar = LazyModule("mbkron.expressions.grammar")
+codegen = LazyModule("mbkron.expressions.codegen")
 
 
 # ====================================================================== numeric evaluation
@@ -70,7 +76,7 @@ def _grammar_function(expr: sympy.Expr, count: int) -> Callable:
     Expressions are cached with their symbols replaced by placeholders by position, so formulas of
     the same shape in different names (``p2 = "p1 + 1"``, ``p3 = "p2 + 1"``, ...) are compiled once.
     """
-    check_grammar(expr)
+    _grammar.check_grammar(expr)
     symbols = sorted(expr.free_symbols, key=lambda symbol: int(symbol.name[2:]))
     return codegen.numpy_function(symbols, [expr], name="expression")
 

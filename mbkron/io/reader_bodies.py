@@ -11,15 +11,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import sympy
 
+from mbkron.core.lazy import LazyModule
 from mbkron.core.description import GROUND
-from mbkron.io.reader_values import ValueReader, join, show
+from mbkron.io.reader_values import Symbols, ValueReader, join, show
 from mbkron.io.schema import ANGLE_UNITS, COORDINATE_UNITS, JOINTS, TIME, VELOCITY_SUFFIX
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.builder import ModelBuilder
 
 __all__ = ["BodyReader"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
 
 _LONGEST_NAME = 1000  # characters of a coordinate's original name
 
@@ -61,7 +65,7 @@ class BodyReader(ValueReader):
                 taken[name] = path
                 self.parameter_names[name] = None
                 self.invalid_parameters.add(name)  # until evaluated
-        self.symbols = {name: sympy.Symbol(name, real=True) for name in taken}
+        self.symbols = Symbols(taken)
         return coordinate_names
 
     def read_parameters(self, parameters: dict) -> None:
@@ -151,8 +155,7 @@ class BodyReader(ValueReader):
             builder.add_coordinate(name, range=bounds, default=default if default is not None else min(max(0.0, bounds[0]), bounds[1]),
                                    unit=COORDINATE_UNITS[unit], periodic=bool(periodic), original_name=original)
         self.formula_names = dict.fromkeys([*self.coordinate_units, *self.parameter_names])
-        self.coordinate_symbols = {self.symbols[n] for n in self.coordinate_units}
-        self.angle_coordinate_symbols = set(self.angle_symbols())
+        self._coordinate_symbols = None  # made anew from these coordinates by the first formula
 
     def original_name(self, table: dict, path: str) -> str:
         """A coordinate's ``name``: its name in the file it was imported from (an OpenSim name that is not an
@@ -266,6 +269,11 @@ class BodyReader(ValueReader):
     def joint_variable(self, value: object, path: str, joint: str) -> object:
         """A body's ``variable``: expression string, number or function table; 0.0 if invalid."""
         output_scale = self.angle_scale if joint == kinematics.REVOLUTE else 1.0
+        if isinstance(value, str) and value in self.coordinate_units and (
+                self.angle_unit == "rad" or (self.coordinate_units[value] != "angle" and joint != kinematics.REVOLUTE)):
+            # a coordinate's name, no unit to convert: the name itself (the builder's own form, as from Python),
+            # which is the parsed formula's value without parsing it (no sympy for an OpenSim model's joints)
+            return value
         if isinstance(value, str):
             expr = self.coordinate_expression(value, path, output_angle=joint == kinematics.REVOLUTE)
             return expr if expr is not None else 0.0

@@ -8,8 +8,8 @@ and their rates that become :class:`~mbkron.io.schema.ExpressionValue` callables
 
 from __future__ import annotations
 
-import sympy
 
+from mbkron.core.lazy import LazyModule
 from mbkron.expressions import ExpressionError
 from mbkron.io.formulas import evaluate_expression
 from mbkron.io.reader_values import ValueReader, join, show, suggest
@@ -24,6 +24,10 @@ from mbkron.muscles.conditions import PathPointCondition
 from mbkron.muscles.points import MovingPoint
 
 __all__ = ["LoadReader"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
 
 
 class LoadReader(ValueReader):

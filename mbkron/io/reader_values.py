@@ -17,16 +17,21 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-import sympy
 
+from mbkron.core.lazy import LazyModule
 from mbkron.core.errors import elide
-from mbkron.expressions import ExpressionError, check_name, parse_expression
+from mbkron.expressions import ExpressionError, check_name
 from mbkron.io.formulas import is_normal_double, evaluate_expression
-from mbkron.io.schema import ANGLE_UNITS, EXACT_ANGLE_SCALE, VELOCITY_SUFFIX, toml_string
+from mbkron.io.schema import ANGLE_UNITS, VELOCITY_SUFFIX, exact_angle_scale, toml_string
 from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
 from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+_parser = LazyModule("mbkron.expressions.parser")
 
 _SHOW_WIDTH = 60
 _WORD = re.compile(r"\w+")  # candidate names in a formula (a name the pattern splits is found by the second parse)
@@ -75,6 +80,37 @@ def suggest(name: str, choices: Iterable[str]) -> str:
     return f"; did you mean `{match[0]}`?" if match else ""
 
 
+class Symbols(Mapping):
+    """The sympy symbol (real) of each of ``names``, made when first looked up.
+
+    A file's names are declared (and checked) before its formulas are read; their symbols are made
+    only for the formulas that use them, so a file without formulas (an OpenSim model) is read
+    without importing sympy.
+    """
+
+    def __init__(self, names: Iterable[str]):
+        self.names = dict.fromkeys(names)
+        self.made: dict[str, sympy.Symbol] = {}
+
+    def __getitem__(self, name: str) -> sympy.Symbol:
+        try:
+            return self.made[name]
+        except KeyError:
+            if name not in self.names:
+                raise
+        symbol = self.made[name] = sympy.Symbol(name, real=True)
+        return symbol
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 class ValueReader:
     """The state of reading one parsed TOML document and the reading of values; see :mod:`mbkron.io.reader`."""
 
@@ -84,13 +120,12 @@ class ValueReader:
         self.parameters: dict[str, float] = {}
         self.invalid_parameters: set[str] = set()
         self.parameter_names: dict[str, None] = {}  # declared with a valid, unique name, in file order
-        self.symbols: dict[str, sympy.Symbol] = {}
+        self.symbols: Mapping[str, sympy.Symbol] = Symbols(())
         self.angle_unit = "rad"
         self.coordinate_units: dict[str, str] = {}
         # set once the coordinates are read (BodyReader.read_coordinates), for formulas of the coordinates:
         self.formula_names: dict[str, None] = {}  # the coordinates, then the parameters
-        self.coordinate_symbols: set[sympy.Symbol] = set()
-        self.angle_coordinate_symbols: set[sympy.Symbol] = set()
+        self._coordinate_symbols: tuple[set, set] | None = None  # made by the first formula of the coordinates
         self.solved: set[str] = set()  # bodies whose joint variables are solved from constraints
         self.solved_by: dict[str, str] = {}  # solved joint -> description of its group
         self.joint_symbols: dict[str, sympy.Symbol] = {}  # moving bodies usable in constraint equations
@@ -163,13 +198,13 @@ class ValueReader:
         """
         used = {n: self.symbols[n] for n in dict.fromkeys(_WORD.findall(text)) if n in names}
         try:
-            return parse_expression(text, used)
+            return _parser.parse_expression(text, used)
         except ExpressionError as exc:
             error = exc
         if self.detailed_failures < _DETAILED_FAILURES:
             self.detailed_failures += 1
             try:
-                return parse_expression(text, {n: self.symbols[n] for n in names})
+                return _parser.parse_expression(text, {n: self.symbols[n] for n in names})
             except ExpressionError as exc:
                 error = exc
         self.problem(path, f"invalid expression: {error}")
@@ -263,10 +298,18 @@ class ValueReader:
         expr = self.parse(text, path, self.formula_names)
         if expr is None:
             return None
-        expr = self.fold_constants(expr, path, self.coordinate_symbols)
+        coordinates, angles = self.coordinate_symbols()
+        expr = self.fold_constants(expr, path, coordinates)
         if expr is None:
             return None
-        return self.to_si(expr, expr.free_symbols & self.angle_coordinate_symbols, output_angle=output_angle)
+        return self.to_si(expr, expr.free_symbols & angles, output_angle=output_angle)
+
+    def coordinate_symbols(self) -> tuple[set[sympy.Symbol], set[sympy.Symbol]]:
+        """The symbols of the coordinates and those of the angular ones (made once, after the coordinates are
+        read: :meth:`~mbkron.io.reader_bodies.BodyReader.read_coordinates` resets them)."""
+        if self._coordinate_symbols is None:
+            self._coordinate_symbols = ({self.symbols[n] for n in self.coordinate_units}, set(self.angle_symbols()))
+        return self._coordinate_symbols
 
     def angle_symbols(self, rates: bool = False) -> list[sympy.Symbol]:
         """Symbols of the angular coordinates (and, with ``rates``, of their rates)."""
@@ -277,7 +320,7 @@ class ValueReader:
     def to_si(self, expr: sympy.Expr, angles: Iterable[sympy.Symbol], *, output_angle: bool) -> sympy.Expr:
         """Rewrite a formula in file units as one in SI units: the symbols ``angles`` stand for angles
         in the file's unit (exact factor pi/180 for degrees); ``output_angle``: the value is one too."""
-        scale = EXACT_ANGLE_SCALE[self.angle_unit]
+        scale = exact_angle_scale(self.angle_unit)
         if scale == 1:
             return expr
         expr = expr.xreplace({symbol: symbol / scale for symbol in angles})

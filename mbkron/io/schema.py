@@ -11,26 +11,36 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 
+from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.bushings import BushingForce
 from mbkron.dynamics.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
 from mbkron.dynamics.hunt_crossley import HuntCrossley
 from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
                                    SpringDamper)
-from mbkron.expressions import format_expression
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
 from mbkron.muscles.ligaments import Ligament
 from mbkron.muscles.springs import PathSpring
 
-__all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue"]
+__all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue", "exact_angle_scale"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+_format = LazyModule("mbkron.expressions.format")
 
 #: The version of the model-file format mbkron reads and writes (``[model] format_version``).
 FORMAT_VERSION = 1
 #: Radians per unit of each accepted ``[units] angle``.
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
-EXACT_ANGLE_SCALE = {"rad": sympy.S.One, "deg": sympy.pi / 180}
+
+
+def exact_angle_scale(unit: str) -> sympy.Expr:
+    """Radians per ``unit`` (a key of :data:`ANGLE_UNITS`) exactly, for formulas: 1 or pi/180 as sympy numbers."""
+    return sympy.S.One if unit == "rad" else sympy.pi / 180
+
+
 #: Coordinate units in files and in :class:`~mbkron.model.model.Coordinate`.
 COORDINATE_UNITS = {"angle": "rad", "m": "m", "1": "1"}
 #: Longest model file read, in characters (4 Mi; a 10,000-body file is about 1.5 M characters): parsing the TOML
@@ -146,7 +156,7 @@ class ExpressionValue:
 
     def texts(self) -> list[str] | str:
         """The expressions as text of the model-file grammar (a list for a vector value)."""
-        texts = [format_expression(e) for e in self.expressions]
+        texts = [_format.format_expression(e) for e in self.expressions]
         return texts[0] if self.shape == () else texts
 
 

@@ -11,10 +11,9 @@ import re
 from collections.abc import Mapping
 
 import numpy as np
-import sympy
 
+from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.hunt_crossley import MATERIAL
-from mbkron.expressions import format_expression, parse_expression
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
@@ -30,6 +29,12 @@ from mbkron.muscles.surfaces import kind_of
 from mbkron.muscles.wrapping import shape_fields
 
 __all__ = ["dump_model", "format_toml"]
+
+# sympy (~0.2 s of CPU to import): imported by writing a model, not by reading one, which imports this module for
+# InlineTable (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+_format = LazyModule("mbkron.expressions.format")
+_parser = LazyModule("mbkron.expressions.parser")
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -120,9 +125,9 @@ def _constraint_table(group, model: Model) -> dict:
         names = set(values) | set(model.coordinates) | set(model.joints)
         equations = []
         for equation in system.equations:
-            expr = parse_expression(equation, names) if isinstance(equation, str) else equation
+            expr = _parser.parse_expression(equation, names) if isinstance(equation, str) else equation
             expr = expr.xreplace({s: values[s.name] for s in expr.free_symbols if s.name in values})
-            equations.append(format_expression(expr))
+            equations.append(_format.format_expression(expr))
         entry["equations"] = equations
     else:
         loops = []
@@ -158,9 +163,9 @@ def _variable_text(variable: object, body: str) -> object:
         expr = sympy.Float(float(variable.constant))
         for name, coefficient in variable.coefficients.items():
             expr += sympy.Float(float(coefficient)) * sympy.Symbol(name)
-        return format_expression(expr)
+        return _format.format_expression(expr)
     if isinstance(variable, sympy.Expr):
-        return format_expression(variable)
+        return _format.format_expression(variable)
     if isinstance(variable, CoordinateFunction):
         table = _function_table(variable)
         if table is not None:
@@ -193,7 +198,7 @@ def _point_term_text(term: object, where: str) -> object:
         if table is not None:
             return table
     elif isinstance(term, sympy.Expr):
-        return format_expression(term)
+        return _format.format_expression(term)
     elif isinstance(term, (int, float)) and not isinstance(term, bool):
         return float(term)
     raise ValueError(f"{where}: a {type(term).__name__} term cannot be written to a model file")

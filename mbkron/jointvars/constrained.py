@@ -13,12 +13,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.jointvars.compiled import FastStep, supports_fast_step
+from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.explicit import JointVariableProvider
-from mbkron.jointvars.derivatives import implicit_derivatives
 from mbkron.jointvars.solvers import METHODS, Continuation, PositionSolver, evaluate_states
 
 __all__ = ["ConstrainedJointVariables"]
+
+# numba: imported when a model with constraint groups is built (its compiled step) or evaluated, not with this
+# module (mbkron.core.lazy)
+_compiled = LazyModule("mbkron.jointvars.compiled")
+_derivatives = LazyModule("mbkron.jointvars.derivatives")
 
 
 class ConstrainedJointVariables(JointVariableProvider):
@@ -45,7 +49,7 @@ class ConstrainedJointVariables(JointVariableProvider):
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
         self.solver = solver
         self.method = method
-        self.fast_step = FastStep(solver, method) if supports_fast_step(solver) else None
+        self.fast_step = _compiled.FastStep(solver, method) if _compiled.supports_fast_step(solver) else None
 
     @property
     def size(self) -> int:
@@ -70,7 +74,7 @@ class ConstrainedJointVariables(JointVariableProvider):
             continuation.advance(solution, None)
             return solution.f, None, None
         # The position solver has checked the condition number at this configuration.
-        grad, hess = implicit_derivatives(self.solver.system, solution, order, self.method, None)
+        grad, hess = _derivatives.implicit_derivatives(self.solver.system, solution, order, self.method, None)
         continuation.advance(solution, hess)
         return solution.f, grad, hess
 

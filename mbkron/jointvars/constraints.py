@@ -39,12 +39,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import sympy
 from numpy.typing import NDArray
 
+from mbkron.core.lazy import LazyModule
 from mbkron.core.errors import ModelError
-from mbkron.expressions import codegen
-from mbkron.expressions import ExpressionError, parse_expression
+from mbkron.expressions import ExpressionError
 from mbkron.jointvars.periods import input_period
 from mbkron.kinematics import tree as kinematics
 
@@ -55,6 +54,12 @@ __all__ = [
     "ConstraintSystem",
     "SymbolicConstraints",
 ]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+codegen = LazyModule("mbkron.expressions.codegen")
+_parser = LazyModule("mbkron.expressions.parser")
 
 
 @dataclass(frozen=True, eq=False)
@@ -374,7 +379,7 @@ class SymbolicConstraints(ConstraintSystem):
             where = f"equation {k}"
             if isinstance(equation, str):
                 try:
-                    equation = parse_expression(equation, [n for n in allowed if n.isidentifier()])
+                    equation = _parser.parse_expression(equation, [n for n in allowed if n.isidentifier()])
                 except (ExpressionError, TypeError, ValueError) as error:
                     problems.append(f"{where}: {error}")
                     continue

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-import sympy
 from numpy.typing import NDArray
 
-from mbkron.expressions import codegen
+from mbkron.core.lazy import LazyModule, is_sympy_expression
+
 
 __all__ = [
     "Linear",
@@ -35,6 +35,11 @@ __all__ = [
     "JointVariables",
     "real_values",
 ]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+codegen = LazyModule("mbkron.expressions.codegen")
 
 
 def real_values(x: object, name: str = "x") -> NDArray:
@@ -197,7 +202,7 @@ def fold_constants(expr: sympy.Expr) -> sympy.Expr:
 
 def _as_sympy(expression: object) -> sympy.Expr:
     """A sympy expression or a real number as sympy; strings are refused (never sympified)."""
-    if isinstance(expression, sympy.Expr):
+    if is_sympy_expression(expression):
         return fold_constants(expression)
     if isinstance(expression, (int, float, np.integer, np.floating)) and not isinstance(
         expression, bool

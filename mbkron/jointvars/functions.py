@@ -43,9 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import solve_banded
-
-from mbkron.compiled.tabulated import stacked_cubics
+from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.explicit import JointVariableProvider, real_values
 
 __all__ = [
@@ -61,6 +59,9 @@ __all__ = [
     "CoordinateFunction",
     "CoordinateFunctionVariables",
 ]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_tabulated = LazyModule("mbkron.compiled.tabulated")
 
 #: Interpolation kinds of tabulated data, as named in model files.
 SPLINE_KINDS = ("natural", "fmm", "linear", "constant")
@@ -156,6 +157,61 @@ class _PiecewiseCubic(EmpiricalFunction):
         return value, first, second
 
 
+def _solve_tridiagonal(lower: FloatArray, diagonal: FloatArray, upper: FloatArray, rhs: FloatArray) -> FloatArray:
+    """The solution of a tridiagonal system by LAPACK's ``dgtsv`` algorithm, operation by operation.
+
+    Gaussian elimination with partial pivoting, as ``scipy.linalg.solve_banded((1, 1), ...)`` does by
+    calling LAPACK's ``dgtsv`` (reference LAPACK 3.x, its one-right-hand-side branch): the same
+    operations in the same order, hence bit-identical results. It is written out here so that
+    building a spline (loading a model) does not import ``scipy.linalg`` (~0.2 s of CPU); the systems
+    are a spline's knots long, so a Python loop costs microseconds.
+
+    Parameters
+    ----------
+    lower, upper : ndarray, shape (n - 1,)
+        The sub- and superdiagonal (``lower[i]`` in row ``i + 1``, ``upper[i]`` in row ``i``).
+    diagonal, rhs : ndarray, shape (n,)
+        Finite; ``n ≥ 2``.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If the matrix is singular (a zero pivot), as ``solve_banded`` does.
+    """
+    dl, d, du, b = lower.tolist(), diagonal.tolist(), upper.tolist(), rhs.tolist()
+    n = len(d)
+    for i in range(n - 1):
+        if abs(d[i]) >= abs(dl[i]):  # no row interchange
+            if d[i] == 0.0:
+                raise np.linalg.LinAlgError("singular matrix")
+            fact = dl[i] / d[i]
+            d[i + 1] = d[i + 1] - fact * du[i]
+            b[i + 1] = b[i + 1] - fact * b[i]
+            dl[i] = 0.0
+        else:  # interchange rows i and i + 1
+            fact = d[i] / dl[i]
+            d[i] = dl[i]
+            temp = d[i + 1]
+            d[i + 1] = du[i] - fact * temp
+            if i < n - 2:
+                dl[i] = du[i + 1]
+                du[i + 1] = -fact * dl[i]
+            du[i] = temp
+            b[i], b[i + 1] = b[i + 1], b[i] - fact * b[i + 1]
+    if d[n - 1] == 0.0:
+        raise np.linalg.LinAlgError("singular matrix")
+    b[n - 1] = b[n - 1] / d[n - 1]
+    if n > 1:
+        b[n - 2] = (b[n - 2] - du[n - 2] * b[n - 1]) / d[n - 2]
+    for i in range(n - 3, -1, -1):
+        b[i] = (b[i] - du[i] * b[i + 1] - dl[i] * b[i + 2]) / d[i]
+    return np.array(b)
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class CubicSpline(_PiecewiseCubic):
     """Interpolating cubic spline through ``(x_i, y_i)``, linear outside the knots.
@@ -242,7 +298,7 @@ class CubicSpline(_PiecewiseCubic):
         banded[2, :-1] = lower[1:]
         if not (np.all(np.isfinite(banded)) and np.all(np.isfinite(rhs))):
             return np.full(n, np.nan)
-        return solve_banded((1, 1), banded, rhs)
+        return _solve_tridiagonal(lower[1:], diagonal, upper[:-1], rhs)
 
     def describe(self) -> str:
         return f"{self.kind} cubic spline, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
@@ -477,7 +533,7 @@ class StackedPiecewiseCubic:
     def evaluate(self, x: NDArray, order: int = 2) -> Evaluation:
         """Values and, up to ``order``, first and second derivatives, each of the shape of ``x`` (..., m)
         (real), by the kernel :func:`mbkron.compiled.tabulated.stacked_cubics`."""
-        values, firsts, seconds = stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
+        values, firsts, seconds = _tabulated.stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
         return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
 
 

@@ -19,12 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled import closures
+from mbkron.core.lazy import LazyModule
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ModelError
 from mbkron.jointvars.constraints import BoundConstraints, ConstraintContext, ConstraintSystem
 
 __all__ = ["LoopClosure", "LoopClosures"]
+
+# the kernels import numba: imported when loop closures are evaluated, not with this module (mbkron.core.lazy)
+closures = LazyModule("mbkron.compiled.closures")
 
 _PLANES = {"xy": (0, 1), "yz": (1, 2), "xz": (0, 2)}
 _ORIENTATIONS = ("revolute", "fixed")

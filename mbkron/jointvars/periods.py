@@ -25,12 +25,16 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import sympy
 from numpy.typing import NDArray
+
+from mbkron.core.lazy import LazyModule
 
 __all__ = ["input_period", "coordinate_periods"]
 
-_TRIGONOMETRIC = (sympy.sin, sympy.cos, sympy.tan)
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+
 _MAX_NODES = 200_000  # expressions larger than this are not analysed (no periodicity assumed)
 _INTEGER_TOLERANCE = 1e-9
 
@@ -64,7 +68,7 @@ def input_period(expressions: Sequence[sympy.Expr], symbol: sympy.Symbol) -> flo
             return None  # the symbol outside a trigonometric function
         if not node.has(symbol):
             continue
-        if isinstance(node, _TRIGONOMETRIC):
+        if isinstance(node, (sympy.sin, sympy.cos, sympy.tan)):
             argument = node.args[0]
             slope = sympy.diff(argument, symbol)
             if slope.free_symbols:

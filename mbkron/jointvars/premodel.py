@@ -38,15 +38,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.interpolate import BPoly, PPoly, RectBivariateSpline
 
-from mbkron.jointvars.derivatives import implicit_derivatives
+from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.solvers import PositionSolver, Solution
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.explicit import JointVariableProvider
 from mbkron.core.description import Coordinate
 
 __all__ = ["FitError", "PremodelJointVariables"]
+
+# scipy.interpolate (~0.3 s of CPU) and the derivative kernels (numba): imported when a pre-modelled group is
+# fitted, not with this module, which every model build imports (mbkron.core.lazy)
+_interpolate = LazyModule("scipy.interpolate")
+_derivatives = LazyModule("mbkron.jointvars.derivatives")
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,10 @@ class _QuinticHermite:
 
     def __init__(self, x: NDArray, values: NDArray, first: NDArray, second: NDArray):
         self.range = ((x[0], x[-1]),)
-        coefficients = np.stack([BPoly.from_derivatives(x, np.stack([values[:, j], first[:, j], second[:, j]], axis=1)).c
+        bpoly = _interpolate.BPoly
+        coefficients = np.stack([bpoly.from_derivatives(x, np.stack([values[:, j], first[:, j], second[:, j]], axis=1)).c
                                  for j in range(values.shape[1])], axis=-1)  # Bernstein form, (6, n − 1, m)
-        self.spline = PPoly.from_bernstein_basis(BPoly(coefficients, x))
+        self.spline = _interpolate.PPoly.from_bernstein_basis(_interpolate.BPoly(coefficients, x))
         self.first, self.second = self.spline.derivative(1), self.spline.derivative(2)
 
     def __call__(self, q: NDArray, order: int):
@@ -136,7 +141,8 @@ class _TensorSpline:
 
     def __init__(self, x: NDArray, y: NDArray, values: NDArray):
         self.range = ((x[0], x[-1]), (y[0], y[-1]))
-        self.splines = [RectBivariateSpline(x, y, values[..., j], kx=3, ky=3, s=0) for j in range(values.shape[-1])]
+        spline = _interpolate.RectBivariateSpline
+        self.splines = [spline(x, y, values[..., j], kx=3, ky=3, s=0) for j in range(values.shape[-1])]
 
     def __call__(self, q: NDArray, order: int):
         x, y = q[..., 0], q[..., 1]
@@ -221,7 +227,7 @@ class PremodelJointVariables(JointVariableProvider):
         if len(grids) == 1:
             x = grids[0]
             solutions = _sweep(self.solver, x[:, None])
-            derivatives = [implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
+            derivatives = [_derivatives.implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
                            for s in solutions]
             width = np.diff(x)
             self._check_points = np.sort(np.concatenate([x[:-1] + 0.5 * width,
@@ -263,7 +269,7 @@ class PremodelJointVariables(JointVariableProvider):
         f, grad, hess = self._fit(points, 2)
         errors = [0.0, 0.0, 0.0]
         for k, s in enumerate(exact):
-            g, h = implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
+            g, h = _derivatives.implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
             errors[0] = max(errors[0], np.max(np.abs(f[k] - s.f)))
             errors[1] = max(errors[1], np.max(np.abs(grad[k] - g)))
             errors[2] = max(errors[2], np.max(np.abs(hess[k] - h)))

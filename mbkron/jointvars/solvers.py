@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import lapack
 
 from mbkron.core.errors import ConfigurationError
+from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.jointvars.periods import coordinate_periods
@@ -50,6 +50,10 @@ __all__ = [
     "evaluate_states",
     "METHODS",
 ]
+
+# scipy.linalg (~0.2 s of CPU): imported by the first solve, not with this module, which every model build imports
+# (mbkron.core.lazy)
+lapack = LazyModule("scipy.linalg.lapack")
 
 METHODS = ("lu", "projection")
 

@@ -34,8 +34,8 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import kinematics as compiled_kinematics
-from mbkron.compiled.kinematics import tree_geometry
+from mbkron.compiled.layout import tree_geometry
+from mbkron.core.lazy import LazyModule
 
 __all__ = [
     "REVOLUTE",
@@ -55,6 +55,9 @@ __all__ = [
     "point_accelerations",
     "angular_velocities",
 ]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+compiled_kinematics = LazyModule("mbkron.compiled.kinematics")
 
 REVOLUTE, PRISMATIC, FIXED = "revolute", "prismatic", "fixed"
 

@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 from numpy.typing import ArrayLike
 
+from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.backends import check_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
@@ -47,6 +47,10 @@ from mbkron.model.model import Model
 from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
 
 __all__ = ["ModelBuilder"]
+
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
 
 _UNITS = ("rad", "m", "1")
 MAX_DENSE_ENTRIES = 2**25
@@ -491,8 +495,7 @@ class ModelBuilder:
     def _joint_variable_map(bodies: list[Body], coordinates: list[Coordinate], problems: list[str]) -> JointVariables:
         names = [c.name for c in coordinates]
         column = {name: k for k, name in enumerate(names)}
-        symbols = [sympy.Symbol(n) for n in names]
-        symbol_set = set(symbols)
+        symbols = symbol_set = None  # sympy symbols of the coordinates, made for the first sympy variable
         moving = [b for b in bodies if b.joint != kinematics.FIXED]
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
@@ -510,7 +513,10 @@ class ModelBuilder:
                 variable = Linear({variable: 1.0})
             elif isinstance(variable, (int, float)):
                 variable = Linear({}, float(variable))
-            if isinstance(variable, sympy.Expr):
+            if is_sympy_expression(variable):
+                if symbols is None:
+                    symbols = [sympy.Symbol(n) for n in names]
+                    symbol_set = set(symbols)
                 expr = variable.xreplace({s: sympy.Symbol(s.name) for s in variable.free_symbols})
                 linear = as_linear(expr, symbol_set)
                 if linear is None:

@@ -20,14 +20,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import trbdf2 as compiled_trbdf2
-from mbkron.compiled.articulated import articulated_batch, articulated_forward, articulated_inverse
-from mbkron.compiled.common import batch_rows, writable
-from mbkron.compiled.forward import OK, forward_affine, forward_given
+from mbkron.compiled.layout import batch_rows, writable
+from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import loads as loads_module
-from mbkron.jointvars.compiled import CONTINUATION, group_trbdf2
 
 __all__ = ["ForwardDynamics", "StateKernel"]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+compiled_trbdf2 = LazyModule("mbkron.compiled.trbdf2")
+_articulated = LazyModule("mbkron.compiled.articulated")
+_forward = LazyModule("mbkron.compiled.forward")
+_group = LazyModule("mbkron.jointvars.compiled")
 
 
 class ForwardDynamics:
@@ -81,9 +84,9 @@ class ForwardDynamics:
             if batch == q.shape[:-1]:
                 return self._articulated(q, qd, force, batch)
         if self.affine and one:
-            qdd, status = forward_affine(*self.arrays, writable(force), self.matrix, self.constant, writable(q),
-                                         writable(qd))
-            return qdd if status == OK else None
+            qdd, status = _forward.forward_affine(*self.arrays, writable(force), self.matrix, self.constant,
+                                                  writable(q), writable(qd))
+            return qdd if status == _forward.OK else None
         if self.group is not None and one:
             qdd = self._with_group(model, q, qd, force, workspace)
             if qdd is not None:
@@ -102,7 +105,7 @@ class ForwardDynamics:
                 or not qd.flags.c_contiguous):
             return None
         values, status = entry(*arguments, q, qd)
-        return values if status == OK else None
+        return values if status == _forward.OK else None
 
     def _articulated(self, q, qd, force, batch, qdd=None) -> NDArray[np.float64] | None:
         """The articulated-body algorithm (every joint with its own coordinate), one state or a batch; with
@@ -114,17 +117,17 @@ class ForwardDynamics:
                 values, status = entry(*head, force, *tail, q, qd)  # the common case: one state, no dispatch
             elif qdd is None:
                 arguments = (*head, writable(force), *tail, writable(q), writable(qd))
-                values, status = articulated_forward(*arguments)
-                self._forward_entry = _entry_point(articulated_forward, arguments)
+                values, status = _articulated.articulated_forward(*arguments)
+                self._forward_entry = _entry_point(_articulated.articulated_forward, arguments)
             else:
-                values, status = articulated_inverse(*head, writable(force), *tail, writable(q), writable(qd),
-                                                     writable(qdd))
-            return values if status == OK else None
+                values, status = _articulated.articulated_inverse(*head, writable(force), *tail, writable(q),
+                                                                  writable(qd), writable(qdd))
+            return values if status == _forward.OK else None
         rows = batch_rows(np.broadcast_to(force, batch + (self.nq,)), batch, 1)
-        values, status = articulated_batch(*head, rows, *tail, writable(q).reshape(-1, self.nq),
-                                           writable(qd).reshape(-1, self.nq),
-                                           None if qdd is None else writable(qdd).reshape(-1, self.nq))
-        return values.reshape(batch + (self.nq,)) if status == OK else None
+        values, status = _articulated.articulated_batch(*head, rows, *tail, writable(q).reshape(-1, self.nq),
+                                                        writable(qd).reshape(-1, self.nq),
+                                                        None if qdd is None else writable(qdd).reshape(-1, self.nq))
+        return values.reshape(batch + (self.nq,)) if status == _forward.OK else None
 
     def inverse(self, q: NDArray, qd: NDArray, qdd: NDArray) -> NDArray[np.float64] | None:
         """``τ = M q̈ + N q̇ − G − Q`` (Eq. 198, ``Q`` the model's own loads) at validated ``q``, ``qd``, ``qdd``
@@ -165,17 +168,17 @@ class ForwardDynamics:
         """Joint variables from the model's providers, then one call for the rest."""
         f, grad, convective = model._joint_dynamics(q, qd, workspace)
         if q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:  # one state: no broadcasting work
-            qdd, status = forward_given(*self.arrays, writable(force)[None], writable(f)[None], writable(grad)[None],
-                                        writable(convective)[None], writable(qd)[None])
-            return qdd[0] if status == OK else None
+            qdd, status = _forward.forward_given(*self.arrays, writable(force)[None], writable(f)[None],
+                                                 writable(grad)[None], writable(convective)[None], writable(qd)[None])
+            return qdd[0] if status == _forward.OK else None
         batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], force.shape[:-1])
         nq, nj = self.nq, f.shape[-1]
-        qdd, status = forward_given(
+        qdd, status = _forward.forward_given(
             *self.arrays, batch_rows(np.broadcast_to(force, batch + (nq,)), batch, 1),
             writable(np.broadcast_to(f, batch + (nj,))).reshape(-1, nj), batch_rows(grad, batch, 2),
             batch_rows(np.broadcast_to(convective, batch + (nj,)), batch, 1),
             writable(np.broadcast_to(qd, batch + (nq,))).reshape(-1, nq))
-        return qdd.reshape(batch + (nq,)) if status == OK else None
+        return qdd.reshape(batch + (nq,)) if status == _forward.OK else None
 
 
 class StateKernel:
@@ -185,24 +188,25 @@ class StateKernel:
     group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's
     workspace, for the Python route."""
 
-    __slots__ = ("fast_step", "continuation", "context", "nq", "_unused")
+    __slots__ = ("fast_step", "continuation", "context", "nq", "_unused", "_no_memory")
 
     def __init__(self, fast_step, continuation, context: tuple):
         self.fast_step, self.continuation, self.context = fast_step, continuation, context
-        self.nq = nq = context[CONTINUATION][0].size
+        self.nq = nq = context[_group.CONTINUATION][0].size
         # the arguments trbdf2_kernel does not read outside its STEP mode
         self._unused = (np.zeros(2 * nq), 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
+        self._no_memory = np.zeros(compiled_trbdf2.MEMORY_SIZE)  # here, not at import: the size is the kernel's
 
     def step(self, *arguments):
         """:func:`mbkron.jointvars.compiled.group_trbdf2` (:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this
         right-hand side), from ``arguments`` (``t`` … ``counts``)."""
-        return group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
+        return _group.group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
 
     def _call(self, mode: int, t: float, y: NDArray, J: NDArray, t_bound: float = 1.0):
         """``trbdf2_kernel`` in a mode other than STEP (``J`` doubles as the LU slot, unread there)."""
         yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused
-        return group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, J, _NO_PIVOTS,
-                            _NO_MEMORY, _NO_COUNTS, self.context)
+        return _group.group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, J,
+                                   _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context)
 
     def accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
         """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
@@ -233,7 +237,7 @@ class StateKernel:
     def load(self) -> None:
         """Continue from the workspace's continuation (after evaluations by the Python route)."""
         start, curvature = self.continuation.start, self.continuation.curvature
-        start_q, start_f, start_tangent, held, start_p, scalars = self.context[CONTINUATION]
+        start_q, start_f, start_tangent, held, start_p, scalars = self.context[_group.CONTINUATION]
         start_q[:], start_f[:], start_tangent[:], start_p[:] = start.q, start.f, start.tangent, start.p
         held[:] = 0.0 if curvature is None else curvature
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
@@ -241,7 +245,7 @@ class StateKernel:
 
 _FLOAT = np.dtype(np.float64)
 _NO_MATRIX, _NO_PIVOTS = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
-_NO_MEMORY, _NO_COUNTS = np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64)
+_NO_COUNTS = np.zeros(3, dtype=np.int64)
 
 
 def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDArray] | None:

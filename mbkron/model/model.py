@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.backends import check_backend, engine
-from mbkron.compiled.dynamics import inertia_rows, spring_rows
+from mbkron.compiled.layout import inertia_rows, spring_rows
 from mbkron.core.arguments import finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError

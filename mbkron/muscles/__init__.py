@@ -4,10 +4,46 @@
 - :mod:`mbkron.muscles.points` — moving via points (and the seed's zero-inertia-body form);
 - :mod:`mbkron.muscles.conditions` — conditional path points (active while a coordinate is in a range);
 - :mod:`mbkron.muscles.hill` — the Hill-type musculotendon model (Thelen 2003 curves).
+
+The public names are imported on first use (PEP 562), so that importing a submodule such as
+:mod:`mbkron.muscles.ligaments` (the model-file schema does) does not import the path code and its
+kernels.
 """
 
-from mbkron.muscles.conditions import PathPointCondition
-from mbkron.muscles.paths import MusclePath, MuscleSet
-from mbkron.muscles.points import MovingPoint, add_moving_point_bodies
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from mbkron.muscles.conditions import PathPointCondition
+    from mbkron.muscles.paths import MusclePath, MuscleSet
+    from mbkron.muscles.points import MovingPoint, add_moving_point_bodies
 
 __all__ = ["MovingPoint", "MusclePath", "MuscleSet", "PathPointCondition", "add_moving_point_bodies"]
+
+#: The module of each public name (imported when the name is first read).
+_LAZY: dict[str, str] = {
+    "MovingPoint": "mbkron.muscles.points",
+    "MusclePath": "mbkron.muscles.paths",
+    "MuscleSet": "mbkron.muscles.paths",
+    "PathPointCondition": "mbkron.muscles.conditions",
+    "add_moving_point_bodies": "mbkron.muscles.points",
+}
+
+
+def __getattr__(name: str):
+    """Import the public attribute ``name`` on first use and keep it (PEP 562); submodules are found by the
+    import system itself."""
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mbkron.muscles' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not imported yet included."""
+    return sorted(set(globals()) | set(__all__))

@@ -42,10 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.paths import path_lengths_and_moment_arms
-from mbkron.compiled.wrapping import wrapped_lengths_and_moment_arms
 from mbkron.core.description import GROUND
 from mbkron.core.errors import ConfigurationError
+from mbkron.core.lazy import LazyModule
 from mbkron.muscles.conditions import ActivePoints, condition_problems
 from mbkron.muscles.points import MovingPoint, MovingPointTerms, point_condition
 from mbkron.muscles.surfaces import SURFACES
@@ -53,6 +52,10 @@ from mbkron.muscles.wrap_paths import MAX_SWEEPS, TANGENT_TOLERANCE, PathWrappin
 from mbkron.muscles.wrapping import PathWrap, surface_problems, wrap_method_problems
 
 __all__ = ["MusclePath", "MuscleSet", "PathPoints", "check_path", "ZERO_LENGTH"]
+
+# the path kernels (numba), imported by the first evaluation: laying a model's paths out needs none
+_compiled_paths = LazyModule("mbkron.compiled.paths")
+_compiled_wrapping = LazyModule("mbkron.compiled.wrapping")
 
 #: Segments shorter than this (m) have no direction: evaluation raises.
 ZERO_LENGTH = 1e-12
@@ -319,7 +322,7 @@ class MuscleSet:
         rows, *arrays = self._straight
         if rows.size:
             straight_active = active if wrapping is None else active[..., rows]
-            lengths, R, short, straight_nodes = path_lengths_and_moment_arms(
+            lengths, R, short, straight_nodes = _compiled_paths.path_lengths_and_moment_arms(
                 kin.T, twists, *arrays[:4], offsets, gradients, arrays[4], self.size, ZERO_LENGTH, straight_active,
                 record)
             if short >= 0:
@@ -332,7 +335,7 @@ class MuscleSet:
             positions, forces = np.zeros(batch + (P + 2 * n_wraps, 3)), np.zeros(batch + (P + 2 * n_wraps, 3))
             keys = np.full(batch + (P + 2 * n_wraps,), np.inf)
         if wrapping is not None:
-            wrapped_lengths, wrapped_R, short, wrapped_nodes = wrapped_lengths_and_moment_arms(
+            wrapped_lengths, wrapped_R, short, wrapped_nodes = _compiled_wrapping.wrapped_lengths_and_moment_arms(
                 kin.T, twists, self.point_body, self.moving_of_point, self.local_points, offsets, gradients, active,
                 wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH, kin.q, record)
             if short >= 0:

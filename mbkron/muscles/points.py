@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 from numpy.typing import NDArray
 
+from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.core.errors import ConfigurationError
 from mbkron.jointvars.functions import (
     CoordinateFunction,
@@ -43,6 +43,10 @@ from mbkron.muscles.conditions import PathPointCondition
 
 __all__ = ["MovingPoint", "MovingPointTerms", "add_moving_point_bodies", "point_condition"]
 
+# sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
+# (mbkron.core.lazy)
+sympy = LazyModule("sympy")
+
 def _terms(component: object) -> tuple:
     """The terms of one coordinate of a moving point (a scalar term or a sequence of them)."""
     if isinstance(component, (str, bytes)):
@@ -50,7 +54,7 @@ def _terms(component: object) -> tuple:
                         f"not the string {component!r} (parse strings with mbkron.expressions.parser)")
     if isinstance(component, Sequence):
         return tuple(t for c in component for t in _terms(c))
-    if isinstance(component, sympy.Expr):
+    if is_sympy_expression(component):
         # coordinates are matched by name: Symbol("q", real=True) (the parser's) is Symbol("q")
         return (component.xreplace({s: sympy.Symbol(s.name) for s in component.free_symbols}),)
     if isinstance(component, CoordinateFunction) or (

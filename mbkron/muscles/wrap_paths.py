@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.wrapping import COMPILED_KINDS
+from mbkron.compiled.wrap_constants import COMPILED_KINDS
 
 __all__ = ["PathWrapping", "MAX_SWEEPS", "TANGENT_TOLERANCE"]
 

@@ -99,10 +99,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled.wrap_segments import ring_points, segments_enter_torus
+from mbkron.core.lazy import LazyModule
 from mbkron.muscles.wrapping import WrapSurface, parse_quadrant, positive_problem
 
 __all__ = ["WrapTorus", "shortest_path", "opensim_ring_point", "enters_solid"]
+
+# the batched kernels (numba), imported by the first call: describing a torus needs none
+_segments = LazyModule("mbkron.compiled.wrap_segments")
 
 
 def opensim_ring_point(p: ArrayLike, q: ArrayLike, outer_radius: float, quadrant: str = "all"
@@ -132,7 +135,7 @@ def opensim_ring_point(p: ArrayLike, q: ArrayLike, outer_radius: float, quadrant
     c : ndarray, shape (..., 3)
         The ring points.
     """
-    return ring_points(p, q, outer_radius, *parse_quadrant(quadrant))
+    return _segments.ring_points(p, q, outer_radius, *parse_quadrant(quadrant))
 
 
 def enters_solid(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius: float) -> NDArray[np.bool_]:
@@ -142,7 +145,7 @@ def enters_solid(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius: 
     ``(|x|² + R² − r²)² − 4R²(x² + y²)`` (``F`` times a positive factor); its minimum over ``t ∈ [0, 1]``
     (the ends and the real roots of its derivative) is negative exactly when the segment enters.
     Computed by :func:`mbkron.compiled.wrap_torus.enters_solid`; shape (...)."""
-    return segments_enter_torus(p, q, outer_radius, inner_radius)
+    return _segments.segments_enter_torus(p, q, outer_radius, inner_radius)
 
 
 def shortest_path(p: ArrayLike, q: ArrayLike, outer_radius: float, inner_radius: float, quadrant: str = "all"

@@ -72,12 +72,15 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled.wrap_segments import segment_paths
-from mbkron.compiled.wrapping import COMPILED_KINDS
+from mbkron.compiled.wrap_constants import COMPILED_KINDS
+from mbkron.core.lazy import LazyModule
 
 __all__ = ["WrapSurface", "WrapCylinder", "WrapSphere", "PathWrap", "COMMON_FIELDS", "QUADRANTS", "body_fixed_xyz",
            "parse_quadrant", "positive_problem", "shape_fields", "surface_problems", "wrap_method_problems",
            "WRAP_METHODS"]
+
+# the surfaces' kernels (numba), imported by the first solve: describing a surface needs none
+_segments = LazyModule("mbkron.compiled.wrap_segments")
 
 #: OpenSim's quadrant names (``WrapObject::extendFinalizeFromProperties``) → (axis, sign); sign 0: all.
 QUADRANTS = {**{name: (0, 0) for name in ("all", "ALL", "All")},
@@ -218,7 +221,7 @@ class WrapSurface:
         if problems:
             raise ValueError("; ".join(problems))
         params = (*self.constraint(), *self.sizes())
-        return segment_paths(COMPILED_KINDS[type(self).__name__], params + (0.0,) * (5 - len(params)), p, q)
+        return _segments.segment_paths(COMPILED_KINDS[type(self).__name__], params + (0.0,) * (5 - len(params)), p, q)
 
 
 @dataclass(frozen=True, kw_only=True)

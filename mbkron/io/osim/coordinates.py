@@ -26,7 +26,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from mbkron.expressions.grammar import CONSTANT_PI, FUNCTIONS
+from mbkron.expressions.names import ARITIES, CONSTANT_PI
 from mbkron.io.schema import TIME
 
 from mbkron.io.osim.functions import Affine, Multi, Term, apply, compose, compose_term, constant_term, read_function
@@ -34,7 +34,7 @@ from mbkron.io.osim.xml import XmlReader
 
 __all__ = ["CoordinateInfo", "Coordinates", "identifiers"]
 
-_RESERVED = {*FUNCTIONS, CONSTANT_PI, TIME}
+_RESERVED = {*ARITIES, CONSTANT_PI, TIME}
 
 
 def identifiers(names: list[str], reserved: set[str] = _RESERVED) -> dict[str, str]:

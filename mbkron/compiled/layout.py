@@ -1,0 +1,86 @@
+"""The arrays the compiled kernels take, packed from a model's description with numpy alone.
+
+Building a model packs its tree, inertias and spring-dampers for the kernels once; these functions do
+that without importing numba (which :mod:`mbkron.compiled.common` and every kernel module import), so
+that loading a model costs no numba import: numba is imported by the first evaluation, which calls a
+kernel. The kernel modules re-export these names where they were defined before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["GEOMETRY_WIDTH", "batch_rows", "inertia_rows", "spring_rows", "tree_geometry", "writable"]
+
+_ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
+
+
+def writable(values: NDArray) -> NDArray[np.float64]:
+    """``values`` as a C-contiguous, writeable float array. numba compiles a kernel separately for
+    read-only arrays; passing per-state arrays always writeable (and the model's constant arrays
+    always read-only) keeps each kernel to one compilation."""
+    values = np.ascontiguousarray(values, dtype=float)
+    return values if values.flags.writeable else values.copy()
+
+
+def batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArray[np.float64]:
+    """``values`` of shape ``batch + rest`` as a C-contiguous (states or 1, *rest) float array; a
+    batch-broadcast array (all batch strides 0, e.g. constant gradients) becomes one row."""
+    nbatch = values.ndim - trailing
+    if nbatch == 0:
+        return writable(values)[None]
+    if all(stride == 0 for stride in values.strides[:nbatch]):
+        return writable(values[(0,) * nbatch])[None]
+    return writable(values).reshape((-1,) + values.shape[nbatch:])
+
+
+def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
+                  is_prismatic: NDArray) -> NDArray[np.float64]:
+    """Pack a tree's constant joint data into one array, a row per body.
+
+    Columns: the 4 local-transform coefficient matrices (64), the joint matrix's rotation axis
+    ``a`` and translation part ``b`` (``Â = [[ã, b], [0, 0]]``, Eq. 70-71), ``ϑ`` (revolute) and
+    prismatic flags.
+
+    Returns
+    -------
+    ndarray, shape (nb, 72)
+    """
+    nb = local_coefficients.shape[0]
+    out = np.zeros((nb, GEOMETRY_WIDTH))
+    out[:, :_ROTATION] = local_coefficients.reshape(nb, 64)
+    out[:, _ROTATION:_TRANSLATION] = np.stack(
+        [joint_matrices[:, 2, 1], joint_matrices[:, 0, 2], joint_matrices[:, 1, 0]], axis=-1)
+    out[:, _TRANSLATION:_REVOLUTE] = joint_matrices[:, :3, 3]
+    out[:, _REVOLUTE] = is_revolute
+    out[:, _PRISMATIC] = is_prismatic
+    out.setflags(write=False)
+    return out
+
+
+def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
+    """Body-frame pseudo-inertias (Eq. 131) as rows ``(E (9), h (3), m)``, shape (nb, 13)."""
+    nb = pseudo_inertias.shape[0]
+    out = np.concatenate([pseudo_inertias[:, :3, :3].reshape(nb, 9), pseudo_inertias[:, :3, 3],
+                          pseudo_inertias[:, 3, 3:4]], axis=1)
+    out.setflags(write=False)
+    return out
+
+
+def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
+    """Spring-dampers as kernel rows ``(body a, body b, point a (3), point b (3), k, c, L₀)``.
+
+    Parameters
+    ----------
+    body_indices : sequence of int
+        ``(a, b)`` per spring; the ground is ``nb``.
+    springs : sequence of SpringDamper
+    """
+    rows = np.empty((len(springs), 11))
+    for row, spring, bodies in zip(rows, springs, body_indices):
+        row[:2] = bodies
+        row[2:5], row[5:8] = spring.point_a, spring.point_b
+        row[8:] = spring.stiffness, spring.damping, spring.free_length
+    rows.setflags(write=False)
+    return rows
