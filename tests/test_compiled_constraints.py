@@ -90,7 +90,9 @@ def test_fast_path_equals_python_solver(case):
 
 
 def test_fast_path_is_taken_and_falls_back(monkeypatch):
-    """Small steps run compiled; a long jump (to be subdivided) goes back to PositionSolver."""
+    """Small steps run compiled; so does a jump that needs a walk of a few steps (the Python solver's walk,
+    in the kernel), with the Python solver's f, ∇f, H; a jump beyond ``SHORT_WALK`` steps (where the Python
+    solver may shift by whole periods) goes back to PositionSolver."""
     provider = _provider(andrews_squeezer("lu", "expressions"))
     calls = {"python": 0}
     solve = provider.solver.solve
@@ -105,6 +107,11 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
         provider.evaluate(np.array([beta]), 2, state)
     assert calls["python"] == 0
     reference = python_route(_provider(andrews_squeezer("lu", "expressions")))
+    walk = np.array([INITIAL["beta"] + 0.6])
+    assert 2 * provider.solver.max_step < 0.6  # the crank angle is a joint variable: a walk of three steps or more
+    for mine, theirs in zip(provider.evaluate(walk, 2, state), reference.evaluate(walk, 2)):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
+    assert calls["python"] == 0
     far = np.array([INITIAL["beta"] + 3.0])
     np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
     assert calls["python"] == 1

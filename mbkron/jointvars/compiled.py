@@ -3,19 +3,22 @@
 A constraint group solved at every state spends its time in Python: the Newton update from the
 previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
-one continuation step from the previous solution whose Newton iterations converge with full steps,
-no branch check firing, inputs affine in ``q``. The constraint functions ``g``, ``∂g``, ``∂²g`` of a
-group given as expressions are generated as straight-line code from its sympy expressions
+the continuation from the previous solution — one step, or where the state is further away the Python
+solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them) — whose Newton
+iterations converge with full steps, no branch check firing, inputs affine in ``q``. The constraint
+functions ``g``, ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy expressions
 (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
 :mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
 :meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates no
 code.
 Whenever the state leaves that case
-— a damped or rejected Newton step, a step that must be subdivided, a sign change of ``det ∂g/∂f``,
-an ill-conditioned configuration, a floating-point error — the kernel returns a status and the state
-is redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages
-are the Python solver's. The two routes are tested equal.
+— a walk that cannot go on (a step fails even when halved to the Python solver's smallest), a longer
+walk (where the Python solver may shift by whole periods), an ill-conditioned configuration, a
+floating-point error — the kernel returns a status and the state is redone by
+:class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the Python
+solver's (a step that needs a damped Newton iteration is halved by the walk, where the Python solver
+damps). The two routes are tested equal.
 
 The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
@@ -84,6 +87,10 @@ __all__ = ["CACHE_VARIABLE", "CONTINUATION", "FastStep", "cache_directory", "gro
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
+
+SHORT_WALK = 8.0
+"""Continuation steps (of ``max_step`` each) beyond which the compiled walk leaves a state to the Python solver,
+which may shift the start by whole periods first (:attr:`mbkron.jointvars.solvers.PositionSolver._SHORT_WALK`)."""
 
 
 _NO_DATA = np.zeros(0)
@@ -248,19 +255,17 @@ def _zero(values):  # pragma: no cover - compiled
 
 
 @jit
-def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
-                order, projection):  # pragma: no cover - compiled
-    """One continuation step and the derivatives; see :meth:`FastStep.step`.
-
-    ``first`` and ``second`` are the addresses of the group's generated constraint functions
-    (:func:`module_source`; called through :func:`mbkron.compiled.callbacks.constraint_function`), so this
-    kernel is compiled once for every model. The Newton iteration from the predicted ``f``
-    (Eq. 100-101) and the implicit derivatives ∇f, H at the solution (Eq. 101-102, 120).
+def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+                 max_step, max_condition, order, projection):  # pragma: no cover - compiled
+    """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
+    Newton iteration from the predicted ``f`` (Eq. 100-101, full steps only) with the branch checks of
+    :meth:`mbkron.jointvars.solvers.PositionSolver._step`, and the implicit derivatives ∇f, H at the solution
+    (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for the settings' (``inf``: unchecked).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     residuals, derivatives_at = constraint_function(first), constraint_function(second)
-    tolerance, max_iterations, max_condition, jump_ratio, jump_tolerance, max_newton_step, max_step = settings
+    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _ = settings
     n, nq = A.shape
     f = np.empty(m)
     grad = np.zeros((m, nq))
@@ -375,6 +380,59 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
 
 
 @jit
+def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+                order, projection):  # pragma: no cover - compiled
+    """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there; see :meth:`FastStep.step`.
+
+    ``first`` and ``second`` are the addresses of the group's generated constraint functions
+    (:func:`module_source`; called through :func:`mbkron.compiled.callbacks.constraint_function`), so this
+    kernel is compiled once for every model. One step (:func:`_single_step`) where the predicted change
+    ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step``; beyond, the walk of
+    :meth:`mbkron.jointvars.solvers.PositionSolver._walk` (the step shortened to ``max_step``, halved where a
+    step fails, doubled after one succeeds, at most ``max_steps`` steps, the condition number checked at the
+    end only), where a step fails by any branch check or where Newton would need damping (the Python solver
+    damps; here the step is halved). A walk longer than :data:`SHORT_WALK` steps (where the Python solver may
+    shift by whole periods first), and every failure, returns a status other than ``OK``: the Python solver
+    redoes the state (and raises its errors).
+
+    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
+    """
+    max_condition, max_step, max_steps = settings[2], settings[6], settings[7]
+    predicted = np.abs(matvec(tangent0, q - q0)).max()
+    if predicted <= max_step:  # the common case: one step
+        return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
+                            settings, max_step, max_condition, order, projection)
+    if not predicted <= SHORT_WALK * max_step:  # (a NaN too) the Python solver: the period shift
+        return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
+                            settings, max_step, max_condition, order, projection)  # (returns SUBDIVIDE)
+    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
+    fraction, minimum, started = 1.0, 1e-9 * (1.0 + np.abs(q).max()), False
+    for _ in range(int(max_steps)):
+        remaining = q - current_q
+        distance = np.abs(remaining).max()
+        change = np.abs(matvec(current_tangent, remaining)).max()
+        if change * fraction > max_step:
+            fraction = max_step / change
+        final = fraction >= 1.0
+        trial = q.copy() if final else current_q + fraction * remaining
+        status, p, f, tangent, det_sign, condition, grad, hess = _single_step(
+            first, second, data, m, A, c, trial, current_q, current_f, current_tangent, curvature0,
+            use_curvature and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
+            order if final else np.int64(0), projection)
+        if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
+            return status, p, f, tangent, det_sign, condition, grad, hess
+        if status != OK:
+            fraction *= 0.5
+            continue
+        if final:
+            return status, p, f, tangent, det_sign, condition, grad, hess
+        started = True
+        current_q, current_f, current_tangent, current_sign = trial, f, tangent, det_sign
+        fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))
+    return NOT_CONVERGED, p, f, tangent, det_sign, condition, grad, hess
+
+
+@jit
 def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                   projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
                   rows, qd):  # pragma: no cover - compiled
@@ -477,7 +535,7 @@ class FastStep:
         self.A = np.ascontiguousarray(solver.inputs.matrix)
         self.c = np.ascontiguousarray(solver.inputs.constant)
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
-                         solver.jump_tolerance, solver.max_newton_step, solver.max_step)
+                         solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps))
         self.projection = method == "projection"
         nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))
