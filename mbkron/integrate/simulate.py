@@ -116,9 +116,11 @@ def simulate(
     method : str or OdeSolver subclass
         ``"TRBDF2"`` (default), ``"RKF45"``, or any :func:`scipy.integrate.solve_ivp` method name.
         Implicit solvers get the state Jacobian from batched central differences of the dynamics
-        (one vectorised call per Jacobian, not ``2n`` separate ones) or, for a model with a compiled
-        right-hand side (:meth:`mbkron.Model.state_kernel`), from the same central differences in one
-        compiled call; TRBDF2 then also takes each step as one compiled call
+        (one vectorised call per Jacobian, not ``2n`` separate ones). A model with a compiled
+        right-hand side (:meth:`mbkron.Model.state_kernel`: one compiled constraint group, run without
+        ``tau``, ``muscle_forces`` or ``loads``) is evaluated by it, one compiled call per evaluation for
+        every solver (the Python route where it declines a state), and implicit solvers get the same
+        central differences in one compiled call; TRBDF2 then also takes each step as one compiled call
         (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`, the same decisions as the Python solver).
     rtol : float
         Relative tolerance on the state ``(q, q̇)``, at least ``100·eps`` ≈ 2.2e-14 (smaller values
@@ -198,7 +200,7 @@ def simulate(
         return qdd
 
     def rhs(t: float, y: NDArray) -> NDArray:
-        qdd = accelerations(t, y)
+        qdd = kernel_accelerations(t, y) if kernel is not None and not compiled_steps else accelerations(t, y)
         last.record(t, y, qdd)
         return np.concatenate([y[nq:], qdd])
 
@@ -211,14 +213,29 @@ def simulate(
     options: dict = dict(rtol=rtol, atol=atol, max_step=max_step)
     if first_step is not None:
         options["first_step"] = first_step
-    # a compiled right-hand side gives implicit solvers their Jacobian, and TR-BDF2 its steps (the same decisions)
+    # a compiled right-hand side (a model with one compiled constraint group) gives every solver its
+    # evaluations, implicit solvers their Jacobian, and TR-BDF2 its steps (the same decisions)
     kernel = model.state_kernel(workspace) if (
-        name in _IMPLICIT and actuation is None and muscle_forces is None and loads is None) else None
+        actuation is None and muscle_forces is None and loads is None) else None
     compiled_steps = kernel is not None and solver_class is TRBDF2
-    if compiled_steps:
+    if kernel is not None:
         singularity.synchronise = kernel.store  # the kernel holds the constraint groups' continuation
 
+    def kernel_accelerations(t: float, y: NDArray) -> NDArray:
+        """``q̈`` by the compiled right-hand side from the kernel's continuation; where it declines, the
+        Python route from the continuation reached (which raises the errors)."""
+        qdd = kernel.accelerations(y)
+        if qdd is not None and np.all(np.isfinite(qdd)):
+            return qdd
+        kernel.store()
+        try:
+            return accelerations(t, y)
+        finally:
+            kernel.load()
+
     def jacobian(t: float, y: NDArray) -> NDArray:
+        if kernel is not None and not compiled_steps:
+            kernel.store()  # (the kernel's Jacobian starts from the workspace's continuation)
         J = None if kernel is None else kernel.jacobian(t, y)
         return _state_jacobian(rhs_batched, t, y, nq) if J is None else J
 
@@ -227,20 +244,8 @@ def simulate(
     settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step if np.isfinite(max_step) else None,
                     t_span=(t0, t_end))
 
-    def output_accelerations(t: float, y: NDArray) -> NDArray:
-        if not compiled_steps:
-            return accelerations(t, y)
-        qdd = kernel.accelerations(y)
-        if qdd is not None and np.all(np.isfinite(qdd)):
-            return qdd
-        kernel.store()  # declined by the kernel: the Python route, from the continuation reached
-        try:
-            return accelerations(t, y)
-        finally:
-            kernel.load()
-
     y0 = np.concatenate([q0, qd0])
-    trajectory = Trajectory(t_eval, t0, y0, output_accelerations)
+    trajectory = Trajectory(t_eval, t0, y0, accelerations if kernel is None else kernel_accelerations)
     solver = None
     start = clock.perf_counter()
     try:
@@ -252,7 +257,11 @@ def simulate(
         if name in _IMPLICIT and kernel is None:
             rhs_batched(t0, y0[None])
         if kernel is not None:
-            kernel.jacobian(t0, y0)
+            kernel.load()  # from the initial state's solution
+            if name in _IMPLICIT:
+                kernel.jacobian(t0, y0)
+            else:
+                kernel.accelerations(y0)
         start = clock.perf_counter()
         if compiled_steps:
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
@@ -264,7 +273,7 @@ def simulate(
     except RUN_FAILURES as failure:
         status, message = -1, f"stopped after t = {_where(trajectory, nq)}: {_describe(failure)}"
     finally:
-        if compiled_steps:
+        if kernel is not None:
             kernel.store()  # the workspace continues from where the run's kernel got to
     if status == -1 and not singularity.stopped:  # another failure (an underflow, a stall) near a fold
         near = singularity.check()
