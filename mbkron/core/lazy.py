@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Mapping
 from types import ModuleType
 
-__all__ = ["LazyModule", "is_sympy_expression"]
+__all__ = ["LazyModule", "is_sympy_expression", "lazy_exports"]
 
 
 class LazyModule:
@@ -67,3 +68,31 @@ def is_sympy_expression(value: object) -> bool:
     """
     sympy = sys.modules.get("sympy")
     return sympy is not None and isinstance(value, sympy.Expr)
+
+
+def lazy_exports(package: str, modules: Mapping[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for a package's ``__init__`` whose public names are imported on first use
+    (PEP 562): reading ``name`` imports ``modules[name]``, takes its attribute ``name`` and keeps it in the
+    package; submodules are found by the import system itself.
+
+    Parameters
+    ----------
+    package : str
+        The package's name, e.g. ``"mbkron.io"``.
+    modules : mapping of str to str
+        Each public name's module.
+    """
+
+    def __getattr__(name: str) -> object:
+        try:
+            module = modules[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(modules))
+
+    return __getattr__, __dir__

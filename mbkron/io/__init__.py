@@ -19,8 +19,9 @@ the writer, the comparison or the result files (nor, through them, sympy).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from mbkron.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron.io.compare import model_differences, models_equal
@@ -84,18 +85,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    """Import the public attribute ``name`` on first use and keep it (PEP 562); submodules are found by the
-    import system itself."""
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'mbkron.io' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the public ones not imported yet included."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("mbkron.io", _LAZY)

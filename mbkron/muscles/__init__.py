@@ -12,8 +12,9 @@ kernels.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from mbkron.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron.muscles.conditions import PathPointCondition
@@ -32,18 +33,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    """Import the public attribute ``name`` on first use and keep it (PEP 562); submodules are found by the
-    import system itself."""
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'mbkron.muscles' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the public ones not imported yet included."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports("mbkron.muscles", _LAZY)

@@ -98,7 +98,7 @@ class PathWrapping:
         self.wrap_names = tuple(surface.name for surface in surfaces)
         self.tangent_body = np.repeat(np.array(bodies, dtype=np.intp), 2)
         self._wrap_muscles = np.repeat(self.muscles, wrap_counts).astype(np.intp)
-        params = [(*surface.constraint(), *surface.sizes(), *(0.0,) * (3 - len(surface.sizes()))) for surface in surfaces]
+        params = [surface.kernel_params() for surface in surfaces]
         frames = [surface.frame() for surface in surfaces]
         tables = (np.array(first_rows, dtype=np.int64), np.array(counts, dtype=np.int64),
                   np.cumsum([0] + wrap_counts).astype(np.int64),

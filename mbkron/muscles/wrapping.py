@@ -190,6 +190,12 @@ class WrapSurface:
         """The problems with the shape parameters (None where there is none), each prefixed by ``where``."""
         raise NotImplementedError
 
+    def kernel_params(self) -> tuple[float, ...]:
+        """The kernels' ``wrap_params`` row (:mod:`mbkron.compiled.wrap_segments`): the quadrant's axis and
+        sign (:meth:`constraint`), then :meth:`sizes`, padded with zeros to 5 numbers."""
+        params = (*self.constraint(), *self.sizes())
+        return params + (0.0,) * (5 - len(params))
+
     def solve(self, p: ArrayLike, q: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """The shortest path from ``p`` to ``q`` over this surface (the module's rules) by its compiled
         kernel (:func:`mbkron.compiled.wrap_segments.segment_paths`).
@@ -220,8 +226,7 @@ class WrapSurface:
         problems = [problem for problem in self.shape_problems(f"wrap object `{self.name}`") if problem]
         if problems:
             raise ValueError("; ".join(problems))
-        params = (*self.constraint(), *self.sizes())
-        return _segments.segment_paths(COMPILED_KINDS[type(self).__name__], params + (0.0,) * (5 - len(params)), p, q)
+        return _segments.segment_paths(COMPILED_KINDS[type(self).__name__], self.kernel_params(), p, q)
 
 
 @dataclass(frozen=True, kw_only=True)
