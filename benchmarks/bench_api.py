@@ -7,8 +7,10 @@ Run from the repository root: ``OPENBLAS_NUM_THREADS=1 python -m benchmarks.benc
 - one state of forward dynamics of the random 3-D chains of :mod:`benchmarks.bench_forward_dynamics`
   (7 and 20 bodies): ``model.forward_dynamics(q, qd)`` against ``pinocchio.aba`` (when installed);
 - Rajagopal2016 (80 muscles, 29 coordinates) at its default pose: ``model.muscle_lengths(q)`` +
-  ``model.moment_arms(q)`` against the path kernels alone, ``muscle_set.compiled_lengths_and_moment_arms``
-  at order 1 on kinematics computed beforehand (both L and R in one call);
+  ``model.moment_arms(q)``, and the same two calls with a workspace (which shares one evaluation of the
+  paths between them; two poses in turn, so that every pair evaluates), against the path kernels alone,
+  ``muscle_set.compiled_lengths_and_moment_arms`` at order 1 on kinematics computed beforehand (both L
+  and R in one call);
 - ``load_model`` of gait2392 (tests/data/osim): CPU time in a fresh process (imports included) and
   warm (mbkron already imported and a model loaded once), medians of a few processes/loads.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import statistics
 import subprocess
 import sys
@@ -85,12 +88,24 @@ def muscles(rounds: int, directory: Path) -> None:
     lengths, arms = model.muscle_set.compiled_lengths_and_moment_arms(kin, 1)
     np.testing.assert_allclose(model.muscle_lengths(q), lengths, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(model.moment_arms(q), arms, rtol=1e-13, atol=1e-15)
+    # with a workspace (Pinocchio's Data): both calls share one evaluation of the paths; two poses in turn,
+    # so that every pair of calls evaluates (the workspace keeps the last pose only)
+    workspace, poses = model.workspace(), itertools.cycle([q, q + 0.01])
+
+    def shared():
+        pose = next(poses)
+        return model.muscle_lengths(pose, workspace=workspace), model.moment_arms(pose, workspace=workspace)
+
+    for pose in (q, q + 0.01):  # bit for bit the values without a workspace
+        assert all(np.array_equal(a, b) for a, b in zip(shared(), (model.muscle_lengths(pose), model.moment_arms(pose))))
     times = interleaved({
         "public": lambda: (model.muscle_lengths(q), model.moment_arms(q)),
+        "workspace": shared,
         "kernel": lambda: model.muscle_set.compiled_lengths_and_moment_arms(kin, 1),
     }, rounds, 200)
-    print(f"Rajagopal2016 L and R, one pose: muscle_lengths + moment_arms {times['public'] * 1e3:.3f} ms, path kernels "
-          f"alone {times['kernel'] * 1e3:.3f} ms, ratio {times['public'] / times['kernel']:.2f}")
+    print(f"Rajagopal2016 L and R, one pose: muscle_lengths + moment_arms {times['public'] * 1e3:.3f} ms, with a "
+          f"workspace {times['workspace'] * 1e3:.3f} ms, path kernels alone {times['kernel'] * 1e3:.3f} ms, ratios "
+          f"{times['public'] / times['kernel']:.2f} and {times['workspace'] / times['kernel']:.2f}")
 
 
 _LOAD = """

@@ -8,11 +8,16 @@ changes only the path the solver takes, not the answer beyond the solver's toler
 
 from __future__ import annotations
 
+import gzip
+import tempfile
 import threading
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import mbkron
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import five_bar, four_bar
 
@@ -87,3 +92,44 @@ def test_a_workspace_belongs_to_its_model():
     with pytest.raises(ValueError, match="`workspace` belongs to another model"):
         five.joint_variables(np.array([1.2, 1.7]), 2, workspace=four.workspace())
     four.mass_matrix(np.array([0.7]), workspace=four.workspace())  # its own workspace fits
+
+
+def _one_muscle(insertion: float):
+    """A pendulum with one muscle from the ground to the link, its insertion ``insertion`` m along it."""
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("swing", default=0.3)
+    b.add_body("link", axis=(0, 0, 1), variable="swing", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
+    b.add_muscle("m", [("ground", (0.0, 0.2, 0.0)), ("link", (insertion, 0.0, 0.0))])
+    return b.build()
+
+
+def test_muscle_paths_through_a_workspace_are_the_same_bits():
+    """With a workspace, ``muscle_lengths`` and ``moment_arms`` share one evaluation of the paths (kept for the
+    next call at the same pose); they give exactly what they give without one — in either order, pose after
+    pose, for a batch — the kept values are not the caller's arrays, and another model's paths are never
+    read from it."""
+    with tempfile.TemporaryDirectory() as directory, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the shipped arm26's inertias
+        path = Path(directory) / "arm26.osim"
+        path.write_bytes(gzip.decompress((Path(__file__).parent / "data" / "osim" / "arm26.osim.gz").read_bytes()))
+        models = (mbkron.load_model(path), mbkron.load_model(Path(__file__).parents[1] / "models" / "leg6dof9musc.toml"))
+    rng = np.random.default_rng(11)
+    for model in models:  # wrapped paths (arm26), moving and conditional points (leg6dof9musc)
+        low, high = (np.array([c.range[k] for c in model.coordinate_records]) for k in (0, 1))
+        poses = low + (high - low) * rng.uniform(size=(8, model.nq))
+        workspace = model.workspace()
+        for i, q in enumerate(poses):
+            calls = (model.moment_arms, model.muscle_lengths) if i % 2 else (model.muscle_lengths, model.moment_arms)
+            for call in calls + calls:  # the second pair reads what the first kept
+                assert np.array_equal(call(q, workspace=workspace), call(q))
+        kept = model.muscle_lengths(poses, workspace=workspace)
+        assert np.array_equal(kept, model.muscle_lengths(poses))
+        kept[...] = 0.0  # the caller's copy
+        assert np.array_equal(model.moment_arms(poses, workspace=workspace), model.moment_arms(poses))
+        assert np.array_equal(model.muscle_lengths(poses, workspace=workspace), model.muscle_lengths(poses))
+    near, far = _one_muscle(0.4), _one_muscle(0.9)
+    shared = near.workspace()
+    q = np.array([0.3])
+    near.muscle_lengths(q, workspace=shared)
+    assert np.array_equal(far.muscle_lengths(q, workspace=shared), far.muscle_lengths(q))
+    assert not np.array_equal(far.muscle_lengths(q), near.muscle_lengths(q))

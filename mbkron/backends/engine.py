@@ -66,7 +66,12 @@ def muscle_lengths(model, kin: KinematicsData) -> NDArray[np.float64]:
 
 def moment_arms(model, kin: KinematicsData) -> NDArray[np.float64]:
     """``R = −∂L/∂q`` (Eq. 192-195) of ``model.muscle_set``, shape (..., nq, n_mt); ``kin`` of order ≥ 1."""
-    return model.muscle_set.compiled_lengths_and_moment_arms(kin, 1)[1]
+    return lengths_and_moment_arms(model, kin)[1]
+
+
+def lengths_and_moment_arms(model, kin: KinematicsData) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``L`` and ``R`` of ``model.muscle_set`` from one evaluation of the paths; ``kin`` of order ≥ 1."""
+    return model.muscle_set.compiled_lengths_and_moment_arms(kin, 1)
 
 
 def solve_positive_definite(M: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:

@@ -300,10 +300,36 @@ class Model:
         return self.muscle_set
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt)."""
+        """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).
+
+        With a ``workspace`` the lengths and the moment arms are evaluated together and kept in it
+        (:attr:`Workspace.paths`): :meth:`moment_arms` at the same ``q`` with it then evaluates nothing
+        again. The values are the same, bit for bit, with or without a workspace.
+        """
+        if workspace is not None:
+            return self._paths_kept(q, workspace)[0].copy()
         self._muscle_set()
-        kin = self.kinematics(q, 0, workspace=workspace)
+        kin = self.kinematics(q, 0)
         return finite_evaluation(lambda: engine.muscle_lengths(self, kin), "muscle lengths", kin.q)
+
+    def _paths_kept(self, q: ArrayLike, workspace: Workspace) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(L, R)`` at ``q`` from ``workspace.paths`` where its last evaluation of this model's paths was at
+        this very ``q``, else evaluated (one kinematics, one call of the path kernels) and kept there."""
+        muscle_set = self._muscle_set()
+        q = self._as_q(q)
+        kept = workspace.paths
+        if kept is not None and kept[0] is muscle_set and kept[1].shape == q.shape and np.array_equal(kept[1], q):
+            return kept[2], kept[3]
+        kin = self._checked_kinematics(q, 1, workspace)
+        with np.errstate(all="ignore"):
+            lengths, arms = engine.lengths_and_moment_arms(self, kin)
+        finite_result(lengths, "muscle lengths", kin.q)
+        finite_result(arms, "moment arms R", kin.q)
+        kept = (muscle_set, q.copy(), lengths, arms)
+        for array in kept[1:]:
+            array.setflags(write=False)
+        workspace.paths = kept
+        return lengths, arms
 
     def moment_arms(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Moment-arm matrix ``R(q) = −∂L/∂q`` (Eq. 192-195): generalized force = ``R F_mt``.
@@ -315,8 +341,10 @@ class Model:
         ndarray, shape (..., nq, n_mt)
             m for angular coordinates, dimensionless for lengths.
         """
+        if workspace is not None:
+            return self._paths_kept(q, workspace)[1].copy()
         self._muscle_set()
-        kin = self.kinematics(q, 1, workspace=workspace)
+        kin = self.kinematics(q, 1)
         return finite_evaluation(lambda: engine.moment_arms(self, kin), "moment arms R", kin.q)
 
     def muscle_velocities(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:

@@ -13,15 +13,26 @@ class Workspace:
     Holds where each constraint group's solver continues from (a
     :class:`~mbkron.jointvars.solvers.Continuation` per stateful joint-variable provider); every
     evaluation given ``workspace=`` advances it. Nearby consecutive states then need only short
-    continuation steps. Create one with :meth:`Model.workspace`; :func:`mbkron.simulate` creates
+    continuation steps. It also keeps the muscle paths' last evaluation (:attr:`paths`), so that
+    ``model.muscle_lengths(q, workspace=w)`` and ``model.moment_arms(q, workspace=w)`` at the same ``q``
+    evaluate the paths once. Create one with :meth:`Model.workspace`; :func:`mbkron.simulate` creates
     one per run. Not for sharing between threads: give each thread its own.
+
+    Attributes
+    ----------
+    states : tuple
+        The joint-variable providers' continuations.
+    paths : tuple or None
+        ``(muscle_set, q, lengths, moment_arms)`` of the last evaluation of the paths with this workspace
+        (read-only arrays), or None.
     """
 
-    __slots__ = ("states", "_assemblies")
+    __slots__ = ("states", "paths", "_assemblies")
 
     def __init__(self, joint_variables: JointVariables):
         self._assemblies = _assemblies(joint_variables)
         self.states = joint_variables.new_states()
+        self.paths = None
 
     def states_for(self, joint_variables: JointVariables) -> tuple:
         """The provider states, checked to belong to ``joint_variables`` (the same model)."""
