@@ -4,21 +4,18 @@ A constraint group solved at every state spends its time in Python: the Newton u
 previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
 the continuation from the previous solution — one step, or where the state is further away the Python
-solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them) — whose Newton
-iterations converge with full steps, no branch check firing, inputs affine in ``q``. The constraint
-functions ``g``, ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy expressions
-(:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
+solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them) — by the Python solver's
+damped Newton iteration, no branch check firing, inputs affine in ``q``. The constraint functions ``g``,
+``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
+expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
 :mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
-:meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates no
-code.
-Whenever the state leaves that case
-— a walk that cannot go on (a step fails even when halved to the Python solver's smallest), a longer
-walk (where the Python solver may shift by whole periods), an ill-conditioned configuration, a
-floating-point error — the kernel returns a status and the state is redone by
-:class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the Python
-solver's (a step that needs a damped Newton iteration is halved by the walk, where the Python solver
-damps). The two routes are tested equal.
+:meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates
+no code. Whenever the state leaves that case — a walk that cannot go on (a step fails even when halved to
+the Python solver's smallest), a longer walk (where the Python solver may shift by whole periods), an
+ill-conditioned configuration, a floating-point error — the kernel returns a status and the state is
+redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the
+Python solver's. The two routes are tested equal.
 
 The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
@@ -258,7 +255,7 @@ def _zero(values):  # pragma: no cover - compiled
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                  max_step, max_condition, order, projection):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
-    Newton iteration from the predicted ``f`` (Eq. 100-101, full steps only) with the branch checks of
+    damped Newton iteration from the predicted ``f`` (Eq. 100-101) with the branch checks of
     :meth:`mbkron.jointvars.solvers.PositionSolver._step`, and the implicit derivatives ∇f, H at the solution
     (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for the settings' (``inf``: unchecked).
 
@@ -317,19 +314,23 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             copy_into(f, current - step)
             converged = True
             break
-        if min(1.0, max_newton_step / size) < 1.0:
-            return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
-        trial = current - step
-        for k in range(m):
-            x[k] = trial[k]
-        _zero(values)
-        residuals(x, values, data)
-        if not _finite(values):
-            return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
+        # the damped Newton step of PositionSolver._newton: at most max_newton_step, halved until ‖g‖ decreases
+        # (Armijo, slope 1e-4); a full step where it decreases (the common case)
+        scale = min(1.0, max_newton_step / size)
+        trial = current - scale * step
+        while True:
+            for k in range(m):
+                x[k] = trial[k]
+            _zero(values)
+            residuals(x, values, data)
+            new_residual = math.sqrt(dot(values[:m], values[:m])) if _finite(values) else np.inf
+            if new_residual <= (1.0 - 1e-4 * scale) * residual:
+                break
+            scale *= 0.5
+            if scale < 1e-6:  # no descent: the Python solver redoes the state and says so
+                return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
+            trial = current - scale * step
         g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
-        new_residual = math.sqrt(dot(g, g))
-        if not (new_residual <= (1.0 - 1e-4) * residual):
-            return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
         current, residual = trial, new_residual
     if not converged:
         return NOT_CONVERGED, x[m:], f, tangent, 0, 0.0, grad, hess
