@@ -145,6 +145,32 @@ def test_damped_newton_steps_run_compiled(monkeypatch):
     assert calls["python"] == 0
 
 
+def test_a_long_walk_runs_compiled_where_the_equations_are_not_periodic(monkeypatch):
+    """A jump of many steps of ``max_step`` in a group whose equations cannot be periodic (no period shift to look
+    for) is walked in the kernel, bounded as the Python solver's walk, with its f, ∇f, H; Andrews' squeezer's
+    loop closures are periodic in the crank, so there a long jump still goes to PositionSolver (above)."""
+    def model():
+        b = mbkron.ModelBuilder()
+        b.add_coordinate("q", default=0.0, unit="1")
+        b.add_body("s", joint="prismatic", axis=(1, 0, 0))
+        b.add_constraints(["s"], SymbolicConstraints(["s + s**3/3 - q"]), "lu", guess={"s": 0.0})
+        return b.build()
+    fast, python = _provider(model()), python_route(_provider(model()))
+    assert not fast.solver.periodic_coordinates().any()
+    calls = {"python": 0}
+    solve = fast.solver.solve
+
+    def counting(*args, **kwargs):
+        calls["python"] += 1
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(fast.solver, "solve", counting)
+    far = np.array([40.0])  # s ≈ 4.8 from s = 0: a walk of dozens of steps of max_step = 0.2
+    for mine, theirs in zip(fast.evaluate(far, 2, fast.new_state()), python.evaluate(far, 2, python.new_state())):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
+    assert calls["python"] == 0
+
+
 def test_fast_path_built_with_the_model():
     """The compiled step exists as soon as the model is built (with the group's method): no warm-up
     counter changes the code path."""

@@ -4,7 +4,8 @@ A constraint group solved at every state spends its time in Python: the Newton u
 previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
 the continuation from the previous solution — one step, or where the state is further away the Python
-solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them) — by the Python solver's
+solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them where the equations may be
+periodic) — by the Python solver's
 damped Newton iteration, no branch check firing, inputs affine in ``q``. The constraint functions ``g``,
 ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
 expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
@@ -86,8 +87,9 @@ OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FIN
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
 
 SHORT_WALK = 8.0
-"""Continuation steps (of ``max_step`` each) beyond which the compiled walk leaves a state to the Python solver,
-which may shift the start by whole periods first (:attr:`mbkron.jointvars.solvers.PositionSolver._SHORT_WALK`)."""
+"""Continuation steps (of ``max_step`` each) beyond which the compiled walk of a group whose equations may be
+periodic (:meth:`~mbkron.jointvars.solvers.PositionSolver.periodic_coordinates`) leaves a state to the Python
+solver, which may shift the start by whole periods first (``PositionSolver._SHORT_WALK``)."""
 
 
 _NO_DATA = np.zeros(0)
@@ -262,7 +264,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     residuals, derivatives_at = constraint_function(first), constraint_function(second)
-    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _ = settings
+    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _ = settings
     n, nq = A.shape
     f = np.empty(m)
     grad = np.zeros((m, nq))
@@ -391,19 +393,19 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step``; beyond, the walk of
     :meth:`mbkron.jointvars.solvers.PositionSolver._walk` (the step shortened to ``max_step``, halved where a
     step fails, doubled after one succeeds, at most ``max_steps`` steps, the condition number checked at the
-    end only), where a step fails by any branch check or where Newton would need damping (the Python solver
-    damps; here the step is halved). A walk longer than :data:`SHORT_WALK` steps (where the Python solver may
-    shift by whole periods first), and every failure, returns a status other than ``OK``: the Python solver
-    redoes the state (and raises its errors).
+    end only). A walk longer than :data:`SHORT_WALK` steps in a group whose equations may be periodic
+    (where the Python solver may shift by whole periods first; ``settings[8]``, infinite for the others),
+    and every failure, returns a status other than ``OK``: the Python solver redoes the state (and raises
+    its errors).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
-    max_condition, max_step, max_steps = settings[2], settings[6], settings[7]
+    max_condition, max_step, max_steps, longest = settings[2], settings[6], settings[7], settings[8]
     predicted = np.abs(matvec(tangent0, q - q0)).max()
     if predicted <= max_step:  # the common case: one step
         return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                             settings, max_step, max_condition, order, projection)
-    if not predicted <= SHORT_WALK * max_step:  # (a NaN too) the Python solver: the period shift
+    if not predicted <= longest * max_step:  # (a NaN too) the Python solver: the period shift
         return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                             settings, max_step, max_condition, order, projection)  # (returns SUBDIVIDE)
     current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
@@ -535,8 +537,11 @@ class FastStep:
                           _NO_DATA if data is None else data)
         self.A = np.ascontiguousarray(solver.inputs.matrix)
         self.c = np.ascontiguousarray(solver.inputs.constant)
+        # the longest walk taken here, in steps of max_step: beyond, the Python solver may shift by whole periods
+        longest = SHORT_WALK if solver.periodic_coordinates().any() else np.inf
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
-                         solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps))
+                         solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps),
+                         longest)
         self.projection = method == "projection"
         nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))

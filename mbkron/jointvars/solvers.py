@@ -352,6 +352,15 @@ class PositionSolver:
             ) from None
         self._check_condition(self.reference)
 
+    def periodic_coordinates(self) -> NDArray[np.bool_]:
+        """Which coordinates the equations may be periodic in (shape (nq,)): those :attr:`periods` tries to
+        walk round (by the equations' structure, before any walk). The walk of :meth:`solve` is only
+        ever shifted by whole periods in these."""
+        variable = self.system.variable_periods() if self.inputs.affine else None
+        if variable is None:
+            return np.zeros(self.reference.q.size, dtype=bool)
+        return np.isfinite(coordinate_periods(variable[self.system.size:], self.inputs.matrix))
+
     @property
     def periods(self) -> tuple[NDArray, NDArray]:
         """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic, or unusable) and
