@@ -89,11 +89,9 @@ def test_fast_path_equals_python_solver(case):
     assert_compiled_step_equals_python_solver(*_paths()[case])
 
 
-def test_fast_path_is_taken_and_falls_back(monkeypatch):
-    """Small steps run compiled; so does a jump that needs a walk of a few steps (the Python solver's walk,
-    in the kernel), with the Python solver's f, ∇f, H; a jump beyond ``SHORT_WALK`` steps (where the Python
-    solver may shift by whole periods) goes back to PositionSolver."""
-    provider = _provider(andrews_squeezer("lu", "expressions"))
+def count_python_solves(monkeypatch, provider) -> dict:
+    """Count the calls of ``provider``'s PositionSolver (the route the compiled step falls back to):
+    ``calls["python"]``."""
     calls = {"python": 0}
     solve = provider.solver.solve
 
@@ -102,6 +100,30 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
         return solve(*args, **kwargs)
 
     monkeypatch.setattr(provider.solver, "solve", counting)
+    return calls
+
+
+def _cubic(**settings):
+    """One prismatic joint solved from ``s + s³/3 = q`` (no fold, not periodic), group ``settings`` as given."""
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("q", default=0.0, unit="1")
+    b.add_body("s", joint="prismatic", axis=(1, 0, 0))
+    b.add_constraints(["s"], SymbolicConstraints(["s + s**3/3 - q"]), "lu", guess={"s": 0.0}, **settings)
+    return b.build()
+
+
+def assert_same_values(mine, theirs):
+    """f, ∇f, H of the two routes equal to 1e-12 of their size."""
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+
+
+def test_fast_path_is_taken_and_falls_back(monkeypatch):
+    """Small steps run compiled; so does a jump that needs a walk of a few steps (the Python solver's walk,
+    in the kernel), with the Python solver's f, ∇f, H; a jump beyond ``SHORT_WALK`` steps (where the Python
+    solver may shift by whole periods) goes back to PositionSolver."""
+    provider = _provider(andrews_squeezer("lu", "expressions"))
+    calls = count_python_solves(monkeypatch, provider)
     state = provider.new_state()
     for beta in INITIAL["beta"] + 1e-3 * np.arange(50):
         provider.evaluate(np.array([beta]), 2, state)
@@ -109,8 +131,7 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
     reference = python_route(_provider(andrews_squeezer("lu", "expressions")))
     walk = np.array([INITIAL["beta"] + 0.6])
     assert 2 * provider.solver.max_step < 0.6  # the crank angle is a joint variable: a walk of three steps or more
-    for mine, theirs in zip(provider.evaluate(walk, 2, state), reference.evaluate(walk, 2)):
-        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
+    assert_same_values(provider.evaluate(walk, 2, state), reference.evaluate(walk, 2))
     assert calls["python"] == 0
     far = np.array([INITIAL["beta"] + 3.0])
     np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
@@ -121,27 +142,12 @@ def test_damped_newton_steps_run_compiled(monkeypatch):
     """Where Newton's step must be damped (here every correction above ``max_newton_step`` = 1e-4, far below
     the predictor's error on a curved constraint), the compiled step damps as the Python solver does —
     PositionSolver is not called — and gives its f, ∇f, H."""
-    def model():
-        b = mbkron.ModelBuilder()
-        b.add_coordinate("q", default=0.0, unit="1")
-        b.add_body("s", joint="prismatic", axis=(1, 0, 0))
-        b.add_constraints(["s"], SymbolicConstraints(["s + s**3/3 - q"]), "lu", guess={"s": 0.0},
-                          max_newton_step=1e-4)
-        return b.build()
-    fast, python = _provider(model()), python_route(_provider(model()))
+    fast, python = _provider(_cubic(max_newton_step=1e-4)), python_route(_provider(_cubic(max_newton_step=1e-4)))
     assert fast.fast_step is not None
-    calls = {"python": 0}
-    solve = fast.solver.solve
-
-    def counting(*args, **kwargs):
-        calls["python"] += 1
-        return solve(*args, **kwargs)
-
-    monkeypatch.setattr(fast.solver, "solve", counting)
+    calls = count_python_solves(monkeypatch, fast)
     fast_state, python_state = fast.new_state(), python.new_state()
     for q in np.linspace(0.0, 1.5, 16):  # steps of 0.1: the linear predictor is off by up to ~2e-2
-        for mine, theirs in zip(fast.evaluate(np.array([q]), 2, fast_state), python.evaluate(np.array([q]), 2, python_state)):
-            np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
+        assert_same_values(fast.evaluate(np.array([q]), 2, fast_state), python.evaluate(np.array([q]), 2, python_state))
     assert calls["python"] == 0
 
 
@@ -149,25 +155,11 @@ def test_a_long_walk_runs_compiled_where_the_equations_are_not_periodic(monkeypa
     """A jump of many steps of ``max_step`` in a group whose equations cannot be periodic (no period shift to look
     for) is walked in the kernel, bounded as the Python solver's walk, with its f, ∇f, H; Andrews' squeezer's
     loop closures are periodic in the crank, so there a long jump still goes to PositionSolver (above)."""
-    def model():
-        b = mbkron.ModelBuilder()
-        b.add_coordinate("q", default=0.0, unit="1")
-        b.add_body("s", joint="prismatic", axis=(1, 0, 0))
-        b.add_constraints(["s"], SymbolicConstraints(["s + s**3/3 - q"]), "lu", guess={"s": 0.0})
-        return b.build()
-    fast, python = _provider(model()), python_route(_provider(model()))
+    fast, python = _provider(_cubic()), python_route(_provider(_cubic()))
     assert not fast.solver.periodic_coordinates().any()
-    calls = {"python": 0}
-    solve = fast.solver.solve
-
-    def counting(*args, **kwargs):
-        calls["python"] += 1
-        return solve(*args, **kwargs)
-
-    monkeypatch.setattr(fast.solver, "solve", counting)
+    calls = count_python_solves(monkeypatch, fast)
     far = np.array([40.0])  # s ≈ 4.8 from s = 0: a walk of dozens of steps of max_step = 0.2
-    for mine, theirs in zip(fast.evaluate(far, 2, fast.new_state()), python.evaluate(far, 2, python.new_state())):
-        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * max(1.0, np.abs(theirs).max()))
+    assert_same_values(fast.evaluate(far, 2, fast.new_state()), python.evaluate(far, 2, python.new_state()))
     assert calls["python"] == 0
 
 
