@@ -37,7 +37,7 @@ with ``kind`` :data:`POINT` or :data:`DOT`; then one record of :data:`VECTOR_SIZ
 (a point, homogeneous ``w = 1``, or a direction, ``w = 0``): ``(body, v (4))``, ``body`` −1 for the ground;
 at ``bodies_start`` the bodies on the closures' chains, parents first: their links ``(parent, slot)`` (2
 numbers each; ``parent`` −1 for the ground, ``slot`` the joint variable's position in ``x``, −1 for a fixed
-joint), then their rows of :func:`mbkron.compiled.kinematics.tree_geometry`.
+joint), then their rows of :func:`mbkron.compiled.layout.tree_geometry`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
-from mbkron.compiled.kinematics import GEOMETRY_WIDTH, transforms_and_joint_twists
+from mbkron.compiled.kinematics import transforms_and_joint_twists
+from mbkron.compiled.layout import GEOMETRY_WIDTH
 
 __all__ = ["DOT", "EQUATION_SIZE", "POINT", "VECTOR_SIZE", "evaluate", "pack"]
 
@@ -77,7 +78,7 @@ def pack(m: int, n_x: int, equations, vectors, bodies) -> NDArray[np.float64]:
         ``v`` a homogeneous 4-vector in body coordinates, ``body`` an index into ``bodies`` (−1: the ground).
     bodies : sequence of (parent, slot, geometry)
         Parents first (``parent`` an index into ``bodies`` or −1); ``geometry`` the body's row of
-        :func:`mbkron.compiled.kinematics.tree_geometry`.
+        :func:`mbkron.compiled.layout.tree_geometry`.
     """
     depth = []
     for parent, _, _ in bodies:

@@ -29,11 +29,8 @@ try:  # numba is optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
-from mbkron.compiled.layout import batch_rows, writable  # numba-free; kept here for the kernel modules
-
 __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
-           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "python_function",
-           "writable", "batch_rows"]
+           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "python_function"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (a core dependency: the kernels are compiled)."""

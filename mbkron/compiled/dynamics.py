@@ -9,10 +9,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import AVAILABLE, jit, numba
-from mbkron.compiled.layout import batch_rows, inertia_rows, spring_rows, writable
+from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
-__all__ = ["inertia_rows", "spring_rows", "equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
+__all__ = ["equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
            "world_inertia", "spring_forces"]
 
 # ----------------------------------------------------------------------------- per-state pieces
@@ -66,7 +66,7 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convecti
 
     ``grad`` (nj, nq) and the convective terms ``convective`` (nj,), ``q̇ᵀ H_j q̇`` per joint variable
     (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`), belong to the state; ``springs``
-    are :func:`spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns False when a spring-damper's
+    are :func:`~mbkron.compiled.layout.spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns False when a spring-damper's
     points coincide (its direction is undefined), else True.
     """
     T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
@@ -258,10 +258,10 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     geometry, links : ndarray
         As for :func:`kinematics`.
     body_inertia : ndarray, shape (nb, 13)
-        :func:`inertia_rows` of the body-frame pseudo-inertias.
+        :func:`~mbkron.compiled.layout.inertia_rows` of the body-frame pseudo-inertias.
     gravity : ndarray, shape (3,)
     springs : ndarray, shape (n_springs, 11)
-        :func:`spring_rows` (read-only), possibly empty.
+        :func:`~mbkron.compiled.layout.spring_rows` (read-only), possibly empty.
     f, grad, convective : ndarray
         Joint variables, their gradients and convective terms ``q̇ᵀ H_j q̇``
         (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`), shapes (..., nj), (..., nj, nq),

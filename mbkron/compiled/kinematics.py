@@ -36,10 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
-from mbkron.compiled.layout import (_PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION, GEOMETRY_WIDTH, batch_rows,
-                                     tree_geometry, writable)
+from mbkron.compiled.layout import _PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION, batch_rows, writable
 
-__all__ = ["GEOMETRY_WIDTH", "kinematics", "transforms_and_joint_twists", "tree_geometry"]
+__all__ = ["kinematics", "transforms_and_joint_twists"]
 
 @jit
 def transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover - compiled
@@ -184,7 +183,7 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     Parameters
     ----------
     geometry, links : ndarray
-        :func:`tree_geometry` rows and ``(parent, joint row)`` per body.
+        :func:`~mbkron.compiled.layout.tree_geometry` rows and ``(parent, joint row)`` per body.
     f : ndarray, shape (..., nj)
     grad, hess : ndarray, shapes (..., nj, nq), (..., nj, nq, nq), or None below ``order``
     order : {0, 1, 2}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import batch_rows, inline_jit, jit, writable
+from mbkron.compiled.common import inline_jit, jit
+from mbkron.compiled.layout import batch_rows, writable
 
 __all__ = ["path_lengths_and_moment_arms"]
 
@@ -133,7 +134,7 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     point_body, point_muscle, moving_of_point : ndarray of int64, shape (P,)
         Body of each point (``nb`` for the ground), its muscle, its row among the moving points (−1).
     local_points : ndarray, shape (P, 3)
-        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.common.writable`.)
+        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.layout.writable`.)
     offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
     segment_start : ndarray of int64, shape (n_segments,)
         First point of each segment (every point but the muscles' last ones).

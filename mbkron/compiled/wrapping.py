@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import batch_rows, jit, writable
+from mbkron.compiled.common import jit
+from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
 from mbkron.compiled.wrap_ellipsoid import FAILED

@@ -61,7 +61,7 @@ class ForwardDynamics:
     @classmethod
     def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
         """The compiled route of ``model`` whose spring-dampers are ``spring_rows``
-        (:func:`mbkron.compiled.dynamics.spring_rows`), or None (loads it does not cover: point and line
+        (:func:`mbkron.compiled.layout.spring_rows`), or None (loads it does not cover: point and line
         loads, body torques, load values given as functions)."""
         joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
         for load in model.loads:

@@ -363,7 +363,7 @@ class Model:
 
     # ------------------------------------------------------------------ dynamics
     def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
-        """:func:`mbkron.compiled.dynamics.spring_rows` of spring-dampers (built once for ``model.loads``)."""
+        """:func:`mbkron.compiled.layout.spring_rows` of spring-dampers (built once for ``model.loads``)."""
         return self._model_spring_rows if springs is self._model_springs else self._build_spring_rows(springs)
 
     def _build_spring_rows(self, springs: tuple) -> NDArray[np.float64]:
