@@ -270,8 +270,15 @@ class MuscleSet:
         kept = self.segment_start[straight[self.segment_start]]
         self._straight = (rows, self.point_body[rows], self.point_muscle[rows], self.moving_of_point[rows],
                           self.local_points[rows], renumber[kept].astype(np.int64))
+        self._straight_all_active = self.all_active[:, rows]  # the straight kernel's constant active row
+        # the nodes of path_points: the points, then each wrap's two tangent points
+        self._node_bodies, self._node_muscles = self.point_body, self.point_muscle
+        if self.wrapping is not None:
+            self._node_bodies = np.concatenate([self.point_body, self.wrapping.tangent_body]).astype(np.int64)
+            self._node_muscles = np.concatenate([self.point_muscle, np.repeat(self.wrapping.wrap_muscles(), 2)])
         for array in (self.point_body, self.local_points, self.segment_start, self.point_muscle, self.point_index,
-                      self.moving_of_point, self.all_active, *self._straight):
+                      self.moving_of_point, self.all_active, *self._straight, self._straight_all_active,
+                      self._node_bodies, self._node_muscles):
             array.setflags(write=False)
 
     @property
@@ -321,7 +328,10 @@ class MuscleSet:
         twists = kin.twists if order else None
         rows, *arrays = self._straight
         if rows.size:
-            straight_active = active if wrapping is None else active[..., rows]
+            if wrapping is None:
+                straight_active = active
+            else:
+                straight_active = self._straight_all_active if self.active_points is None else active[..., rows]
             lengths, R, short, straight_nodes = _compiled_paths.path_lengths_and_moment_arms(
                 kin.T, twists, *arrays[:4], offsets, gradients, arrays[4], self.size, ZERO_LENGTH, straight_active,
                 record)
@@ -330,10 +340,8 @@ class MuscleSet:
                 self._raise_short_segment(kin.q, active, state, int(rows[arrays[4][segment]]))
         else:  # every path wraps
             lengths, R = np.zeros(batch + (self.size,)), np.zeros(batch + (self.nq, self.size)) if order else None
-        if record:
-            n_wraps = 0 if wrapping is None else wrapping.tangent_body.size // 2
-            positions, forces = np.zeros(batch + (P + 2 * n_wraps, 3)), np.zeros(batch + (P + 2 * n_wraps, 3))
-            keys = np.full(batch + (P + 2 * n_wraps,), np.inf)
+        if record and wrapping is None:  # (else the wrapped kernel's nodes, all rows)
+            positions, forces, keys = np.zeros(batch + (P, 3)), np.zeros(batch + (P, 3)), np.full(batch + (P,), np.inf)
         if wrapping is not None:
             wrapped_lengths, wrapped_R, short, wrapped_nodes = _compiled_wrapping.wrapped_lengths_and_moment_arms(
                 kin.T, twists, self.point_body, self.moving_of_point, self.local_points, offsets, gradients, active,
@@ -348,19 +356,15 @@ class MuscleSet:
             if order:
                 R[..., wrapping.muscles] = wrapped_R
             if record:
-                positions, forces, keys = (np.array(node) for node in wrapped_nodes)
+                positions, forces, keys = wrapped_nodes
         if not record:
             return lengths, R, None
         if rows.size:
-            on = np.broadcast_to(active.reshape(-1, P), (int(np.prod(batch)), P)).reshape(batch + (P,))[..., rows]
+            on = (active if self.active_points is not None else np.broadcast_to(active[0], batch + (P,)))[..., rows]
             positions[..., rows, :] = np.where(on[..., None], straight_nodes[0], 0.0)
             forces[..., rows, :] = straight_nodes[1]
             keys[..., rows] = np.where(on, self.point_index[rows], np.inf)
-        bodies, muscles = self.point_body, self.point_muscle
-        if wrapping is not None:
-            bodies = np.concatenate([bodies, wrapping.tangent_body])
-            muscles = np.concatenate([muscles, np.repeat(wrapping.wrap_muscles(), 2)])
-        return lengths, R, (positions, forces, keys, bodies, muscles)
+        return lengths, R, (positions, forces, keys, self._node_bodies, self._node_muscles)
 
     def _raise_short_segment(self, q: NDArray, active: NDArray, state: int, start: int) -> None:
         """Raise the ConfigurationError for the segment from point ``start`` (a row of the set) at batch
