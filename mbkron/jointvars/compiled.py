@@ -402,12 +402,10 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     """
     max_condition, max_step, max_steps, longest = settings[2], settings[6], settings[7], settings[8]
     predicted = np.abs(matvec(tangent0, q - q0)).max()
-    if predicted <= max_step:  # the common case: one step
+    # one step: the common case; a walk too long here (SUBDIVIDE) or a NaN change (NOT_FINITE): the Python solver
+    if predicted <= max_step or not predicted <= longest * max_step:
         return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                             settings, max_step, max_condition, order, projection)
-    if not predicted <= longest * max_step:  # (a NaN too) the Python solver: the period shift
-        return _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
-                            settings, max_step, max_condition, order, projection)  # (returns SUBDIVIDE)
     current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + np.abs(q).max()), False
     for _ in range(int(max_steps)):
