@@ -352,14 +352,21 @@ class PositionSolver:
             ) from None
         self._check_condition(self.reference)
 
+    def _structural_periods(self) -> tuple[NDArray, NDArray]:
+        """The equations' periods by their structure, before any walk: in each coordinate (nq,) and in each
+        unknown (m,), ``nan`` where not periodic."""
+        nq, m = self.reference.q.size, self.system.size
+        variable = self.system.variable_periods() if self.inputs.affine else None
+        if variable is None:
+            return np.full(nq, np.nan), np.full(m, np.nan)
+        unknown = np.array([np.nan if period is None else period for period in variable[:m]], dtype=float)
+        return coordinate_periods(variable[m:], self.inputs.matrix), unknown
+
     def periodic_coordinates(self) -> NDArray[np.bool_]:
         """Which coordinates the equations may be periodic in (shape (nq,)): those :attr:`periods` tries to
         walk round (by the equations' structure, before any walk). The walk of :meth:`solve` is only
         ever shifted by whole periods in these."""
-        variable = self.system.variable_periods() if self.inputs.affine else None
-        if variable is None:
-            return np.zeros(self.reference.q.size, dtype=bool)
-        return np.isfinite(coordinate_periods(variable[self.system.size:], self.inputs.matrix))
+        return np.isfinite(self._structural_periods()[0])
 
     @property
     def periods(self) -> tuple[NDArray, NDArray]:
@@ -370,11 +377,7 @@ class PositionSolver:
         ``g`` at ``q + k T_i``, as the continuous walk would give it)."""
         if self._periods is None:
             nq, m = self.reference.q.size, self.system.size
-            periods, windings = np.full(nq, np.nan), np.zeros((nq, m))
-            variable = self.system.variable_periods() if self.inputs.affine else None
-            if variable is not None:
-                periods = coordinate_periods(variable[m:], self.inputs.matrix)
-                unknown = np.array([np.nan if period is None else period for period in variable[:m]])
+            (periods, unknown), windings = self._structural_periods(), np.zeros((nq, m))
             for i in np.flatnonzero(np.isfinite(periods)):
                 try:
                     end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
