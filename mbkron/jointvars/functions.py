@@ -612,7 +612,7 @@ class CoordinateFunctionVariables(JointVariableProvider):
         """Values, first and second derivatives of every function at its coordinate, each (..., k)."""
         q = real_values(q, "q")
         batch, k = q.shape[:-1], self.size
-        values, firsts, seconds = (np.empty(batch + (k,), dtype=q.dtype) for _ in range(3))
+        values, firsts, seconds = (np.empty(batch + (k,)) for _ in range(3))
         if self._stacked is not None:
             rows, stacked = self._stacked
             value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order)

@@ -465,7 +465,7 @@ def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivati
     """
     m, n = half_order, x.size
     tt = real_values(t, "t")
-    out = np.zeros(tt.shape + c.shape[1:], dtype=tt.dtype)
+    out = np.zeros(tt.shape + c.shape[1:])
     k = 2 * m - derivative
     if k < 1:
         return out

@@ -68,8 +68,8 @@ class PathPointCondition:
         return f"{self.coordinate} in [{self.lo!r}, {self.hi!r}]"
 
     def is_active(self, value: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether the point is active at coordinate values ``value`` (any shape; of the real part)."""
-        value = np.real(value)
+        """Whether the point is active at coordinate values ``value`` (any shape)."""
+        value = np.asarray(value)
         return (self.lo <= value) & (value <= self.hi)
 
 

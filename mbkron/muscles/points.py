@@ -185,7 +185,7 @@ class MovingPointTerms:
 
     def _check_domain(self, q: NDArray) -> None:
         rows, columns, lo, hi = self.domain
-        x = q[..., columns].real
+        x = q[..., columns]
         outside = (x < lo - 1e-12 * (1 + abs(lo))) | (x > hi + 1e-12 * (1 + abs(hi)))
         if outside.any():
             where = np.argwhere(outside)[0]
@@ -202,8 +202,8 @@ class MovingPointTerms:
         if self.domain is not None and self.domain[0].size:
             self._check_domain(q)
         batch = q.shape[:-1]
-        values = np.empty(batch + (self.n_terms,), dtype=q.dtype)
-        grads = np.zeros(batch + (self.n_terms, self.nq), dtype=q.dtype)
+        values = np.empty(batch + (self.n_terms,))
+        grads = np.zeros(batch + (self.n_terms, self.nq))
         for rows, kind, evaluator, columns in self.groups:
             if kind == "tabulated":
                 value, slope, _ = evaluator.evaluate(q[..., columns], 1)
