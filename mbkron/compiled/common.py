@@ -81,7 +81,7 @@ def compile_notice(model: bool = False) -> str:
     if model:
         return (f"{COMPILING_MODEL} (a few seconds, once per set of constraint equations; cached in "
                 f"{cache_directory()})")
-    return (f"{COMPILING} (about 1 to 2 minutes on 2 cores, once: later runs load them from the cache in "
+    return (f"{COMPILING} (about 20 seconds to a minute on 2 cores, once: later runs load them from the cache in "
             f"{kernel_cache_directory()}; `mbkron compile` does this ahead of time)")
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 
-__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "quadratic_forms"]
+__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "max_abs", "negated", "quadratic_forms",
+           "sum_scaled"]
 
 
 @jit
@@ -117,3 +118,37 @@ def copy_into(destination, source):  # pragma: no cover - compiled
     flat, values = destination.reshape(destination.size), source.reshape(source.size)
     for i in range(values.size):
         flat[i] = values[i]
+
+
+# Vector arithmetic by loops with the arithmetic of the numpy expressions they replace (numba compiles each
+# array expression in a kernel as a broadcasting loop of its own: seconds of compilation for a few of them).
+@jit
+def max_abs(x):  # pragma: no cover - compiled
+    """``np.abs(x).max()`` of a non-empty 1-D array (NaN where an entry is NaN, as numpy's)."""
+    best = abs(x[0])
+    for i in range(x.size):
+        value = abs(x[i])
+        if np.isnan(value):
+            return value
+        if value > best:
+            best = value
+    return best
+
+
+@jit
+def sum_scaled(x, a, y):  # pragma: no cover - compiled
+    """``x + a * y`` of two 1-D arrays (a new array); with ``a = ±1`` exactly ``x ± y``."""
+    out = np.empty(x.size)
+    for i in range(x.size):
+        out[i] = x[i] + a * y[i]
+    return out
+
+
+@jit
+def negated(A):  # pragma: no cover - compiled
+    """``-A`` of a matrix (a new C-contiguous array)."""
+    out = np.empty(A.shape)
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            out[i, j] = -A[i, j]
+    return out

@@ -15,9 +15,11 @@ solver, which reports the reason). The two are tested equal.
 The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout, so either side can use the
 other's factorisation. The functions that take the right-hand side as an argument are inlined
 (:func:`mbkron.compiled.common.inline_jit`) into the library kernel that names its right-hand side,
-:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), so the right-hand side is
-called directly, and that kernel is compiled once per machine and cached on disk: what is specific to
-a model reaches it as arguments (the constraint functions' addresses in ``context``), never as code.
+:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), whose right-hand side calls
+:func:`~mbkron.jointvars.compiled.state_rhs` through its address (:mod:`mbkron.compiled.calls`: the
+right-hand side is compiled once, not again inside TR-BDF2), and that kernel is compiled once per machine
+and cached on disk: what is specific to a model reaches it as arguments (the constraint functions'
+addresses in ``context``), never as code.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ def state_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
     n = y.size
     step = np.cbrt(np.finfo(np.float64).eps)
     up = np.empty(nq)
-    for k in range(2 * n):  # y + h_j e_j, then y - h_j e_j: one call of ``rhs`` in the code (it is inlined)
+    for k in range(2 * n):  # y + h_j e_j, then y - h_j e_j: one call of ``rhs`` in the code
         j = k // 2
         h = step * max(1.0, abs(y[j]))
         perturbed = y.copy()
@@ -288,9 +290,9 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
     solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in three
-    places only (the Jacobian, the Newton iteration, the derivative), each inlined with the generated
-    constraint functions behind it: the two stages share one Newton loop and every Jacobian evaluation
-    goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the compilation short.
+    places only (the Jacobian, the Newton iteration, the derivative): the two stages share one Newton loop
+    and every Jacobian evaluation goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the
+    compilation short.
 
     Returns
     -------

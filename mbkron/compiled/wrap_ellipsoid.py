@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from mbkron.compiled.calls import by_address
 from mbkron.compiled.common import jit
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
@@ -302,6 +303,11 @@ def _length(p, q, t1, t2, arc):  # pragma: no cover - compiled
     return math.sqrt(_dot3(t1 - p, t1 - p)) + arc + math.sqrt(_dot3(q - t2, q - t2))
 
 
+_newton_at = by_address(_newton)
+""":func:`_newton` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not once per call
+site of :func:`_solve` and again inside each caller above."""
+
+
 @jit
 def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover - compiled
     """Newton from the scaled sphere's solution, where that fails continuation from a sphere (module
@@ -312,7 +318,7 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
     if side < 0:  # the long way round is a saddle of the length: no bound
         bound = np.inf
     # np.int64: the iteration counts as a run-time int64, not a literal each (one specialisation of _newton)
-    phi, arc, converged = _newton(p, q, a, phi, arc, np.int64(DIRECT_ITERATIONS), work, t1, t2)
+    phi, arc, converged = _newton_at((p, q, a, phi, arc, np.int64(DIRECT_ITERATIONS), work, t1, t2))
     converged = converged and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
     if not continuation:
         return arc, converged
@@ -327,16 +333,21 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
         for fraction in np.linspace(0.0, 1.0, levels + 1)[1:]:
             level = radius ** (1.0 - fraction) * a**fraction
             if fraction == 1.0:
-                phi_c, arc_c, level_ok = _newton(p, q, a, phi_c, arc_c * level.sum() / previous.sum(),
-                                                 np.int64(MAX_ITERATIONS), work, t1, t2)
+                phi_c, arc_c, level_ok = _newton_at((p, q, a, phi_c, arc_c * level.sum() / previous.sum(),
+                                                     np.int64(MAX_ITERATIONS), work, t1, t2))
             else:
-                phi_c, arc_c, level_ok = _newton(scaled_p * level, scaled_q * level, level, phi_c,
-                                                 arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS), work, t1, t2)
+                phi_c, arc_c, level_ok = _newton_at((scaled_p * level, scaled_q * level, level, phi_c,
+                                                     arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS), work,
+                                                     t1, t2))
             ok = ok and level_ok
             previous = level
         arc = arc_c
         converged = ok and _length(p, q, t1, t2, arc) <= bound * (1.0 + 1e-12)
     return arc, converged
+
+
+_solve_at = by_address(_solve)
+""":func:`_solve` called through its address."""
 
 
 @jit
@@ -347,7 +358,7 @@ def _shortest_side(p, q, a, work, t1, t2):  # pragma: no cover - compiled
     c1, c2 = np.empty(3), np.empty(3)
     best, best_arc, best_converged = np.inf, 0.0, False
     for index in range(len(TILTS)):
-        arc, converged = _solve(p, q, a, 1.0, TILTS[index], index == 0, work, c1, c2)
+        arc, converged = _solve_at((p, q, a, 1.0, TILTS[index], index == 0, work, c1, c2))
         length = _length(p, q, c1, c2, arc) if converged else np.inf
         if index == 0 or length < best:
             best, best_arc, best_converged = length, arc, converged
@@ -390,7 +401,7 @@ def ellipsoid_path(p, q, a, axis, sign, t1, t2):  # pragma: no cover - compiled
         wrong_side = max(sign * t1[axis], sign * t2[axis]) < 0.0
         if wrong_side or not converged:
             l1, l2 = np.empty(3), np.empty(3)
-            long_arc, long_converged = _solve(p, q, a, -1.0, 0.0, np.bool_(True), work, l1, l2)
+            long_arc, long_converged = _solve_at((p, q, a, -1.0, 0.0, np.bool_(True), work, l1, l2))
             if long_converged:
                 arc, converged = long_arc, True
                 copy_into(t1, l1)

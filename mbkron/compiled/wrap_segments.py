@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.compiled import wrap_ellipsoid, wrap_torus
+from mbkron.compiled.calls import by_address
 from mbkron.compiled.common import jit
 from mbkron.compiled.wrap_circular import cylinder_path, sphere_path
 from mbkron.compiled.wrap_ellipsoid import FAILED, ellipsoid_path
@@ -26,7 +27,7 @@ from mbkron.compiled.wrap_torus import enters_solid, ring_point, torus_path
 from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
 
-__all__ = ["failure_reason", "surface_path", "segment_paths", "ring_points", "segments_enter_torus"]
+__all__ = ["failure_reason", "surface_path", "surface_path_at", "segment_paths", "ring_points", "segments_enter_torus"]
 
 _SHOWN = 3
 """Failed segments named in a message."""
@@ -48,6 +49,10 @@ def failure_reason(kind: int, params: ArrayLike) -> str:
             "iterations even by continuation from a sphere")
 
 
+_ellipsoid_path_at, _torus_path_at = by_address(ellipsoid_path), by_address(torus_path)
+"""The two iterative solvers called through their addresses (:mod:`mbkron.compiled.calls`): each compiled once."""
+
+
 @jit
 def surface_path(kind, params, sign, p, q, semi_axes, t1, t2):  # pragma: no cover - compiled
     """The shortest path from ``p`` to ``q`` (wrap frame) over the surface of ``kind`` with ``params`` (the
@@ -63,8 +68,13 @@ def surface_path(kind, params, sign, p, q, semi_axes, t1, t2):  # pragma: no cov
     if kind == 2:
         for c in range(3):
             semi_axes[c] = params[2 + c]
-        return ellipsoid_path(p, q, semi_axes, axis, sign, t1, t2)
-    return torus_path(p, q, params[2], params[3], axis, sign, t1, t2)
+        return _ellipsoid_path_at((p, q, semi_axes, axis, sign, t1, t2))
+    return _torus_path_at((p, q, params[2], params[3], axis, sign, t1, t2))
+
+
+surface_path_at = by_address(surface_path)
+""":func:`surface_path` called through its address (:mod:`mbkron.compiled.calls`): the surfaces' solvers are
+compiled once, not again inside each of their callers (here and :mod:`mbkron.compiled.wrapping`)."""
 
 
 @jit
@@ -73,7 +83,7 @@ def _paths(kind, params, p, q, t1, t2, arcs):  # pragma: no cover - compiled
     ``t2[i]``)."""
     semi_axes = np.empty(3)
     for i in range(p.shape[0]):
-        arcs[i] = surface_path(kind, params, int(params[1]), p[i], q[i], semi_axes, t1[i], t2[i])
+        arcs[i] = surface_path_at((kind, params, int(params[1]), p[i], q[i], semi_axes, t1[i], t2[i]))
 
 
 @jit
@@ -124,7 +134,8 @@ def segment_paths(kind: int, params: ArrayLike, p: ArrayLike, q: ArrayLike
         the message names the first segments and :func:`failure_reason`.
     """
     shape, p, q = _segments(p, q)
-    params = np.ascontiguousarray(params, dtype=float)
+    params = np.array(params, dtype=float, order="C")
+    params.setflags(write=False)  # read-only, as the wrapped-path kernel's: one specialisation of surface_path
     middle = 0.5 * (p + q)
     t1, t2, arcs = middle.copy(), middle.copy(), np.empty(len(p))
     _paths(int(kind), params, p, q, t1, t2, arcs)

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from mbkron.compiled.calls import by_address
 from mbkron.compiled.common import jit
 from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
 from mbkron.compiled.wrap_constants import (DEEPEST_GUESS_ARC, MAX_ANGLE_STEP, MAX_ITERATIONS, MAX_TURNS,
@@ -324,6 +325,11 @@ def _valid_newton(p, q, R, r, u1, v1, arc, work, t1, t2):  # pragma: no cover - 
     return arc, valid
 
 
+_valid_newton_at = by_address(_valid_newton)
+""":func:`_valid_newton` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not once per
+call site of :func:`torus_path`."""
+
+
 @jit
 def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
     """The path from ``p`` to ``q`` (torus frame, m) round the tube of the torus ``(R, r)``.
@@ -364,7 +370,7 @@ def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
     u1 = math.atan2(guess[1], guess[0])
     v1 = math.atan2(guess[2], math.hypot(guess[0], guess[1]) - R)
     work = np.empty((_STAGES + 2, _SIZE))
-    arc, valid = _valid_newton(p, q, R, r, u1, v1, guess_arc, work, t1, t2)
+    arc, valid = _valid_newton_at((p, q, R, r, u1, v1, guess_arc, work, t1, t2))
     if not valid and enters_solid(p, q, R, r):  # again from the circle's solution in the meridian plane of p
         u1 = math.atan2(p[1], p[0])
         xi_p, xi_q = math.hypot(p[0], p[1]) - R, math.hypot(q[0], q[1]) - R
@@ -372,11 +378,12 @@ def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
         a_p, a_q = math.atan2(p[2], xi_p), math.atan2(q[2], xi_q)
         down = 1.0 if p[2] >= q[2] else -1.0  # counterclockwise in (ξ, z) from above: through ξ < 0
         theta = (down * (a_q - a_p)) % (2 * math.pi) - math.acos(r / d_p) - math.acos(r / d_q)
-        arc, valid = _valid_newton(p, q, R, r, u1, a_p + down * math.acos(r / d_p), r * max(theta, 0.1), work, t1, t2)
+        arc, valid = _valid_newton_at((p, q, R, r, u1, a_p + down * math.acos(r / d_p), r * max(theta, 0.1), work,
+                                       t1, t2))
         if not valid:  # and from the point of the straight segment deepest in the solid
             x = p + _quartic_minimum(p, q, R, r)[1] * (q - p)
-            arc, valid = _valid_newton(p, q, R, r, math.atan2(x[1], x[0]), math.atan2(x[2], math.hypot(x[0], x[1]) - R),
-                                       DEEPEST_GUESS_ARC * r, work, t1, t2)
+            arc, valid = _valid_newton_at((p, q, R, r, math.atan2(x[1], x[0]), math.atan2(x[2], math.hypot(x[0], x[1]) - R),
+                                           DEEPEST_GUESS_ARC * r, work, t1, t2))
         if not valid:
             return FAILED
     return arc if valid else NO_WRAP

@@ -26,7 +26,7 @@ from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms
 from mbkron.compiled.wrap_ellipsoid import FAILED
-from mbkron.compiled.wrap_segments import failure_reason, surface_path
+from mbkron.compiled.wrap_segments import failure_reason, surface_path_at
 from mbkron.core.errors import ConfigurationError, ModelWarning
 
 __all__ = ["wrapped_lengths_and_moment_arms", "unsettled_message"]
@@ -158,7 +158,7 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             sign = int(wrap_params[g, 1])
                             if attempt == 1 and wrap_kind[g] == 2:
                                 sign = 0  # the sweeps did not settle: the ellipsoids the short way
-                            arc = surface_path(wrap_kind[g], wrap_params[g], sign, p, q, semi_axes, t1, t2)
+                            arc = surface_path_at((wrap_kind[g], wrap_params[g], sign, p, q, semi_axes, t1, t2))
                             if arc == FAILED:
                                 failure[0], failure[1], failure[2] = s, m, g
                                 for c in range(3):

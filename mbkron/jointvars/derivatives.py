@@ -89,13 +89,27 @@ def projection_rows(J: NDArray) -> NDArray:
     m = J.shape[0]
     gamma = np.eye(m)  # γ_{m+1}
     rows = np.empty((m, m))
-    for i in range(m - 1, -1, -1):
-        g = J[:, i].copy()
-        projected = gamma @ g  # γ_{i+1} ḡ_i
-        rows[i] = (g @ gamma) / (projected @ projected)  # Eq. 118's ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²
+    g, projected = np.empty(m), np.empty(m)
+    for i in range(m - 1, -1, -1):  # by loops: compiled as a kernel, where matrix products would be BLAS calls
+        for r in range(m):
+            g[r] = J[r, i]
+        norm = 0.0
+        for r in range(m):
+            value = 0.0
+            for c in range(m):
+                value += gamma[r, c] * g[c]
+            projected[r] = value  # γ_{i+1} ḡ_i
+            norm += value * value
+        for c in range(m):
+            value = 0.0
+            for r in range(m):
+                value += g[r] * gamma[r, c]
+            rows[i, c] = value / norm  # Eq. 118's ḡ_iᵀ γ_{i+1} / ‖γ_{i+1} ḡ_i‖²
         if i:
             # γ_i = γ_{i+1} σ_i = γ_{i+1} (I − ḡ_i rowᵢ) = γ_{i+1} − (γ_{i+1} ḡ_i) rowᵢ  (Eq. 116-117)
-            gamma = gamma - projected[:, None] * rows[i]
+            for r in range(m):
+                for c in range(m):
+                    gamma[r, c] -= projected[r] * rows[i, c]
     return rows
 
 
@@ -122,12 +136,18 @@ def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
     ndarray, shape (m, k)
         Row ``j`` is ``x_j`` (``∇f_j`` or ``vec H_j``).
     """
-    m = J.shape[0]
-    x = np.empty_like(c)
+    m, k = J.shape[0], c.shape[1]
+    x = np.empty((m, k))
     eta_plus_c = c.copy()  # η^(0) + ∂G/∂q
     for i in range(m):
-        x[i] = -(rows[i] @ eta_plus_c)  # Eq. 118
-        eta_plus_c += J[:, i, None] * x[i]  # Eq. 119: η^(i) = η^(i−1) + ḡ_i ⊗ x_i
+        for column in range(k):
+            value = 0.0
+            for r in range(m):
+                value += rows[i, r] * eta_plus_c[r, column]
+            x[i, column] = -value  # Eq. 118
+        for r in range(m):  # Eq. 119: η^(i) = η^(i−1) + ḡ_i ⊗ x_i
+            for column in range(k):
+                eta_plus_c[r, column] += J[r, i] * x[i, column]
     return x
 
 

@@ -1,0 +1,126 @@
+"""Calls between library kernels through the callee's address, so that each kernel is compiled once.
+
+numba compiles a call from one kernel to another by linking the callee's code into the caller and
+optimising the whole again: every kernel that Python calls carries its own copy of everything below it,
+and compiling it costs the optimisation of all of that. The constraint group's TR-BDF2 step, its
+right-hand side, the step with the dynamics and the Newton step (:mod:`mbkron.jointvars.compiled`) are
+each called from Python and from the kernel above them, so the Newton step was optimised four times and
+the whole right-hand side once more inside TR-BDF2 (issue 26: 11 of the README's main job's 38 seconds
+of compilation).
+
+:func:`by_address` makes a kernel's callers call its compiled entry through a function pointer instead:
+the caller's code holds an indirect call and a slot for the address, filled on the first call in a
+process by asking the callee's dispatcher for its compiled entry of exactly the argument types the caller
+was compiled with (:func:`_fetch_address`, under the GIL; the callee is compiled or loaded from its disk
+cache then, like any kernel called from Python). The call follows
+numba's own calling convention, so the callee's arrays, tuples and exceptions pass as in a direct call,
+and the types cannot disagree: the caller names the argument types itself. Nothing but the address is
+resolved at run time, so the caller is cached on disk like any kernel. The cost is one indirect call
+(no inlining across it): use it where the callee is large and called once per evaluation, not for small
+helpers in loops.
+
+Without numba, or with ``NUMBA_DISABLE_JIT=1``, the call is the plain Python call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import warnings
+
+from mbkron.compiled.common import AVAILABLE
+
+__all__ = ["by_address"]
+
+if AVAILABLE:
+    from llvmlite import ir
+    from numba.core import cgutils, config
+    from numba.extending import intrinsic
+
+
+def _fetch_address(key) -> int:
+    """The address of the compiled entry of ``module.function`` for ``signature`` (``key``), compiling or
+    loading it; 0 where that fails (the caller raises, naming the kernel; the cause is warned). Called from
+    compiled code, under the GIL, once per call site and process.
+
+    The entry is compiled (or loaded) by its argument types alone, as a call from Python does, so that both
+    find the same entry in numba's disk cache (numba keys a signature with a return type apart)."""
+    module, function, signature = key
+    try:
+        kernel = getattr(importlib.import_module(module), function)
+        arguments = tuple(signature.args)
+        if arguments not in kernel.overloads:
+            kernel.compile(arguments)
+        result = kernel.overloads[arguments]
+        if result.signature.return_type != signature.return_type:
+            raise TypeError(f"it returns {result.signature.return_type}, the caller expects {signature.return_type}")
+        return int(result.library.get_pointer_to_function(result.fndesc.llvm_func_name))
+    except Exception as error:  # noqa: BLE001 - reported by the caller's RuntimeError, with this cause warned
+        warnings.warn(f"mbkron could not compile or load the kernel {module}.{function} for {signature}: "
+                      f"{type(error).__name__}: {error}", RuntimeWarning, stacklevel=2)
+        return 0
+
+
+def by_address(kernel):
+    """``call(arguments)`` = ``kernel(*arguments)`` (``arguments`` a tuple), compiled as an indirect call.
+
+    Inside a kernel, ``call`` does not link ``kernel``'s code into the caller: see the module's text. In
+    Python (and without numba, or with ``NUMBA_DISABLE_JIT=1``) it is the plain call.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        A module-level :func:`~mbkron.compiled.common.jit` kernel (found again by its module and name).
+    """
+    py_func = getattr(kernel, "py_func", None)
+    if not AVAILABLE or config.DISABLE_JIT or py_func is None:
+        def call(arguments):
+            return kernel(*arguments)
+
+        return call
+    module, name = py_func.__module__, py_func.__name__
+
+    @intrinsic
+    def call(typingctx, arguments):
+        argument_types = tuple(arguments.types)
+        resolved = typingctx.resolve_function_type(typingctx.resolve_value_type(kernel), argument_types, {})
+        if resolved is None:
+            return None
+        target = resolved.return_type(*argument_types)
+        slot_name = "mbkron_address_" + hashlib.sha256(f"{module}.{name}{target}".encode()).hexdigest()[:16]
+
+        def codegen(context, builder, signature, values):
+            (packed,) = values
+            unpacked = [builder.extract_value(packed, k) for k in range(len(argument_types))]
+            voidptr = cgutils.voidptr_t
+            slot = cgutils.add_global_variable(builder.module, voidptr, slot_name)
+            slot.linkage = "internal"
+            slot.initializer = ir.Constant(voidptr, None)
+            with builder.if_then(cgutils.is_null(builder, builder.load(slot)), likely=False):
+                pyapi = context.get_python_api(builder)
+                gil = pyapi.gil_ensure()
+                here = pyapi.import_module(context.insert_const_string(builder.module, __name__))
+                fetch = pyapi.object_getattr_string(here, "_fetch_address")
+                key = pyapi.unserialize(pyapi.serialize_object((module, name, target)))
+                found = pyapi.call_function_objargs(fetch, [key])
+                address = cgutils.alloca_once_value(builder, cgutils.get_null_value(voidptr))
+                with builder.if_then(cgutils.is_not_null(builder, found), likely=True):
+                    builder.store(pyapi.long_as_voidptr(found), address)
+                    pyapi.decref(found)
+                for held in (key, fetch, here):
+                    pyapi.decref(held)
+                pyapi.gil_release(gil)
+                with builder.if_then(cgutils.is_null(builder, builder.load(address)), likely=False):
+                    context.call_conv.return_user_exc(
+                        builder, RuntimeError, (f"mbkron could not compile or load the kernel {module}.{name}",))
+                builder.store(builder.load(address), slot)
+            pointer_type = context.call_conv.get_function_type(target.return_type, target.args).as_pointer()
+            status, result = context.call_conv.call_function(
+                builder, builder.bitcast(builder.load(slot), pointer_type), target.return_type, target.args, unpacked)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return result
+
+        return resolved.return_type(arguments), codegen
+
+    return call
