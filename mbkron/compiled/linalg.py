@@ -130,8 +130,7 @@ def max_abs(x):  # pragma: no cover - compiled
         value = abs(x[i])
         if np.isnan(value):
             return value
-        if value > best:
-            best = value
+        best = max(best, value)
     return best
 
 

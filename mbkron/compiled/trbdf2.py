@@ -35,7 +35,7 @@ __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
     "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
-    "DERIVATIVE", "JACOBIAN", "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
+    "JACOBIAN", "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -82,9 +82,10 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
-STEP, DERIVATIVE, JACOBIAN, OUTPUTS = 0, 1, 2, 3
-"""What :func:`trbdf2_kernel` does: a step; the right-hand side at ``(t, y)`` (advancing); the Jacobian;
-the states and right-hand sides at output times inside the last step (its Hermite interpolant)."""
+STEP, JACOBIAN, OUTPUTS = 0, 1, 2
+"""What :func:`trbdf2_kernel` does: a step; the Jacobian; the states and right-hand sides at output times
+inside the last step (its Hermite interpolant). (The right-hand side alone is
+:func:`mbkron.jointvars.compiled.state_rhs`, called directly.)"""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
@@ -101,7 +102,8 @@ def _rms(x):  # pragma: no cover - compiled
 # the arithmetic of the numpy expressions they replace, operation for operation (the Python solver's).
 @jit
 def _tolerance_scale(atol, rtol, a, b, c, count):  # pragma: no cover - compiled
-    """``atol + rtol * max(|a|, |b|, |c|)`` over the first ``count`` of ``a, b, c`` (numpy's maximum order)."""
+    """``atol + rtol * max(|a|, |b|, |c|)`` over the first ``count`` of ``a, b, c`` (numpy's maximum order;
+    ``count`` an ``np.int64``, not a literal: one specialisation)."""
     out = np.empty(a.size)
     for i in range(a.size):
         largest = abs(a[i])
@@ -235,7 +237,7 @@ def _solve(lu, piv, b):  # pragma: no cover - compiled
     """``(I - D*h*J)⁻¹ b`` from the factors (a new array)."""
     x = b.copy().reshape(b.size, 1)
     lu_solve(lu, piv, x)
-    return x[:, 0]
+    return x.reshape(b.size)  # C-contiguous (``x[:, 0]`` is not): one specialisation of the callers
 
 
 @inline_jit
@@ -282,15 +284,14 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
                   memory, counts):  # pragma: no cover - compiled
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
     ``(t, y)`` with slope ``yp`` (``mode`` :data:`STEP`), with the right-hand side
-    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also the right-hand
-    side at ``(t, y)`` (:data:`DERIVATIVE`: returned in place of ``y_new``, the continuation advancing),
+    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also
     the Jacobian into ``J`` (:data:`JACOBIAN`, :func:`state_jacobian`), or the rows of the output times
     ``y`` inside the step from ``t`` to ``t_bound`` whose nodes are ``J`` (:data:`OUTPUTS`,
     :func:`hermite`): their right-hand sides and states, flattened, in place of ``y_new`` and ``yp_new``.
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
     solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in three
-    places only (the Jacobian, the Newton iteration, the derivative): the two stages share one Newton loop
+    places only (the Jacobian, the Newton iteration, the output rows): the two stages share one Newton loop
     and every Jacobian evaluation goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the
     compilation short.
 
@@ -303,11 +304,11 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
         The accepted step's end and middle, with their slopes (for the dense output).
     """
     empty = np.empty(0)
-    if mode == DERIVATIVE or mode == OUTPUTS:  # one call of ``rhs`` in the code for both
-        count, n = (1, y.size) if mode == DERIVATIVE else (y.size, J.shape[1])
+    if mode == OUTPUTS:
+        count, n = y.size, J.shape[1]
         states, derivatives = np.empty((count, n)), np.empty((count, n))
         for i in range(count):
-            state = y if mode == DERIVATIVE else hermite(J, t, t_bound, y[i])
+            state = hermite(J, t, t_bound, y[i])
             for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
                 states[i, k] = state[k]
             derivative, ok = rhs(t, state, context, np.bool_(True))
@@ -365,11 +366,11 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
         outcome = 1
         for stage in range(2):
             if stage == 0:
-                t_stage, z_pred, scale = t + GAMMA * h, z1, _tolerance_scale(atol, rtol, y, y, y, 1)
+                t_stage, z_pred, scale = t + GAMMA * h, z1, _tolerance_scale(atol, rtol, y, y, y, np.int64(1))
                 y_pred = _sum2(1.0, y, GAMMA, z1)
             else:
                 t_stage, z_pred = t_new, _sum2(STAGE3_PREDICTOR[0], z1, STAGE3_PREDICTOR[1], z2)
-                scale = _tolerance_scale(atol, rtol, y, y_mid, y_mid, 2)
+                scale = _tolerance_scale(atol, rtol, y, y_mid, y_mid, np.int64(2))
                 y_pred = _stage_start(y, W, z1, z2, D, z_pred)
             outcome, y_stage, z_stage, n_iter = _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv,
                                                              newton_tol, memory, counts)
@@ -389,7 +390,7 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
             h_abs *= NEWTON_FAIL_FACTOR
             continue
 
-        scale = _tolerance_scale(atol, rtol, y, y_mid, y_new, 3)
+        scale = _tolerance_scale(atol, rtol, y, y_mid, y_new, np.int64(3))
         estimate = _estimate(z1, z2, z3)
         error_norm = max(_scaled_rms(1.0, _solve(lu, piv, estimate), scale), UNFILTERED_WEIGHT * _scaled_rms(1.0, estimate, scale))
         if error_norm > 1:

@@ -33,6 +33,7 @@ from mbkron.integrate.result import SimulationInterrupted, SimulationResult
 from mbkron.integrate.ranges import Ranges
 from mbkron.integrate.rkf45 import RKF45
 from mbkron.integrate.trajectory import LastEvaluation, Trajectory
+from mbkron.integrate.runge_kutta import COMPILED as COMPILED_RUNGE_KUTTA
 from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
@@ -120,8 +121,9 @@ def simulate(
         right-hand side (:meth:`mbkron.Model.state_kernel`: one compiled constraint group, run without
         ``tau``, ``muscle_forces`` or ``loads``) is evaluated by it, one compiled call per evaluation for
         every solver (the Python route where it declines a state), and implicit solvers get the same
-        central differences in one compiled call; TRBDF2 then also takes each step as one compiled call
-        (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`, the same decisions as the Python solver).
+        central differences in one compiled call; TRBDF2, RK23, RK45 and DOP853 then also take each step as
+        one compiled call (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`,
+        :mod:`mbkron.integrate.runge_kutta`: the same decisions as the Python solvers).
     rtol : float
         Relative tolerance on the state ``(q, q̇)``, at least ``100·eps`` ≈ 2.2e-14 (smaller values
         are refused rather than raised silently to that floor, as scipy does).
@@ -217,7 +219,7 @@ def simulate(
     # evaluations, implicit solvers their Jacobian, and TR-BDF2 its steps (the same decisions)
     kernel = model.state_kernel(workspace) if (
         actuation is None and muscle_forces is None and loads is None) else None
-    compiled_steps = kernel is not None and solver_class is TRBDF2
+    compiled_steps = kernel is not None and (solver_class is TRBDF2 or solver_class in COMPILED_RUNGE_KUTTA)
     if kernel is not None:
         singularity.synchronise = kernel.store  # the kernel holds the constraint groups' continuation
 
@@ -263,8 +265,10 @@ def simulate(
             else:
                 kernel.accelerations(y0)
         start = clock.perf_counter()
-        if compiled_steps:
+        if compiled_steps and solver_class is TRBDF2:
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
+        elif compiled_steps:
+            solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, **options)
         else:
             solver = solver_class(rhs, t0, y0, t_end, **options)
         status, message = _run(solver, trajectory, last, progress, nq, domain, singularity)

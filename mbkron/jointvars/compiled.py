@@ -73,20 +73,23 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import constraint_function
 from mbkron.compiled.calls import by_address
 from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit
 from mbkron.compiled.forward import forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul, matvec, max_abs, negated,
                                     quadratic_forms, sum_scaled)
+from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import trbdf2_kernel
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
-__all__ = ["CACHE_VARIABLE", "CONTINUATION", "FastStep", "cache_directory", "group_forward", "group_trbdf2",
-           "kernel_module", "module_source", "state_rhs", "step_kernel", "supports_fast_step"]
+__all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
+           "cache_directory", "group_forward", "group_runge_kutta", "group_trbdf2", "kernel_module", "module_source",
+           "state_rhs", "step_kernel", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -308,7 +311,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
         step = g.copy().reshape(m, 1)
         lu_solve(LU, piv, step)
-        step = step[:, 0]
+        step = step.reshape(m)  # C-contiguous, as the helpers' other arguments (``step[:, 0]`` is not)
         size = max_abs(step)
         if size <= tolerance * (1.0 + max_abs(current)):
             g_q = matmul(g_p, A)
@@ -525,6 +528,34 @@ def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newto
                          J, lu, piv, memory, counts)
 
 
+RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
+"""What :func:`group_runge_kutta` does (its ``mode``)."""
+
+
+@jit
+def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5,
+                      error_exponent, n_stages, K, counts, context):  # pragma: no cover - compiled
+    """:mod:`mbkron.compiled.runge_kutta`'s kernels with the right-hand side :func:`state_rhs` of the
+    :meth:`FastStep.state_context` ``context`` (called through its address): compiled once for every model with
+    one constraint group.
+
+    ``mode`` :data:`RUNGE_KUTTA_STEP`: :func:`~mbkron.compiled.runge_kutta.adaptive_step`, its outcome and
+    ``(t_new, y_new, f_new, h_abs, h)``. :data:`EXTRA_STAGES`: DOP853's dense-output stages
+    (:func:`~mbkron.compiled.runge_kutta.extra_stages`) from ``(t, y)`` over the step ``h_abs`` (signed) with
+    ``A`` and ``C`` their coefficients, into ``K``. :data:`DERIVATIVES`: the right-hand side at the times ``y``
+    and the states ``K`` (rows), into ``A``. The last two return only the outcome's meaning in the first
+    entry (``STEP_OK`` or ``STEP_DECLINED``), the inputs in the others.
+    """
+    if mode == EXTRA_STAGES:
+        ok = extra_stages(_state_rhs_by_address, context, t, y, h_abs, A, C, n_stages, K, counts)
+        return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
+    if mode == DERIVATIVES:
+        ok = derivatives(_state_rhs_by_address, context, y, K, A)
+        return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
+    return adaptive_step(_state_rhs_by_address, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A,
+                         B, C, E, E3, E5, error_exponent, n_stages, K, counts)
+
+
 def supports_fast_step(solver) -> bool:
     """Whether a constraint group can take the compiled step: numba is installed, the group's
     inputs are affine in q and its system is evaluated by library callbacks
@@ -552,7 +583,9 @@ class FastStep:
         data = system.kernel_data()
         # loop closures: the library's callbacks read the group from ``data``; expressions: generated ones
         if data is not None:
-            from mbkron.compiled import closure_callbacks  # compiles (or loads) the callbacks on first use
+            from mbkron.compiled import (
+                closure_callbacks,  # compiles (or loads) the callbacks on first use
+            )
 
             self.kernels = closure_callbacks
         else:

@@ -208,10 +208,15 @@ class StateKernel:
         return _group.group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, J,
                                    _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context)
 
+    def runge_kutta(self, mode: int, *arguments):
+        """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
+        and this right-hand side."""
+        return _group.group_runge_kutta(mode, *arguments, self.context)
+
     def accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
         """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
-        outcome, _, derivative, *_ = self._call(compiled_trbdf2.DERIVATIVE, 0.0, writable(y), _NO_MATRIX)
-        return derivative[self.nq:] if outcome == compiled_trbdf2.STEP_OK else None
+        derivative, ok = _group.state_rhs(0.0, writable(y), self.context, True)  # not a TR-BDF2 mode: a run of
+        return derivative[self.nq:] if ok else None  # another solver does not compile TR-BDF2
 
     def outputs(self, times: NDArray, t_old: float, t_new: float, nodes: NDArray):
         """States and ``q̈`` at ``times`` inside a step from ``t_old`` to ``t_new`` whose Hermite nodes are

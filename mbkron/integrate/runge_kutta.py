@@ -1,0 +1,155 @@
+"""scipy's explicit Runge–Kutta solvers with every step one compiled call, for a compiled right-hand side.
+
+A model whose right-hand side ``y' = (q̇, q̈)`` is one compiled call (:meth:`mbkron.Model.state_kernel`: a
+model with one constraint group, the continuation of its Newton solve held by the kernel) run by scipy's
+``RK23``, ``RK45`` or ``DOP853`` pays Python for every stage: scipy's step (a dozen small numpy operations per
+stage) and the call into the kernel, more than the compiled evaluation itself (issue 29: 29–36 µs per
+evaluation inside ``simulate`` against 14 µs for the kernel on Andrews' squeezer). Here each step is one
+call of :func:`mbkron.compiled.runge_kutta.adaptive_step` (scipy's ``_step_impl``, decision for decision,
+with the same tableau and constants), DOP853's dense-output stages one call of
+:func:`~mbkron.compiled.runge_kutta.extra_stages`, and the accelerations at a step's output times one call.
+The solvers are scipy's classes: their state, dense output and step-size control are scipy's, so a run can
+alternate between the compiled steps and scipy's own. A step the kernel declines (its right-hand side
+declines a state: a constraint solve it leaves to Python) is redone by scipy's ``_step_impl`` with the
+Python route of the same right-hand side, which reports the reason if it fails too.
+
+scipy's solvers driving the same right-hand side are the oracle (``tests/test_compiled_runge_kutta.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.integrate import DOP853, RK23, RK45
+
+from mbkron.compiled import runge_kutta as kernel
+from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
+
+__all__ = ["COMPILED", "CompiledDOP853", "CompiledRK23", "CompiledRK45"]
+
+_EMPTY = np.zeros(0)
+
+
+class _CompiledSteps:
+    """The compiled steps of an explicit scipy ``RungeKutta`` solver (the class it is mixed into).
+
+    ``state_kernel`` (:class:`mbkron.model.forward.StateKernel`) evaluates ``y' = (q̇, q̈)``; ``fun`` is the
+    Python route of the same right-hand side, for the initial slope and step and the steps the kernel
+    declines.
+    """
+
+    def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
+                 **options: Any) -> None:
+        super().__init__(fun, t0, y0, t_bound, **options)
+        self.state_kernel = state_kernel
+        stages = self.n_stages
+        dop853 = isinstance(self, DOP853)
+
+        def contiguous(values):
+            return np.ascontiguousarray(values, dtype=float)
+
+        self._tableau = (contiguous(self.A[:stages, :stages]), contiguous(self.B), contiguous(self.C),
+                         _EMPTY if dop853 else contiguous(self.E), contiguous(self.E3) if dop853 else _EMPTY,
+                         contiguous(self.E5) if dop853 else _EMPTY, float(self.error_exponent), stages)
+        # scipy's stage arrays, filled in place (DOP853's K is the first rows of its K_extended)
+        self._stages = self.K_extended if dop853 else self.K
+        if dop853:
+            self._extra = (contiguous(self.A_EXTRA), contiguous(self.C_EXTRA))
+        self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (self.n,)).copy()
+                                 for v in (self.rtol, self.atol))
+        self._counts = np.zeros(1, dtype=np.int64)
+        self.y, self.f = np.array(self.y, dtype=float), np.array(self.f, dtype=float)
+        state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
+
+    def _evaluations(self) -> None:
+        """Add the kernel's evaluations to ``nfev``."""
+        self.nfev += int(self._counts[0])
+        self._counts[0] = 0
+
+    def _step_impl(self) -> tuple[bool, str | None]:
+        rtol, atol = self._tolerances
+        outcome, t_new, y_new, f_new, h_abs, h = self.state_kernel.runge_kutta(
+            RUNGE_KUTTA_STEP, self.t, self.y, self.f, self.h_abs, self.t_bound, float(self.direction),
+            float(self.max_step), rtol, atol, *self._tableau, self._stages, self._counts)
+        self._evaluations()
+        if outcome == kernel.STEP_OK:
+            self.h_previous, self.y_old = h, self.y
+            self.t, self.y, self.h_abs, self.f = t_new, y_new, h_abs, f_new
+            return True, None
+        if outcome == kernel.STEP_TOO_SMALL:
+            return False, self.TOO_SMALL_STEP
+        self.state_kernel.store()  # declined: scipy's step with the Python route, from the continuation reached
+        try:
+            return super()._step_impl()
+        finally:
+            self.state_kernel.load()
+
+    def _dense_output_impl(self):
+        if not isinstance(self, DOP853):
+            return super()._dense_output_impl()  # RK23, RK45: from the step's stages, no evaluations
+        if self._extra_stages():
+            return self._dop853_output()
+        self.state_kernel.store()  # declined: scipy's extra stages with the Python route
+        try:
+            return super()._dense_output_impl()
+        finally:
+            self.state_kernel.load()
+
+    def _extra_stages(self) -> bool:
+        """DOP853's three dense-output stages of the last step into ``K_extended``, in one compiled call."""
+        A_extra, C_extra = self._extra
+        outcome = self.state_kernel.runge_kutta(
+            EXTRA_STAGES, self.t_old, self.y_old, self.f, self.h_previous, self.t_bound, float(self.direction),
+            float(self.max_step), *self._tolerances, A_extra, self._tableau[1], C_extra, *self._tableau[3:],
+            self._stages, self._counts)[0]
+        self._evaluations()
+        return outcome == kernel.STEP_OK
+
+    def _dop853_output(self):
+        """scipy's DOP853 dense output from the stages :meth:`_extra_stages` wrote (its ``_dense_output_impl``
+        after the stage evaluations)."""
+        from scipy.integrate._ivp import dop853_coefficients
+        from scipy.integrate._ivp.rk import Dop853DenseOutput
+
+        K, h = self.K_extended, self.h_previous
+        F = np.empty((dop853_coefficients.INTERPOLATOR_POWER, self.n), dtype=self.y_old.dtype)
+        f_old = K[0]
+        delta_y = self.y - self.y_old
+        F[0] = delta_y
+        F[1] = h * f_old - delta_y
+        F[2] = 2 * delta_y - h * (self.f + f_old)
+        F[3:] = h * np.dot(self.D, K)
+        return Dop853DenseOutput(self.t_old, self.t, self.y_old, F)
+
+    def output_rows(self, times: NDArray[np.float64]) -> tuple[NDArray, NDArray] | None:
+        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step: scipy's dense output, then
+        the right-hand side at every row in one compiled call; None where the kernel declines a state."""
+        states = np.ascontiguousarray(self.dense_output()(times).T, dtype=float)
+        derivatives = np.empty_like(states)
+        times = np.ascontiguousarray(times, dtype=float)
+        outcome = self.state_kernel.runge_kutta(
+            DERIVATIVES, self.t, times, self.f, self.h_abs, self.t_bound, float(self.direction), float(self.max_step),
+            *self._tolerances, derivatives, *self._tableau[1:], states, self._counts)[0]
+        self._counts[0] = 0  # output rows are not the solver's evaluations
+        if outcome != kernel.STEP_OK:
+            return None
+        return states, derivatives[:, self.n // 2:]
+
+
+class CompiledRK23(_CompiledSteps, RK23):
+    """scipy's ``RK23`` with compiled steps (module documentation)."""
+
+
+class CompiledRK45(_CompiledSteps, RK45):
+    """scipy's ``RK45`` with compiled steps (module documentation)."""
+
+
+class CompiledDOP853(_CompiledSteps, DOP853):
+    """scipy's ``DOP853`` with compiled steps (module documentation)."""
+
+
+COMPILED: dict[type, type] = {RK23: CompiledRK23, RK45: CompiledRK45, DOP853: CompiledDOP853}
+"""scipy's explicit solver classes and their compiled-step counterparts."""
