@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.integrate import DOP853, RK23, RK45
+from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 
 from mbkron.compiled import runge_kutta as kernel
 from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
@@ -111,18 +111,15 @@ class _CompiledSteps:
     def _dop853_output(self):
         """scipy's DOP853 dense output from the stages :meth:`_extra_stages` wrote (its ``_dense_output_impl``
         after the stage evaluations)."""
-        from scipy.integrate._ivp import dop853_coefficients
-        from scipy.integrate._ivp.rk import Dop853DenseOutput
-
         K, h = self.K_extended, self.h_previous
-        F = np.empty((dop853_coefficients.INTERPOLATOR_POWER, self.n), dtype=self.y_old.dtype)
+        F = np.empty((3 + self.D.shape[0], self.n))
         f_old = K[0]
         delta_y = self.y - self.y_old
         F[0] = delta_y
         F[1] = h * f_old - delta_y
         F[2] = 2 * delta_y - h * (self.f + f_old)
         F[3:] = h * np.dot(self.D, K)
-        return Dop853DenseOutput(self.t_old, self.t, self.y_old, F)
+        return _Dop853Interpolant(self.t_old, self.t, self.y_old, F)
 
     def output_rows(self, times: NDArray[np.float64]) -> tuple[NDArray, NDArray] | None:
         """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step: scipy's dense output, then
@@ -137,6 +134,33 @@ class _CompiledSteps:
         if outcome != kernel.STEP_OK:
             return None
         return states, derivatives[:, self.n // 2:]
+
+
+class _Dop853Interpolant(DenseOutput):
+    """DOP853's continuous extension of order 7 over one step (Hairer, Nørsett & Wanner, *Solving Ordinary
+    Differential Equations I*, Sec. II.6): with ``x = (t − t_old)/h`` and the rows ``F_0 … F_6`` of ``F``,
+    ``y(t) = y_old + x(F_0 + (1−x)(F_1 + x(F_2 + (1−x)(F_3 + …))))``, evaluated from the innermost row out —
+    scipy's own interpolant (its class is private), so that a run's output rows are scipy's."""
+
+    def __init__(self, t_old: float, t: float, y_old: NDArray, F: NDArray) -> None:
+        super().__init__(t_old, t)
+        self.h, self.F, self.y_old = t - t_old, F, y_old
+
+    def _call_impl(self, t: NDArray) -> NDArray:
+        x = (t - self.t_old) / self.h
+        if t.ndim == 0:
+            y = np.zeros_like(self.y_old)
+        else:
+            x = x[:, None]
+            y = np.zeros((len(x), len(self.y_old)), dtype=self.y_old.dtype)
+        for i, row in enumerate(reversed(self.F)):
+            y += row
+            if i % 2 == 0:
+                y *= x
+            else:
+                y *= 1 - x
+        y += self.y_old
+        return y.T
 
 
 class CompiledRK23(_CompiledSteps, RK23):
