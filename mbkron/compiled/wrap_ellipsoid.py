@@ -337,8 +337,8 @@ def _solve(p, q, a, side, tilt, continuation, work, t1, t2):  # pragma: no cover
                                                      np.int64(MAX_ITERATIONS), work, t1, t2))
             else:
                 phi_c, arc_c, level_ok = _newton_at((scaled_p * level, scaled_q * level, level, phi_c,
-                                                     arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS), work,
-                                                     t1, t2))
+                                                     arc_c * level.sum() / previous.sum(), np.int64(MAX_ITERATIONS),
+                                                     work, t1, t2))
             ok = ok and level_ok
             previous = level
         arc = arc_c

@@ -382,8 +382,9 @@ def torus_path(p, q, R, r, axis, sign, t1, t2):  # pragma: no cover - compiled
                                        t1, t2))
         if not valid:  # and from the point of the straight segment deepest in the solid
             x = p + _quartic_minimum(p, q, R, r)[1] * (q - p)
-            arc, valid = _valid_newton_at((p, q, R, r, math.atan2(x[1], x[0]), math.atan2(x[2], math.hypot(x[0], x[1]) - R),
-                                           DEEPEST_GUESS_ARC * r, work, t1, t2))
+            arc, valid = _valid_newton_at((p, q, R, r, math.atan2(x[1], x[0]),
+                                           math.atan2(x[2], math.hypot(x[0], x[1]) - R), DEEPEST_GUESS_ARC * r, work,
+                                           t1, t2))
         if not valid:
             return FAILED
     return arc if valid else NO_WRAP

@@ -524,8 +524,8 @@ def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newto
     """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses):
     compiled once for every model with one constraint group."""
-    return trbdf2_kernel(_state_rhs_by_address, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq,
-                         J, lu, piv, memory, counts)
+    return trbdf2_kernel(_state_rhs_by_address, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
+                         newton_tol, nq, J, lu, piv, memory, counts)
 
 
 RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
