@@ -247,9 +247,15 @@ def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
     the side of ``d`` turned by ``tilt`` about the segment (0: the sphere's solution), joined by the great
     circle between them (the minor arc if its middle is on that side, else the major arc), mapped back to
     the ellipsoid; its length by Gauss–Legendre quadrature."""
-    P, Q = p / a, q / a
-    D = Q - P
-    nearest = P - (_dot3(P, D) / _dot3(D, D)) * D
+    # 3-vectors by loops, with the arithmetic of the array expressions they replace (numba compiles each array
+    # expression as a loop of its own: a second of compilation for this function)
+    P, Q, D, nearest = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for i in range(3):
+        P[i], Q[i] = p[i] / a[i], q[i] / a[i]
+        D[i] = Q[i] - P[i]
+    along = _dot3(P, D) / _dot3(D, D)
+    for i in range(3):
+        nearest[i] = P[i] - along * D[i]
     length = math.sqrt(_dot3(nearest, nearest))
     if length < 1e-9:  # through the centre: any direction perpendicular to the segment, across the largest axis
         axis = np.zeros(3)
@@ -259,28 +265,47 @@ def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
         _cross3(across, D, fallback)
         if math.sqrt(_dot3(fallback, fallback)) < 1e-12:  # the segment along the largest axis
             _frame(D, fallback, across)
-        nearest = fallback / math.sqrt(_dot3(fallback, fallback))
+        norm = math.sqrt(_dot3(fallback, fallback))
+        for i in range(3):
+            nearest[i] = fallback[i] / norm
         length = 1.0
-    d = side * nearest / length
+    d = np.empty(3)
+    for i in range(3):
+        d[i] = side * nearest[i] / length
     if tilt != 0.0:
-        turned = np.empty(3)
-        _cross3(D / math.sqrt(_dot3(D, D)), d, turned)
-        d = math.cos(tilt) * d + math.sin(tilt) * turned
-    T1, T2 = np.empty(3), np.empty(3)
+        turned, direction = np.empty(3), np.empty(3)
+        norm = math.sqrt(_dot3(D, D))
+        for i in range(3):
+            direction[i] = D[i] / norm
+        _cross3(direction, d, turned)
+        cosine, sine = math.cos(tilt), math.sin(tilt)
+        for i in range(3):
+            d[i] = cosine * d[i] + sine * turned[i]
+    T1, T2, across = np.empty(3), np.empty(3), np.empty(3)
     for X, T in ((P, T1), (Q, T2)):
         norm2 = _dot3(X, X)
-        across = d - (_dot3(d, X) / norm2) * X
-        across /= math.sqrt(_dot3(across, across))
+        along = _dot3(d, X) / norm2
+        for i in range(3):
+            across[i] = d[i] - along * X[i]
+        norm = math.sqrt(_dot3(across, across))
         scale = math.sqrt(1.0 - 1.0 / norm2)
         for i in range(3):
+            across[i] /= norm
             T[i] = X[i] / norm2 + scale * across[i]
-    ortho, normal = T2 - _dot3(T2, T1) * T1, np.empty(3)
-    ortho /= math.sqrt(_dot3(ortho, ortho))
+    ortho, normal, middle = np.empty(3), np.empty(3), np.empty(3)
+    along = _dot3(T2, T1)
+    for i in range(3):
+        ortho[i] = T2[i] - along * T1[i]
+        middle[i] = T1[i] + T2[i]
+    norm = math.sqrt(_dot3(ortho, ortho))
+    for i in range(3):
+        ortho[i] /= norm
     _cross3(T1, T2, normal)
     angle = math.atan2(math.sqrt(_dot3(normal, normal)), _dot3(T1, T2))
-    if _dot3(T1 + T2, d) < 0.0:  # the major arc
+    if _dot3(middle, d) < 0.0:  # the major arc
         angle = 2 * math.pi - angle
-        ortho = -ortho
+        for i in range(3):
+            ortho[i] = -ortho[i]
     total = 0.0
     for i in range(_NODES.shape[0]):
         theta = angle * (0.5 * (_NODES[i] + 1.0))
@@ -290,17 +315,23 @@ def _initial_guess(p, q, a, side, tilt):  # pragma: no cover - compiled
             speed2 += ((c * ortho[j] - s * T1[j]) * a[j]) ** 2
         total += _WEIGHTS[i] * math.sqrt(speed2)
     arc = 0.5 * angle * total
-    start, end = T1 * a, T2 * a
-    length = math.sqrt(_dot3(start - p, start - p)) + arc + math.sqrt(_dot3(q - end, q - end))
+    start, end, to_start, from_end, y = np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for i in range(3):
+        start[i], end[i] = T1[i] * a[i], T2[i] * a[i]
+        to_start[i], from_end[i] = start[i] - p[i], q[i] - end[i]
+        y[i] = start[i] / a[i]
+    length = math.sqrt(_dot3(to_start, to_start)) + arc + math.sqrt(_dot3(from_end, from_end))
     e1, e2 = np.empty(3), np.empty(3)
-    _frame(p / a, e1, e2)
-    y = start / a
+    _frame(P, e1, e2)  # p / a
     return math.atan2(_dot3(y, e2), _dot3(y, e1)), arc, length
 
 
 @jit
 def _length(p, q, t1, t2, arc):  # pragma: no cover - compiled
-    return math.sqrt(_dot3(t1 - p, t1 - p)) + arc + math.sqrt(_dot3(q - t2, q - t2))
+    """``|t1 − p| + arc + |q − t2|`` (by scalars: no array expressions)."""
+    a0, a1, a2 = t1[0] - p[0], t1[1] - p[1], t1[2] - p[2]
+    b0, b1, b2 = q[0] - t2[0], q[1] - t2[1], q[2] - t2[2]
+    return math.sqrt(a0 * a0 + a1 * a1 + a2 * a2) + arc + math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
 
 
 _newton_at = by_address(_newton)
@@ -387,12 +418,15 @@ def ellipsoid_path(p, q, a, axis, sign, t1, t2):  # pragma: no cover - compiled
         The geodesic's length, :data:`NO_WRAP` where the segment does not wrap, :data:`FAILED` where
         Newton's method did not converge (the callers raise a ConfigurationError there).
     """
-    P, Q = p / a, q / a
-    D = Q - P
+    P, Q, D, nearest = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    for i in range(3):  # by loops, as the array expressions P = p / a, …: no compiled loop for each
+        P[i], Q[i] = p[i] / a[i], q[i] / a[i]
+        D[i] = Q[i] - P[i]
     DD = _dot3(D, D)
     t = -_dot3(P, D) / DD if DD > 0.0 else 0.0
     t = 0.0 if not math.isfinite(t) else min(max(t, 0.0), 1.0)
-    nearest = P + t * D
+    for i in range(3):
+        nearest[i] = P[i] + t * D[i]
     if not (_dot3(nearest, nearest) < 1.0 and _dot3(P, P) > 1.0 and _dot3(Q, Q) > 1.0):
         return NO_WRAP
     work = np.empty((_STAGES + 2, _SIZE))
