@@ -45,6 +45,14 @@ def test_compile_has_help_naming_the_cache_and_an_example(capsys):
 
 
 @needs_numba
+@pytest.mark.parametrize("jobs", ["0", "-2"])
+def test_jobs_below_one_is_one_line_naming_the_option(capsys, jobs):
+    assert cli.main(["compile", "--jobs", jobs]) == 1
+    out, err = capsys.readouterr()
+    assert err == f"mbkron: error: `--jobs` must be a positive number of processes, not {jobs}\n" and out == ""
+
+
+@needs_numba
 def test_a_missing_model_file_is_one_line_naming_it_before_anything_is_compiled(capsys, tmp_path):
     missing = tmp_path / "no_such_model.toml"
     assert cli.main(["compile", str(missing)]) == 1

@@ -19,6 +19,7 @@ constraint functions (cached in ``MBKRON_CACHE_DIR``) are compiled too.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -39,10 +40,14 @@ def register(commands) -> None:
         "of work otherwise compiles for a minute or more). Run it once after installing or upgrading mbkron,\n"
         "or in CI before the tests. Model files given as arguments are evaluated too (forward dynamics, a\n"
         "short simulation, moment arms), which also compiles their generated constraint functions (cached in\n"
-        "MBKRON_CACHE_DIR). Prints one line per step (kernels compiled, seconds); exit status 0.",
-        "mbkron compile\nmbkron compile models/andrews_squeezer.toml")
+        "MBKRON_CACHE_DIR). The steps run in parallel processes, one per core (--jobs), each compiling into the\n"
+        "one cache. Prints one line per step as it finishes (kernels compiled, seconds); exit status 0.",
+        "mbkron compile\nmbkron compile models/andrews_squeezer.toml\nmbkron compile --jobs 1")
     command.add_argument("models", nargs="*", metavar="MODEL",
                          help="model files (TOML or .osim) to evaluate as well (default: none)")
+    command.add_argument("--jobs", type=int, default=None, metavar="N",
+                         help="processes compiling at once (default: one per core, at most one per step; 1: all "
+                              "in this process)")
     command.set_defaults(run=run)
 
 
@@ -164,32 +169,65 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mbkron compile``; returns the exit status."""
     from pathlib import Path
 
-    from mbkron.compiled.common import AVAILABLE, CompileNotice, kernel_cache_directory
+    from mbkron.compiled.common import AVAILABLE, kernel_cache_directory
 
     if not AVAILABLE:
         raise CommandError('`mbkron compile` needs numba, which is not installed: pip install "mbkron[fast]"')
+    if args.jobs is not None and args.jobs < 1:
+        raise CommandError(f"`--jobs` must be a positive number of processes, not {args.jobs}")
     for path in args.models:  # before any compilation: a missing file is a one-line error
         if not Path(path).is_file():
             raise CommandError(f"cannot read the model file `{path}`: no such file")
-    from numba.core import event
-
-    total = 0
-    steps = [*WORKLOADS, *((f"model file {path}", _model_file(path)) for path in args.models)]
+    steps = [*((label, ("workload", index)) for index, (label, _) in enumerate(WORKLOADS)),
+             *((f"model file {path}", ("model", path)) for path in args.models)]
+    jobs = min(len(steps), args.jobs or os.cpu_count() or 1)
     print(f"mbkron compile: {len(steps)} steps; kernel cache {kernel_cache_directory()}", flush=True)
-    started = time.perf_counter()
-    with warnings.catch_warnings(), event.install_recorder("numba:compile") as recorder:
-        warnings.simplefilter("ignore", CompileNotice)  # this command is the notice's advice
-        for number, (label, step) in enumerate(steps, 1):
-            before, step_started = len(recorder.buffer), time.perf_counter()
-            step()
-            compiled = sum(1 for _, e in recorder.buffer[before:] if e.is_start and _ours(e))
-            total += compiled
-            print(f"[{number}/{len(steps)}] {label}: {compiled} kernels compiled, "
-                  f"{time.perf_counter() - step_started:.1f} s", flush=True)
+    started, total, done = time.perf_counter(), 0, 0
+
+    def report(label: str, compiled: int, seconds: float) -> None:
+        nonlocal total, done
+        total, done = total + compiled, done + 1
+        print(f"[{done}/{len(steps)}] {label}: {compiled} kernels compiled, {seconds:.1f} s", flush=True)
+
+    if jobs == 1:
+        for label, step in steps:
+            report(label, *_compile_step(step))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # the longest steps first (the closed loops, then the muscles: WORKLOADS' measured order of cost), the
+        # processes compiling into the one cache at once (numba's saves are locked: mbkron.compiled.common)
+        order = sorted(range(len(steps)), key=lambda k: _COST.get(steps[k][1], 0.0), reverse=True)
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_compile_step, steps[k][1]): steps[k][0] for k in order}
+            for future in as_completed(futures):
+                report(futures[future], *future.result())
     print(f"mbkron compile: {total} kernels compiled in {time.perf_counter() - started:.1f} s "
           f"({'all were in the cache already' if total == 0 else 'cached for later runs'})")
     sys.stdout.flush()
     return 0
+
+
+_COST = {("workload", 1): 3.0, ("workload", 2): 2.0, ("workload", 0): 1.0}
+"""The workloads' order of cost (CPU to compile from an empty cache: closed loops, muscles, tree), by which the
+parallel steps start; model files after them."""
+
+
+def _compile_step(step: tuple[str, object]) -> tuple[int, float]:
+    """Run one step (``("workload", index)`` of :data:`WORKLOADS` or ``("model", path)``), in this process or a
+    worker's; returns the number of mbkron kernels it compiled and its seconds."""
+    from numba.core import event
+
+    from mbkron.compiled.common import CompileNotice
+
+    kind, value = step
+    function = WORKLOADS[value][1] if kind == "workload" else _model_file(value)
+    started = time.perf_counter()
+    with warnings.catch_warnings(), event.install_recorder("numba:compile") as recorder:
+        warnings.simplefilter("ignore", CompileNotice)  # this command is the notice's advice
+        function()
+    return sum(1 for _, e in recorder.buffer if e.is_start and _ours(e)), time.perf_counter() - started
 
 
 def _ours(compile_event) -> bool:

@@ -15,6 +15,7 @@ constraint functions; a kernel loaded from the disk cache is not compiled and an
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -164,6 +165,47 @@ if AVAILABLE:
             return None
 
     numba_caching.CacheImpl._locator_classes.insert(0, _KernelSourcesLocator)
+
+    def _locked(method, exclusive: bool):
+        """``method`` of numba's ``IndexDataCacheFile`` under a lock on its index file: shared to load, exclusive
+        to save (:func:`_index_lock`)."""
+
+        @functools.wraps(method)
+        def locked(self, *args):
+            with _index_lock(self._index_path, exclusive):
+                return method(self, *args)
+        return locked
+
+    # numba saves a cache entry as "read the index, add the entry, write the index, write the data": two processes
+    # compiling one function for different argument types at once can each give their entry the same data file,
+    # and a process that loads between the two writes can read the index's new entry with an old data file
+    # (the wrong machine code for its arguments). Locking makes each save and load whole, so processes may
+    # compile into one cache at once: `mbkron compile` in parallel, the test suite's workers.
+    numba_caching.IndexDataCacheFile.save = _locked(numba_caching.IndexDataCacheFile.save, True)
+    numba_caching.IndexDataCacheFile.load = _locked(numba_caching.IndexDataCacheFile.load, False)
+
+
+@contextlib.contextmanager
+def _index_lock(index_path: str, exclusive: bool):
+    """An advisory lock (``fcntl.flock``) on ``index_path + ".lock"`` for the block: exclusive or shared. Where
+    the lock file cannot be opened (a read-only cache directory: numba then falls back to another) or the
+    platform has no ``fcntl`` (Windows), no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        handle = open(index_path + ".lock", "a+b")  # noqa: SIM115 - closed below, after the lock is released
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 _PACKAGE = Path(__file__).resolve().parents[1]
