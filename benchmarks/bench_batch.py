@@ -16,12 +16,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import machine
-from mbkron.batch import MARKER, read_batch, run_batch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/<file>.py` from anywhere
+
+from benchmarks.common import machine  # noqa: E402
+from mbkron.batch import MARKER, read_batch, run_batch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

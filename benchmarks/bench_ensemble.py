@@ -11,14 +11,18 @@ the ensemble is compared with its single run (the difference must be within the 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-import mbkron
-from benchmarks.bench_forward_dynamics import random_chain
-from benchmarks.common import machine
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/<file>.py` from anywhere
+
+import mbkron  # noqa: E402
+from benchmarks.bench_forward_dynamics import random_chain  # noqa: E402
+from benchmarks.common import machine  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,12 +14,16 @@ before timing. Timed in CPU time, interleaved, medians of several rounds:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import mbkron
-from benchmarks.common import machine
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python benchmarks/<file>.py` from anywhere
+
+import mbkron  # noqa: E402
+from benchmarks.common import machine  # noqa: E402
 
 
 def random_chain(n: int, seed: int = 0):
