@@ -89,7 +89,7 @@ from mbkron.jointvars.solvers import Solution
 
 __all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
            "cache_directory", "group_forward", "group_runge_kutta", "group_trbdf2", "kernel_module", "module_source",
-           "state_rhs", "step_kernel", "supports_fast_step"]
+           "state_rhs", "step_kernel", "step_rows", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -451,6 +451,45 @@ each caller."""
 
 
 @jit
+def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+              order, projection):  # pragma: no cover - compiled
+    """:func:`step_kernel` at the rows of ``Q`` (k, nq) in order, each continuing from the previous one (as
+    :func:`mbkron.jointvars.solvers.evaluate_states` with :meth:`FastStep.step`); see :meth:`FastStep.rows`.
+
+    Returns ``(done, F, G, H, p, tangent, det_sign, condition, hess)``: the rows solved before the first the
+    step declines (``done``), their ``f`` (done, m), ``∇f`` and ``H`` (order ≥ 1, ≥ 2; else empty), and the
+    last solved row's ``p``, ``tangent``, ``det_sign``, ``condition`` and ``H`` (the continuation there).
+    """
+    rows, nq = Q.shape
+    F = np.empty((rows, m))
+    G = np.empty((rows if order >= 1 else 0, m, nq))
+    H = np.empty((rows if order >= 2 else 0, m, nq, nq))
+    start_q, start_f, start_tangent, curvature, use, sign = q0, f0, tangent0, curvature0, use_curvature, det_sign0
+    last_p, last_condition = np.empty(A.shape[0]), 0.0
+    for r in range(rows):
+        q = Q[r].copy()
+        status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_at((
+            first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, use, sign, settings, order,
+            projection))
+        if status != OK:
+            return r, F, G, H, last_p, start_tangent, sign, last_condition, curvature
+        for i in range(m):
+            F[r, i] = f[i]
+            for k in range(nq):
+                if order >= 1:
+                    G[r, i, k] = grad[i, k]
+                if order >= 2:
+                    for l in range(nq):
+                        H[r, i, k, l] = hess[i, k, l]
+        # the continuation advances as Continuation.advance: with H only where it was computed (order 2)
+        start_q, start_f, start_tangent, sign, last_p, last_condition = q, f, tangent, det_sign, p, condition
+        use = order >= 2
+        if use:
+            curvature = hess
+    return rows, F, G, H, last_p, start_tangent, sign, last_condition, curvature
+
+
+@jit
 def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                   projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
                   rows, qd):  # pragma: no cover - compiled
@@ -625,6 +664,33 @@ class FastStep:
             return None
         solution = Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition))
         return solution, (grad if order >= 1 else None), (hess if order >= 2 else None)
+
+    def rows(self, start: Solution, curvature: NDArray | None, Q: NDArray, order: int):
+        """:meth:`step` at the rows of ``Q`` (k, nq, C-contiguous floats) in order, each from the previous one, in
+        one compiled call (:func:`step_rows`): the rows before the first the compiled step declines.
+
+        Returns
+        -------
+        (done, f, grad, hess, continuation)
+            ``f`` (done, m), ``grad`` (done, m, nq) and ``hess`` (done, m, nq, nq) up to ``order`` (else None);
+            ``continuation`` the ``(Solution, hess)`` at the last row solved (None where ``done`` is 0), what
+            :meth:`mbkron.jointvars.solvers.Continuation.advance` takes.
+        """
+        use_curvature = curvature is not None
+        held = curvature if use_curvature else self._zero_curvature
+        try:
+            done, F, G, H, p, tangent, det_sign, condition, last_hess = step_rows(  # writable copies: one type
+                *self.functions, self.m, self.A, self.c, Q, np.array(start.q, dtype=float),  # for the loop's start
+                np.array(start.f, dtype=float), np.array(start.tangent, dtype=float), np.array(held, dtype=float),
+                use_curvature, start.det_sign, self.settings, order, self.projection)
+        except (ArithmeticError, ValueError):
+            return 0, None, None, None, None
+        if done == 0:
+            return 0, None, None, None, None
+        solution = Solution(Q[done - 1].copy(), p.copy(), self.A, None, F[done - 1].copy(), tangent, int(det_sign),
+                            float(condition))
+        return (done, F[:done], G[:done] if order >= 1 else None, H[:done] if order >= 2 else None,
+                (solution, last_hess if order >= 2 else None))
 
     def forward(self, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
                 model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):

@@ -28,7 +28,9 @@ _derivatives = LazyModule("mbkron.jointvars.derivatives")
 class ConstrainedJointVariables(JointVariableProvider):
     """Joint variables solved from constraints, with exact gradients and Hessians.
 
-    Batches are evaluated state by state in C order, each state continuing from the previous one.
+    Batches are evaluated state by state in C order, each state continuing from the previous one (the compiled
+    step walks the rows in one call, :meth:`mbkron.jointvars.compiled.FastStep.rows`; the same values as one
+    call per state).
     Where the first state continues from is the ``state`` argument of :meth:`evaluate` (a
     :class:`~mbkron.jointvars.solvers.Continuation` from a model's workspace, which the call
     advances); without one, from the assembly configuration. The provider itself is immutable
@@ -80,4 +82,26 @@ class ConstrainedJointVariables(JointVariableProvider):
 
     def evaluate(self, q, order, state: Continuation | None = None):
         continuation = self.new_state() if state is None else state
-        return evaluate_states(q, order, self.size, lambda qi, o: self._state(qi, o, continuation))
+        q = np.asarray(q)
+        if q.ndim < 2 or self.fast_step is None or not q.size or not np.isfinite(q).all():
+            return evaluate_states(q, order, self.size, lambda qi, o: self._state(qi, o, continuation))
+        # a batch: the compiled step walks its rows in one call; a row it declines is solved alone (the Python
+        # solver where the compiled step declines it again), and the walk goes on from there
+        batch, nq = q.shape[:-1], q.shape[-1]
+        rows = np.ascontiguousarray(q.reshape(-1, nq), dtype=float)
+        parts: list[tuple] = []
+        start = 0
+        while start < len(rows):
+            done, f, grad, hess, reached = self.fast_step.rows(continuation.start, continuation.curvature,
+                                                               rows[start:], order)
+            if done:
+                continuation.advance(*reached)
+                parts.append((f, grad, hess))
+            start += done
+            if start < len(rows):
+                parts.append(tuple(None if value is None else value[None]
+                                   for value in self._state(rows[start], order, continuation)))
+                start += 1
+        f, grad, hess = (None if part[0] is None else np.concatenate(part) for part in zip(*parts))
+        return (f.reshape(batch + f.shape[1:]), None if grad is None else grad.reshape(batch + grad.shape[1:]),
+                None if hess is None else hess.reshape(batch + hess.shape[1:]))
