@@ -11,8 +11,10 @@ measures it).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,21 @@ def test_arm26_first_compiled_call_equals_later_calls_bit_for_bit(tmp_path):
     *equal, difference, shape = done.stdout.split(maxsplit=4)
     assert (equal, difference) == (["True", "True", "True"], "0.0"), done.stdout
     assert shape.strip() == "(65, 2, 6)"
+
+
+@needs_numba
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_parallel_compile_stops_its_workers_and_says_what_is_kept(tmp_path, signal_number):
+    """With an empty kernel cache the steps compile in two worker processes; a signal to the command stops them
+    at once (not at the end of their steps), exit status 130, one line saying the cache keeps what was done."""
+    environment = {**os.environ, "MBKRON_CACHE_DIR": str(tmp_path / "mbkron"),
+                   "NUMBA_CACHE_DIR": str(tmp_path / "numba"),
+                   "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    process = subprocess.Popen([sys.executable, "-m", "mbkron", "compile", "--jobs", "2"], cwd=ROOT, env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("mbkron compile: 3 steps")  # the workers are starting
+    time.sleep(3.0)  # into their compilation (not a measurement: the outcome is the same at any moment)
+    process.send_signal(signal_number)
+    out, err = process.communicate(timeout=600)  # hang detection only: a stopped pool ends in seconds
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and err.strip().endswith("the kernels compiled so far stay in the cache"), err

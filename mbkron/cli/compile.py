@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable
 
-from mbkron.cli.common import CommandError, add_command
+from mbkron.cli.common import EXIT_INTERRUPTED, CommandError, add_command
 
 __all__ = ["WORKLOADS", "register", "run"]
 
@@ -194,15 +194,22 @@ def run(args: argparse.Namespace) -> int:
             report(label, *_compile_step(step))
     else:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         # the longest steps first (the closed loops, then the muscles: WORKLOADS' measured order of cost), the
         # processes compiling into the one cache at once (numba's saves are locked: mbkron.compiled.common)
-        order = sorted(range(len(steps)), key=lambda k: _COST.get(steps[k][1], 0.0), reverse=True)
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_compile_step, steps[k][1]): steps[k][0] for k in order}
-            for future in as_completed(futures):
-                report(futures[future], *future.result())
+        order = sorted(steps, key=lambda labelled: _COST.get(labelled[1], 0.0), reverse=True)
+        pool = multiprocessing.get_context("spawn").Pool(jobs)
+        try:
+            for label, compiled, seconds in pool.imap_unordered(_compile_labelled, order):
+                report(label, compiled, seconds)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop the workers now (what they saved stays cached)
+            pool.terminate()
+            pool.join()
+            print(f"mbkron: interrupted after {done} of {len(steps)} steps; the kernels compiled so far stay in "
+                  "the cache", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        pool.close()
+        pool.join()
     print(f"mbkron compile: {total} kernels compiled in {time.perf_counter() - started:.1f} s "
           f"({'all were in the cache already' if total == 0 else 'cached for later runs'})")
     sys.stdout.flush()
@@ -212,6 +219,12 @@ def run(args: argparse.Namespace) -> int:
 _COST = {("workload", 1): 3.0, ("workload", 2): 2.0, ("workload", 0): 1.0}
 """The workloads' order of cost (CPU to compile from an empty cache: closed loops, muscles, tree), by which the
 parallel steps start; model files after them."""
+
+
+def _compile_labelled(labelled: tuple[str, tuple[str, object]]) -> tuple[str, int, float]:
+    """:func:`_compile_step` of ``(label, step)`` in a worker, returning the label with its result."""
+    label, step = labelled
+    return (label, *_compile_step(step))
 
 
 def _compile_step(step: tuple[str, object]) -> tuple[int, float]:

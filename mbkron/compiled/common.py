@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import os
 import sys
 import warnings
@@ -176,12 +177,26 @@ if AVAILABLE:
                 return method(self, *args)
         return locked
 
+    def _save_data_first(self, key, data):
+        """numba's ``IndexDataCacheFile.save`` with the data file written before the index that names it."""
+        overloads = self._load_index()
+        data_name = overloads.get(key)
+        if data_name is None:
+            existing = set(overloads.values())
+            data_name = next(name for name in map(self._data_name, itertools.count(1)) if name not in existing)
+        self._save_data(data_name, data)
+        if overloads.get(key) != data_name:
+            overloads[key] = data_name
+            self._save_index(overloads)
+
     # numba saves a cache entry as "read the index, add the entry, write the index, write the data": two processes
     # compiling one function for different argument types at once can each give their entry the same data file,
-    # and a process that loads between the two writes can read the index's new entry with an old data file
-    # (the wrong machine code for its arguments). Locking makes each save and load whole, so processes may
-    # compile into one cache at once: `mbkron compile` in parallel, the test suite's workers.
-    numba_caching.IndexDataCacheFile.save = _locked(numba_caching.IndexDataCacheFile.save, True)
+    # and a process that loads between the two writes — or after a process killed between them — can read the
+    # index's new entry with an older data file of that name (the wrong machine code for its arguments). Here
+    # each save and load is whole (locked) and the data is written before the index, so processes may compile
+    # into one cache at once (`mbkron compile` in parallel, the test suite's workers) and a killed one leaves at
+    # worst an unnamed data file.
+    numba_caching.IndexDataCacheFile.save = _locked(_save_data_first, True)
     numba_caching.IndexDataCacheFile.load = _locked(numba_caching.IndexDataCacheFile.load, False)
 
 
