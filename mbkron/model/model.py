@@ -73,6 +73,11 @@ class Model:
     backend : {"compiled"}
         The engine that evaluates the model: always ``"compiled"``, the one engine (:mod:`mbkron.backends`).
         Kept for compatibility; ``"numpy"`` (removed) raises ValueError.
+    kernel_inertia : ndarray, shape (nb, 13)
+        Derived once when the model is made (not arguments): the pseudo-inertias as the kernels read them
+        (:func:`mbkron.compiled.layout.inertia_rows`); with it, also derived and private, the model's
+        spring-dampers and their kernel rows and the forward-dynamics plan
+        (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the description.
     """
 
     name: str
@@ -87,6 +92,11 @@ class Model:
     muscle_set: object = field(default=None, repr=False)
     constraint_groups: tuple = field(default=(), repr=False)
     backend: str | None = None
+    # derived in __post_init__ from the fields above (declared: nothing else is written into a Model)
+    kernel_inertia: NDArray[np.float64] = field(init=False, repr=False)
+    _model_springs: tuple = field(init=False, repr=False)
+    _model_spring_rows: NDArray[np.float64] = field(init=False, repr=False)
+    _forward: ForwardDynamics = field(init=False, repr=False)
 
     def __post_init__(self):
         constant = object.__setattr__
