@@ -12,15 +12,20 @@ import numba
 import numpy as np
 
 from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
+from mbkron.compiled.calls import by_address
 from mbkron.compiled.closures import evaluate
 
 __all__ = ["first", "second"]
+
+_evaluate_at = by_address(evaluate)
+""":func:`~mbkron.compiled.closures.evaluate` called through its address (:mod:`mbkron.compiled.calls`): compiled
+once, not again inside each callback."""
 
 
 @numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")
 def first(x, out, data):  # pragma: no cover - compiled
     """``(g, ∂g/∂u, ∂g/∂p)`` at ``x = (u, p)`` of the closures packed in ``data``."""
-    evaluate(x, out, data, np.int64(1))  # not the literal 1: one compilation of ``evaluate`` for both
+    _evaluate_at((x, out, data, np.int64(1)))  # not the literal 1: one compilation of ``evaluate`` for both
     return 0
 
 
@@ -28,5 +33,5 @@ def first(x, out, data):  # pragma: no cover - compiled
 def second(x, out, data):  # pragma: no cover - compiled
     """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` of the closures packed in
     ``data``."""
-    evaluate(x, out, data, np.int64(2))
+    _evaluate_at((x, out, data, np.int64(2)))
     return 0
