@@ -212,17 +212,24 @@ def hermite(nodes, t_old, t_new, time):  # pragma: no cover - compiled
     start = t_old if piece == 0 else t_mid
     length = (t_mid - t_old) if piece == 0 else (t_new - t_mid)
     s = (time - start) / length
-    fa = length * nodes[3 + piece]
-    fb = length * nodes[4 + piece]
-    delta = nodes[piece + 1] - nodes[piece]
-    return (((fa + fb - 2 * delta) * s + (3 * delta - 2 * fa - fb)) * s + fa) * s + nodes[piece]
+    out = np.empty(nodes.shape[1])
+    for i in range(out.size):  # by elements (the arithmetic of the array expression, no compiled loop for it)
+        fa = length * nodes[3 + piece, i]
+        fb = length * nodes[4 + piece, i]
+        delta = nodes[piece + 1, i] - nodes[piece, i]
+        out[i] = (((fa + fb - 2 * delta) * s + (3 * delta - 2 * fa - fb)) * s + fa) * s + nodes[piece, i]
+    return out
 
 
 @jit
 def _factorize(h, J, lu, piv, memory, counts):  # pragma: no cover - compiled
     """Factorise ``I - D*h*J`` into ``lu``, ``piv``; False if it is singular."""
     counts[2] += 1
-    matrix = np.eye(J.shape[0]) - (D * h) * J
+    n = J.shape[0]
+    matrix = np.empty((n, n))
+    for i in range(n):  # I - D h J by elements (as the array expression)
+        for j in range(n):
+            matrix[i, j] = (1.0 if i == j else 0.0) - (D * h) * J[i, j]
     if lu_factor(matrix, lu, piv) == 0:
         memory[LU_VALID] = 0.0
         return False
@@ -253,7 +260,10 @@ def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newto
         counts[0] += 1
         if not ok:
             return -1, y, z, k + 1
-        if not np.all(np.isfinite(f)):
+        finite = True
+        for i in range(f.size):
+            finite = finite and np.isfinite(f[i])
+        if not finite:
             return 0, y, z, k + 1
         dz = _solve(lu, piv, _sum2(h, f, -1.0, z))
         dy_norm = _scaled_rms(D, dz, scale)
