@@ -9,8 +9,8 @@ run compiles a library kernel.
 A kernel is cached per argument types, so the kernels are compiled the way the library calls them:
 by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
 (forward and inverse dynamics, kinematics, a TR-BDF2 run), closed loops whose constraint equations
-are solved by generated code and by the closure callbacks (a TR-BDF2 run each, and a DOP853 run), and muscle paths,
-straight and wrapped round a cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one
+are solved by generated code and by the closure callbacks (a TR-BDF2 run each, a DOP853 and a Radau run),
+and muscle paths, straight and wrapped round a cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one
 state and a small batch each.
 Model files named on the command line are evaluated the same way, so that their generated
 constraint functions (cached in ``MBKRON_CACHE_DIR``) are compiled too.
@@ -87,7 +87,8 @@ def _closed_loop() -> None:
     """The four-bar of Eq. 121, its angles solved from the loop equations by the generated code (the
     ``lu`` solver), and Andrews' squeezer, solved from loop closures by the library's closure callbacks
     (:mod:`mbkron.compiled.closure_callbacks`), as the shipped closed-loop model files are; a TR-BDF2 run of
-    each and a DOP853 run of the squeezer (the explicit solvers' compiled steps)."""
+    each, and a DOP853 and a Radau run of the squeezer (the explicit solvers' compiled steps, the implicit
+    solvers' compiled Jacobian)."""
     import numpy as np
 
     from mbkron.examples import four_bar
@@ -96,8 +97,10 @@ def _closed_loop() -> None:
 
     for model in (four_bar(solver="lu"), andrews_squeezer("lu", "loop_closures")):
         _evaluate(model, model.default_q, 1e-3)
-    # the explicit solvers' compiled steps (mbkron.integrate.runge_kutta): one kernel for every closed-loop model
-    simulate(model, (0.0, 1e-3), model.default_q, method="DOP853", t_eval=np.linspace(0.0, 1e-3, 5))
+    # the explicit solvers' compiled steps (mbkron.integrate.runge_kutta) and the implicit solvers' Jacobian
+    # (group_jacobian): one kernel each for every closed-loop model
+    for method in ("DOP853", "Radau"):
+        simulate(model, (0.0, 1e-3), model.default_q, method=method, t_eval=np.linspace(0.0, 1e-3, 5))
 
 
 def _muscles() -> None:
@@ -150,7 +153,7 @@ def _muscles() -> None:
 
 WORKLOADS: tuple[tuple[str, Callable[[], None]], ...] = (
     ("tree: kinematics, dynamics, TR-BDF2", _tree),
-    ("closed loops: generated constraint functions, loop closures, TR-BDF2, DOP853", _closed_loop),
+    ("closed loops: generated constraint functions, loop closures, TR-BDF2, DOP853, Radau", _closed_loop),
     ("muscle paths: straight and wrapped", _muscles),
 )
 """What ``mbkron compile`` evaluates, in order: (label, function)."""

@@ -35,7 +35,7 @@ __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
     "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
-    "JACOBIAN", "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
+    "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -82,10 +82,11 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
-STEP, JACOBIAN, OUTPUTS = 0, 1, 2
-"""What :func:`trbdf2_kernel` does: a step; the Jacobian; the states and right-hand sides at output times
-inside the last step (its Hermite interpolant). (The right-hand side alone is
-:func:`mbkron.jointvars.compiled.state_rhs`, called directly.)"""
+STEP, OUTPUTS = 0, 1
+"""What :func:`trbdf2_kernel` does: a step; the states and right-hand sides at output times inside the last step
+(its Hermite interpolant). (The right-hand side alone is :func:`mbkron.jointvars.compiled.state_rhs`, called
+directly, and the Jacobian alone :func:`mbkron.jointvars.compiled.group_jacobian`: a run of another solver
+compiles no TR-BDF2.)"""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
@@ -283,10 +284,10 @@ def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newto
     return 0, y, z, NEWTON_MAXITER
 
 
-NO_REFRESH, BEFORE_ATTEMPT, RETRY, AFTER_STEP, ONLY = range(5)
+NO_REFRESH, BEFORE_ATTEMPT, RETRY, AFTER_STEP = range(4)
 """Requests to the one place :func:`trbdf2_kernel` re-evaluates the Jacobian: none; before the attempt
 (the Jacobian is out of date), then go on with it; after a Newton failure with an out-of-date Jacobian,
-then a new attempt; at the end of an accepted step that converged slowly, then return; the Jacobian only."""
+then a new attempt; at the end of an accepted step that converged slowly, then return."""
 
 
 @inline_jit
@@ -294,8 +295,8 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
                   memory, counts):  # pragma: no cover - compiled
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
     ``(t, y)`` with slope ``yp`` (``mode`` :data:`STEP`), with the right-hand side
-    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also
-    the Jacobian into ``J`` (:data:`JACOBIAN`, :func:`state_jacobian`), or the rows of the output times
+    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also the rows of the output
+    times
     ``y`` inside the step from ``t`` to ``t_bound`` whose nodes are ``J`` (:data:`OUTPUTS`,
     :func:`hermite`): their right-hand sides and states, flattened, in place of ``y_new`` and ``yp_new``.
 
@@ -327,7 +328,7 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
             for k in range(n):
                 derivatives[i, k] = derivative[k]
         return STEP_OK, t, derivatives.ravel(), states.ravel(), empty, empty
-    request = ONLY if mode == JACOBIAN else NO_REFRESH
+    request = NO_REFRESH
     t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated
     smallest = 10.0 * abs(np.nextafter(t, direction * np.inf) - t)
     h_abs = max(min(memory[H_ABS], max_step), smallest)
@@ -340,8 +341,6 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
             ok = state_jacobian(rhs, context, t_at, y_at, nq, J)
             if ok:
                 memory[CURRENT_JAC], memory[JAC_AGE], memory[JAC_STEP], memory[LU_VALID] = 1.0, 0.0, h_at, 0.0
-            if request == ONLY:
-                return (STEP_OK if ok else STEP_DECLINED), t, empty, empty, empty, empty
             if request == AFTER_STEP:
                 if not ok:  # declined there: the next step re-evaluates it (in Python if need be)
                     memory[CURRENT_JAC], memory[JAC_AGE] = 0.0, MAX_JAC_AGE

@@ -81,15 +81,15 @@ from mbkron.compiled.forward import forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul, matvec, max_abs, negated,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
-from mbkron.compiled.trbdf2 import trbdf2_kernel
+from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_kernel
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
 __all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
-           "cache_directory", "group_forward", "group_runge_kutta", "group_trbdf2", "kernel_module", "module_source",
-           "state_rhs", "step_kernel", "step_rows", "supports_fast_step"]
+           "cache_directory", "group_forward", "group_jacobian", "group_runge_kutta", "group_trbdf2", "kernel_module",
+           "module_source", "state_rhs", "step_kernel", "step_rows", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -565,6 +565,15 @@ def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newto
     compiled once for every model with one constraint group."""
     return trbdf2_kernel(_state_rhs_by_address, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
                          newton_tol, nq, J, lu, piv, memory, counts)
+
+
+@jit
+def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
+    """``J = ∂y'/∂y`` of :func:`state_rhs` (through its address) at ``(t, y)`` by
+    :func:`mbkron.compiled.trbdf2.state_jacobian`'s central differences, from the continuation in ``context``
+    (not advanced); False where a perturbed state is declined. The implicit solvers' Jacobian in a kernel of its
+    own, so that a run of Radau, BDF or LSODA compiles no TR-BDF2."""
+    return state_jacobian(_state_rhs_by_address, context, t, y, nq, J)
 
 
 RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2

@@ -232,8 +232,7 @@ class StateKernel:
         (:func:`mbkron.compiled.trbdf2.state_jacobian`); None where the kernel declines a perturbed state."""
         self.load()
         J = np.empty((2 * self.nq, 2 * self.nq))
-        outcome = self._call(compiled_trbdf2.JACOBIAN, t, writable(y), J)[0]
-        return J if outcome == compiled_trbdf2.STEP_OK else None
+        return J if _group.group_jacobian(float(t), writable(y), self.nq, J, self.context) else None
 
     def store(self) -> None:
         """Write the continuation reached into the workspace."""
