@@ -146,6 +146,8 @@ def adaptive_step(rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rt
             K[n_stages, i] = f_new[i]
             scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol[i]
         error_norm = _error_norm(K, h, scale, E, E3, E5, n_stages)
+        if not np.isfinite(error_norm):  # scipy's step decides (and this loop stays bounded: no NaN step size)
+            return STEP_DECLINED, t, y, f, h_abs, 0.0
         if error_norm < 1:
             factor = MAX_FACTOR if error_norm == 0 else min(MAX_FACTOR, SAFETY * error_norm ** error_exponent)
             if rejected:
