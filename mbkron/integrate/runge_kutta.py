@@ -28,9 +28,33 @@ from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 from mbkron.compiled import runge_kutta as kernel
 from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
 
-__all__ = ["COMPILED", "CompiledDOP853", "CompiledRK23", "CompiledRK45"]
+__all__ = ["COMPILED", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
 
 _EMPTY = np.zeros(0)
+
+
+def _contiguous(values) -> NDArray[np.float64]:
+    return np.ascontiguousarray(values, dtype=float)
+
+
+def _tableau(solver_class: type) -> tuple:
+    """``(A, B, C, E, E3, E5, error_exponent, n_stages)`` of a scipy ``RungeKutta`` class as
+    :func:`mbkron.compiled.runge_kutta.adaptive_step` takes them (``E`` empty for DOP853, ``E3``, ``E5`` for the
+    others)."""
+    stages = solver_class.n_stages
+    dop853 = issubclass(solver_class, DOP853)
+    return (_contiguous(solver_class.A[:stages, :stages]), _contiguous(solver_class.B), _contiguous(solver_class.C),
+            _EMPTY if dop853 else _contiguous(solver_class.E), _contiguous(solver_class.E3) if dop853 else _EMPTY,
+            _contiguous(solver_class.E5) if dop853 else _EMPTY, -1.0 / (solver_class.error_estimator_order + 1),
+            stages)
+
+
+def compile_steps(solver_class: type, state_kernel: Any, n: int) -> None:
+    """Compile (or load) the kernel that :class:`CompiledRK23` … take their steps with, before a run (its first
+    step is then not a compilation): one call with no output rows, the argument types of the steps'."""
+    empty, counts = np.empty((0, n)), np.zeros(1, dtype=np.int64)
+    state_kernel.runge_kutta(DERIVATIVES, 0.0, np.empty(0), np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
+                             np.ones(n), empty, *_tableau(solver_class)[1:], empty, counts)
 
 
 class _CompiledSteps:
@@ -45,19 +69,12 @@ class _CompiledSteps:
                  **options: Any) -> None:
         super().__init__(fun, t0, y0, t_bound, **options)
         self.state_kernel = state_kernel
-        stages = self.n_stages
         dop853 = isinstance(self, DOP853)
-
-        def contiguous(values):
-            return np.ascontiguousarray(values, dtype=float)
-
-        self._tableau = (contiguous(self.A[:stages, :stages]), contiguous(self.B), contiguous(self.C),
-                         _EMPTY if dop853 else contiguous(self.E), contiguous(self.E3) if dop853 else _EMPTY,
-                         contiguous(self.E5) if dop853 else _EMPTY, float(self.error_exponent), stages)
+        self._tableau = _tableau(type(self))
         # scipy's stage arrays, filled in place (DOP853's K is the first rows of its K_extended)
         self._stages = self.K_extended if dop853 else self.K
         if dop853:
-            self._extra = (contiguous(self.A_EXTRA), contiguous(self.C_EXTRA))
+            self._extra = (_contiguous(self.A_EXTRA), _contiguous(self.C_EXTRA))
         self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (self.n,)).copy()
                                  for v in (self.rtol, self.atol))
         self._counts = np.zeros(1, dtype=np.int64)

@@ -34,6 +34,7 @@ from mbkron.integrate.ranges import Ranges
 from mbkron.integrate.rkf45 import RKF45
 from mbkron.integrate.trajectory import LastEvaluation, Trajectory
 from mbkron.integrate.runge_kutta import COMPILED as COMPILED_RUNGE_KUTTA
+from mbkron.integrate.runge_kutta import compile_steps as compile_runge_kutta_steps
 from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
@@ -251,16 +252,21 @@ def simulate(
     solver = None
     start = clock.perf_counter()
     try:
-        # fail early and clearly on an invalid initial state; this first evaluation (and, for implicit
-        # methods, the Jacobian's route: the compiled kernel, or batched evaluations where there is
-        # none) also compiles the kernels on a first run, outside the timed integration. Nothing that
-        # will not run is evaluated (the batched route is compiled only where it gives the Jacobian)
+        # fail early and clearly on an invalid initial state; this first evaluation (and the kernel the run
+        # steps with: the compiled TR-BDF2 or Runge-Kutta step, else for implicit methods the Jacobian's route,
+        # the compiled kernel or batched evaluations where there is none) also compiles the kernels on a first
+        # run, outside the timed integration. Nothing that will not run is compiled (the batched route only where
+        # it gives the Jacobian, the Jacobian kernel only for the implicit solvers that step in Python)
         trajectory.start(accelerations(t0, y0))
         if name in _IMPLICIT and kernel is None:
             rhs_batched(t0, y0[None])
         if kernel is not None:
             kernel.load()  # from the initial state's solution
-            if name in _IMPLICIT:
+            if compiled_steps and solver_class is TRBDF2:  # its kernel (with its own Jacobian), no output rows
+                kernel.outputs(np.empty(0), t0, t0, np.zeros((6, 2 * nq)))
+            elif compiled_steps:
+                compile_runge_kutta_steps(solver_class, kernel, 2 * nq)
+            elif name in _IMPLICIT:
                 kernel.jacobian(t0, y0)
             else:
                 kernel.accelerations(y0)
