@@ -49,12 +49,21 @@ def _tableau(solver_class: type) -> tuple:
             stages)
 
 
+def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDArray) -> NDArray | None:
+    """The right-hand side at the rows of ``states`` (k, n) at ``times`` in one compiled call
+    (:func:`mbkron.jointvars.compiled.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
+    steps' calls, ``tableau`` the solver's: one compilation for both); None where the kernel declines a row."""
+    n = states.shape[1]
+    derivatives = np.empty_like(states)
+    outcome = state_kernel.runge_kutta(DERIVATIVES, 0.0, times, np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
+                                       np.ones(n), derivatives, *tableau[1:], states, np.zeros(1, dtype=np.int64))[0]
+    return derivatives if outcome == kernel.STEP_OK else None
+
+
 def compile_steps(solver_class: type, state_kernel: Any, n: int) -> None:
     """Compile (or load) the kernel that :class:`CompiledRK23` … take their steps with, before a run (its first
-    step is then not a compilation): one call with no output rows, the argument types of the steps'."""
-    empty, counts = np.empty((0, n)), np.zeros(1, dtype=np.int64)
-    state_kernel.runge_kutta(DERIVATIVES, 0.0, np.empty(0), np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
-                             np.ones(n), empty, *_tableau(solver_class)[1:], empty, counts)
+    step is then not a compilation): one call with no rows."""
+    _derivatives(state_kernel, _tableau(solver_class), np.empty(0), np.empty((0, n)))
 
 
 class _CompiledSteps:
@@ -142,15 +151,8 @@ class _CompiledSteps:
         """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step: scipy's dense output, then
         the right-hand side at every row in one compiled call; None where the kernel declines a state."""
         states = np.ascontiguousarray(self.dense_output()(times).T, dtype=float)
-        derivatives = np.empty_like(states)
-        times = np.ascontiguousarray(times, dtype=float)
-        outcome = self.state_kernel.runge_kutta(
-            DERIVATIVES, self.t, times, self.f, self.h_abs, self.t_bound, float(self.direction), float(self.max_step),
-            *self._tolerances, derivatives, *self._tableau[1:], states, self._counts)[0]
-        self._counts[0] = 0  # output rows are not the solver's evaluations
-        if outcome != kernel.STEP_OK:
-            return None
-        return states, derivatives[:, self.n // 2:]
+        derivatives = _derivatives(self.state_kernel, self._tableau, np.ascontiguousarray(times, dtype=float), states)
+        return None if derivatives is None else (states, derivatives[:, self.n // 2:])
 
 
 class _Dop853Interpolant(DenseOutput):

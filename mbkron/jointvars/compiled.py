@@ -473,14 +473,11 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
             projection))
         if status != OK:
             return r, F, G, H, last_p, start_tangent, sign, last_condition, curvature
-        for i in range(m):
-            F[r, i] = f[i]
-            for k in range(nq):
-                if order >= 1:
-                    G[r, i, k] = grad[i, k]
-                if order >= 2:
-                    for l in range(nq):
-                        H[r, i, k, l] = hess[i, k, l]
+        copy_into(F[r], f)
+        if order >= 1:
+            copy_into(G[r], grad)
+        if order >= 2:
+            copy_into(H[r], hess)
         # the continuation advances as Continuation.advance: with H only where it was computed (order 2)
         start_q, start_f, start_tangent, sign, last_p, last_condition = q, f, tangent, det_sign, p, condition
         use = order >= 2

@@ -202,11 +202,6 @@ class StateKernel:
         right-hand side), from ``arguments`` (``t`` … ``counts``)."""
         return _group.group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
 
-    def _call(self, mode: int, t: float, y: NDArray, J: NDArray, t_bound: float = 1.0):
-        """``trbdf2_kernel`` in a mode other than STEP (``J`` doubles as the LU slot, unread there)."""
-        yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused
-        return _group.group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, J,
-                                   _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context)
 
     def runge_kutta(self, mode: int, *arguments):
         """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
@@ -221,7 +216,10 @@ class StateKernel:
     def outputs(self, times: NDArray, t_old: float, t_new: float, nodes: NDArray):
         """States and ``q̈`` at ``times`` inside a step from ``t_old`` to ``t_new`` whose Hermite nodes are
         ``nodes`` (:func:`mbkron.compiled.trbdf2.hermite`), in one call; None where the kernel declines one."""
-        outcome, _, derivatives, states, *_ = self._call(compiled_trbdf2.OUTPUTS, t_old, writable(times), nodes, t_new)
+        yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused  # not read outside STEP
+        outcome, _, derivatives, states, *_ = _group.group_trbdf2(
+            compiled_trbdf2.OUTPUTS, t_old, writable(times), yp, t_new, direction, max_step, rtol, atol, newton_tol, nq,
+            nodes, nodes, _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context)  # nodes also in the unread LU slot
         if outcome != compiled_trbdf2.STEP_OK:
             return None
         n = 2 * self.nq
@@ -248,7 +246,7 @@ class StateKernel:
 
 
 _FLOAT = np.dtype(np.float64)
-_NO_MATRIX, _NO_PIVOTS = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+_NO_PIVOTS = np.zeros(0, dtype=np.int64)
 _NO_COUNTS = np.zeros(3, dtype=np.int64)
 
 
