@@ -152,11 +152,12 @@ def _muscles() -> None:
 
 
 WORKLOADS: tuple[tuple[str, Callable[[], None]], ...] = (
-    ("tree: kinematics, dynamics, TR-BDF2", _tree),
     ("closed loops: generated constraint functions, loop closures, TR-BDF2, DOP853, Radau", _closed_loop),
     ("muscle paths: straight and wrapped", _muscles),
+    ("tree: kinematics, dynamics, TR-BDF2", _tree),
 )
-"""What ``mbkron compile`` evaluates, in order: (label, function)."""
+"""What ``mbkron compile`` evaluates, in order: (label, function) — the costliest first (CPU to compile from empty
+caches), the order in which the parallel workers take them."""
 
 
 def _model_file(path: str) -> Callable[[], None]:
@@ -198,12 +199,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         import multiprocessing
 
-        # the longest steps first (the closed loops, then the muscles: WORKLOADS' measured order of cost), the
-        # processes compiling into the one cache at once (numba's saves are locked: mbkron.compiled.common)
-        order = sorted(steps, key=lambda labelled: _COST.get(labelled[1], 0.0), reverse=True)
+        # in WORKLOADS' order (the costliest first), the processes compiling into the one cache at once (numba's
+        # saves are locked: mbkron.compiled.common)
         pool = multiprocessing.get_context("spawn").Pool(jobs)
         try:
-            for label, compiled, seconds in pool.imap_unordered(_compile_labelled, order):
+            for label, compiled, seconds in pool.imap_unordered(_compile_labelled, steps):
                 report(label, compiled, seconds)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: stop the workers now (what they saved stays cached)
             pool.terminate()
@@ -217,11 +217,6 @@ def run(args: argparse.Namespace) -> int:
           f"({'all were in the cache already' if total == 0 else 'cached for later runs'})")
     sys.stdout.flush()
     return 0
-
-
-_COST = {("workload", 1): 3.0, ("workload", 2): 2.0, ("workload", 0): 1.0}
-"""The workloads' order of cost (CPU to compile from an empty cache: closed loops, muscles, tree), by which the
-parallel steps start; model files after them."""
 
 
 def _compile_labelled(labelled: tuple[str, tuple[str, object]]) -> tuple[str, int, float]:
