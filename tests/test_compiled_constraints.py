@@ -120,8 +120,9 @@ def assert_same_values(mine, theirs):
 
 def test_fast_path_is_taken_and_falls_back(monkeypatch):
     """Small steps run compiled; so does a jump that needs a walk of a few steps (the Python solver's walk,
-    in the kernel), with the Python solver's f, ∇f, H; a jump beyond ``SHORT_WALK`` steps (where the Python
-    solver may shift by whole periods) goes back to PositionSolver."""
+    in the kernel), with the Python solver's f, ∇f, H, and a walk of more than ``SHORT_WALK`` steps within half a
+    period of the crank (where the Python solver looks for no shift by whole periods); a long jump of more than
+    half a period (where it may shift) goes back to PositionSolver."""
     provider = _provider(andrews_squeezer("lu", "expressions"))
     calls = count_python_solves(monkeypatch, provider)
     state = provider.new_state()
@@ -133,7 +134,11 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
     assert 2 * provider.solver.max_step < 0.6  # the crank angle is a joint variable: a walk of three steps or more
     assert_same_values(provider.evaluate(walk, 2, state), reference.evaluate(walk, 2))
     assert calls["python"] == 0
-    far = np.array([INITIAL["beta"] + 3.0])
+    assert provider.solver.candidate_periods()[0] == pytest.approx(2 * np.pi)
+    long = np.array([INITIAL["beta"] + 3.0])  # more than SHORT_WALK steps of max_step, less than half a period
+    assert_same_values(provider.evaluate(long, 2, state), reference.evaluate(long, 2))
+    assert calls["python"] == 0
+    far = long + 3.5  # more than half a period further: the Python solver may shift by a whole turn
     np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
     assert calls["python"] == 1
 
@@ -154,7 +159,8 @@ def test_damped_newton_steps_run_compiled(monkeypatch):
 def test_a_long_walk_runs_compiled_where_the_equations_are_not_periodic(monkeypatch):
     """A jump of many steps of ``max_step`` in a group whose equations cannot be periodic (no period shift to look
     for) is walked in the kernel, bounded as the Python solver's walk, with its f, ∇f, H; Andrews' squeezer's
-    loop closures are periodic in the crank, so there a long jump still goes to PositionSolver (above)."""
+    loop closures are periodic in the crank, so there a long jump of more than half a turn still goes to
+    PositionSolver (above)."""
     fast, python = _provider(_cubic()), python_route(_provider(_cubic()))
     assert not fast.solver.periodic_coordinates().any()
     calls = count_python_solves(monkeypatch, fast)

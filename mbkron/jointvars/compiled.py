@@ -4,8 +4,7 @@ A constraint group solved at every state spends its time in Python: the Newton u
 previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
 are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
 the continuation from the previous solution — one step, or where the state is further away the Python
-solver's walk of steps of at most ``max_step`` (up to :data:`SHORT_WALK` of them where the equations may be
-periodic) — by the Python solver's
+solver's walk of steps of at most ``max_step`` — by the Python solver's
 damped Newton iteration, no branch check firing, inputs affine in ``q``. The constraint functions ``g``,
 ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
 expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
@@ -13,7 +12,7 @@ expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`),
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
 :meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates
 no code. Whenever the state leaves that case — a walk that cannot go on (a step fails even when halved to
-the Python solver's smallest), a longer walk (where the Python solver may shift by whole periods), an
+the Python solver's smallest), a walk where the Python solver would first shift by whole periods, an
 ill-conditioned configuration, a floating-point error — the kernel returns a status and the state is
 redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the
 Python solver's. The two routes are tested equal.
@@ -95,9 +94,10 @@ OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FIN
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
 
 SHORT_WALK = 8.0
-"""Continuation steps (of ``max_step`` each) beyond which the compiled walk of a group whose equations may be
-periodic (:meth:`~mbkron.jointvars.solvers.PositionSolver.periodic_coordinates`) leaves a state to the Python
-solver, which may shift the start by whole periods first (``PositionSolver._SHORT_WALK``)."""
+"""Continuation steps (of ``max_step`` each) beyond which the Python solver looks for a shift of its start by whole
+periods (``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the
+equations' periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) is left to it;
+every other walk runs in the kernel, as the Python solver's walk (which it then is: no shift)."""
 
 
 _NO_DATA = np.zeros(0)
@@ -405,17 +405,21 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step``; beyond, the walk of
     :meth:`mbkron.jointvars.solvers.PositionSolver._walk` (the step shortened to ``max_step``, halved where a
     step fails, doubled after one succeeds, at most ``max_steps`` steps, the condition number checked at the
-    end only). A walk longer than :data:`SHORT_WALK` steps in a group whose equations may be periodic
-    (where the Python solver may shift by whole periods first; ``settings[8]``, infinite for the others),
-    and every failure, returns a status other than ``OK``: the Python solver redoes the state (and raises
-    its errors).
+    end only). A walk longer than :data:`SHORT_WALK` steps that changes a coordinate by ``settings[8]`` or more
+    (half the shortest of the equations' periods, infinite where they are not periodic: where the Python solver
+    may shift by whole periods first), and every failure, returns a status other than ``OK``: the Python solver
+    redoes the state (and raises its errors).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
-    max_condition, max_step, max_steps, longest = settings[2], settings[6], settings[7], settings[8]
-    predicted = max_abs(matvec(tangent0, sum_scaled(q, -1.0, q0)))
-    # one step: the common case; a walk too long here (SUBDIVIDE) or a NaN change (NOT_FINITE): the Python solver
-    if predicted <= max_step or not predicted <= longest * max_step:
+    max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
+    change = sum_scaled(q, -1.0, q0)
+    predicted = max_abs(matvec(tangent0, change))
+    # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
+    # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
+    shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
+    # one step: the common case; a shifted walk (SUBDIVIDE), an infinite or NaN change (NOT_FINITE): the Python solver
+    if predicted <= max_step or not predicted < np.inf or shifted:
         return _single_step_at((first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature,
                                 det_sign0, settings, max_step, max_condition, order, projection))
     current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
@@ -640,11 +644,13 @@ class FastStep:
                           _NO_DATA if data is None else data)
         self.A = np.ascontiguousarray(solver.inputs.matrix)
         self.c = np.ascontiguousarray(solver.inputs.constant)
-        # the longest walk taken here, in steps of max_step: beyond, the Python solver may shift by whole periods
-        longest = SHORT_WALK if solver.periodic_coordinates().any() else np.inf
+        # a walk longer than SHORT_WALK steps and a change of |Δq_i| ≥ this in some coordinate are left to the Python
+        # solver, which may shift by whole periods there (never where every |Δq_i| is below half the shortest period)
+        periods = solver.candidate_periods()
+        half_period = 0.5 * float(periods[np.isfinite(periods)].min()) if np.isfinite(periods).any() else np.inf
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
                          solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps),
-                         longest)
+                         half_period)
         self.projection = method == "projection"
         nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))

@@ -366,7 +366,13 @@ class PositionSolver:
         """Which coordinates the equations may be periodic in (shape (nq,)): those :attr:`periods` tries to
         walk round (by the equations' structure, before any walk). The walk of :meth:`solve` is only
         ever shifted by whole periods in these."""
-        return np.isfinite(self._structural_periods()[0])
+        return np.isfinite(self.candidate_periods())
+
+    def candidate_periods(self) -> NDArray[np.float64]:
+        """The equations' periods in each coordinate by their structure, before any walk (shape (nq,), ``nan``
+        where not periodic): :attr:`periods` keeps those its walks confirm. :meth:`solve` shifts its start by
+        ``round(Δq_i / T_i)`` whole periods, so never where every ``|Δq_i|`` is below half of these."""
+        return self._structural_periods()[0]
 
     @property
     def periods(self) -> tuple[NDArray, NDArray]:
