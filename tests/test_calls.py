@@ -1,8 +1,11 @@
-"""Calls between kernels through the callee's address (mbkron.compiled.calls.by_address).
+"""Calls between kernels through the callee's address (mbkron.compiled.calls.by_address) and arrays passed down
+borrowed (mbkron.compiled.calls.borrowed).
 
 The oracle of each call by address is the direct call of the same kernel (and numpy for the values): same
 results bit for bit, the callee's exceptions raised in the caller with their messages, and the plain Python
-call where numba does not compile (``NUMBA_DISABLE_JIT=1``, in a child process).
+call where numba does not compile (``NUMBA_DISABLE_JIT=1``, in a child process). A borrowed array is the same
+array: what a callee writes through it is in the caller's array, and values computed from it are the owned
+array's.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numba
 import numpy as np
 import pytest
 
-from mbkron.compiled.calls import by_address
+from mbkron.compiled.calls import borrowed, by_address
 
 
 @numba.njit
@@ -55,6 +58,38 @@ def test_a_call_by_address_returns_what_the_direct_call_returns():
     direct_values, direct_total = _twice_directly(x, 1.7)
     assert np.array_equal(by_address_values, direct_values) and by_address_total == direct_total
     np.testing.assert_allclose(by_address_values, 1.7 * 1.7 * x, rtol=1e-15)
+
+
+@numba.njit
+def _fill(x, pair, value):
+    """``x[:] = value`` and the sums of the two arrays of ``pair`` (by address, below)."""
+    for i in range(x.size):
+        x[i] = value
+    return pair[0].sum() + pair[1][0].sum()
+
+
+_fill_at = by_address(_fill)
+
+
+@numba.njit
+def _fill_borrowed(x, pair, value):
+    return _fill_at((borrowed(x), borrowed(pair), value))
+
+
+@numba.njit
+def _fill_owned(x, pair, value):
+    return _fill_at((x, pair, value))
+
+
+def test_a_borrowed_array_is_the_array():
+    """Through a borrowed array (and a borrowed tuple of arrays, nested) a callee reads the caller's values and
+    writes into the caller's array; the results are those of passing the owned arrays; in Python, borrowed(x) is
+    x."""
+    pair = (np.arange(4.0), (np.full((2, 3), 0.5),))
+    mine, theirs = np.zeros(5), np.zeros(5)
+    assert _fill_borrowed(mine, pair, 2.5) == _fill_owned(theirs, pair, 2.5) == 6.0 + 3.0
+    assert np.array_equal(mine, np.full(5, 2.5)) and np.array_equal(mine, theirs)
+    assert borrowed(mine) is mine and borrowed(pair) is pair
 
 
 def test_the_callee_s_exception_reaches_the_caller():

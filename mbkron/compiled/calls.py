@@ -30,7 +30,7 @@ import warnings
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["by_address"]
+__all__ = ["borrowed", "by_address"]
 
 if AVAILABLE:
     from llvmlite import ir
@@ -124,3 +124,55 @@ def by_address(kernel):
         return resolved.return_type(arguments), codegen
 
     return call
+
+
+def borrowed(array):
+    """``array`` itself (or a tuple of arrays, nested), seen through references the runtime does not count: for
+    passing the arrays a kernel was given down a chain of kernels (inside a kernel; in Python, and without numba,
+    ``array`` itself).
+
+    numba counts the references of every array (an atomic increment and decrement each time one is passed to a
+    kernel that is not inlined, or taken out of a tuple): for the constraint group's right-hand side, a chain of
+    kernels taking a model's dozens of arrays, that was 40 % of a state's time. The borrowed array has the same
+    type, data, shape and strides, and no owner (numba's ``meminfo`` is null, so counting its references costs a
+    comparison). It is valid while ``array`` is: use it only below the call that holds ``array`` (its
+    arguments), never return it or store it where it could outlive that call.
+    """
+    return array
+
+
+if AVAILABLE:
+    from numba import types
+    from numba.extending import overload
+
+    def _borrow(context, builder, kind, value):
+        """``value`` of numba type ``kind`` (an array or a tuple of such, nested) with no owner on its arrays."""
+        if isinstance(kind, types.Array):
+            array = context.make_array(kind)(context, builder, value=value)
+            array.meminfo = cgutils.get_null_value(array.meminfo.type)
+            array.parent = cgutils.get_null_value(array.parent.type)
+            return array._getvalue()
+        for k, item in enumerate(kind):
+            value = builder.insert_value(value, _borrow(context, builder, item, builder.extract_value(value, k)), k)
+        return value
+
+    def _borrowable(kind) -> bool:
+        if isinstance(kind, types.Array):
+            return True
+        return isinstance(kind, types.BaseTuple) and all(_borrowable(item) for item in kind)
+
+    @intrinsic
+    def _borrowed(typingctx, value):
+        if not _borrowable(value):
+            return None
+
+        def codegen(context, builder, signature, values):
+            return _borrow(context, builder, value, values[0])
+
+        return value(value), codegen
+
+    @overload(borrowed, jit_options={"cache": True, "nogil": True})
+    def _borrowed_overload(array):
+        if _borrowable(array):
+            return lambda array: _borrowed(array)
+        return None

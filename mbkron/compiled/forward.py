@@ -17,7 +17,7 @@ from mbkron.compiled.common import AVAILABLE, jit, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
-           "forward_affine", "forward_given", "forward_solved", "affine_values"]
+           "forward_affine", "forward_given", "forward_scratch", "forward_solved", "affine_values"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2
 
@@ -128,24 +128,36 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
 
 
 @jit
+def forward_scratch(nb, nq, nj):  # pragma: no cover - compiled
+    """The arrays :func:`forward_solved` works in, for a model of ``nb`` bodies, ``nq`` coordinates and ``nj`` joint
+    variables: ``(f, ∇f, q̇ᵀ H q̇, q̈, the terms' scratch, eom_state's)``. Allocated once by the caller (a run's
+    state context, a workspace), not at every state."""
+    return np.empty(nj), np.empty((nj, nq)), np.empty(nj), np.empty(nq), _terms_scratch(nq), eom_workspace(nb, nq)
+
+
+@jit
 def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque, force, matrix, constant, rows, f_rows,
-                   grad_rows, convective_rows, q, qd):  # pragma: no cover - compiled
+                   grad_rows, convective_rows, q, qd, scratch):  # pragma: no cover - compiled
     """``q̈`` of one state whose joint variables are affine (``matrix``, ``constant``) except the rows
     ``rows``, solved elsewhere with values, gradients and convective terms ``q̇ᵀ H q̇`` ``f_rows``,
     ``grad_rows``, ``convective_rows`` (a constraint group's compiled step: :mod:`mbkron.jointvars.compiled`,
-    which calls this in the same compiled function). Returns ``(q̈, status)``."""
-    nb, nq, nj = links.shape[0], q.shape[0], matrix.shape[0]
-    f, grad, convective = np.empty(nj), matrix.copy(), np.zeros(nj)
+    which calls this in the same compiled function), in the arrays of ``scratch`` (:func:`forward_scratch`).
+    Returns ``(q̈, status)``: ``q̈`` is the scratch's array (overwritten by the next call with it)."""
+    f, grad, convective, qdd, terms, workspace = scratch
+    nq = q.shape[0]
     affine_values(matrix, constant, q, f)
+    for j in range(matrix.shape[0]):
+        convective[j] = 0.0
+        for k in range(nq):
+            grad[j, k] = matrix[j, k]
     for i in range(rows.shape[0]):
         j = rows[i]
         f[j] = f_rows[i]
         convective[j] = convective_rows[i]
         for k in range(nq):
             grad[j, k] = grad_rows[i, k]
-    qdd = np.empty(nq)
     status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
-                            qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+                            qd, qdd, terms, workspace)
     return qdd, status
 
 

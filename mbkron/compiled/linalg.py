@@ -14,7 +14,7 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 
-__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "max_abs", "negated", "quadratic_forms",
+__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "max_abs", "quadratic_forms",
            "sum_scaled"]
 
 
@@ -140,14 +140,4 @@ def sum_scaled(x, a, y):  # pragma: no cover - compiled
     out = np.empty(x.size)
     for i in range(x.size):
         out[i] = x[i] + a * y[i]
-    return out
-
-
-@jit
-def negated(A):  # pragma: no cover - compiled
-    """``-A`` of a matrix (a new C-contiguous array)."""
-    out = np.empty(A.shape)
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            out[i, j] = -A[i, j]
     return out

@@ -42,9 +42,11 @@ arguments and ``data`` as a read-only array (:attr:`FastStep.functions`, the fir
 model: numba compiles each once, caches it on disk (``cache=True``) and loads it for every later
 model. A model never seen before compiles only its expression group's two callbacks (a fraction of a
 second), a closed-loop model nothing. Each of these kernels calls the one below it through its address
-(:mod:`mbkron.compiled.calls`: :func:`group_trbdf2` → :func:`state_rhs` → :func:`group_forward` →
+(:mod:`mbkron.compiled.calls`: :func:`group_trbdf2` → :func:`state_rhs` → :func:`group_forward_into` →
 :func:`step_kernel` → :func:`_single_step`), so each is compiled once, not again inside every kernel
-above it (the README's main job compiled in 38 s of CPU before, 24 s after; issue 26).
+above it (the README's main job compiled in 38 s of CPU before, 24 s after; issue 26), and passes its
+arrays down borrowed (:func:`mbkron.compiled.calls.borrowed`), with the dynamics' arrays allocated once per
+run in the state context: numba's atomic reference counting and allocations were half of a state's time.
 
 On-disk cache of the generated functions
 ----------------------------------------
@@ -74,10 +76,10 @@ from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import constraint_function
-from mbkron.compiled.calls import by_address
+from mbkron.compiled.calls import borrowed, by_address
 from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit
-from mbkron.compiled.forward import forward_solved
-from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul, matvec, max_abs, negated,
+from mbkron.compiled.forward import forward_scratch, forward_solved
+from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_kernel
@@ -87,8 +89,9 @@ from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
 __all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
-           "cache_directory", "group_forward", "group_jacobian", "group_runge_kutta", "group_trbdf2", "kernel_module",
-           "module_source", "state_rhs", "step_kernel", "step_rows", "supports_fast_step"]
+           "cache_directory", "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
+           "group_trbdf2", "kernel_module", "module_source", "state_rhs", "step_kernel", "step_rows",
+           "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -262,12 +265,28 @@ def _zero(values):  # pragma: no cover - compiled
 
 
 @jit
+def _take_residuals(values, m, n, g, J, g_p):  # pragma: no cover - compiled
+    """``g``, ``J = ∂g/∂u`` and ``g_p = ∂g/∂p`` from a first callback's ``values`` ``(g, ∂g/∂u, ∂g/∂p)``, into the
+    caller's arrays (no new ones per Newton iteration)."""
+    for i in range(m):
+        g[i] = values[i]
+        for k in range(m):
+            J[i, k] = values[m + i * m + k]
+        for k in range(n):
+            g_p[i, k] = values[m + m * m + i * n + k]
+
+
+@jit
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                  max_step, max_condition, order, projection):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
     damped Newton iteration from the predicted ``f`` (Eq. 100-101) with the branch checks of
     :meth:`mbkron.jointvars.solvers.PositionSolver._step`, and the implicit derivatives ∇f, H at the solution
     (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for the settings' (``inf``: unchecked).
+
+    The arithmetic is that of the Python solver's numpy expressions, written as loops into arrays allocated once
+    per call (each allocation, and each array passed on, costs the runtime's reference counting: about half of a
+    state's time before).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
@@ -279,16 +298,24 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     hess = np.zeros((m, nq, nq))
     tangent = np.zeros((m, nq))
     x = np.empty(m + n)  # (f, p)
-    inputs = matvec(A, q)
-    for k in range(n):
-        x[m + k] = inputs[k] + c[k]
+    for k in range(n):  # p = A q + c
+        value = 0.0
+        for j in range(nq):
+            value += A[k, j] * q[j]
+        x[m + k] = value + c[k]
     dq = sum_scaled(q, -1.0, q0)
     predicted_step = matvec(tangent0, dq)
     if max_abs(predicted_step) > max_step:
         return SUBDIVIDE, x[m:], f, tangent, 0, 0.0, grad, hess
     if use_curvature:
-        for i in range(m):
-            predicted_step[i] += 0.5 * dot(dq, matvec(curvature0[i], dq))
+        for i in range(m):  # + ½ dqᵀ H_i dq
+            total = 0.0
+            for r in range(nq):
+                row = 0.0
+                for k in range(nq):
+                    row += curvature0[i, r, k] * dq[k]
+                total += dq[r] * row
+            predicted_step[i] += 0.5 * total
     prediction = sum_scaled(f0, 1.0, predicted_step)
     for k in range(m):
         x[k] = prediction[k]
@@ -296,12 +323,15 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     residuals(x, values, data)
     if not _finite(values):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
-    g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
+    g, J, g_p = np.empty(m), np.empty((m, m)), np.empty((m, n))
+    _take_residuals(values, m, n, g, J, g_p)
     residual = math.sqrt(dot(g, g))
     if not math.isfinite(residual):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     LU, piv = np.empty((m, m)), np.empty(m, np.int64)
-    current = prediction.copy()
+    column = np.empty((m, 1))  # the Newton step, solved in place
+    step = column.reshape(m)  # the same numbers as a vector
+    current = prediction  # replaced, never written
     det_sign = 0
     condition = 0.0
     converged = False
@@ -309,19 +339,22 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
         det_sign = lu_factor(J, LU, piv)
         if det_sign == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
-        step = g.copy().reshape(m, 1)
-        lu_solve(LU, piv, step)
-        step = step.reshape(m)  # C-contiguous, as the helpers' other arguments (``step[:, 0]`` is not)
+        for k in range(m):
+            column[k, 0] = g[k]
+        lu_solve(LU, piv, column)
         size = max_abs(step)
         if size <= tolerance * (1.0 + max_abs(current)):
             g_q = matmul(g_p, A)
-            copy_into(tangent, negated(g_q))
+            for i in range(m):
+                for k in range(nq):
+                    tangent[i, k] = -g_q[i, k]
             lu_solve(LU, piv, tangent)
             inverse = np.eye(m)
             lu_solve(LU, piv, inverse)
             norm = max(_one_norm(J), _one_norm(g_q))
             condition = norm * _one_norm(inverse)
-            copy_into(f, sum_scaled(current, -1.0, step))
+            for k in range(m):
+                f[k] = current[k] + (-1.0) * step[k]
             converged = True
             break
         # the damped Newton step of PositionSolver._newton: at most max_newton_step, halved until ‖g‖ decreases
@@ -333,14 +366,19 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                 x[k] = trial[k]
             _zero(values)
             residuals(x, values, data)
-            new_residual = math.sqrt(dot(values[:m], values[:m])) if _finite(values) else np.inf
+            new_residual = np.inf
+            if _finite(values):
+                squares = 0.0
+                for k in range(m):
+                    squares += values[k] * values[k]
+                new_residual = math.sqrt(squares)
             if new_residual <= (1.0 - 1e-4 * scale) * residual:
                 break
             scale *= 0.5
             if scale < 1e-6:  # no descent: the Python solver redoes the state and says so
                 return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
             trial = sum_scaled(current, -scale, step)
-        g, J, g_p = values[:m].copy(), values[m:m + m * m].copy().reshape(m, m), values[m + m * m:].copy().reshape(m, n)
+        _take_residuals(values, m, n, g, J, g_p)
         current, residual = trial, new_residual
     if not converged:
         return NOT_CONVERGED, x[m:], f, tangent, 0, 0.0, grad, hess
@@ -359,16 +397,16 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     derivatives_at(x, blocks, data)
     if not _finite(blocks):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
-    start = 0
-    g_u = blocks[start:start + m * m].copy().reshape(m, m)
+    start = 0  # views of the blocks, read only
+    g_u = blocks[start:start + m * m].reshape(m, m)
     start += m * m
-    g_p = blocks[start:start + m * n].copy().reshape(m, n)
+    g_p = blocks[start:start + m * n].reshape(m, n)
     start += m * n
-    g_uu = blocks[start:start + m * m * m].copy().reshape(m, m, m)
+    g_uu = blocks[start:start + m * m * m].reshape(m, m, m)
     start += m * m * m
-    g_up = blocks[start:start + m * m * n].copy().reshape(m, m, n)
+    g_up = blocks[start:start + m * m * n].reshape(m, m, n)
     start += m * m * n
-    g_pp = blocks[start:start + m * n * n].copy().reshape(m, n, n)
+    g_pp = blocks[start:start + m * n * n].reshape(m, n, n)
     g_q = matmul(g_p, A)
     if projection:
         rows = projection_rows(g_u)
@@ -376,7 +414,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
-        copy_into(grad, negated(g_q))
+        for i in range(m):
+            for k in range(nq):
+                grad[i, k] = -g_q[i, k]
         lu_solve(LU, piv, grad)
     if order >= 2:
         gamma = _curvature_terms(A, grad, g_uu, g_up, g_pp)
@@ -384,9 +424,11 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
         if projection:
             copy_into(hess, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
         else:
-            solved = negated(flat)
+            solved = hess.reshape(m, nq * nq)  # H itself, solved in place
+            for i in range(m):
+                for k in range(nq * nq):
+                    solved[i, k] = -flat[i, k]
             lu_solve(LU, piv, solved)
-            copy_into(hess, solved)
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
@@ -420,8 +462,9 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
     # one step: the common case; a shifted walk (SUBDIVIDE), an infinite or NaN change (NOT_FINITE): the Python solver
     if predicted <= max_step or not predicted < np.inf or shifted:
-        return _single_step_at((first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature,
-                                det_sign0, settings, max_step, max_condition, order, projection))
+        return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
+                                borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
+                                settings, max_step, max_condition, order, projection))
     current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
     for _ in range(int(max_steps)):
@@ -433,7 +476,8 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
         final = fraction >= 1.0
         trial = q.copy() if final else sum_scaled(current_q, fraction, remaining)
         status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
-            first, second, data, m, A, c, trial, current_q, current_f, current_tangent, curvature0,
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
+            borrowed(curvature0),
             use_curvature and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
             order if final else np.int64(0), projection))
         if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
@@ -491,46 +535,67 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
 
 
 @jit
-def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
-                  projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-                  rows, qd):  # pragma: no cover - compiled
+def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
+                       settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
+                       constant, rows, qd, scratch):  # pragma: no cover - compiled
     """:func:`step_kernel` at ``q`` (order 2) and, in the same call, the model's ``q̈`` (Eq. 198,
-    :func:`mbkron.compiled.forward.forward_solved`); see :meth:`FastStep.forward`.
+    :func:`mbkron.compiled.forward.forward_solved`, in the arrays ``scratch`` of
+    :func:`~mbkron.compiled.forward.forward_scratch`): :func:`state_rhs`'s, with a run's scratch; see
+    :func:`group_forward`.
 
     Returns ``(status, p, f, tangent, det_sign, condition, hess, qdd, code)``: ``code`` is
-    :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``).
+    :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``); ``qdd`` is
+    the scratch's array.
     """
     status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_at((
-        first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, np.int64(2),
+        first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0), borrowed(f0),
+        borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0, settings, np.int64(2),
         projection))  # np.int64, not the literal 2: the same specialisation as the calls from Python
     if status != OK:
-        return status, p, f, tangent, det_sign, condition, hess, np.zeros(q.shape[0]), 0
-    qdd, code = forward_solved(geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-                               rows, f, grad, quadratic_forms(hess, qd), q, qd)  # the dynamics needs q̇ᵀ H q̇ only
+        return status, p, f, tangent, det_sign, condition, hess, scratch[3], 0
+    qdd, code = forward_solved(borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity),
+                               borrowed(springs), borrowed(joint_torque), borrowed(force), borrowed(matrix),
+                               borrowed(constant), borrowed(rows), f, grad, quadratic_forms(hess, qd), borrowed(q),
+                               borrowed(qd), scratch)  # the dynamics needs q̇ᵀ H q̇ only
     return status, p, f, tangent, det_sign, condition, hess, qdd, code
 
 
-_group_forward_at = by_address(group_forward)
-""":func:`group_forward` called through its address."""
+_group_forward_into_at = by_address(group_forward_into)
+""":func:`group_forward_into` called through its address."""
+
+
+@jit
+def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+                  projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
+                  rows, qd):  # pragma: no cover - compiled
+    """:func:`group_forward_into` in arrays of its own (:meth:`FastStep.forward`, from Python: one call takes no more
+    arrays to convert than it needs). Returns what it returns, ``qdd`` a new array."""
+    return _group_forward_into_at((
+        first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, projection,
+        geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd,
+        forward_scratch(links.shape[0], qd.shape[0], matrix.shape[0])))
 
 
 @jit
 def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
-    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward` (the group's step from the
+    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward_into` (the group's step from the
     continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
     solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
     declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
     generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
     equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
     (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
-     joint_torque, force, matrix, constant, rows, start_q, start_f, start_tangent, curvature, start_p,
+     joint_torque, force, matrix, constant, rows, scratch, start_q, start_f, start_tangent, curvature, start_p,
      scalars) = context
     nq = start_q.size
     q, qd = y[:nq].copy(), y[nq:].copy()
-    status, p, f, tangent, det_sign, condition, hess, qdd, code = _group_forward_at((
-        first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, scalars[0] != 0.0,
-        np.int64(scalars[1]), settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque,
-        force, matrix, constant, rows, qd))
+    # the arrays go down a chain of kernels: borrowed, they cost no atomic reference counting on the way
+    status, p, f, tangent, det_sign, condition, hess, qdd, code = _group_forward_into_at((
+        first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(start_q), borrowed(start_f),
+        borrowed(start_tangent), borrowed(curvature), scalars[0] != 0.0, np.int64(scalars[1]), settings, projection,
+        borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity), borrowed(springs),
+        borrowed(joint_torque), borrowed(force), borrowed(matrix), borrowed(constant), borrowed(rows), borrowed(qd),
+        borrowed(scratch)))  # q̈ is the scratch's: read below, not returned
     out = np.empty(2 * nq)
     if status != OK or code != 0:
         return out, False
@@ -730,12 +795,15 @@ class FastStep:
                       matrix: NDArray, constant: NDArray, rows: NDArray) -> tuple:
         """The arguments of :func:`state_rhs` ``(t, y, context, advance)`` and :func:`group_trbdf2` for the
         state ``y = (q, q̇)`` of a model as in :meth:`forward`, with a continuation from ``start``
-        (``curvature``: ``H`` there, if known) held in its own arrays (:meth:`continuation`)."""
+        (``curvature``: ``H`` there, if known) held in its own arrays (:meth:`continuation`) and the arrays the
+        dynamics works in (:func:`mbkron.compiled.forward.forward_scratch`), allocated once per run."""
         scalars = np.array([curvature is not None, start.det_sign, start.condition], dtype=float)
         held = self._zero_curvature if curvature is None else curvature
+        scratch = forward_scratch(model_arrays[1].shape[0], self.A.shape[1], matrix.shape[0])
         return (*self.functions, self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix,
-                constant, rows, start.q.copy(), np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),
-                np.array(held, dtype=float), np.array(start.p, dtype=float), scalars)
+                constant, rows, scratch, start.q.copy(), np.array(start.f, dtype=float),
+                np.array(start.tangent, dtype=float), np.array(held, dtype=float), np.array(start.p, dtype=float),
+                scalars)
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
