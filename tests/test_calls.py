@@ -83,13 +83,12 @@ def _fill_owned(x, pair, value):
 
 def test_a_borrowed_array_is_the_array():
     """Through a borrowed array (and a borrowed tuple of arrays, nested) a callee reads the caller's values and
-    writes into the caller's array; the results are those of passing the owned arrays; in Python, borrowed(x) is
-    x."""
+    writes into the caller's array; the results are those of passing the owned arrays (without compilation,
+    borrowed(x) is x: below)."""
     pair = (np.arange(4.0), (np.full((2, 3), 0.5),))
     mine, theirs = np.zeros(5), np.zeros(5)
     assert _fill_borrowed(mine, pair, 2.5) == _fill_owned(theirs, pair, 2.5) == 6.0 + 3.0
     assert np.array_equal(mine, np.full(5, 2.5)) and np.array_equal(mine, theirs)
-    assert borrowed(mine) is mine and borrowed(pair) is pair
 
 
 def test_the_callee_s_exception_reaches_the_caller():
@@ -102,12 +101,17 @@ def test_other_argument_types_compile_another_entry():
     assert np.array_equal(values, 4.0 * np.arange(3.0)[::-1]) and total == 6.0 + 12.0 + 0.75
 
 
-def test_without_compilation_the_call_is_the_python_call():
+def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) is x
     program = textwrap.dedent("""
         import numpy as np
         from tests.test_calls import _twice_by_address
+        from mbkron.compiled.calls import borrowed
+        from tests.test_calls import _fill_borrowed
         values, total = _twice_by_address(np.array([1.0, 2.0]), 3.0)
         assert type(_twice_by_address).__name__ == "function"  # not compiled
+        x, pair = np.zeros(2), (np.ones(3), (np.ones((1, 2)),))
+        assert borrowed(x) is x and borrowed(pair) is pair
+        assert _fill_borrowed(x, pair, 4.0) == 5.0 and x.tolist() == [4.0, 4.0]
         print(values.tolist(), total)
     """)
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")

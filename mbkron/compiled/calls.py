@@ -127,9 +127,10 @@ def by_address(kernel):
 
 
 def borrowed(array):
-    """``array`` itself (or a tuple of arrays, nested), seen through references the runtime does not count: for
-    passing the arrays a kernel was given down a chain of kernels (inside a kernel; in Python, and without numba,
-    ``array`` itself).
+    """``array`` itself (or a tuple of arrays and numbers, nested), seen through references the runtime does not
+    count: for passing the arrays a kernel was given down a chain of kernels. An intrinsic inside kernels (compiled
+    into the caller: nothing of its own to compile); without numba, or with ``NUMBA_DISABLE_JIT=1``, the plain
+    function returning ``array``.
 
     numba counts the references of every array (an atomic increment and decrement each time one is passed to a
     kernel that is not inlined, or taken out of a tuple): for the constraint group's right-hand side, a chain of
@@ -141,38 +142,38 @@ def borrowed(array):
     return array
 
 
-if AVAILABLE:
+if AVAILABLE and not config.DISABLE_JIT:
     from numba import types
-    from numba.extending import overload
 
     def _borrow(context, builder, kind, value):
-        """``value`` of numba type ``kind`` (an array or a tuple of such, nested) with no owner on its arrays."""
+        """``value`` of numba type ``kind`` (an array, a number or a tuple of such, nested) with no owner on its
+        arrays."""
         if isinstance(kind, types.Array):
             array = context.make_array(kind)(context, builder, value=value)
             array.meminfo = cgutils.get_null_value(array.meminfo.type)
             array.parent = cgutils.get_null_value(array.parent.type)
             return array._getvalue()
-        for k, item in enumerate(kind):
-            value = builder.insert_value(value, _borrow(context, builder, item, builder.extract_value(value, k)), k)
-        return value
+        if isinstance(kind, types.BaseTuple):
+            for k, item in enumerate(kind):
+                value = builder.insert_value(value, _borrow(context, builder, item, builder.extract_value(value, k)), k)
+        return value  # a number: as it is
 
     def _borrowable(kind) -> bool:
-        if isinstance(kind, types.Array):
+        """Arrays, numbers and tuples of them (nested): nothing else the runtime counts references of."""
+        if isinstance(kind, (types.Array, types.Number, types.Boolean)):
             return True
         return isinstance(kind, types.BaseTuple) and all(_borrowable(item) for item in kind)
 
+    _plain_borrowed = borrowed
+
     @intrinsic
-    def _borrowed(typingctx, value):
-        if not _borrowable(value):
+    def borrowed(typingctx, array):  # noqa: F811 - the kernels' intrinsic of the function above
+        if not _borrowable(array):
             return None
 
         def codegen(context, builder, signature, values):
-            return _borrow(context, builder, value, values[0])
+            return _borrow(context, builder, array, values[0])
 
-        return value(value), codegen
+        return array(array), codegen
 
-    @overload(borrowed, jit_options={"cache": True, "nogil": True})
-    def _borrowed_overload(array):
-        if _borrowable(array):
-            return lambda array: _borrowed(array)
-        return None
+    borrowed.__doc__ = _plain_borrowed.__doc__

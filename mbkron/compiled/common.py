@@ -32,7 +32,8 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
 __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
-           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "python_function"]
+           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "jitable",
+           "python_function"]
 
 AVAILABLE: bool = numba is not None
 """Whether numba is installed (a core dependency: the kernels are compiled)."""
@@ -256,6 +257,17 @@ def inline_jit(function):
     if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
         return function
     return numba.njit(nogil=True, inline="always")(function)
+
+
+def jitable(function):
+    """``function`` unchanged in Python, and compiled into each kernel that calls it (numba's ``register_jitable``):
+    for small helpers such as the scratch arrays a kernel's caller allocates once, which then cost no kernel of
+    their own to compile."""
+    if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
+        return function
+    from numba.extending import register_jitable
+
+    return register_jitable(function)
 
 
 def python_function(function):

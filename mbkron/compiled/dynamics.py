@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
@@ -51,7 +51,7 @@ def world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
     out[12] = mass
 
 
-@jit
+@jitable
 def eom_workspace(nb, nq):  # pragma: no cover - compiled
     """Scratch arrays for :func:`eom_state`, allocated once per batch (or per thread)."""
     return (np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 13)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import AVAILABLE, jit, numba
+from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
@@ -104,7 +104,7 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
     return OK
 
 
-@jit
+@jitable
 def _terms_scratch(nq):  # pragma: no cover - compiled
     return np.empty((nq, nq)), np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq), np.empty(nq)
 
@@ -127,7 +127,7 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     return qdd, status
 
 
-@jit
+@jitable
 def forward_scratch(nb, nq, nj):  # pragma: no cover - compiled
     """The arrays :func:`forward_solved` works in, for a model of ``nb`` bodies, ``nq`` coordinates and ``nj`` joint
     variables: ``(f, ∇f, q̇ᵀ H q̇, q̈, the terms' scratch, eom_state's)``. Allocated once by the caller (a run's

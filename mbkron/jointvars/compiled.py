@@ -629,8 +629,8 @@ def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newto
     """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses):
     compiled once for every model with one constraint group."""
-    return trbdf2_kernel(_state_rhs_by_address, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
-                         newton_tol, nq, J, lu, piv, memory, counts)
+    return trbdf2_kernel(_state_rhs_by_address, mode, borrowed(context), t, y, yp, t_bound, direction, max_step, rtol,
+                         atol, newton_tol, nq, J, lu, piv, memory, counts)  # context: held by the caller
 
 
 @jit
@@ -639,7 +639,7 @@ def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
     :func:`mbkron.compiled.trbdf2.state_jacobian`'s central differences, from the continuation in ``context``
     (not advanced); False where a perturbed state is declined. The implicit solvers' Jacobian in a kernel of its
     own, so that a run of Radau, BDF or LSODA compiles no TR-BDF2."""
-    return state_jacobian(_state_rhs_by_address, context, t, y, nq, J)
+    return state_jacobian(_state_rhs_by_address, borrowed(context), t, y, nq, J)
 
 
 RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
@@ -660,6 +660,7 @@ def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, 
     and the states ``K`` (rows), into ``A``. The last two return only the outcome's meaning in the first
     entry (``STEP_OK`` or ``STEP_DECLINED``), the inputs in the others.
     """
+    context = borrowed(context)  # held by the caller
     if mode == EXTRA_STAGES:
         ok = extra_stages(_state_rhs_by_address, context, t, y, h_abs, A, C, n_stages, K, counts)
         return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
