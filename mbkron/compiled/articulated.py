@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, inline_jit, jit, numba
 from mbkron.compiled.dynamics import apply_inertia, spring_forces, world_inertia
 from mbkron.compiled.forward import PARALLEL_STATES
@@ -126,6 +127,10 @@ def _state(geometry, links, body_inertia, gravity, springs, joint_torque, force,
            out, work, inverse):  # pragma: no cover - compiled
     """One state: ``q̈`` into ``out`` (forward), or with ``inverse`` the ``τ`` that gives the accelerations
     ``given`` into ``out`` (:func:`_inverse`); returns the status (see :func:`articulated_forward`)."""
+    # held by the caller for the call: borrowed, the arrays cost no atomic reference counting below
+    (geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given, out,
+     work) = borrowed((geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
+                       qd, given, out, work))
     status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
                       qd, work, inverse)
     if status != OK:
@@ -259,9 +264,13 @@ def articulated_inverse(geometry, links, body_inertia, gravity, springs, joint_t
 
 @jit
 def _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given,
-          out, start, stop, inverse):  # pragma: no cover - compiled
-    """States ``start:stop`` of a batch; the first status other than OK ends them."""
-    work = _workspace(links.shape[0], q.shape[1], c.shape[0])
+          out, start, stop, inverse, work):  # pragma: no cover - compiled
+    """States ``start:stop`` of a batch in the scratch ``work`` (:func:`_workspace`); the first status other than
+    OK ends them."""
+    # held by the caller for the call: borrowed, the rows taken from them cost no atomic reference counting
+    (geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd, given, out,
+     work) = borrowed((geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
+                       qd, given, out, work))
     for s in range(start, stop):
         status = _state(geometry, links, body_inertia, gravity, springs, joint_torque,
                         force[s if force.shape[0] > 1 else 0], c, coordinate, weight, q[s], qd[s], given[s], out[s],
@@ -276,7 +285,7 @@ def _batch_serial(geometry, links, body_inertia, gravity, springs, joint_torque,
                   qd, given, inverse):  # pragma: no cover - compiled
     out = np.empty(q.shape)
     status = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q,
-                   qd, given, out, 0, q.shape[0], inverse)
+                   qd, given, out, 0, q.shape[0], inverse, _workspace(links.shape[0], q.shape[1], c.shape[0]))
     return out, status
 
 
@@ -288,7 +297,7 @@ def _batch_parallel(geometry, links, body_inertia, gravity, springs, joint_torqu
     for block in numba.prange(blocks):
         status[block] = _rows(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate,
                               weight, q, qd, given, out, block * states // blocks, (block + 1) * states // blocks,
-                              inverse)
+                              inverse, _workspace(links.shape[0], q.shape[1], c.shape[0]))
     return out, status.max()
 
 

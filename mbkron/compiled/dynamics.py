@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
@@ -69,6 +70,9 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convecti
     are :func:`~mbkron.compiled.layout.spring_rows`; ``workspace`` is :func:`eom_workspace`. Returns False when a spring-damper's
     points coincide (its direction is undefined), else True.
     """
+    # held by the caller for the call: borrowed, the arrays cost no atomic reference counting below
+    geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q, workspace = borrowed((
+        geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q, workspace))
     T, S, V, alpha, composite, force, K, g, Kg, vectors, rotated, torques = workspace
     momentum, work = vectors[0], vectors[1]
     nb, nq = links.shape[0], qd.shape[0]
@@ -208,6 +212,9 @@ def _eom_kernel(geometry, links, body_inertia, gravity, springs, f, grad, convec
     states, nb, nq = f.shape[0], links.shape[0], qd.shape[1]
     M, Nqd, G, Q = np.empty((states, nq, nq)), np.empty((states, nq)), np.empty((states, nq)), np.empty((states, nq))
     workspace = eom_workspace(nb, nq)
+    # the arguments, held by the caller: their rows cost no atomic reference counting
+    geometry, links, body_inertia, gravity, springs, f, grad, convective, qd = borrowed((
+        geometry, links, body_inertia, gravity, springs, f, grad, convective, qd))
     regular = True
     for s in range(states):
         regular &= eom_state(geometry, links, body_inertia, gravity, springs, f[s],

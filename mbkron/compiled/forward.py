@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
@@ -89,6 +90,10 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
                    qdd, terms, workspace):  # pragma: no cover - compiled
     """``q̈`` of one state into ``qdd``; returns the status. ``convective`` (nj,) is ``q̇ᵀ H_j q̇`` per joint
     variable; ``terms`` is (M, L, rhs, N q̇, G, Q) scratch."""
+    # held by the caller for the call: borrowed, the arrays cost no atomic reference counting below
+    (geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd, qdd, terms,
+     workspace) = borrowed((geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
+                            qd, qdd, terms, workspace))
     M, L, rhs, Nqd, G, Q = terms
     if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
                      workspace):
@@ -167,6 +172,9 @@ def _forward_rows(geometry, links, body_inertia, gravity, springs, joint_torque,
     """States ``start:stop`` of :func:`forward_given`; returns the first status other than OK (or OK)."""
     nb, nq = links.shape[0], qd.shape[1]
     terms, workspace = _terms_scratch(nq), eom_workspace(nb, nq)
+    # the arguments, held by the caller: their rows cost no atomic reference counting
+    geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd, qdd = borrowed((
+        geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd, qdd))
     for s in range(start, stop):
         code = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque,
                               force[s if force.shape[0] > 1 else 0], f[s], grad[s if grad.shape[0] > 1 else 0],
