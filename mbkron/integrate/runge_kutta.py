@@ -71,13 +71,15 @@ class _CompiledSteps:
 
     ``state_kernel`` (:class:`mbkron.model.forward.StateKernel`) evaluates ``y' = (q̇, q̈)``; ``fun`` is the
     Python route of the same right-hand side, for the initial slope and step and the steps the kernel
-    declines.
+    declines. ``last`` (a :class:`mbkron.integrate.trajectory.LastEvaluation`, optional) records each compiled
+    step's last evaluation, the slope at its end, as ``fun`` records the Python route's: a run without output
+    times then takes the accelerations of its rows from there instead of evaluating again.
     """
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
-                 **options: Any) -> None:
+                 last: Any = None, **options: Any) -> None:
         super().__init__(fun, t0, y0, t_bound, **options)
-        self.state_kernel = state_kernel
+        self.state_kernel, self.last = state_kernel, last
         dop853 = isinstance(self, DOP853)
         self._tableau = _tableau(type(self))
         # scipy's stage arrays, filled in place (DOP853's K is the first rows of its K_extended)
@@ -104,6 +106,8 @@ class _CompiledSteps:
         if outcome == kernel.STEP_OK:
             self.h_previous, self.y_old = h, self.y
             self.t, self.y, self.h_abs, self.f = t_new, y_new, h_abs, f_new
+            if self.last is not None:  # the step's last evaluation: its slope at (t_new, y_new)
+                self.last.record(t_new, y_new, f_new[self.n // 2:])
             return True, None
         if outcome == kernel.STEP_TOO_SMALL:
             return False, self.TOO_SMALL_STEP

@@ -274,7 +274,7 @@ def simulate(
         if compiled_steps and solver_class is TRBDF2:
             solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
         elif compiled_steps:
-            solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, **options)
+            solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, **options)
         else:
             solver = solver_class(rhs, t0, y0, t_end, **options)
         status, message = _run(solver, trajectory, last, progress, nq, domain, singularity)
