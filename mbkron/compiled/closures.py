@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import jit
 from mbkron.compiled.kinematics import transforms_and_joint_twists
 from mbkron.compiled.layout import GEOMETRY_WIDTH
@@ -163,11 +164,12 @@ def evaluate(x, out, data, order):  # pragma: no cover - compiled
     geometry = data[first_row:first_row + GEOMETRY_WIDTH * n_bodies].reshape((n_bodies, GEOMETRY_WIDTH))
     W = np.empty((n_bodies, 4, 4))
     S = np.empty((n_bodies, 6))
-    transforms_and_joint_twists(geometry, links, x, W, S)
+    # links, W, S, R, dR, d2R are read after the call that takes them borrowed (no atomic reference counting)
+    transforms_and_joint_twists(geometry, borrowed(links), x, borrowed(W), borrowed(S))
     R = np.empty((n_vectors, 4))
     dR = np.zeros((n_vectors, n_x, 3))
     d2R = np.zeros((n_vectors, n2, n2, 3))
-    _vectors(data, links, order, W, S, R, dR, d2R)
+    _vectors(data, links, order, W, S, borrowed(R), borrowed(dR), borrowed(d2R))
     # offsets of the blocks in ``out``: first (g, g_u, g_p); second (g_u, g_p, g_uu, g_up, g_pp)
     u_at = m if order == 1 else 0
     p_at = u_at + m * m

@@ -320,7 +320,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     for k in range(m):
         x[k] = prediction[k]
     values = np.zeros(m + m * m + m * n)
-    residuals(x, values, data)
+    # x, values and blocks outlive each callback call (read after it): borrowed, passing them costs no atomic
+    # reference counting
+    residuals(borrowed(x), borrowed(values), data)
     if not _finite(values):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     g, J, g_p = np.empty(m), np.empty((m, m)), np.empty((m, n))
@@ -365,7 +367,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             for k in range(m):
                 x[k] = trial[k]
             _zero(values)
-            residuals(x, values, data)
+            residuals(borrowed(x), borrowed(values), data)
             new_residual = np.inf
             if _finite(values):
                 squares = 0.0
@@ -394,7 +396,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     for k in range(m):
         x[k] = f[k]
     blocks = np.zeros(m * m + m * n + m * m * m + m * m * n + m * n * n)
-    derivatives_at(x, blocks, data)
+    derivatives_at(borrowed(x), borrowed(blocks), data)
     if not _finite(blocks):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     start = 0  # views of the blocks, read only
