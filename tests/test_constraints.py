@@ -129,9 +129,12 @@ def test_projection_equals_literal_kronecker_form_and_lu(m, k, seed):
     x = projection_solve(projection_rows(J), J, c)
     np.testing.assert_allclose(x, literal_projection(J, c), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(x, np.linalg.solve(J, -c), rtol=1e-9, atol=1e-9 * np.abs(x).max())
-    # The recursion's γ_i are symmetric projectors: ‖γ ḡ‖² = ḡᵀ γ ḡ (docs/seed-notes/constraints.md).
+    # The recursion's γ_i are symmetric projectors: ‖γ ḡ‖² = ḡᵀ γ ḡ (docs/seed-notes/constraints.md), in floating
+    # point to the accuracy of successive projections, which lose orthogonality like classical Gram-Schmidt:
+    # O(ε κ(J)²) (Björck 1967), with m of them (1e-10 failed at κ = 1.0e4: 1.1e-10 off, seed 713, m = 5)
     rows = projection_rows(J)
-    np.testing.assert_allclose(np.einsum("ij,ji->i", rows, J), 1.0, rtol=1e-10)
+    bound = 10 * m * np.finfo(float).eps * np.linalg.cond(J) ** 2
+    np.testing.assert_allclose(np.einsum("ij,ji->i", rows, J), 1.0, rtol=bound)
 
 
 def test_lu_factors_condition_and_determinant_sign():
