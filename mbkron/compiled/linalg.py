@@ -14,7 +14,7 @@ import numpy as np
 
 from mbkron.compiled.common import jit
 
-__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matvec", "max_abs", "quadratic_forms",
+__all__ = ["copy_into", "dot", "lu_factor", "lu_solve", "matmul", "matmul_into", "matvec", "max_abs", "quadratic_forms",
            "sum_scaled"]
 
 
@@ -66,14 +66,22 @@ def lu_solve(LU, piv, b):  # pragma: no cover - compiled
 
 
 @jit
-def matmul(A, B):  # pragma: no cover - compiled
-    """``A @ B`` of two matrices, by loops (a new array)."""
-    result = np.zeros((A.shape[0], B.shape[1]))
+def matmul_into(A, B, out):  # pragma: no cover - compiled
+    """``out = A @ B`` of two matrices, by loops (each entry summed from zero over ``k`` in order)."""
     for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            out[i, j] = 0.0
         for k in range(A.shape[1]):
             a = A[i, k]
             for j in range(B.shape[1]):
-                result[i, j] += a * B[k, j]
+                out[i, j] += a * B[k, j]
+
+
+@jit
+def matmul(A, B):  # pragma: no cover - compiled
+    """``A @ B`` of two matrices, by loops (a new array; :func:`matmul_into`)."""
+    result = np.empty((A.shape[0], B.shape[1]))
+    matmul_into(A, B, result)
     return result
 
 

@@ -77,9 +77,9 @@ from numpy.typing import NDArray
 from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import constraint_function
 from mbkron.compiled.calls import borrowed, by_address
-from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit
+from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit, jitable
 from mbkron.compiled.forward import forward_scratch, forward_solved
-from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul, matvec, max_abs,
+from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_kernel
@@ -90,8 +90,8 @@ from mbkron.jointvars.solvers import Solution
 
 __all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
            "cache_directory", "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
-           "group_trbdf2", "kernel_module", "module_source", "state_rhs", "step_kernel", "step_rows",
-           "supports_fast_step"]
+           "group_trbdf2", "kernel_module", "module_source", "state_rhs", "step_kernel", "step_kernel_into",
+           "step_rows", "step_work", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
@@ -276,19 +276,31 @@ def _take_residuals(values, m, n, g, J, g_p):  # pragma: no cover - compiled
             g_p[i, k] = values[m + m * m + i * n + k]
 
 
+@jitable
+def step_work(m, n, nq):  # pragma: no cover - compiled
+    """The arrays :func:`_single_step` works in for ``m`` unknowns, ``n`` inputs and ``nq`` coordinates: ``(Δq,
+    predicted step, prediction, current, trial, the first callback's values, g, ∂g/∂u, ∂g/∂p, LU, pivots, Newton
+    step, the second callback's blocks, ∂g/∂q, (∂g/∂u)⁻¹, difference)``. Allocated once by the caller (a run's
+    state context, a batch of rows, one call from Python), not at every step."""
+    return (np.empty(nq), np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m + m * m + m * n),
+            np.empty(m), np.empty((m, m)), np.empty((m, n)), np.empty((m, m)), np.empty(m, np.int64), np.empty((m, 1)),
+            np.empty(m * m + m * n + m * m * m + m * m * n + m * n * n), np.empty((m, nq)), np.empty((m, m)),
+            np.empty(m))
+
+
 @jit
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
-                 max_step, max_condition, order, projection):  # pragma: no cover - compiled
+                 max_step, max_condition, order, projection, work):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
     damped Newton iteration from the predicted ``f`` (Eq. 100-101) with the branch checks of
     :meth:`mbkron.jointvars.solvers.PositionSolver._step`, and the implicit derivatives ∇f, H at the solution
     (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for the settings' (``inf``: unchecked).
 
-    The arithmetic is that of the Python solver's numpy expressions, written as loops into arrays allocated once
-    per call (each allocation, and each array passed on, costs the runtime's reference counting: about half of a
-    state's time before).
+    The arithmetic is that of the Python solver's numpy expressions, written as loops into the arrays of ``work``
+    (:func:`step_work`): each allocation, and each array passed on, costs the runtime's reference counting (about
+    half of a state's time before).
 
-    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
+    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``: new arrays.
     """
     residuals, derivatives_at = constraint_function(first), constraint_function(second)
     tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _ = settings
@@ -298,13 +310,23 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     hess = np.zeros((m, nq, nq))
     tangent = np.zeros((m, nq))
     x = np.empty(m + n)  # (f, p)
+    # the results outlive every call below and work is held by the caller: borrowed, passing them costs no atomic
+    # reference counting
+    (dq, predicted_step, prediction, current, trial, values, g, J, g_p, LU, piv, column, blocks, g_q, inverse,
+     difference) = borrowed(work)
+    f_, grad_, hess_, tangent_, x_ = borrowed((f, grad, hess, tangent, x))
     for k in range(n):  # p = A q + c
         value = 0.0
         for j in range(nq):
             value += A[k, j] * q[j]
-        x[m + k] = value + c[k]
-    dq = sum_scaled(q, -1.0, q0)
-    predicted_step = matvec(tangent0, dq)
+        x_[m + k] = value + c[k]
+    for k in range(nq):  # Δq = q − q0
+        dq[k] = q[k] + (-1.0) * q0[k]
+    for i in range(m):  # ∇f₀ Δq
+        value = 0.0
+        for k in range(nq):
+            value += tangent0[i, k] * dq[k]
+        predicted_step[i] = value
     if max_abs(predicted_step) > max_step:
         return SUBDIVIDE, x[m:], f, tangent, 0, 0.0, grad, hess
     if use_curvature:
@@ -316,24 +338,18 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                     row += curvature0[i, r, k] * dq[k]
                 total += dq[r] * row
             predicted_step[i] += 0.5 * total
-    prediction = sum_scaled(f0, 1.0, predicted_step)
     for k in range(m):
-        x[k] = prediction[k]
-    values = np.zeros(m + m * m + m * n)
-    # x, values and blocks outlive each callback call (read after it): borrowed, passing them costs no atomic
-    # reference counting
-    residuals(borrowed(x), borrowed(values), data)
+        prediction[k] = f0[k] + 1.0 * predicted_step[k]
+        x_[k] = current[k] = prediction[k]
+    _zero(values)
+    residuals(x_, values, data)
     if not _finite(values):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
-    g, J, g_p = np.empty(m), np.empty((m, m)), np.empty((m, n))
     _take_residuals(values, m, n, g, J, g_p)
     residual = math.sqrt(dot(g, g))
     if not math.isfinite(residual):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
-    LU, piv = np.empty((m, m)), np.empty(m, np.int64)
-    column = np.empty((m, 1))  # the Newton step, solved in place
-    step = column.reshape(m)  # the same numbers as a vector
-    current = prediction  # replaced, never written
+    step = column.reshape(m)  # the Newton step, solved in place in column: the same numbers as a vector
     det_sign = 0
     condition = 0.0
     converged = False
@@ -346,28 +362,30 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
         lu_solve(LU, piv, column)
         size = max_abs(step)
         if size <= tolerance * (1.0 + max_abs(current)):
-            g_q = matmul(g_p, A)
+            matmul_into(g_p, A, g_q)
             for i in range(m):
                 for k in range(nq):
-                    tangent[i, k] = -g_q[i, k]
-            lu_solve(LU, piv, tangent)
-            inverse = np.eye(m)
+                    tangent_[i, k] = -g_q[i, k]
+            lu_solve(LU, piv, tangent_)
+            for i in range(m):
+                for k in range(m):
+                    inverse[i, k] = 1.0 if i == k else 0.0
             lu_solve(LU, piv, inverse)
             norm = max(_one_norm(J), _one_norm(g_q))
             condition = norm * _one_norm(inverse)
             for k in range(m):
-                f[k] = current[k] + (-1.0) * step[k]
+                f_[k] = current[k] + (-1.0) * step[k]
             converged = True
             break
         # the damped Newton step of PositionSolver._newton: at most max_newton_step, halved until ‖g‖ decreases
         # (Armijo, slope 1e-4); a full step where it decreases (the common case)
         scale = min(1.0, max_newton_step / size)
-        trial = sum_scaled(current, -scale, step)
         while True:
             for k in range(m):
-                x[k] = trial[k]
+                trial[k] = current[k] + (-scale) * step[k]
+                x_[k] = trial[k]
             _zero(values)
-            residuals(borrowed(x), borrowed(values), data)
+            residuals(x_, values, data)
             new_residual = np.inf
             if _finite(values):
                 squares = 0.0
@@ -379,14 +397,17 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             scale *= 0.5
             if scale < 1e-6:  # no descent: the Python solver redoes the state and says so
                 return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
-            trial = sum_scaled(current, -scale, step)
         _take_residuals(values, m, n, g, J, g_p)
-        current, residual = trial, new_residual
+        for k in range(m):
+            current[k] = trial[k]
+        residual = new_residual
     if not converged:
         return NOT_CONVERGED, x[m:], f, tangent, 0, 0.0, grad, hess
     if det_sign != det_sign0:
         return BRANCH, x[m:], f, tangent, 0, 0.0, grad, hess
-    if max_abs(sum_scaled(f, -1.0, prediction)) > jump_ratio * max_abs(predicted_step) + jump_tolerance:
+    for k in range(m):
+        difference[k] = f_[k] + (-1.0) * prediction[k]
+    if max_abs(difference) > jump_ratio * max_abs(predicted_step) + jump_tolerance:
         return BRANCH, x[m:], f, tangent, 0, 0.0, grad, hess
     if not condition <= max_condition:
         return ILL_CONDITIONED, x[m:], f, tangent, 0, 0.0, grad, hess
@@ -394,9 +415,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
         return OK, x[m:], f, tangent, det_sign, condition, grad, hess
     # derivatives at the solution (Eq. 101-102, 120), as implicit_derivatives
     for k in range(m):
-        x[k] = f[k]
-    blocks = np.zeros(m * m + m * n + m * m * m + m * m * n + m * n * n)
-    derivatives_at(borrowed(x), borrowed(blocks), data)
+        x_[k] = f_[k]
+    _zero(blocks)
+    derivatives_at(x_, blocks, data)
     if not _finite(blocks):
         return NOT_FINITE, x[m:], f, tangent, 0, 0.0, grad, hess
     start = 0  # views of the blocks, read only
@@ -409,24 +430,24 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     g_up = blocks[start:start + m * m * n].reshape(m, m, n)
     start += m * m * n
     g_pp = blocks[start:start + m * n * n].reshape(m, n, n)
-    g_q = matmul(g_p, A)
+    matmul_into(g_p, A, g_q)
     if projection:
         rows = projection_rows(g_u)
-        copy_into(grad, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
+        copy_into(grad_, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
         for i in range(m):
             for k in range(nq):
-                grad[i, k] = -g_q[i, k]
-        lu_solve(LU, piv, grad)
+                grad_[i, k] = -g_q[i, k]
+        lu_solve(LU, piv, grad_)
     if order >= 2:
-        gamma = _curvature_terms(A, grad, g_uu, g_up, g_pp)
+        gamma = _curvature_terms(A, grad_, g_uu, g_up, g_pp)
         flat = gamma.reshape(m, nq * nq)
         if projection:
-            copy_into(hess, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
+            copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
         else:
-            solved = hess.reshape(m, nq * nq)  # H itself, solved in place
+            solved = hess_.reshape(m, nq * nq)  # H itself, solved in place
             for i in range(m):
                 for k in range(nq * nq):
                     solved[i, k] = -flat[i, k]
@@ -436,6 +457,59 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
 
 _single_step_at = by_address(_single_step)
 """:func:`_single_step` called through its address: compiled once for the one step and the walk's steps."""
+
+
+@jit
+def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
+                     order, projection, work):  # pragma: no cover - compiled
+    """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there, the steps working in
+    ``work`` (:func:`step_work`): :func:`step_kernel`'s body, called by address from it, from :func:`step_rows`
+    (one ``work`` for every row) and from :func:`group_forward_into` (a run's ``work``).
+
+    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
+    """
+    max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
+    change = sum_scaled(q, -1.0, q0)
+    predicted = max_abs(matvec(tangent0, change))
+    # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
+    # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
+    shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
+    # one step: the common case; a shifted walk (SUBDIVIDE), an infinite or NaN change (NOT_FINITE): the Python solver
+    if predicted <= max_step or not predicted < np.inf or shifted:
+        return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
+                                borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
+                                settings, max_step, max_condition, order, projection, borrowed(work)))
+    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
+    fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
+    for _ in range(int(max_steps)):
+        remaining = sum_scaled(q, -1.0, current_q)
+        distance = max_abs(remaining)
+        change = max_abs(matvec(current_tangent, remaining))
+        if change * fraction > max_step:
+            fraction = max_step / change
+        final = fraction >= 1.0
+        trial = q.copy() if final else sum_scaled(current_q, fraction, remaining)
+        status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
+            borrowed(curvature0),
+            use_curvature and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
+            order if final else np.int64(0), projection, borrowed(work)))
+        if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
+            return status, p, f, tangent, det_sign, condition, grad, hess
+        if status != OK:
+            fraction *= 0.5
+            continue
+        if final:
+            return status, p, f, tangent, det_sign, condition, grad, hess
+        started = True
+        current_q, current_f, current_tangent, current_sign = trial, f, tangent, det_sign
+        fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))
+    return NOT_CONVERGED, p, f, tangent, det_sign, condition, grad, hess
+
+
+_step_kernel_into_at = by_address(step_kernel_into)
+""":func:`step_kernel_into` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not again
+inside each caller."""
 
 
 @jit
@@ -452,52 +526,13 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     end only). A walk longer than :data:`SHORT_WALK` steps that changes a coordinate by ``settings[8]`` or more
     (half the shortest of the equations' periods, infinite where they are not periodic: where the Python solver
     may shift by whole periods first), and every failure, returns a status other than ``OK``: the Python solver
-    redoes the state (and raises its errors).
+    redoes the state (and raises its errors). :func:`step_kernel_into` in arrays of its own (one call from
+    Python).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
-    max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
-    change = sum_scaled(q, -1.0, q0)
-    predicted = max_abs(matvec(tangent0, change))
-    # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
-    # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
-    shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
-    # one step: the common case; a shifted walk (SUBDIVIDE), an infinite or NaN change (NOT_FINITE): the Python solver
-    if predicted <= max_step or not predicted < np.inf or shifted:
-        return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
-                                borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
-                                settings, max_step, max_condition, order, projection))
-    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
-    fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
-    for _ in range(int(max_steps)):
-        remaining = sum_scaled(q, -1.0, current_q)
-        distance = max_abs(remaining)
-        change = max_abs(matvec(current_tangent, remaining))
-        if change * fraction > max_step:
-            fraction = max_step / change
-        final = fraction >= 1.0
-        trial = q.copy() if final else sum_scaled(current_q, fraction, remaining)
-        status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
-            first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
-            borrowed(curvature0),
-            use_curvature and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
-            order if final else np.int64(0), projection))
-        if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
-            return status, p, f, tangent, det_sign, condition, grad, hess
-        if status != OK:
-            fraction *= 0.5
-            continue
-        if final:
-            return status, p, f, tangent, det_sign, condition, grad, hess
-        started = True
-        current_q, current_f, current_tangent, current_sign = trial, f, tangent, det_sign
-        fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))
-    return NOT_CONVERGED, p, f, tangent, det_sign, condition, grad, hess
-
-
-_step_kernel_at = by_address(step_kernel)
-""":func:`step_kernel` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not again inside
-each caller."""
+    return _step_kernel_into_at((first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature,
+                                 det_sign0, settings, order, projection, step_work(m, A.shape[0], A.shape[1])))
 
 
 @jit
@@ -516,11 +551,12 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
     H = np.empty((rows if order >= 2 else 0, m, nq, nq))
     start_q, start_f, start_tangent, curvature, use, sign = q0, f0, tangent0, curvature0, use_curvature, det_sign0
     last_p, last_condition = np.empty(A.shape[0]), 0.0
+    work = step_work(m, A.shape[0], nq)  # one for every row
     for r in range(rows):
         q = Q[r].copy()
-        status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_at((
+        status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
             first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, use, sign, settings, order,
-            projection))
+            projection, work))
         if status != OK:
             return r, F, G, H, last_p, start_tangent, sign, last_condition, curvature
         copy_into(F[r], f)
@@ -539,20 +575,20 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
 @jit
 def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                        settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
-                       constant, rows, qd, scratch):  # pragma: no cover - compiled
-    """:func:`step_kernel` at ``q`` (order 2) and, in the same call, the model's ``q̈`` (Eq. 198,
-    :func:`mbkron.compiled.forward.forward_solved`, in the arrays ``scratch`` of
-    :func:`~mbkron.compiled.forward.forward_scratch`): :func:`state_rhs`'s, with a run's scratch; see
+                       constant, rows, qd, scratch, work):  # pragma: no cover - compiled
+    """:func:`step_kernel_into` at ``q`` (order 2, in ``work``: :func:`step_work`) and, in the same call, the
+    model's ``q̈`` (Eq. 198, :func:`mbkron.compiled.forward.forward_solved`, in the arrays ``scratch`` of
+    :func:`~mbkron.compiled.forward.forward_scratch`): :func:`state_rhs`'s, with a run's arrays; see
     :func:`group_forward`.
 
     Returns ``(status, p, f, tangent, det_sign, condition, hess, qdd, code)``: ``code`` is
     :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``); ``qdd`` is
     the scratch's array.
     """
-    status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_at((
+    status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
         first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0), borrowed(f0),
         borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0, settings, np.int64(2),
-        projection))  # np.int64, not the literal 2: the same specialisation as the calls from Python
+        projection, borrowed(work)))  # np.int64, not the literal 2: the same specialisation as step_kernel's
     if status != OK:
         return status, p, f, tangent, det_sign, condition, hess, scratch[3], 0
     qdd, code = forward_solved(borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity),
@@ -575,7 +611,7 @@ def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0,
     return _group_forward_into_at((
         first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, projection,
         geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd,
-        forward_scratch(links.shape[0], qd.shape[0], matrix.shape[0])))
+        forward_scratch(links.shape[0], qd.shape[0], matrix.shape[0]), step_work(m, A.shape[0], A.shape[1])))
 
 
 @jit
@@ -587,7 +623,7 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
     equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
     (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
-     joint_torque, force, matrix, constant, rows, scratch, start_q, start_f, start_tangent, curvature, start_p,
+     joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, start_p,
      scalars) = context
     nq = start_q.size
     q, qd = y[:nq].copy(), y[nq:].copy()
@@ -597,7 +633,7 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
         borrowed(start_tangent), borrowed(curvature), scalars[0] != 0.0, np.int64(scalars[1]), settings, projection,
         borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity), borrowed(springs),
         borrowed(joint_torque), borrowed(force), borrowed(matrix), borrowed(constant), borrowed(rows), borrowed(qd),
-        borrowed(scratch)))  # q̈ is the scratch's: read below, not returned
+        borrowed(scratch), borrowed(work)))  # q̈ is the scratch's: read below, not returned
     out = np.empty(2 * nq)
     if status != OK or code != 0:
         return out, False
@@ -803,8 +839,9 @@ class FastStep:
         scalars = np.array([curvature is not None, start.det_sign, start.condition], dtype=float)
         held = self._zero_curvature if curvature is None else curvature
         scratch = forward_scratch(model_arrays[1].shape[0], self.A.shape[1], matrix.shape[0])
+        work = step_work(self.m, self.A.shape[0], self.A.shape[1])
         return (*self.functions, self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix,
-                constant, rows, scratch, start.q.copy(), np.array(start.f, dtype=float),
+                constant, rows, scratch, work, start.q.copy(), np.array(start.f, dtype=float),
                 np.array(start.tangent, dtype=float), np.array(held, dtype=float), np.array(start.p, dtype=float),
                 scalars)
 
