@@ -41,12 +41,14 @@ arguments and ``data`` as a read-only array (:attr:`FastStep.functions`, the fir
 :func:`mbkron.compiled.callbacks.constraint_function`, so their argument types are the same for every
 model: numba compiles each once, caches it on disk (``cache=True``) and loads it for every later
 model. A model never seen before compiles only its expression group's two callbacks (a fraction of a
-second), a closed-loop model nothing. Each of these kernels calls the one below it through its address
-(:mod:`mbkron.compiled.calls`: :func:`group_trbdf2` → :func:`state_rhs` → :func:`group_forward_into` →
-:func:`step_kernel` → :func:`_single_step`), so each is compiled once, not again inside every kernel
-above it (the README's main job compiled in 38 s of CPU before, 24 s after; issue 26), and passes its
-arrays down borrowed (:func:`mbkron.compiled.calls.borrowed`), with the dynamics' arrays allocated once per
-run in the state context: numba's atomic reference counting and allocations were half of a state's time.
+second), a closed-loop model nothing. Below the small right-hand side :func:`state_rhs` (compiled into the
+TR-BDF2, Jacobian and Runge–Kutta kernels that take it), each kernel calls the one below it through its address
+(:mod:`mbkron.compiled.calls`: :func:`state_rhs` → :func:`group_forward_into` → :func:`step_kernel_into` →
+:func:`_single_step`), so each is compiled once, not again inside every kernel above it (the README's main
+job compiled in 38 s of CPU before, 24 s after; issue 26), and passes its arrays down borrowed
+(:func:`mbkron.compiled.calls.borrowed`), with the arrays the step and the dynamics work in allocated once per
+run in the state context (:func:`step_work`, :func:`mbkron.compiled.forward.forward_scratch`): numba's atomic
+reference counting and allocations were half of a state's time.
 
 On-disk cache of the generated functions
 ----------------------------------------
@@ -652,32 +654,23 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     return out, True
 
 
-_state_rhs_at = by_address(state_rhs)
-
-
-@jit
-def _state_rhs_by_address(t, y, context, advance):  # pragma: no cover - compiled
-    """:func:`state_rhs` called through its address: TR-BDF2 is compiled without the right-hand side inside."""
-    return _state_rhs_at((t, y, context, advance))
-
-
 @jit
 def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
                  context):  # pragma: no cover - compiled
     """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses):
     compiled once for every model with one constraint group."""
-    return trbdf2_kernel(_state_rhs_by_address, mode, borrowed(context), t, y, yp, t_bound, direction, max_step, rtol,
+    return trbdf2_kernel(state_rhs, mode, borrowed(context), t, y, yp, t_bound, direction, max_step, rtol,
                          atol, newton_tol, nq, J, lu, piv, memory, counts)  # context: held by the caller
 
 
 @jit
 def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
-    """``J = ∂y'/∂y`` of :func:`state_rhs` (through its address) at ``(t, y)`` by
+    """``J = ∂y'/∂y`` of :func:`state_rhs` at ``(t, y)`` by
     :func:`mbkron.compiled.trbdf2.state_jacobian`'s central differences, from the continuation in ``context``
     (not advanced); False where a perturbed state is declined. The implicit solvers' Jacobian in a kernel of its
     own, so that a run of Radau, BDF or LSODA compiles no TR-BDF2."""
-    return state_jacobian(_state_rhs_by_address, borrowed(context), t, y, nq, J)
+    return state_jacobian(state_rhs, borrowed(context), t, y, nq, J)
 
 
 RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
@@ -688,8 +681,7 @@ RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
 def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5,
                       error_exponent, n_stages, K, counts, context):  # pragma: no cover - compiled
     """:mod:`mbkron.compiled.runge_kutta`'s kernels with the right-hand side :func:`state_rhs` of the
-    :meth:`FastStep.state_context` ``context`` (called through its address): compiled once for every model with
-    one constraint group.
+    :meth:`FastStep.state_context` ``context``: compiled once for every model with one constraint group.
 
     ``mode`` :data:`RUNGE_KUTTA_STEP`: :func:`~mbkron.compiled.runge_kutta.adaptive_step`, its outcome and
     ``(t_new, y_new, f_new, h_abs, h)``. :data:`EXTRA_STAGES`: DOP853's dense-output stages
@@ -700,12 +692,12 @@ def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, 
     """
     context = borrowed(context)  # held by the caller
     if mode == EXTRA_STAGES:
-        ok = extra_stages(_state_rhs_by_address, context, t, y, h_abs, A, C, n_stages, K, counts)
+        ok = extra_stages(state_rhs, context, t, y, h_abs, A, C, n_stages, K, counts)
         return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
     if mode == DERIVATIVES:
-        ok = derivatives(_state_rhs_by_address, context, y, K, A)
+        ok = derivatives(state_rhs, context, y, K, A)
         return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
-    return adaptive_step(_state_rhs_by_address, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A,
+    return adaptive_step(state_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A,
                          B, C, E, E3, E5, error_exponent, n_stages, K, counts)
 
 
