@@ -485,8 +485,23 @@ class CompiledTRBDF2(TRBDF2):
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
                  **options: Any) -> None:
+        jac = options.get("jac")
+        deferred = callable(jac)
+        if deferred:  # the first Jacobian is the kernel's own, before its first attempt (below)
+            size = np.size(y0)
+            options = dict(options, jac=np.zeros((size, size)))
         super().__init__(fun, t0, y0, t_bound, **options)
         n = self.n
+        if deferred:
+            # The state TRBDF2.__init__ leaves after evaluating J at (t0, y0) for the first step size, reached by the
+            # kernel's first step instead: J marked due, so that it is evaluated there by the same central
+            # differences (the implicit solvers' Jacobian kernel is then not compiled for a TR-BDF2 run). A step
+            # the kernel declines is redone in Python with ``jac`` itself.
+            def jac_wrapped(t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
+                self.njev += 1
+                return np.asarray(jac(t, y), dtype=float)
+
+            self.jac, self.current_jac, self.jac_age = jac_wrapped, False, MAX_JAC_AGE
         self.state_kernel = state_kernel
         self._J = np.array(self.J, dtype=float)
         self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
