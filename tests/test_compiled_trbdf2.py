@@ -83,8 +83,9 @@ class VanDerPolKernel:
         self.context = (float(mu),)
         self._step, self._jacobian = step, jacobian
 
-    def step(self, *arguments):
-        return self._step(kernel.STEP, *arguments, self.context)
+    def step(self, *arguments, times=None):
+        """The step, and no output rows (StateKernel.step's nine values)."""
+        return (*self._step(kernel.STEP, *arguments, self.context), np.empty((0, 2)), np.empty((0, 2)), True)
 
     def jacobian(self, t, y):
         return self._jacobian(t, y, self.context)[0]
@@ -134,11 +135,11 @@ def _andrews_solver(cls, declined_every: int = 0):
     if declined_every:
         compiled_step, calls = state_kernel.step, [0]
 
-        def step(*arguments):
+        def step(*arguments, times=None):
             calls[0] += 1
             if calls[0] % declined_every == 0:
-                return kernel.STEP_DECLINED, arguments[0], *(np.empty(0),) * 4
-            return compiled_step(*arguments)
+                return kernel.STEP_DECLINED, arguments[0], *(np.empty(0),) * 4, np.empty((0, 2)), np.empty((0, 2)), True
+            return compiled_step(*arguments) if times is None else compiled_step(*arguments, times=times)
 
         state_kernel = _Declining(state_kernel, step)
     return CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, **options), continuation, state_kernel
@@ -205,3 +206,38 @@ def test_output_rows_are_the_dense_output_and_its_accelerations():
     np.testing.assert_allclose(states, compiled.dense_output()(times).T, rtol=1e-15, atol=0)
     expected = model.forward_dynamics(states[:, :1], states[:, 1:])
     np.testing.assert_allclose(accelerations, expected, rtol=1e-9)
+
+
+def test_a_step_s_own_output_rows_equal_a_call_of_their_own():
+    """The rows a step's kernel call gives for the output times it reaches (CompiledTRBDF2 given the run's output
+    times) are, bit for bit, those of a separate output call after the step (without them), and so is every step
+    after (the continuation moves through the same states)."""
+    times = np.linspace(0.0, 0.03, 201)[1:]
+    runs = []
+    for output_times in (times, None):
+        model = mbkron.load_model(MAIN_JOB)
+        workspace = model.workspace()
+
+        def fun(t, y, model=model, workspace=workspace):
+            return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
+
+        y0 = np.array([model.default_q[0], 0.0])
+        fun(0.0, y0)
+        state_kernel = model.state_kernel(workspace)
+        solver = CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, output_times, rtol=1e-6, atol=1e-8,
+                                jac=state_kernel.jacobian)
+        rows, steps, done = [], [], 0
+        while solver.status == "running":
+            solver.step()
+            steps.append((solver.t, solver.y.copy()))
+            end = done
+            while end < times.size and times[end] <= solver.t:
+                end += 1
+            if end > done:
+                rows.append(solver.output_rows(times[done:end]))
+                done = end
+        runs.append((steps, rows))
+    (steps_a, rows_a), (steps_b, rows_b) = runs
+    assert len(steps_a) == len(steps_b) > 100 and len(rows_a) == len(rows_b) > 100
+    assert all(ta == tb and np.array_equal(ya, yb) for (ta, ya), (tb, yb) in zip(steps_a, steps_b))
+    assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(rows_a, rows_b))

@@ -35,7 +35,7 @@ __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
     "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
-    "OUTPUTS", "hermite", "state_jacobian", "trbdf2_kernel",
+    "OUTPUTS", "hermite", "output_rows", "state_jacobian", "trbdf2_kernel",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -291,6 +291,24 @@ then a new attempt; at the end of an accepted step that converged slowly, then r
 
 
 @inline_jit
+def output_rows(rhs, context, nodes, t_old, t_new, times, states, derivatives):  # pragma: no cover - compiled
+    """The states (:func:`hermite` of ``nodes``) at ``times`` inside the step from ``t_old`` to ``t_new`` and the
+    right-hand side there (the continuation advancing from row to row), into the rows of ``states`` and
+    ``derivatives``; False where the right-hand side declines one."""
+    n = nodes.shape[1]
+    for i in range(times.size):
+        state = hermite(nodes, t_old, t_new, times[i])
+        for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
+            states[i, k] = state[k]
+        derivative, ok = rhs(t_old, state, context, np.bool_(True))
+        if not ok:
+            return False
+        for k in range(n):
+            derivatives[i, k] = derivative[k]
+    return True
+
+
+@inline_jit
 def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
                   memory, counts):  # pragma: no cover - compiled
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
@@ -318,15 +336,8 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
     if mode == OUTPUTS:
         count, n = y.size, J.shape[1]
         states, derivatives = np.empty((count, n)), np.empty((count, n))
-        for i in range(count):
-            state = hermite(J, t, t_bound, y[i])
-            for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
-                states[i, k] = state[k]
-            derivative, ok = rhs(t, state, context, np.bool_(True))
-            if not ok:
-                return STEP_DECLINED, t, empty, empty, empty, empty
-            for k in range(n):
-                derivatives[i, k] = derivative[k]
+        if not output_rows(rhs, context, J, t, t_bound, y, states, derivatives):
+            return STEP_DECLINED, t, empty, empty, empty, empty
         return STEP_OK, t, derivatives.ravel(), states.ravel(), empty, empty
     request = NO_REFRESH
     t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated

@@ -272,7 +272,7 @@ def simulate(
                 kernel.accelerations(y0)
         start = clock.perf_counter()
         if compiled_steps and solver_class is TRBDF2:
-            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, **options)
+            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, **options)
         elif compiled_steps:
             solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, **options)
         else:

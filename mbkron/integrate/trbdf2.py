@@ -484,7 +484,7 @@ class CompiledTRBDF2(TRBDF2):
     """
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
-                 **options: Any) -> None:
+                 output_times: ArrayLike | None = None, **options: Any) -> None:
         jac = options.get("jac")
         deferred = callable(jac)
         if deferred:  # the first Jacobian is the kernel's own, before its first attempt (below)
@@ -509,6 +509,9 @@ class CompiledTRBDF2(TRBDF2):
                                  for v in (self.rtol, self.atol))
         self._memory = np.zeros(kernel.MEMORY_SIZE)
         self._counts = np.zeros(3, dtype=np.int64)
+        # the run's output times: each step's kernel call also gives the rows of those it reaches (output_rows)
+        self._times = np.zeros(0) if output_times is None else np.ascontiguousarray(output_times, dtype=float)
+        self._next_time, self._rows = 0, None
         self._to_memory()
         state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
 
@@ -540,22 +543,38 @@ class CompiledTRBDF2(TRBDF2):
         self.lu_data = (self._lu, self._piv) if memory[kernel.LU_VALID] else None
 
     def output_rows(self, times: NDArray[np.float64]) -> tuple[NDArray, NDArray] | None:
-        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step, in one compiled call
-        (the dense output and the right-hand side); None where the kernel declines a state."""
+        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step (the dense output and the
+        right-hand side): those the step's own kernel call gave where they are these times (the run's output
+        times it reached), else in one compiled call; None where the kernel declines a state."""
+        rows, self._rows = self._rows, None
+        if rows is not None and rows[0].shape == times.shape and np.array_equal(rows[0], times):
+            return rows[1], rows[2][:, self.n // 2:]
         nodes = np.array([self.y_old, self.y_mid, self.y, self.yp_old, self.yp_mid, self.yp])
         return self.state_kernel.outputs(times, self.t_old, self.t, nodes)
 
+    def _pending_times(self) -> NDArray[np.float64]:
+        """The output times after the current time, in order."""
+        times, k = self._times, self._next_time
+        while k < times.size and self.direction * (times[k] - self.t) <= 0:
+            k += 1
+        self._next_time = k
+        return times[k:]
+
     def _step_impl(self) -> tuple[bool, str | None]:
         rtol, atol = self._tolerances
-        outcome, t_new, y_new, yp_new, y_mid, yp_mid = self.state_kernel.step(
+        pending = self._pending_times()
+        outcome, t_new, y_new, yp_new, y_mid, yp_mid, states, derivatives, rows_ok = self.state_kernel.step(
             self.t, self.y, self.yp, self.t_bound, float(self.direction), self.max_step, rtol, atol, self.newton_tol,
-            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts)
+            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts, times=pending)
         self.nfev, self.njev, self.nlu = (total + int(c) for total, c in zip((self.nfev, self.njev, self.nlu),
                                                                            self._counts))
         self._counts[:] = 0
+        self._rows = None
         if outcome == kernel.STEP_OK:
             self.y_old, self.yp_old, self.y_mid, self.yp_mid = self.y, self.yp, y_mid, yp_mid
             self.t, self.y, self.yp = t_new, y_new, yp_new
+            if rows_ok and states.shape[0]:
+                self._rows = (pending[:states.shape[0]], states, derivatives)
             return True, None
         self._from_memory()
         if outcome == kernel.STEP_TOO_SMALL:

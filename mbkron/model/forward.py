@@ -181,6 +181,10 @@ class ForwardDynamics:
         return qdd.reshape(batch + (nq,)) if status == _forward.OK else None
 
 
+_NO_TIMES = np.zeros(0)
+"""No output times (:meth:`StateKernel.step`)."""
+
+
 class StateKernel:
     """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
     (:func:`mbkron.jointvars.compiled.group_trbdf2`: library kernels compiled once per machine, which call
@@ -197,10 +201,12 @@ class StateKernel:
         self._unused = (np.zeros(2 * nq), 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
         self._no_memory = np.zeros(compiled_trbdf2.MEMORY_SIZE)  # here, not at import: the size is the kernel's
 
-    def step(self, *arguments):
+    def step(self, *arguments, times: NDArray = _NO_TIMES):
         """:func:`mbkron.jointvars.compiled.group_trbdf2` (:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this
-        right-hand side), from ``arguments`` (``t`` … ``counts``)."""
-        return _group.group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context)
+        right-hand side), from ``arguments`` (``t`` … ``counts``), with the rows of the output times still to come
+        (``times``, float64, in order) that the step reaches: its six values, the rows' states, their ``y'`` and
+        whether they were all taken."""
+        return _group.group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context, times)
 
 
     def runge_kutta(self, mode: int, *arguments):
@@ -219,7 +225,7 @@ class StateKernel:
         yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused  # not read outside STEP
         outcome, _, derivatives, states, *_ = _group.group_trbdf2(
             compiled_trbdf2.OUTPUTS, t_old, writable(times), yp, t_new, direction, max_step, rtol, atol, newton_tol, nq,
-            nodes, nodes, _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context)  # nodes also in the unread LU slot
+            nodes, nodes, _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context, _NO_TIMES)  # nodes in the LU slot
         if outcome != compiled_trbdf2.STEP_OK:
             return None
         n = 2 * self.nq
