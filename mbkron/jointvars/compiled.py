@@ -576,8 +576,8 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
 
 @jit
 def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
-                       settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
-                       constant, rows, qd, scratch, work):  # pragma: no cover - compiled
+                       settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force,
+                       matrix, constant, rows, qd, scratch, work):  # pragma: no cover - compiled
     """:func:`step_kernel_into` at ``q`` (order 2, in ``work``: :func:`step_work`) and, in the same call, the
     model's ``q̈`` (Eq. 198, :func:`mbkron.compiled.forward.forward_solved`, in the arrays ``scratch`` of
     :func:`~mbkron.compiled.forward.forward_scratch`): :func:`state_rhs`'s, with a run's arrays; see
