@@ -214,13 +214,12 @@ def _one_norm(A):  # pragma: no cover - compiled
 
 
 @jit
-def _curvature_terms(A, grad, g_uu, g_up, g_pp):  # pragma: no cover - compiled
+def _curvature_terms(A, grad, g_uu, g_up, g_pp, gamma):  # pragma: no cover - compiled
     """Γ of Eq. 120 as :func:`mbkron.jointvars.derivatives.hessian_right_hand_side`, by loops (a few
-    dozen tiny matrix products would each cost a BLAS call): ``Γ_i = Aᵀ g_pp,i A + X_i + X_iᵀ + ∇fᵀ g_uu,i ∇f``
-    with ``X_i[k, l] = Σ_j (g_up,i A)[j, k] ∇f[j, l]``."""
+    dozen tiny matrix products would each cost a BLAS call), into ``gamma`` (m, nq, nq): ``Γ_i = Aᵀ g_pp,i A + X_i +
+    X_iᵀ + ∇fᵀ g_uu,i ∇f`` with ``X_i[k, l] = Σ_j (g_up,i A)[j, k] ∇f[j, l]``."""
     m, n = g_up.shape[0], g_up.shape[2]
     nq = A.shape[1]
-    gamma = np.zeros((m, nq, nq))
     up_A = np.empty((m, nq))  # (g_up,i A)[j, k]
     pp_A = np.empty((n, nq))  # (g_pp,i A)[a, l]
     uu_grad = np.empty((m, nq))  # (g_uu,i ∇f)[j, l]
@@ -444,16 +443,15 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                 grad_[i, k] = -g_q[i, k]
         lu_solve(LU, piv, grad_)
     if order >= 2:
-        gamma = _curvature_terms(A, grad_, g_uu, g_up, g_pp)
-        flat = gamma.reshape(m, nq * nq)
+        _curvature_terms(A, grad_, g_uu, g_up, g_pp, hess_)  # Γ, in H's array
+        flat = hess_.reshape(m, nq * nq)
         if projection:
-            copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))
+            copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))  # (it copies Γ first)
         else:
-            solved = hess_.reshape(m, nq * nq)  # H itself, solved in place
-            for i in range(m):
+            for i in range(m):  # H = −(∂g/∂u)⁻¹ Γ, solved in place
                 for k in range(nq * nq):
-                    solved[i, k] = -flat[i, k]
-            lu_solve(LU, piv, solved)
+                    flat[i, k] = -flat[i, k]
+            lu_solve(LU, piv, flat)
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
@@ -471,8 +469,16 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
-    change = sum_scaled(q, -1.0, q0)
-    predicted = max_abs(matvec(tangent0, change))
+    held = borrowed(work)  # Δq and the predicted step in the step's own arrays (it fills them again)
+    change, predicted_step = held[0], held[1]
+    for k in range(q.size):
+        change[k] = q[k] + (-1.0) * q0[k]
+    for i in range(m):
+        value = 0.0
+        for k in range(q.size):
+            value += tangent0[i, k] * change[k]
+        predicted_step[i] = value
+    predicted = max_abs(predicted_step)
     # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
     # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
     shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
@@ -628,7 +634,7 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
      joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, start_p,
      scalars) = context
     nq = start_q.size
-    q, qd = y[:nq].copy(), y[nq:].copy()
+    q, qd = y[:nq], y[nq:]  # views: y is held by the caller for the call
     # the arrays go down a chain of kernels: borrowed, they cost no atomic reference counting on the way
     status, p, f, tangent, det_sign, condition, hess, qdd, code = _group_forward_into_at((
         first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(start_q), borrowed(start_f),
