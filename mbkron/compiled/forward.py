@@ -136,7 +136,7 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
 def forward_scratch(nb, nq, nj):  # pragma: no cover - compiled
     """The arrays :func:`forward_solved` works in, for a model of ``nb`` bodies, ``nq`` coordinates and ``nj`` joint
     variables: ``(f, ∇f, q̇ᵀ H q̇, q̈, the terms' scratch, eom_state's)``. Allocated once by the caller (a run's
-    state context, a workspace), not at every state."""
+    state context; one call from Python), not at every state."""
     return np.empty(nj), np.empty((nj, nq)), np.empty(nj), np.empty(nq), _terms_scratch(nq), eom_workspace(nb, nq)
 
 

@@ -234,6 +234,15 @@ class TRBDF2(OdeSolver):
         self.y_mid: NDArray[np.float64] | None = None
         self.yp_mid: NDArray[np.float64] | None = None
 
+    def _counting(self, jac: Callable) -> Callable:
+        """``jac`` as a dense Jacobian (a float array) counted in ``njev``."""
+
+        def jac_wrapped(t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
+            self.njev += 1
+            return np.asarray(jac(t, y), dtype=float)
+
+        return jac_wrapped
+
     def _validate_jac(self, jac: Any, sparsity: Any) -> tuple[Callable | None, Any]:
         """Return ``(jac_wrapped, J0)``; ``jac_wrapped`` is None for a constant Jacobian.
 
@@ -276,11 +285,7 @@ class TRBDF2(OdeSolver):
 
                 J = csc_matrix(J, dtype=float)
             else:
-
-                def jac_wrapped(t: float, y: NDArray[np.float64]) -> Any:
-                    self.njev += 1
-                    return np.asarray(jac(t, y), dtype=float)
-
+                jac_wrapped = self._counting(jac)
                 J = np.asarray(J, dtype=float)
         else:
             jac_wrapped = None
@@ -485,23 +490,17 @@ class CompiledTRBDF2(TRBDF2):
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
                  output_times: ArrayLike | None = None, **options: Any) -> None:
+        # The first Jacobian is the kernel's own: instead of TRBDF2.__init__ evaluating ``jac`` at (t0, y0), J is
+        # marked due, so that the first step evaluates it there by the same central differences (the implicit
+        # solvers' Jacobian kernel is then not compiled for a TR-BDF2 run). A step the kernel declines is redone
+        # in Python with ``jac`` itself.
         jac = options.get("jac")
-        deferred = callable(jac)
-        if deferred:  # the first Jacobian is the kernel's own, before its first attempt (below)
-            size = np.size(y0)
-            options = dict(options, jac=np.zeros((size, size)))
+        if callable(jac):
+            options = dict(options, jac=np.zeros((np.size(y0), np.size(y0))))
         super().__init__(fun, t0, y0, t_bound, **options)
         n = self.n
-        if deferred:
-            # The state TRBDF2.__init__ leaves after evaluating J at (t0, y0) for the first step size, reached by the
-            # kernel's first step instead: J marked due, so that it is evaluated there by the same central
-            # differences (the implicit solvers' Jacobian kernel is then not compiled for a TR-BDF2 run). A step
-            # the kernel declines is redone in Python with ``jac`` itself.
-            def jac_wrapped(t: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
-                self.njev += 1
-                return np.asarray(jac(t, y), dtype=float)
-
-            self.jac, self.current_jac, self.jac_age = jac_wrapped, False, MAX_JAC_AGE
+        if callable(jac):
+            self.jac, self.current_jac, self.jac_age = self._counting(jac), False, MAX_JAC_AGE
         self.state_kernel = state_kernel
         self._J = np.array(self.J, dtype=float)
         self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
