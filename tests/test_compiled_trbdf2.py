@@ -70,10 +70,10 @@ class VanDerPolKernel:
             return out, True
 
         @numba.njit
-        def step(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
-                 counts, context):
-            return kernel.trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
-                                        newton_tol, nq, J, lu, piv, memory, counts)
+        def steps(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+                  context, times, limits, lower, upper, max_steps):
+            return kernel.trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
+                                       nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)
 
         @numba.njit
         def jacobian(t, y, context):
@@ -81,11 +81,11 @@ class VanDerPolKernel:
             return J, kernel.state_jacobian(rhs, context, t, y, 1, J)
 
         self.context = (float(mu),)
-        self._step, self._jacobian = step, jacobian
+        self._steps, self._jacobian = steps, jacobian
 
-    def step(self, *arguments, times=None):
-        """The step, and no output rows (StateKernel.step's nine values)."""
-        return (*self._step(kernel.STEP, *arguments, self.context), np.empty((0, 2)), np.empty((0, 2)), True)
+    def steps(self, *arguments, times, limits, lower, upper, max_steps):
+        """StateKernel.steps: the steps and their output rows."""
+        return self._steps(*arguments, self.context, times, limits, lower, upper, max_steps)
 
     def jacobian(self, t, y):
         return self._jacobian(t, y, self.context)[0]
@@ -108,7 +108,7 @@ def test_compiled_steps_equal_the_python_solver_on_van_der_pol(mu, rtol):
 
     options = dict(rtol=rtol, atol=1e-8, jac=state_kernel.jacobian)
     python = TRBDF2(fun, 0.0, [2.0, 0.0], 3000.0, **options)
-    compiled = CompiledTRBDF2(fun, 0.0, [2.0, 0.0], 3000.0, state_kernel, **options)
+    compiled = CompiledTRBDF2(fun, 0.0, [2.0, 0.0], 3000.0, state_kernel, steps_per_call=1, **options)
     steps = _lockstep(python, compiled)
     assert python.status == "finished" and steps > 100
     assert python.njev > 1 and python.nlu > python.njev  # the control paths were exercised
@@ -133,23 +133,24 @@ def _andrews_solver(cls, declined_every: int = 0):
     if cls is TRBDF2:
         return TRBDF2(fun, 0.0, y0, 0.03, **options), continuation, state_kernel
     if declined_every:
-        compiled_step, calls = state_kernel.step, [0]
+        compiled_steps, calls = state_kernel.steps, [0]
 
-        def step(*arguments, times=None):
+        def steps(*arguments, **keywords):
             calls[0] += 1
             if calls[0] % declined_every == 0:
-                return kernel.STEP_DECLINED, arguments[0], *(np.empty(0),) * 4, np.empty((0, 2)), np.empty((0, 2)), True
-            return compiled_step(*arguments) if times is None else compiled_step(*arguments, times=times)
+                return (kernel.STEP_DECLINED, 0, np.empty((1, 9)), np.zeros(1, dtype=np.int64), np.empty((0, 2)),
+                        np.empty((0, 2)))
+            return compiled_steps(*arguments, **keywords)
 
-        state_kernel = _Declining(state_kernel, step)
-    return CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, **options), continuation, state_kernel
+        state_kernel = _Declining(state_kernel, steps)
+    return CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, steps_per_call=1, **options), continuation, state_kernel
 
 
 class _Declining:
-    """A state kernel whose ``step`` is replaced (to decline steps on purpose)."""
+    """A state kernel whose ``steps`` is replaced (to decline steps on purpose)."""
 
-    def __init__(self, inner, step):
-        self.inner, self.step = inner, step
+    def __init__(self, inner, steps):
+        self.inner, self.steps = inner, steps
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -194,24 +195,39 @@ def test_simulate_takes_compiled_steps_for_the_main_job(monkeypatch):
 
 
 def test_output_rows_are_the_dense_output_and_its_accelerations():
-    """``CompiledTRBDF2.output_rows``: the states equal the solver's dense output (the same Hermite
-    arithmetic) and the accelerations equal ``Model.forward_dynamics`` at those states (evaluated anew from
-    the assembly configuration, so equal to the constraint solver's tolerance)."""
-    compiled, _, _ = _andrews_solver(CompiledTRBDF2)
+    """``CompiledTRBDF2.output_rows`` of the output times a step reached: the states equal the solver's dense
+    output (the same Hermite arithmetic) and the accelerations equal ``Model.forward_dynamics`` at those states
+    (evaluated anew from the assembly configuration, so equal to the constraint solver's tolerance)."""
     model = mbkron.load_model(MAIN_JOB)
-    for _ in range(40):
+    workspace = model.workspace()
+
+    def fun(t, y):
+        return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
+
+    y0 = np.array([model.default_q[0], 0.0])
+    fun(0.0, y0)
+    state_kernel = model.state_kernel(workspace)
+    times = np.linspace(0.0, 0.03, 3001)[1:]  # several in most steps
+    compiled = CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, times, rtol=1e-6, atol=1e-8, jac=state_kernel.jacobian)
+    checked = 0
+    while compiled.status == "running" and checked < 40:
         compiled.step()
-    times = np.linspace(compiled.t_old, compiled.t, 5)
-    states, accelerations = compiled.output_rows(times)
-    np.testing.assert_allclose(states, compiled.dense_output()(times).T, rtol=1e-15, atol=0)
-    expected = model.forward_dynamics(states[:, :1], states[:, 1:])
-    np.testing.assert_allclose(accelerations, expected, rtol=1e-9)
+        reached = times[(times > compiled.t_old) & (times <= compiled.t)]
+        if reached.size < 2:
+            continue
+        states, accelerations = compiled.output_rows(reached)
+        np.testing.assert_allclose(states, compiled.dense_output()(reached).T, rtol=1e-15, atol=0)
+        expected = model.forward_dynamics(states[:, :1], states[:, 1:])
+        np.testing.assert_allclose(accelerations, expected, rtol=1e-9)
+        checked += 1
+    assert checked == 40
 
 
-def test_a_step_s_own_output_rows_equal_a_call_of_their_own():
-    """The rows a step's kernel call gives for the output times it reaches (CompiledTRBDF2 given the run's output
-    times) are, bit for bit, those of a separate output call after the step (without them), and so is every step
-    after (the continuation moves through the same states)."""
+def test_output_rows_inside_the_kernel_equal_the_trajectory_s_own():
+    """The rows the kernel gives after each step for the output times it reaches (CompiledTRBDF2 given the run's
+    output times, several steps per call) are, bit for bit, those the trajectory computes itself after each step
+    taken alone (the dense output, then the compiled right-hand side at each time, advancing), and so is every
+    step after (the continuation moves through the same states)."""
     times = np.linspace(0.0, 0.03, 201)[1:]
     runs = []
     for output_times in (times, None):
@@ -225,7 +241,7 @@ def test_a_step_s_own_output_rows_equal_a_call_of_their_own():
         fun(0.0, y0)
         state_kernel = model.state_kernel(workspace)
         solver = CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, output_times, rtol=1e-6, atol=1e-8,
-                                jac=state_kernel.jacobian)
+                                jac=state_kernel.jacobian, steps_per_call=1 if output_times is None else None)
         rows, steps, done = [], [], 0
         while solver.status == "running":
             solver.step()
@@ -234,10 +250,46 @@ def test_a_step_s_own_output_rows_equal_a_call_of_their_own():
             while end < times.size and times[end] <= solver.t:
                 end += 1
             if end > done:
-                rows.append(solver.output_rows(times[done:end]))
+                reached = times[done:end]
+                computed = solver.output_rows(reached)
+                if output_times is None:
+                    assert computed is None
+                    states = solver.dense_output()(reached).T
+                    computed = states, np.array([state_kernel.accelerations(state) for state in states])
+                rows.append(computed)
                 done = end
         runs.append((steps, rows))
     (steps_a, rows_a), (steps_b, rows_b) = runs
     assert len(steps_a) == len(steps_b) > 100 and len(rows_a) == len(rows_b) > 100
     assert all(ta == tb and np.array_equal(ya, yb) for (ta, ya), (tb, yb) in zip(steps_a, steps_b))
     assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) for a, b in zip(rows_a, rows_b))
+
+
+@pytest.mark.parametrize("name, t_end, rows", [("andrews_squeezer", 0.03, 101), ("andrews_squeezer", 0.03, None),
+                                               ("four_bar", 2.0, None), ("five_bar", 0.5, 41)])
+def test_several_steps_per_call_give_the_run_of_single_steps(monkeypatch, name, t_end, rows):
+    """``simulate`` with TRBDF2 takes up to ``STEPS_PER_CALL`` steps in one compiled call, each followed by its
+    rows (output times, or without them the right-hand side at its end), and hands them out one by one: the run
+    is, bit for bit, the run of one step per call — also where it stops inside the interval (the four-bar's
+    coordinate leaves its range, the last row at the crossing) — and the calls are fewer."""
+    from mbkron.integrate import trbdf2 as solvers
+    from mbkron.model.forward import StateKernel
+
+    model = mbkron.load_model(Path(MAIN_JOB).parent / f"{name}.toml")
+    t_eval = None if rows is None else np.linspace(0.0, t_end, rows)
+    calls, original = [], StateKernel.steps
+    monkeypatch.setattr(StateKernel, "steps", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    runs = []
+    for per_call in (solvers.STEPS_PER_CALL, 1):
+        monkeypatch.setattr(solvers, "STEPS_PER_CALL", per_call)
+        calls.clear()
+        runs.append((mbkron.simulate(model, (0.0, t_end), model.default_q, np.zeros(model.nq), method="TRBDF2",
+                                     rtol=1e-6, atol=1e-8, t_eval=t_eval), len(calls)))
+    (chunked, chunked_calls), (single, single_calls) = runs
+    assert single_calls >= single.n_steps > 50 and chunked_calls < single_calls / 4
+    assert (chunked.status, chunked.message) == (single.status, single.message)
+    assert (chunked.n_steps, chunked.nfev, chunked.njev, chunked.nlu) == (single.n_steps, single.nfev, single.njev,
+                                                                          single.nlu)
+    for field in ("t", "q", "qd", "qdd", "joint_variables"):
+        assert np.array_equal(getattr(chunked, field), getattr(single, field)), field
+    assert name != "four_bar" or chunked.status == 1  # the range stop was exercised

@@ -34,8 +34,8 @@ from mbkron.compiled.linalg import lu_factor, lu_solve
 __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
-    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "STEP",
-    "OUTPUTS", "hermite", "output_rows", "state_jacobian", "trbdf2_kernel",
+    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "SCREEN", "STALL", "LONGEST", "EVERY_STEP", "LIMITS_SIZE", "hermite", "state_jacobian",
+    "trbdf2_kernel", "trbdf2_steps",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -82,11 +82,11 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
-STEP, OUTPUTS = 0, 1
-"""What :func:`trbdf2_kernel` does: a step; the states and right-hand sides at output times inside the last step
-(its Hermite interpolant). (The right-hand side alone is :func:`mbkron.jointvars.compiled.state_rhs`, called
-directly, and the Jacobian alone :func:`mbkron.jointvars.compiled.group_jacobian`: a run of another solver
-compiles no TR-BDF2.)"""
+SCREEN, STALL, LONGEST, EVERY_STEP = range(4)
+"""Slots of :func:`trbdf2_steps`' ``limits`` array: it returns after a step shorter than ``limits[SCREEN]`` times
+the longest step so far (``limits[LONGEST]``, updated in place) or than ``limits[STALL]`` times the interval
+still to go; ``limits[EVERY_STEP]`` 1 for a row at each step's end instead of rows at output times."""
+LIMITS_SIZE = 4
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
@@ -291,38 +291,15 @@ then a new attempt; at the end of an accepted step that converged slowly, then r
 
 
 @inline_jit
-def output_rows(rhs, context, nodes, t_old, t_new, times, states, derivatives):  # pragma: no cover - compiled
-    """The states (:func:`hermite` of ``nodes``) at ``times`` inside the step from ``t_old`` to ``t_new`` and the
-    right-hand side there (the continuation advancing from row to row), into the rows of ``states`` and
-    ``derivatives``; False where the right-hand side declines one."""
-    n = nodes.shape[1]
-    for i in range(times.size):
-        state = hermite(nodes, t_old, t_new, times[i])
-        for k in range(n):  # a loop, not a row assignment (numba's broadcasting code compiles slowly)
-            states[i, k] = state[k]
-        derivative, ok = rhs(t_old, state, context, np.bool_(True))
-        if not ok:
-            return False
-        for k in range(n):
-            derivatives[i, k] = derivative[k]
-    return True
-
-
-@inline_jit
-def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
+def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
                   memory, counts):  # pragma: no cover - compiled
     """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
-    ``(t, y)`` with slope ``yp`` (``mode`` :data:`STEP`), with the right-hand side
-    ``rhs(t, y, context, advance) -> (y', ok)`` compiled; for the Python side of a run also the rows of the output
-    times
-    ``y`` inside the step from ``t`` to ``t_bound`` whose nodes are ``J`` (:data:`OUTPUTS`,
-    :func:`hermite`): their right-hand sides and states, flattened, in place of ``y_new`` and ``yp_new``.
+    ``(t, y)`` with slope ``yp``, with the right-hand side ``rhs(t, y, context, advance) -> (y', ok)`` compiled.
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
-    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in three
-    places only (the Jacobian, the Newton iteration, the output rows): the two stages share one Newton loop
-    and every Jacobian evaluation goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the
-    compilation short.
+    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in two
+    places only (the Jacobian, the Newton iteration): the two stages share one Newton loop and every Jacobian
+    evaluation goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the compilation short.
 
     Returns
     -------
@@ -333,12 +310,6 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
         The accepted step's end and middle, with their slopes (for the dense output).
     """
     empty = np.empty(0)
-    if mode == OUTPUTS:
-        count, n = y.size, J.shape[1]
-        states, derivatives = np.empty((count, n)), np.empty((count, n))
-        if not output_rows(rhs, context, J, t, t_bound, y, states, derivatives):
-            return STEP_DECLINED, t, empty, empty, empty, empty
-        return STEP_OK, t, derivatives.ravel(), states.ravel(), empty, empty
     request = NO_REFRESH
     t_at, y_at, h_at = t, y, 0.0  # where (and for which step size) the requested Jacobian is evaluated
     smallest = 10.0 * abs(np.nextafter(t, direction * np.inf) - t)
@@ -431,3 +402,87 @@ def trbdf2_kernel(rhs, mode, context, t, y, yp, t_bound, direction, max_step, rt
             continue
         memory[CURRENT_JAC] = 0.0
         return STEP_OK, t_new, y_new, _divided(z3, h), y_mid, _divided(z2, h)
+
+
+@inline_jit
+def trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
+                 counts, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
+    """Up to ``max_steps`` steps of :func:`trbdf2_kernel` from ``(t, y)`` with slope ``yp``, each followed by its
+    output rows, in one call: what a run does step by step between its checks, without a return to Python.
+
+    After each accepted step come the rows a run records (:class:`mbkron.integrate.trajectory.Trajectory`), by
+    ``rhs`` advancing, as a caller would ask for them after the step: with ``limits[EVERY_STEP]`` the right-hand
+    side at the step's end, else those of ``times`` (the output times still to come, in order) that the step
+    reaches, their states by :func:`hermite`. It returns after the step that ends the interval, that the caller's
+    checks might stop at — a coordinate ``y[:nq]`` inside ``[lower, upper]`` before it and outside after it (where a
+    range ends), a step shorter than ``limits[SCREEN]`` times the longest so far or than ``limits[STALL]`` times
+    the interval still to go (:func:`mbkron.simulate`'s singularity screen and stall test), rows the right-hand
+    side declines — or the step it cannot take (its outcome), so that the caller, looking at the steps one by
+    one, finds every state it would have met stepping alone: the right-hand side has been evaluated at the same
+    states in the same order.
+
+    Returns
+    -------
+    outcome : int
+        Of the last step tried: :data:`STEP_OK`, else the step that could not be taken (:data:`STEP_TOO_SMALL`,
+        :data:`STEP_DECLINED`: ``memory``, ``J``, ``lu``, ``piv`` as that step left them).
+    accepted : int
+        The steps taken.
+    record : ndarray, shape (max_steps, 1 + 4 n)
+        Row ``k`` for the ``k``-th step: ``t_new``, ``y_mid``, ``y_new``, ``yp_mid``, ``yp_new`` (as
+        :func:`trbdf2_kernel` returns them).
+    row_end : ndarray of int64, shape (max_steps,)
+        The rows recorded up to the end of each step (cumulative); a step's rows are missing where the
+        right-hand side declined one (the last step then).
+    states, derivatives : ndarray, shape (rows, n)
+        The rows: states and their right-hand sides; with output times, row ``r`` is at ``times[r]``.
+    """
+    n = y.size
+    every_step = limits[EVERY_STEP] != 0.0
+    bound = max_steps if every_step else times.size
+    record = np.empty((max_steps, 1 + 4 * n))
+    row_end = np.zeros(max_steps, dtype=np.int64)
+    states, derivatives = np.empty((bound, n)), np.empty((bound, n))
+    nodes = np.empty((6, n))  # y_old, y_mid, y_new and their slopes (hermite's)
+    accepted, rows, outcome = 0, 0, STEP_OK
+    while accepted < max_steps:
+        outcome, t_new, y_new, yp_new, y_mid, yp_mid = trbdf2_kernel(
+            rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
+            counts)
+        if outcome != STEP_OK:
+            break
+        entry = record[accepted]
+        entry[0] = t_new
+        for k in range(n):
+            entry[1 + k], entry[1 + n + k], entry[1 + 2 * n + k], entry[1 + 3 * n + k] = (
+                y_mid[k], y_new[k], yp_mid[k], yp_new[k])
+            nodes[0, k], nodes[1, k], nodes[2, k] = y[k], y_mid[k], y_new[k]
+            nodes[3, k], nodes[4, k], nodes[5, k] = yp[k], yp_mid[k], yp_new[k]
+        count = 1 if every_step else 0  # the step's rows
+        while not every_step and rows + count < times.size and direction * (t_new - times[rows + count]) >= 0:
+            count += 1
+        complete = True
+        for i in range(count):  # each state, then the right-hand side there (advancing)
+            time = t_new if every_step else times[rows + i]
+            state = y_new if every_step else hermite(nodes, t, t_new, time)
+            for k in range(n):
+                states[rows + i, k] = state[k]
+            derivative, complete = rhs(time, state, context, np.bool_(True))
+            if not complete:
+                break
+            for k in range(n):
+                derivatives[rows + i, k] = derivative[k]
+        if complete:
+            rows += count
+        row_end[accepted] = rows
+        accepted += 1
+        h = abs(t_new - t)
+        limits[LONGEST] = max(limits[LONGEST], h)
+        leaves = False
+        for k in range(nq):
+            leaves = leaves or (lower[k] <= y[k] <= upper[k] and not lower[k] <= y_new[k] <= upper[k])
+        if (not complete or leaves or t_new == t_bound or h < limits[SCREEN] * limits[LONGEST]
+                or h < limits[STALL] * abs(t_bound - t_new)):
+            break
+        t, y, yp = t_new, y_new, yp_new
+    return outcome, accepted, record, row_end, states, derivatives

@@ -262,8 +262,8 @@ def simulate(
             rhs_batched(t0, y0[None])
         if kernel is not None:
             kernel.load()  # from the initial state's solution
-            if compiled_steps and solver_class is TRBDF2:  # its kernel (with its own Jacobian), no output rows
-                kernel.outputs(np.empty(0), t0, t0, np.zeros((6, 2 * nq)))
+            if compiled_steps and solver_class is TRBDF2:  # its kernel (with its own Jacobian)
+                kernel.compile_steps()
             elif compiled_steps:
                 compile_runge_kutta_steps(solver_class, kernel, 2 * nq)
             elif name in _IMPLICIT:
@@ -272,7 +272,10 @@ def simulate(
                 kernel.accelerations(y0)
         start = clock.perf_counter()
         if compiled_steps and solver_class is TRBDF2:
-            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, **options)
+            # several steps per compiled call, each returning where a check below might stop the run
+            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, last=last,
+                                    bounds=(domain.lower, domain.upper) if domain.active else None,
+                                    stops=(SINGULARITY_SCREEN if singularity.groups else 0.0, STALL_RATIO), **options)
         elif compiled_steps:
             solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, **options)
         else:

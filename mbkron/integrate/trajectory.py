@@ -95,7 +95,7 @@ class Trajectory:
         times = self.t_eval[self.next:end]
         rows = getattr(solver, "output_rows", None)  # a compiled solver's: interpolation and q̈ in one call
         computed = None if rows is None else rows(times)
-        if computed is not None and np.all(np.isfinite(computed[1])):
+        if computed is not None and np.isfinite(computed[1]).all():
             for t_out, y_out, qdd in zip(times.tolist(), *computed):
                 self._add(t_out, y_out, qdd)
         else:

@@ -64,7 +64,7 @@ from mbkron.integrate.common import (
 )
 from mbkron.integrate.jacobian import finite_difference_jacobian, group_columns
 
-__all__ = ["CompiledTRBDF2", "TRBDF2"]
+__all__ = ["STEPS_PER_CALL", "CompiledTRBDF2", "TRBDF2"]
 
 
 class TRBDF2(OdeSolver):
@@ -476,20 +476,37 @@ class TRBDF2(OdeSolver):
         )
 
 
-class CompiledTRBDF2(TRBDF2):
-    """:class:`TRBDF2` whose steps run as one compiled call each, for a compiled right-hand side.
+STEPS_PER_CALL = 32
+"""The most steps :class:`CompiledTRBDF2` takes in one compiled call (each call converts the kernel's ~80
+arrays, about 8 µs; the steps wait in the solver until it is asked for them, and an interruption loses at
+most these)."""
 
-    ``state_kernel`` (:meth:`mbkron.Model.state_kernel`) evaluates ``y' = (q̇, q̈)`` and takes whole TR-BDF2
-    steps (:func:`mbkron.compiled.trbdf2.trbdf2_kernel`: the same decisions as :meth:`TRBDF2._step_impl`,
-    with the Jacobian by the same central differences of the compiled right-hand side). The solver's
-    state lives in arrays the kernel updates in place. A step the kernel declines (its right-hand side
-    declines a state: a damped or subdivided constraint solve, a singular matrix) is redone by
-    :meth:`TRBDF2._step_impl` with ``fun`` and ``jac``, which reports the reason if it fails too.
-    Only dense Jacobians; ``fun`` and ``jac`` are the Python route of the same right-hand side.
+
+class CompiledTRBDF2(TRBDF2):
+    """:class:`TRBDF2` whose steps run compiled, several in one call, for a compiled right-hand side.
+
+    ``state_kernel`` (:meth:`mbkron.Model.state_kernel`) evaluates ``y' = (q̇, q̈)`` and takes runs of whole
+    TR-BDF2 steps (:func:`mbkron.compiled.trbdf2.trbdf2_steps`: each :func:`~mbkron.compiled.trbdf2.trbdf2_kernel`,
+    the same decisions as :meth:`TRBDF2._step_impl`, with the Jacobian by the same central differences of the
+    compiled right-hand side), up to ``steps_per_call`` in one call, each followed by the rows a run records at
+    it: those of ``output_times`` it reaches (:meth:`output_rows`) or, without output times, the right-hand side
+    at its end, recorded in ``last`` (a :class:`mbkron.integrate.trajectory.LastEvaluation`). :meth:`step`
+    hands out one step at a time (scipy's contract: ``t``, ``y``, :meth:`dense_output` of that step), and a call
+    ends after any step a caller's check may stop at — a coordinate leaving ``[lower, upper]`` (``bounds``), a
+    step shorter than ``stops[0]`` times the longest so far or ``stops[1]`` times the interval still to go — so
+    that the right-hand side has been evaluated at the same states as when stepping one by one
+    (``steps_per_call`` None: :data:`STEPS_PER_CALL`; 1 for a caller that changes the solver's state between
+    steps). The solver's
+    state lives in arrays the kernel updates in place. A step the kernel declines (its right-hand side declines
+    a state: a damped or subdivided constraint solve, a singular matrix) is redone by :meth:`TRBDF2._step_impl`
+    with ``fun`` and ``jac``, which reports the reason if it fails too. Only dense Jacobians; ``fun`` and ``jac``
+    are the Python route of the same right-hand side.
     """
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
-                 output_times: ArrayLike | None = None, **options: Any) -> None:
+                 output_times: ArrayLike | None = None, *, last: Any = None,
+                 bounds: tuple[ArrayLike, ArrayLike] | None = None, stops: tuple[float, float] = (0.0, 0.0),
+                 steps_per_call: int | None = None, **options: Any) -> None:
         # The first Jacobian is the kernel's own: instead of TRBDF2.__init__ evaluating ``jac`` at (t0, y0), J is
         # marked due, so that the first step evaluates it there by the same central differences (the implicit
         # solvers' Jacobian kernel is then not compiled for a TR-BDF2 run). A step the kernel declines is redone
@@ -501,16 +518,26 @@ class CompiledTRBDF2(TRBDF2):
         n = self.n
         if callable(jac):
             self.jac, self.current_jac, self.jac_age = self._counting(jac), False, MAX_JAC_AGE
-        self.state_kernel = state_kernel
+        steps_per_call = STEPS_PER_CALL if steps_per_call is None else steps_per_call
+        if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
+            raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")
+        self.state_kernel, self.last, self._steps_per_call = state_kernel, last, int(steps_per_call)
         self._J = np.array(self.J, dtype=float)
         self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
         self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy()
                                  for v in (self.rtol, self.atol))
         self._memory = np.zeros(kernel.MEMORY_SIZE)
         self._counts = np.zeros(3, dtype=np.int64)
-        # the run's output times: each step's kernel call also gives the rows of those it reaches (output_rows)
-        self._times = np.zeros(0) if output_times is None else np.ascontiguousarray(output_times, dtype=float)
+        # the run's output times: each step also gives the rows of those it reaches (output_rows)
+        self._times = np.zeros(0) if output_times is None else np.array(output_times, dtype=float)  # own, writable:
+        # the kernel's one specialisation
         self._next_time, self._rows = 0, None
+        self._limits = np.zeros(kernel.LIMITS_SIZE)
+        self._limits[[kernel.SCREEN, kernel.STALL]] = stops
+        self._limits[kernel.EVERY_STEP] = output_times is None and last is not None
+        lower, upper = (-np.inf, np.inf) if bounds is None else bounds
+        self._bounds = tuple(np.array(np.broadcast_to(np.asarray(b, dtype=float), (n // 2,))) for b in (lower, upper))
+        self._taken = None  # the last kernel call's steps (_call) and how many have been handed out
         self._to_memory()
         state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
 
@@ -542,14 +569,13 @@ class CompiledTRBDF2(TRBDF2):
         self.lu_data = (self._lu, self._piv) if memory[kernel.LU_VALID] else None
 
     def output_rows(self, times: NDArray[np.float64]) -> tuple[NDArray, NDArray] | None:
-        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step (the dense output and the
-        right-hand side): those the step's own kernel call gave where they are these times (the run's output
-        times it reached), else in one compiled call; None where the kernel declines a state."""
+        """States (k, n) and accelerations (k, n/2) at ``times`` inside the last step (its Hermite interpolant and
+        the right-hand side there): those the kernel gave after the step, when ``times`` are the run's output
+        times it reached; else None (the kernel declined one, or other times: the caller evaluates them)."""
         rows, self._rows = self._rows, None
-        if rows is not None and rows[0].shape == times.shape and np.array_equal(rows[0], times):
+        if rows is not None and rows[0].shape == times.shape and rows[0].tobytes() == times.tobytes():
             return rows[1], rows[2][:, self.n // 2:]
-        nodes = np.array([self.y_old, self.y_mid, self.y, self.yp_old, self.yp_mid, self.yp])
-        return self.state_kernel.outputs(times, self.t_old, self.t, nodes)
+        return None
 
     def _pending_times(self) -> NDArray[np.float64]:
         """The output times after the current time, in order."""
@@ -559,28 +585,53 @@ class CompiledTRBDF2(TRBDF2):
         self._next_time = k
         return times[k:]
 
-    def _step_impl(self) -> tuple[bool, str | None]:
+    def _call(self) -> None:
+        """Up to ``steps_per_call`` steps from the current state in one kernel call, to be handed out by
+        :meth:`_step_impl`."""
         rtol, atol = self._tolerances
         pending = self._pending_times()
-        outcome, t_new, y_new, yp_new, y_mid, yp_mid, states, derivatives, rows_ok = self.state_kernel.step(
+        outcome, accepted, record, row_end, states, derivatives = self.state_kernel.steps(
             self.t, self.y, self.yp, self.t_bound, float(self.direction), self.max_step, rtol, atol, self.newton_tol,
-            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts, times=pending)
+            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts, times=pending, limits=self._limits,
+            lower=self._bounds[0], upper=self._bounds[1], max_steps=self._steps_per_call)
         self.nfev, self.njev, self.nlu = (total + int(c) for total, c in zip((self.nfev, self.njev, self.nlu),
                                                                            self._counts))
         self._counts[:] = 0
+        self._taken = [0, int(accepted), outcome, record, row_end.tolist(), states, derivatives, pending]
+
+    def _step_impl(self) -> tuple[bool, str | None]:
         self._rows = None
-        if outcome == kernel.STEP_OK:
-            self.y_old, self.yp_old, self.y_mid, self.yp_mid = self.y, self.yp, y_mid, yp_mid
-            self.t, self.y, self.yp = t_new, y_new, yp_new
-            if rows_ok and states.shape[0]:
-                self._rows = (pending[:states.shape[0]], states, derivatives)
+        if self._taken is None:
+            self._call()
+        taken = self._taken
+        k, accepted, outcome, record, row_end, states, derivatives, pending = taken
+        if k < accepted:  # hand out the next step the kernel took
+            taken[0] = k + 1
+            if k + 1 == accepted and outcome == kernel.STEP_OK:
+                self._taken = None
+            n = self.n
+            entry = record[k]
+            self.y_old, self.yp_old = self.y, self.yp
+            self.t = float(entry[0])
+            self.y_mid, self.y = entry[1:1 + n], entry[1 + n:1 + 2 * n]
+            self.yp_mid, self.yp = entry[1 + 2 * n:1 + 3 * n], entry[1 + 3 * n:]
+            first, end = row_end[k - 1] if k else 0, row_end[k]
+            if end > first and self._limits[kernel.EVERY_STEP]:
+                self.last.record(self.t, self.y, derivatives[first, n // 2:])
+            elif end > first:
+                self._rows = (pending[first:end], states[first:end], derivatives[first:end])
             return True, None
+        self._taken = None  # the step the kernel could not take
         self._from_memory()
         if outcome == kernel.STEP_TOO_SMALL:
             return False, self.TOO_SMALL_STEP
         self.state_kernel.store()  # declined: the Python route redoes the step from the continuation reached
+        t = self.t
         try:
-            return super()._step_impl()
+            success, message = super()._step_impl()
         finally:
             self.state_kernel.load()
             self._to_memory()
+        if success:
+            self._limits[kernel.LONGEST] = max(self._limits[kernel.LONGEST], abs(self.t - t))
+        return success, message

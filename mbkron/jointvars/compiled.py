@@ -24,7 +24,7 @@ evaluations; the results do not depend on when anything is compiled. Beside the 
 accelerations (:func:`mbkron.compiled.forward.forward_solved`), which
 :class:`mbkron.model.forward.ForwardDynamics` uses for a model with one such group
 (:meth:`FastStep.forward`); :func:`state_rhs` is the right-hand side ``y' = (q̇, q̈)`` continuing from
-the previous state and :func:`group_trbdf2` a whole TR-BDF2 step around it
+the previous state and :func:`group_trbdf2` TR-BDF2 steps around it (a run of them in one call)
 (:mod:`mbkron.compiled.trbdf2`).
 
 Generated code and library kernels
@@ -84,7 +84,7 @@ from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
-from mbkron.compiled.trbdf2 import STEP, STEP_OK, output_rows, state_jacobian, trbdf2_kernel
+from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
@@ -661,36 +661,14 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
 
 
 @jit
-def group_trbdf2(mode, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
-                 context, times):  # pragma: no cover - compiled
-    """:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with the right-hand side :func:`state_rhs` of the
-    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses):
-    compiled once for every model with one constraint group. In :data:`~mbkron.compiled.trbdf2.STEP` mode, an
-    accepted step also gives the output rows of the first of ``times`` (the run's output times still to come,
-    in order) that it reaches (:func:`~mbkron.compiled.trbdf2.output_rows`, as the
-    :data:`~mbkron.compiled.trbdf2.OUTPUTS` mode would in a call of its own after it).
-
-    Returns ``trbdf2_kernel``'s six values, then the rows' ``states`` and ``derivatives`` (k, n) and whether the
-    right-hand side took them all (k = 0 outside a STEP and where it declined one).
-    """
-    context = borrowed(context)  # held by the caller
-    outcome, t_new, y_new, yp_new, y_mid, yp_mid = trbdf2_kernel(
-        state_rhs, mode, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
-        memory, counts)
-    n = y.size
-    count = 0
-    if mode == STEP and outcome == STEP_OK:
-        while count < times.size and direction * (t_new - times[count]) >= 0:
-            count += 1
-    states, derivatives = np.empty((count, n)), np.empty((count, n))
-    if count == 0:
-        return outcome, t_new, y_new, yp_new, y_mid, yp_mid, states, derivatives, True
-    nodes = np.empty((6, n))  # y_old, y_mid, y_new and their slopes, as CompiledTRBDF2.output_rows has them
-    for k in range(n):
-        nodes[0, k], nodes[1, k], nodes[2, k] = y[k], y_mid[k], y_new[k]
-        nodes[3, k], nodes[4, k], nodes[5, k] = yp[k], yp_mid[k], yp_new[k]
-    ok = output_rows(state_rhs, context, nodes, t, t_new, times[:count], states, derivatives)
-    return outcome, t_new, y_new, yp_new, y_mid, yp_mid, states, derivatives, ok
+def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+                 context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
+    """Up to ``max_steps`` TR-BDF2 steps and their output rows (:func:`mbkron.compiled.trbdf2.trbdf2_steps`, which
+    documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
+    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses): compiled once
+    for every model with one constraint group."""
+    return trbdf2_steps(state_rhs, borrowed(context), t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
+                        nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)  # context: the caller's
 
 
 @jit

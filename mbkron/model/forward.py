@@ -181,33 +181,35 @@ class ForwardDynamics:
         return qdd.reshape(batch + (nq,)) if status == _forward.OK else None
 
 
-_NO_TIMES = np.zeros(0)
-"""No output times (:meth:`StateKernel.step`)."""
-
-
 class StateKernel:
-    """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 step
+    """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 steps
     (:func:`mbkron.jointvars.compiled.group_trbdf2`: library kernels compiled once per machine, which call
     the group's generated constraint functions by the addresses in ``context``), with the constraint
     group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's
     workspace, for the Python route."""
 
-    __slots__ = ("fast_step", "continuation", "context", "nq", "_unused", "_no_memory")
+    __slots__ = ("fast_step", "continuation", "context", "nq")
 
     def __init__(self, fast_step, continuation, context: tuple):
         self.fast_step, self.continuation, self.context = fast_step, continuation, context
-        self.nq = nq = context[_group.CONTINUATION][0].size
-        # the arguments trbdf2_kernel does not read outside its STEP mode
-        self._unused = (np.zeros(2 * nq), 1.0, 1.0, np.ones(2 * nq), np.ones(2 * nq), 1.0, nq)
-        self._no_memory = np.zeros(compiled_trbdf2.MEMORY_SIZE)  # here, not at import: the size is the kernel's
+        self.nq = context[_group.CONTINUATION][0].size
 
-    def step(self, *arguments, times: NDArray = _NO_TIMES):
-        """:func:`mbkron.jointvars.compiled.group_trbdf2` (:func:`mbkron.compiled.trbdf2.trbdf2_kernel` with this
-        right-hand side), from ``arguments`` (``t`` … ``counts``), with the rows of the output times still to come
-        (``times``, float64, in order) that the step reaches: its six values, the rows' states, their ``y'`` and
-        whether they were all taken."""
-        return _group.group_trbdf2(compiled_trbdf2.STEP, *arguments, self.context, times)
+    def steps(self, *arguments, times: NDArray, limits: NDArray, lower: NDArray, upper: NDArray, max_steps: int):
+        """:func:`mbkron.compiled.trbdf2.trbdf2_steps` with this right-hand side (through
+        :func:`mbkron.jointvars.compiled.group_trbdf2`): up to ``max_steps`` steps from ``arguments`` (``t`` …
+        ``counts``) and their output rows, with the run's output times still to come ``times`` (float64, in
+        order), ``limits`` (its slots) and the coordinates' ``lower``, ``upper`` ends; its six values."""
+        return _group.group_trbdf2(*arguments, self.context, times, limits, lower, upper, max_steps)
 
+    def compile_steps(self) -> None:
+        """Compile (or load from the cache) the kernel of :meth:`steps` for the argument types of every call, taking
+        no step."""
+        n, nq = 2 * self.nq, self.nq
+        vector, matrix = np.zeros(n), np.zeros((n, n))
+        self.steps(0.0, vector, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
+                   np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64),
+                   times=np.zeros(0), limits=np.zeros(compiled_trbdf2.LIMITS_SIZE), lower=np.zeros(nq),
+                   upper=np.zeros(nq), max_steps=0)
 
     def runge_kutta(self, mode: int, *arguments):
         """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
@@ -218,18 +220,6 @@ class StateKernel:
         """``q̈`` at the state ``y`` (the continuation advances to it), or None where the kernel declines it."""
         derivative, ok = _group.state_rhs(0.0, writable(y), self.context, True)  # not a TR-BDF2 mode: a run of
         return derivative[self.nq:] if ok else None  # another solver does not compile TR-BDF2
-
-    def outputs(self, times: NDArray, t_old: float, t_new: float, nodes: NDArray):
-        """States and ``q̈`` at ``times`` inside a step from ``t_old`` to ``t_new`` whose Hermite nodes are
-        ``nodes`` (:func:`mbkron.compiled.trbdf2.hermite`), in one call; None where the kernel declines one."""
-        yp, direction, max_step, rtol, atol, newton_tol, nq = self._unused  # not read outside STEP
-        outcome, _, derivatives, states, *_ = _group.group_trbdf2(
-            compiled_trbdf2.OUTPUTS, t_old, writable(times), yp, t_new, direction, max_step, rtol, atol, newton_tol, nq,
-            nodes, nodes, _NO_PIVOTS, self._no_memory, _NO_COUNTS, self.context, _NO_TIMES)  # nodes in the LU slot
-        if outcome != compiled_trbdf2.STEP_OK:
-            return None
-        n = 2 * self.nq
-        return states.reshape(-1, n), derivatives.reshape(-1, n)[:, self.nq:]
 
     def jacobian(self, t: float, y: NDArray) -> NDArray[np.float64] | None:
         """``∂y'/∂y`` at ``(t, y)`` from the workspace's continuation, by the kernel's central differences
@@ -252,8 +242,6 @@ class StateKernel:
 
 
 _FLOAT = np.dtype(np.float64)
-_NO_PIVOTS = np.zeros(0, dtype=np.int64)
-_NO_COUNTS = np.zeros(3, dtype=np.int64)
 
 
 def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDArray] | None:
