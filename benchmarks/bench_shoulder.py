@@ -366,7 +366,7 @@ class DAE:
         Qd = np.array([commanded(ti, row[self.independent], row[n + self.independent]) for ti, row in zip(t, y)])
         xdd = Qd @ self.accelerations_of_Qd.T
         torques = pin.rneaInParallel(1, self.pool, np.asfortranarray(y[:, :n].T), np.asfortranarray(y[:, n:].T),
-                                     np.asfortranarray(xdd.T))
+                                     np.asfortranarray(xdd.T)).reshape(n, -1)  # (a batch of one comes back 1-D)
         return (self.multipliers_of_torques[:self.nq] @ torques).T
 
 
@@ -769,8 +769,8 @@ def main(argv: list[str] | None = None) -> None:
     same_trajectory(model, dae, exact, 1e-10 if args.quick else 1e-13)
     cost_rounds = max(rounds, 3)
     costs = evaluation_costs(model, dae, rounds=cost_rounds, calls=300 if args.quick else 2000)
-    print(f"\n# CPU per right-hand-side evaluation and its parts (medians of {cost_rounds} interleaved rounds, state at "
-          f"t = 0.4 s) — {machine()}")
+    print(f"\n# CPU per right-hand-side evaluation and its parts (medians of {cost_rounds} interleaved rounds, state "
+          f"at t = 0.4 s) — {machine()}")
     for name, micro in costs.items():
         print(f"{name:>46}: {micro:7.1f} µs")
     if args.quick:
