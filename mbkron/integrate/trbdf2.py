@@ -496,11 +496,10 @@ class CompiledTRBDF2(TRBDF2):
     step shorter than ``stops[0]`` times the longest so far or ``stops[1]`` times the interval still to go — so
     that the right-hand side has been evaluated at the same states as when stepping one by one
     (``steps_per_call`` None: :data:`STEPS_PER_CALL`; 1 for a caller that changes the solver's state between
-    steps). The solver's
-    state lives in arrays the kernel updates in place. A step the kernel declines (its right-hand side declines
-    a state: a damped or subdivided constraint solve, a singular matrix) is redone by :meth:`TRBDF2._step_impl`
-    with ``fun`` and ``jac``, which reports the reason if it fails too. Only dense Jacobians; ``fun`` and ``jac``
-    are the Python route of the same right-hand side.
+    steps). The solver's state lives in arrays the kernel updates in place. A step the kernel declines (its
+    right-hand side declines a state: a damped or subdivided constraint solve, a singular matrix) is redone by
+    :meth:`TRBDF2._step_impl` with ``fun`` and ``jac``, which reports the reason if it fails too. Only dense
+    Jacobians; ``fun`` and ``jac`` are the Python route of the same right-hand side.
     """
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
