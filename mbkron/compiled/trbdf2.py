@@ -1,4 +1,4 @@
-"""TR-BDF2's coefficients and control parameters, and one whole TR-BDF2 step as a compiled kernel.
+"""TR-BDF2's coefficients and control parameters, and whole TR-BDF2 steps as compiled kernels.
 
 :class:`mbkron.integrate.trbdf2.TRBDF2` is the solver (a :class:`scipy.integrate.OdeSolver`, with the
 derivations in its docstring and docs/integrators.md). When the right-hand side is itself compiled —
@@ -10,14 +10,16 @@ is that step, the same algorithm decision for decision, with the right-hand side
 in machine code; the solver keeps its state (``t``, ``y``, the Jacobian, the LU factors, the step
 size, the Newton rate) in arrays it shares with the kernel, so the two can alternate step by step
 (a step the kernel cannot finish — the right-hand side declines a state — is redone by the Python
-solver, which reports the reason). The two are tested equal.
+solver, which reports the reason). The two are tested equal. :func:`trbdf2_steps` takes several such
+steps in one call, each followed by the output rows a run records there, so that a run returns to Python
+only where its checks may stop it.
 
 The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout, so either side can use the
 other's factorisation. The functions that take the right-hand side as an argument are inlined
 (:func:`mbkron.compiled.common.inline_jit`) into the library kernel that names its right-hand side,
-:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), whose right-hand side calls
-:func:`~mbkron.jointvars.compiled.state_rhs` through its address (:mod:`mbkron.compiled.calls`: the
-right-hand side is compiled once, not again inside TR-BDF2), and that kernel is compiled once per machine
+:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), whose right-hand side
+:func:`~mbkron.jointvars.compiled.state_rhs` calls the constraint step and the dynamics through their address
+(:mod:`mbkron.compiled.calls`: compiled once, not again inside TR-BDF2), and that kernel is compiled once per machine
 and cached on disk: what is specific to a model reaches it as arguments (the constraint functions'
 addresses in ``context``), never as code.
 """
@@ -34,8 +36,8 @@ from mbkron.compiled.linalg import lu_factor, lu_solve
 __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
-    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "SCREEN", "STALL", "LONGEST", "EVERY_STEP", "LIMITS_SIZE", "hermite", "state_jacobian",
-    "trbdf2_kernel", "trbdf2_steps",
+    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "SCREEN",
+    "STALL", "LONGEST", "EVERY_STEP", "LIMITS_SIZE", "hermite", "state_jacobian", "trbdf2_kernel", "trbdf2_steps",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
