@@ -21,8 +21,9 @@ matrix of :mod:`validation.andrews_reference` and ``G``, ``g_qq`` derived by sym
 g1…g6) at random states; the CPU time of one evaluation of each, and of mbkron's right-hand side, is
 printed. Then a work–precision table over rtol = atol = 1e-3 … 1e-12, two tolerances per decade for every
 method of both sides (``--per-decade``, ``--methods``; and the command line's rtol 1e-6, atol 1e-8): error =
-max |angle − reference| over the seven angles at t = 0.03 against the test set's reference solution, CPU time (``time.process_time``) the median of interleaved rounds; the fastest run
-of each side reaching each error target; the README's main job against Radau at the same tolerances;
+max |angle − reference| over the seven angles at t = 0.03 against the test set's reference solution, CPU
+time (``time.process_time``) the median of interleaved rounds; the fastest run of each side reaching each
+error target; the README's main job against Radau at the same tolerances;
 and the angles of the two sides' most accurate runs compared at a few times. ``--diagnose`` adds where
 the ODE's time and error go (per-evaluation cost along a trajectory, solver statistics, the constraint
 solve's settings, stiffness, error control); docs/integrators.md quotes its output.
