@@ -341,10 +341,44 @@ class JointVariables:
         hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
             (read-only zeros when every joint variable is affine)
         """
-        f, grad, hess = self._affine_part(q, order)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
+            values = self._affine_part(q, order)
+        return self._provided(q, order, states, *values)
+
+    def evaluate_silenced(
+        self, q: NDArray[np.float64], order: int = 2, states: tuple | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64] | None]:
+        """:meth:`evaluate` for a caller that has silenced numpy's floating-point warnings itself
+        (``np.errstate``, as the model's evaluations do): the same values, without an error state of its own
+        (whose cost is felt in the evaluations of one state).
+
+        Parameters
+        ----------
+        q : ndarray, shape (..., nq)
+        order : {0, 1, 2}
+        states : tuple, optional
+            As for :meth:`evaluate`.
+
+        Returns
+        -------
+        f, grad, hess : ndarray
+            As :meth:`evaluate`.
+        """
+        return self._provided(q, order, states, *self._affine_part(q, order))
+
+    def _provided(self, q: NDArray, order: int, states: tuple | None, f: NDArray, grad: NDArray | None,
+                  hess: NDArray | None):
+        """``(f, grad, hess)`` of :meth:`_affine_part` with the providers' rows filled in."""
         for k, (rows, provider) in enumerate(self.providers):
             state = None if states is None else states[k]
             pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
+            if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
+                f[rows] = pf
+                if order >= 1:
+                    grad[rows] = pgrad
+                if order >= 2:
+                    hess[rows] = phess
+                continue
             f[..., rows] = pf
             if order >= 1:
                 grad[..., rows, :] = pgrad
@@ -353,12 +387,12 @@ class JointVariables:
         return f, grad, hess
 
     def _affine_part(self, q: NDArray, order: int):
-        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); refuses a complex ``q``."""
+        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); refuses a complex ``q``.
+        The caller silences numpy's warnings (inf·0 in ``q @ A``: a non-finite f, reported by the model)."""
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
         real_values(q, "q")
-        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
-            f = q @ self.matrix.T + self.constant
+        f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:
             grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix
@@ -394,7 +428,8 @@ class JointVariables:
             (read-only when every joint variable is affine)
         convective : ndarray, shape (broadcast of the batches of q and qd) + (nj,)
         """
-        f, grad, _ = self._affine_part(q, 1)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
+            f, grad, _ = self._affine_part(q, 1)
         convective = np.zeros(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (self.size,))
         for k, (rows, provider) in enumerate(self.providers):
             state = None if states is None else states[k]
