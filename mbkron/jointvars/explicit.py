@@ -139,6 +139,44 @@ class JointVariableProvider(ABC):
         """Fresh caller-owned evaluation state (None: the provider keeps none)."""
         return None
 
+    def fill(self, q: NDArray[np.float64], order: int, state: object | None, rows: NDArray[np.intp],
+             f: NDArray[np.float64], grad: NDArray[np.float64] | None, hess: NDArray[np.float64] | None) -> None:
+        """Place the values at ``q`` in the rows ``rows`` of a whole joint-variable map's arrays, as
+        :class:`JointVariables` evaluates its providers: ``f``, and up to ``order`` ``grad`` and ``hess``,
+        whose rows ``rows`` hold zeros (those of ``f`` are overwritten whatever they hold).
+
+        This default writes :meth:`evaluate`'s results over the rows; providers with sparse derivatives
+        override it to write their nonzero entries only
+        (:class:`~mbkron.jointvars.functions.CoordinateFunctionVariables`).
+
+        Parameters
+        ----------
+        q : ndarray, shape (..., nq)
+        order : {0, 1, 2}
+        state : object or None
+            The object :meth:`new_state` made, for providers that continue from state to state; None: start
+            afresh (:meth:`evaluate` is then called without it).
+        rows : ndarray of int, shape (k,)
+            The provider's rows among the map's ``nj`` joint variables.
+        f : ndarray, shape (..., nj)
+        grad : ndarray, shape (..., nj, nq), or None when ``order < 1``
+        hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
+            Written in place.
+        """
+        pf, pgrad, phess = self.evaluate(q, order) if state is None else self.evaluate(q, order, state)
+        if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
+            f[rows] = pf
+            if order >= 1:
+                grad[rows] = pgrad
+            if order >= 2:
+                hess[rows] = phess
+            return
+        f[..., rows] = pf
+        if order >= 1:
+            grad[..., rows, :] = pgrad
+        if order >= 2:
+            hess[..., rows, :, :] = phess
+
 
 def quadratic_forms(hess: NDArray[np.float64], qd: NDArray[np.float64]) -> NDArray[np.float64]:
     """``q̇ᵀ H_i q̇`` for every row ``i`` of ``hess`` (..., k, nq, nq), shape (broadcast batch) + (k,)."""
@@ -311,6 +349,17 @@ class JointVariables:
     matrix: NDArray[np.float64]
     constant: NDArray[np.float64]
     providers: tuple[tuple[NDArray[np.intp], JointVariableProvider], ...] = field(default=())
+    _gradient_base: NDArray[np.float64] = field(init=False, repr=False, compare=False)
+    """Derived once: ``matrix`` with the providers' rows set to zero (read-only; ``matrix`` itself without
+    providers), the gradient they fill (:meth:`JointVariableProvider.fill`)."""
+
+    def __post_init__(self):
+        base = self.matrix
+        if self.providers:
+            base = np.array(self.matrix)
+            base[np.concatenate([np.reshape(rows, -1) for rows, _ in self.providers])] = 0
+            base.setflags(write=False)
+        object.__setattr__(self, "_gradient_base", base)
 
     @property
     def size(self) -> int:
@@ -368,34 +417,23 @@ class JointVariables:
 
     def _provided(self, q: NDArray, order: int, states: tuple | None, f: NDArray, grad: NDArray | None,
                   hess: NDArray | None):
-        """``(f, grad, hess)`` of :meth:`_affine_part` with the providers' rows filled in."""
+        """``(f, grad, hess)`` of :meth:`_affine_part` with the providers' rows filled in
+        (:meth:`JointVariableProvider.fill`)."""
         for k, (rows, provider) in enumerate(self.providers):
-            state = None if states is None else states[k]
-            pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
-            if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
-                f[rows] = pf
-                if order >= 1:
-                    grad[rows] = pgrad
-                if order >= 2:
-                    hess[rows] = phess
-                continue
-            f[..., rows] = pf
-            if order >= 1:
-                grad[..., rows, :] = pgrad
-            if order >= 2:
-                hess[..., rows, :, :] = phess
+            provider.fill(q, order, None if states is None else states[k], rows, f, grad, hess)
         return f, grad, hess
 
     def _affine_part(self, q: NDArray, order: int):
-        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); refuses a complex ``q``.
-        The caller silences numpy's warnings (inf·0 in ``q @ A``: a non-finite f, reported by the model)."""
+        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows, zero there); refuses a
+        complex ``q``. The caller silences numpy's warnings (inf·0 in ``q @ A``: a non-finite f, reported by the
+        model)."""
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
         real_values(q, "q")
         f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:
-            grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix
+            grad = np.broadcast_to(self._gradient_base, batch + (nj, nq)) if batch else self._gradient_base
         if order >= 2:
             if self.providers:
                 hess = np.zeros(batch + (nj, nq, nq))

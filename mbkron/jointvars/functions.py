@@ -652,6 +652,24 @@ class CoordinateFunctionVariables(JointVariableProvider):
             hess[..., self._functions, self.coordinates, self.coordinates] = seconds
         return values, grad, hess
 
+    def fill(self, q, order, state, rows, f, grad, hess):
+        """:meth:`JointVariableProvider.fill` by the nonzero entries: each function's value, its derivative in
+        its coordinate's column of ``grad`` and its second derivative on that diagonal entry of ``hess``."""
+        values, firsts, seconds = self._derivatives(q, order)
+        columns = self.coordinates
+        if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
+            f[rows] = values
+            if order >= 1:
+                grad[rows, columns] = firsts
+            if order >= 2:
+                hess[rows, columns, columns] = seconds
+            return
+        f[..., rows] = values
+        if order >= 1:
+            grad[..., rows, columns] = firsts
+        if order >= 2:
+            hess[..., rows, columns, columns] = seconds
+
     def evaluate_convective(self, q, qd, state=None):
         """Values, gradients and ``c_i = f_i''(q_k) q̇_k²`` (each function of one coordinate ``k``)."""
         values, firsts, seconds = self._derivatives(q, 2)
