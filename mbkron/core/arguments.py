@@ -51,7 +51,7 @@ def all_finite(values: NDArray) -> bool:
     result's check does after its kernel.
     """
     if getattr(values, "size", 0) > _BLAS_CHECK:
-        return bool(np.isfinite(values).all())
+        return bool(np.logical_and.reduce(np.isfinite(values), axis=None))  # (the ufunc's reduce: no method wrapper)
     return math.isfinite(np.vdot(values, values).real) or bool(np.isfinite(values).all())
 
 
