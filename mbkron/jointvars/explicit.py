@@ -79,8 +79,9 @@ class JointVariableProvider(ABC):
     """Evaluates ``k`` joint variables and their first and second derivatives.
 
     Subclasses implement :meth:`evaluate`; the model places the results in the rows of the
-    joint variables it was given. The dynamics asks :meth:`evaluate_convective` instead, for the
-    convective terms ``q̇ᵀ H_i q̇`` without the Hessians.
+    joint variables it was given (:meth:`fill`, which providers with sparse derivatives override).
+    The dynamics asks :meth:`evaluate_convective` instead, for the convective terms ``q̇ᵀ H_i q̇``
+    without the Hessians.
     """
 
     @property
