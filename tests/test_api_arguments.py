@@ -15,7 +15,7 @@ import pytest
 
 import mbkron
 from mbkron import ConfigurationError, load_model
-from mbkron.core.arguments import finite_result, order_argument, state_array
+from mbkron.core.arguments import all_finite, finite_result, order_argument, state_array
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"
@@ -211,6 +211,22 @@ def test_finite_result_names_the_first_bad_state():
     values[2, 1, 0] = np.nan
     with pytest.raises(ConfigurationError, match=r"^non-finite thing at q = \[4\.0, 5\.0\] \(state \(2,\)\)"):
         finite_result(values, "thing", q)
+
+
+@pytest.mark.parametrize("size", [1, 7, 31, 32, 45, 2320])
+def test_all_finite_is_numpy_s_isfinite_at_every_size(size):
+    """Against ``np.isfinite(...).all()``: finite arrays (with huge values, whose squares overflow), and one NaN,
+    +inf or -inf anywhere, at sizes on both sides of the switch from ``vdot`` to ``np.isfinite`` — no warning."""
+    rng = np.random.default_rng(size)
+    values = rng.normal(size=size)
+    assert all_finite(values) and all_finite(values.reshape(-1, 1)[::-1])
+    values[rng.integers(size)] = 1e300
+    assert all_finite(values)
+    for bad in (np.nan, np.inf, -np.inf):
+        for where in {0, size // 2, size - 1}:
+            broken = values.copy()
+            broken[where] = bad
+            assert all_finite(broken) is False is bool(np.isfinite(broken).all())
 
 
 def test_simulation_of_a_huge_speed_still_ends_with_a_message(arm):

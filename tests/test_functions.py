@@ -17,6 +17,7 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ModelError
+from mbkron.jointvars.explicit import JointVariables
 from mbkron.jointvars.functions import (
     CoordinateFunction,
     CoordinateFunctionVariables,
@@ -299,6 +300,39 @@ def test_coordinate_function_variables_batched_value_gradient_hessian():
     np.testing.assert_array_equal(grad, expected)
     np.testing.assert_array_equal(hess, expected_h)
     assert provider.evaluate(q, 0)[1] is None
+
+
+@pytest.mark.parametrize("others", [False, True], ids=["splines", "splines and a Fourier series"])
+def test_joint_variables_filled_by_coordinate_functions_are_their_values_in_place(others):
+    """A joint-variable map whose rows 1, 4, 2 are functions of coordinates (affine rows 0 and 3 around them):
+    its ``f``, ``∇f`` and ``H`` — by ``evaluate`` and ``evaluate_silenced``, one state and a batch, every order —
+    are the functions' own values at their coordinates placed in their rows (zero elsewhere in those rows) and
+    the affine rows' ``q @ A.T + c``, bit for bit."""
+    spline = CubicSpline([0.0, 0.5, 1.2, 2.0], [0.0, 0.2, 0.1, 0.6], "fmm")
+    line = PiecewiseLinear([-1.0, 0.0, 3.0], [0.5, -0.5, 1.0])
+    third = FourierSeries(2 * np.pi, 0.1, [0.3], [-0.2]) if others else CubicSpline([0.0, 1.0, 2.5], [1.0, 0.0, 2.0])
+    functions, columns, rows = [spline, third, line], [2, 0, 2], np.array([1, 4, 2])
+    matrix = np.zeros((5, 3))
+    matrix[0] = [1.0, -1.0, 0.0]
+    matrix[3] = [0.0, 0.5, 2.0]
+    constant = np.array([0.1, 0.0, 0.0, -0.3, 0.0])
+    joint_variables = JointVariables(matrix, constant, ((rows, CoordinateFunctionVariables(functions, columns, 3)),))
+    rng = np.random.default_rng(4)
+    for q in (rng.uniform(-0.5, 2.5, 3), rng.uniform(-0.5, 2.5, (4, 2, 3))):
+        batch = q.shape[:-1]
+        expected_f = q @ matrix.T + constant
+        expected_grad = np.broadcast_to(matrix, batch + (5, 3)).copy()
+        expected_hess = np.zeros(batch + (5, 3, 3))
+        for row, function, column in zip(rows, functions, columns):
+            value, first, second = function.evaluate(q[..., column])
+            expected_f[..., row] = value
+            expected_grad[..., row, column] = first
+            expected_hess[..., row, column, column] = second
+        for order in (0, 1, 2):
+            for f, grad, hess in (joint_variables.evaluate(q, order), joint_variables.evaluate_silenced(q, order)):
+                assert f.tobytes() == expected_f.tobytes()
+                assert grad is None if order < 1 else grad.tobytes() == expected_grad.tobytes()
+                assert hess is None if order < 2 else hess.tobytes() == expected_hess.tobytes()
 
 
 def test_coordinate_function_as_a_joint_variable_in_a_model():

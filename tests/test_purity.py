@@ -127,6 +127,14 @@ def test_muscle_paths_through_a_workspace_are_the_same_bits():
         kept[...] = 0.0  # the caller's copy
         assert np.array_equal(model.moment_arms(poses, workspace=workspace), model.moment_arms(poses))
         assert np.array_equal(model.muscle_lengths(poses, workspace=workspace), model.muscle_lengths(poses))
+    model, workspace = models[0], models[0].workspace()  # a -0.0 after a 0.0: evaluated at the -0.0 given
+    zero = model.default_q.copy()
+    zero[0] = 0.0
+    negative = zero.copy()
+    negative[0] = -0.0
+    for q in (zero, negative):
+        for call in (model.muscle_lengths, model.moment_arms):
+            assert call(q, workspace=workspace).tobytes() == call(q).tobytes()
     near, far = _one_muscle(0.4), _one_muscle(0.9)
     shared = near.workspace()
     q = np.array([0.3])

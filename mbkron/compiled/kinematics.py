@@ -197,11 +197,11 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
     batch = f.shape[:-1]
     nj = f.shape[-1]
     if not batch:  # one state: no reshaping
-        results = _kinematics_kernel(geometry, links, writable(f)[None],
-                                     writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
-                                     writable(hess)[None] if order >= 2 else _NO_HESSIAN, order)
-        computed = (True, order >= 1, order >= 1, order >= 2)
-        return tuple(value[0] if kept else None for value, kept in zip(results, computed))
+        T, S, twists, d2T = _kinematics_kernel(geometry, links, writable(f)[None],
+                                               writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
+                                               writable(hess)[None] if order >= 2 else _NO_HESSIAN, order)
+        first = order >= 1
+        return T[0], S[0] if first else None, twists[0] if first else None, d2T[0] if order >= 2 else None
     grad_rows = batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
     hess_rows = batch_rows(hess, batch, 3) if order >= 2 else _NO_HESSIAN
     T, S, twists, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows, hess_rows, order)

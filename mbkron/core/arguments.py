@@ -4,7 +4,8 @@
 raises an error that names the argument in backticks, says what was expected and shows what came
 (scipy's ``solve_ivp`` style); :func:`finite_result` refuses a result that is not finite with a
 :class:`~mbkron.core.errors.ConfigurationError` naming the quantity and the state. Both are cheap on
-the common case (one state, a float64 array of the right shape): a type test and one ``vdot``.
+the common case (one state, a float64 array of the right shape): a type test and one ``vdot`` or
+``np.isfinite`` (:func:`all_finite`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 
-__all__ = ["finite_evaluation", "finite_result", "order_argument", "state_array"]
+__all__ = ["all_finite", "finite_evaluation", "finite_result", "order_argument", "state_array"]
 
 _FLOAT = np.dtype(np.float64)
 _SHOWN = 6
@@ -36,9 +37,21 @@ def _number(value) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def _all_finite(values: NDArray) -> bool:
-    """Whether every element is finite: one ``vdot`` (no warning on overflow), exact check only when
-    the sum of squares is not finite (huge but finite values)."""
+_BLAS_CHECK = 31
+"""Largest array whose finiteness :func:`all_finite` tests by one ``vdot`` (OpenBLAS's scalar loop)."""
+
+
+def all_finite(values: NDArray) -> bool:
+    """Whether every element is finite (no warning on overflow).
+
+    Up to :data:`_BLAS_CHECK` elements (one state's arguments of a small model) one ``vdot``, the quickest
+    test, exact only when the sum of squares is not finite (huge but finite values); larger arrays by
+    ``np.isfinite``, which never calls BLAS: OpenBLAS's vector kernels for 32 elements and more (AVX-512
+    where the processor has it) pay a warm-up of about 3 µs when they run right after other work, as a
+    result's check does after its kernel.
+    """
+    if getattr(values, "size", 0) > _BLAS_CHECK:
+        return bool(np.logical_and.reduce(np.isfinite(values), axis=None))  # (the ufunc's reduce: no method wrapper)
     return math.isfinite(np.vdot(values, values).real) or bool(np.isfinite(values).all())
 
 
@@ -72,12 +85,12 @@ def state_array(value: ArrayLike, name: str, size: int, meaning: str = "one valu
         integrators treat the failures of a step).
     """
     if type(value) is np.ndarray and value.dtype is _FLOAT and value.ndim and value.shape[-1] == size and value.size:
-        if _all_finite(value):  # the common case: no conversion
+        if all_finite(value):  # the common case: no conversion
             return value
         array = value
     else:
         array = _converted(value, name, size, meaning)
-    if not _all_finite(array):
+    if not all_finite(array):
         bad = np.argwhere(~np.isfinite(array))[0]
         raise ConfigurationError(f"`{name}` must be finite ({meaning}), got {_number(array[tuple(bad)])} at index "
                                  f"{tuple(bad.tolist())} of {_shown(array)}")
@@ -141,7 +154,7 @@ def finite_result(values, quantity: str, q: NDArray, **others: NDArray):
         ``non-finite {quantity} at q = […]`` where an element is NaN or infinite: the first such
         state's ``q`` (and ``others``).
     """
-    if _all_finite(values):
+    if all_finite(values):
         return values
     values = np.asarray(values)
     batch = np.shape(q)[:-1]

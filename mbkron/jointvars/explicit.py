@@ -79,8 +79,9 @@ class JointVariableProvider(ABC):
     """Evaluates ``k`` joint variables and their first and second derivatives.
 
     Subclasses implement :meth:`evaluate`; the model places the results in the rows of the
-    joint variables it was given. The dynamics asks :meth:`evaluate_convective` instead, for the
-    convective terms ``q̇ᵀ H_i q̇`` without the Hessians.
+    joint variables it was given (:meth:`fill`, which providers with sparse derivatives override).
+    The dynamics asks :meth:`evaluate_convective` instead, for the convective terms ``q̇ᵀ H_i q̇``
+    without the Hessians.
     """
 
     @property
@@ -138,6 +139,44 @@ class JointVariableProvider(ABC):
     def new_state(self) -> object | None:
         """Fresh caller-owned evaluation state (None: the provider keeps none)."""
         return None
+
+    def fill(self, q: NDArray[np.float64], order: int, state: object | None, rows: NDArray[np.intp],
+             f: NDArray[np.float64], grad: NDArray[np.float64] | None, hess: NDArray[np.float64] | None) -> None:
+        """Place the values at ``q`` in the rows ``rows`` of a whole joint-variable map's arrays, as
+        :class:`JointVariables` evaluates its providers: ``f``, and up to ``order`` ``grad`` and ``hess``,
+        whose rows ``rows`` hold zeros (those of ``f`` are overwritten whatever they hold).
+
+        This default writes :meth:`evaluate`'s results over the rows; providers with sparse derivatives
+        override it to write their nonzero entries only
+        (:class:`~mbkron.jointvars.functions.CoordinateFunctionVariables`).
+
+        Parameters
+        ----------
+        q : ndarray, shape (..., nq)
+        order : {0, 1, 2}
+        state : object or None
+            The object :meth:`new_state` made, for providers that continue from state to state; None: start
+            afresh (:meth:`evaluate` is then called without it).
+        rows : ndarray of int, shape (k,)
+            The provider's rows among the map's ``nj`` joint variables.
+        f : ndarray, shape (..., nj)
+        grad : ndarray, shape (..., nj, nq), or None when ``order < 1``
+        hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
+            Written in place.
+        """
+        pf, pgrad, phess = self.evaluate(q, order) if state is None else self.evaluate(q, order, state)
+        if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
+            f[rows] = pf
+            if order >= 1:
+                grad[rows] = pgrad
+            if order >= 2:
+                hess[rows] = phess
+            return
+        f[..., rows] = pf
+        if order >= 1:
+            grad[..., rows, :] = pgrad
+        if order >= 2:
+            hess[..., rows, :, :] = phess
 
 
 def quadratic_forms(hess: NDArray[np.float64], qd: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -311,6 +350,17 @@ class JointVariables:
     matrix: NDArray[np.float64]
     constant: NDArray[np.float64]
     providers: tuple[tuple[NDArray[np.intp], JointVariableProvider], ...] = field(default=())
+    _gradient_base: NDArray[np.float64] = field(init=False, repr=False, compare=False)
+    """Derived once: ``matrix`` with the providers' rows set to zero (read-only; ``matrix`` itself without
+    providers), the gradient they fill (:meth:`JointVariableProvider.fill`)."""
+
+    def __post_init__(self):
+        base = self.matrix
+        if self.providers:
+            base = np.array(self.matrix)
+            base[np.concatenate([np.reshape(rows, -1) for rows, _ in self.providers])] = 0
+            base.setflags(write=False)
+        object.__setattr__(self, "_gradient_base", base)
 
     @property
     def size(self) -> int:
@@ -341,27 +391,50 @@ class JointVariables:
         hess : ndarray, shape (..., nj, nq, nq), or None when ``order < 2``
             (read-only zeros when every joint variable is affine)
         """
-        f, grad, hess = self._affine_part(q, order)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
+            values = self._affine_part(q, order)
+        return self._provided(q, order, states, *values)
+
+    def evaluate_silenced(
+        self, q: NDArray[np.float64], order: int = 2, states: tuple | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64] | None]:
+        """:meth:`evaluate` for a caller that has silenced numpy's floating-point warnings itself
+        (``np.errstate``, as the model's evaluations do): the same values, without an error state of its own
+        (whose cost is felt in the evaluations of one state).
+
+        Parameters
+        ----------
+        q : ndarray, shape (..., nq)
+        order : {0, 1, 2}
+        states : tuple, optional
+            As for :meth:`evaluate`.
+
+        Returns
+        -------
+        f, grad, hess : ndarray
+            As :meth:`evaluate`.
+        """
+        return self._provided(q, order, states, *self._affine_part(q, order))
+
+    def _provided(self, q: NDArray, order: int, states: tuple | None, f: NDArray, grad: NDArray | None,
+                  hess: NDArray | None):
+        """``(f, grad, hess)`` of :meth:`_affine_part` with the providers' rows filled in
+        (:meth:`JointVariableProvider.fill`)."""
         for k, (rows, provider) in enumerate(self.providers):
-            state = None if states is None else states[k]
-            pf, pgrad, phess = provider.evaluate(q, order) if state is None else provider.evaluate(q, order, state)
-            f[..., rows] = pf
-            if order >= 1:
-                grad[..., rows, :] = pgrad
-            if order >= 2:
-                hess[..., rows, :, :] = phess
+            provider.fill(q, order, None if states is None else states[k], rows, f, grad, hess)
         return f, grad, hess
 
     def _affine_part(self, q: NDArray, order: int):
-        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows); refuses a complex ``q``."""
+        """``(f, ∇f, H)`` of the affine part (writeable copies where providers fill rows, zero there); refuses a
+        complex ``q``. The caller silences numpy's warnings (inf·0 in ``q @ A``: a non-finite f, reported by the
+        model)."""
         nj, nq = self.matrix.shape
         batch = q.shape[:-1]
         real_values(q, "q")
-        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
-            f = q @ self.matrix.T + self.constant
+        f = q @ self.matrix.T + self.constant
         grad = hess = None
         if order >= 1:
-            grad = np.broadcast_to(self.matrix, batch + (nj, nq)) if batch else self.matrix
+            grad = np.broadcast_to(self._gradient_base, batch + (nj, nq)) if batch else self._gradient_base
         if order >= 2:
             if self.providers:
                 hess = np.zeros(batch + (nj, nq, nq))
@@ -394,7 +467,8 @@ class JointVariables:
             (read-only when every joint variable is affine)
         convective : ndarray, shape (broadcast of the batches of q and qd) + (nj,)
         """
-        f, grad, _ = self._affine_part(q, 1)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf·0 in q @ A: a non-finite f, reported by the model
+            f, grad, _ = self._affine_part(q, 1)
         convective = np.zeros(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (self.size,))
         for k, (rows, provider) in enumerate(self.providers):
             state = None if states is None else states[k]

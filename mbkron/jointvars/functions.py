@@ -591,10 +591,12 @@ class CoordinateFunctionVariables(JointVariableProvider):
             raise ValueError(f"coordinate indices must lie in 0..{nq - 1}, got {self.coordinates.tolist()}")
         self.coordinates.setflags(write=False)
         self.nq = nq
-        # the piecewise cubics in one pass; the other functions one by one
+        # the piecewise cubics in one pass (with their coordinates' indices); the other functions one by one
         cubic = [i for i, f in enumerate(self.functions) if isinstance(f, _PiecewiseCubic)]
-        self._stacked = (np.array(cubic), StackedPiecewiseCubic([self.functions[i] for i in cubic])) if cubic else None
+        self._stacked = ((np.array(cubic), StackedPiecewiseCubic([self.functions[i] for i in cubic]),
+                          self.coordinates[cubic]) if cubic else None)
         self._others = tuple(i for i in range(len(self.functions)) if i not in cubic)
+        self._functions = np.arange(len(self.functions))  # the rows of the gradient's and Hessian's entries
 
     @classmethod
     def from_descriptions(
@@ -609,13 +611,17 @@ class CoordinateFunctionVariables(JointVariableProvider):
         return len(self.functions)
 
     def _derivatives(self, q, order):
-        """Values, first and second derivatives of every function at its coordinate, each (..., k)."""
+        """Values, first and second derivatives of every function at its coordinate, each (..., k) (the derivatives
+        above ``order`` unset, or None)."""
         q = real_values(q, "q")
+        if self._stacked is not None and not self._others:  # all piecewise cubics: the stacked evaluation is all
+            _, stacked, coordinates = self._stacked
+            return stacked.evaluate(q[coordinates] if q.ndim == 1 else q[..., coordinates], order)
         batch, k = q.shape[:-1], self.size
         values, firsts, seconds = (np.empty(batch + (k,)) for _ in range(3))
         if self._stacked is not None:
-            rows, stacked = self._stacked
-            value, first, second = stacked.evaluate(q[..., self.coordinates[rows]], order)
+            rows, stacked, coordinates = self._stacked
+            value, first, second = stacked.evaluate(q[..., coordinates], order)
             values[..., rows] = value
             if order >= 1:
                 firsts[..., rows] = first
@@ -632,7 +638,8 @@ class CoordinateFunctionVariables(JointVariableProvider):
 
     def _gradient(self, firsts):
         grad = np.zeros(firsts.shape[:-1] + (self.size, self.nq), dtype=firsts.dtype)
-        grad[..., np.arange(self.size), self.coordinates] = firsts
+        at = (self._functions, self.coordinates)
+        grad[at if firsts.ndim == 1 else (..., *at)] = firsts  # (one state: quicker without the ellipsis)
         return grad
 
     def evaluate(self, q, order):
@@ -642,8 +649,26 @@ class CoordinateFunctionVariables(JointVariableProvider):
             grad = self._gradient(firsts)
         if order >= 2:
             hess = np.zeros(seconds.shape[:-1] + (self.size, self.nq, self.nq), dtype=seconds.dtype)
-            hess[..., np.arange(self.size), self.coordinates, self.coordinates] = seconds
+            hess[..., self._functions, self.coordinates, self.coordinates] = seconds
         return values, grad, hess
+
+    def fill(self, q, order, state, rows, f, grad, hess):
+        """:meth:`JointVariableProvider.fill` by the nonzero entries: each function's value, its derivative in
+        its coordinate's column of ``grad`` and its second derivative on that diagonal entry of ``hess``."""
+        values, firsts, seconds = self._derivatives(q, order)
+        columns = self.coordinates
+        if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
+            f[rows] = values
+            if order >= 1:
+                grad[rows, columns] = firsts
+            if order >= 2:
+                hess[rows, columns, columns] = seconds
+            return
+        f[..., rows] = values
+        if order >= 1:
+            grad[..., rows, columns] = firsts
+        if order >= 2:
+            hess[..., rows, columns, columns] = seconds
 
     def evaluate_convective(self, q, qd, state=None):
         """Values, gradients and ``c_i = f_i''(q_k) q̇_k²`` (each function of one coordinate ``k``)."""

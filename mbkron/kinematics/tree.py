@@ -406,7 +406,7 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     """
     f, grad, hess = joint_values
     T, S, twists, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
-    return KinematicsData(q=q, f=f, grad=grad, hess=hess, T=T, joint_twists=S, twists=twists, d2T=d2T)
+    return KinematicsData(q, f, grad, hess, T, S, twists, d2T)  # (positional: quicker for one state)
 
 
 def _homogeneous(points: NDArray) -> NDArray:

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.backends import check_backend, engine
 from mbkron.compiled.layout import inertia_rows, spring_rows
-from mbkron.core.arguments import finite_evaluation, finite_result, order_argument, state_array
+from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import loads as loads_module, reactions, terms as dynamics
@@ -218,15 +218,25 @@ class Model:
         jv = self.joint_variable_map
         if jv.providers:
             with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                values = evaluate(jv, None if workspace is None else workspace.states_for(jv))
+                values = evaluate(jv, self._provider_states(workspace))
         else:
             values = evaluate(jv, None)
-        if not np.isfinite(values[0]).all():
-            where = np.argwhere(~np.isfinite(values[0]))[0]
+        self._check_joint_values(values[0], q)
+        return values
+
+    def _provider_states(self, workspace: Workspace | None) -> tuple | None:
+        """The joint-variable providers' states in ``workspace`` (checked to be this model's), or None: without a
+        workspace or without providers."""
+        jv = self.joint_variable_map
+        return None if workspace is None or not jv.providers else workspace.states_for(jv)
+
+    def _check_joint_values(self, f: NDArray[np.float64], q: NDArray[np.float64]) -> None:
+        """Raise ConfigurationError naming the first joint variable of ``f`` (at states ``q``) that is not finite."""
+        if not all_finite(f):
+            where = np.argwhere(~np.isfinite(f))[0]
             raise ConfigurationError(
                 f"joint variable `{self.joints[where[-1]]}` is not finite at q = {q[tuple(where[:-1])].tolist()}"
             )
-        return values
 
     def kinematics(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None) -> kinematics.KinematicsData:
         """Transforms ``⁰_iA_4`` and their first (D_i) and second (D'_i) derivatives at ``q``.
@@ -244,8 +254,15 @@ class Model:
         """Kinematics of ``order`` at a validated ``q`` (from joint ``values`` ``(f, ∇f, H or None)`` when given,
         else evaluated to ``order``); finite."""
         with np.errstate(all="ignore"):
-            values = self._joint_values(q, order, workspace) if values is None else values
-            kin = engine.kinematics(self, values, q, order)
+            return self._silenced_kinematics(q, order, workspace, values)
+
+    def _silenced_kinematics(self, q: NDArray, order: int, workspace: Workspace | None, values: tuple | None = None):
+        """:meth:`_checked_kinematics` for a caller that has silenced numpy's floating-point warnings
+        (``np.errstate(all="ignore")``); the joint variables' evaluation and check are :meth:`_checked_values`'s."""
+        if values is None:
+            values = self.joint_variable_map.evaluate_silenced(q, order, self._provider_states(workspace))
+            self._check_joint_values(values[0], q)
+        kin = engine.kinematics(self, values, q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
 
@@ -324,14 +341,15 @@ class Model:
 
     def _paths_kept(self, q: ArrayLike, workspace: Workspace) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(L, R)`` at ``q`` from ``workspace.paths`` where its last evaluation of this model's paths was at
-        this very ``q``, else evaluated (one kinematics, one call of the path kernels) and kept there."""
+        this very ``q`` (bit for bit: a ``-0.0`` is evaluated afresh after a ``0.0``), else evaluated (one
+        kinematics, one call of the path kernels) and kept there."""
         muscle_set = self._muscle_set()
         q = self._as_q(q)
         kept = workspace.paths
-        if kept is not None and kept[0] is muscle_set and kept[1].shape == q.shape and np.array_equal(kept[1], q):
+        if kept is not None and kept[0] is muscle_set and kept[1].shape == q.shape and kept[1].tobytes() == q.tobytes():
             return kept[2], kept[3]
-        kin = self._checked_kinematics(q, 1, workspace)
         with np.errstate(all="ignore"):
+            kin = self._silenced_kinematics(q, 1, workspace)
             lengths, arms = engine.lengths_and_moment_arms(self, kin)
         finite_result(lengths, "muscle lengths", kin.q)
         finite_result(arms, "moment arms R", kin.q)

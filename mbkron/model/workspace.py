@@ -27,15 +27,18 @@ class Workspace:
         (read-only arrays), or None.
     """
 
-    __slots__ = ("states", "paths", "_assemblies")
+    __slots__ = ("states", "paths", "_assemblies", "_joint_variables")
 
     def __init__(self, joint_variables: JointVariables):
+        self._joint_variables = joint_variables
         self._assemblies = _assemblies(joint_variables)
         self.states = joint_variables.new_states()
         self.paths = None
 
     def states_for(self, joint_variables: JointVariables) -> tuple:
         """The provider states, checked to belong to ``joint_variables`` (the same model)."""
+        if joint_variables is self._joint_variables:  # the map it was made for: its very assemblies
+            return self.states
         theirs = _assemblies(joint_variables)
         if len(theirs) != len(self._assemblies) or any(a is not b for a, b in zip(theirs, self._assemblies)):
             raise ValueError("`workspace` belongs to another model (create one with model.workspace())")
