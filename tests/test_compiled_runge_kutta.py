@@ -67,39 +67,67 @@ def test_dop853_reaches_the_test_set_s_reference(squeezer, monkeypatch):
 
 
 def test_a_declined_step_is_redone_by_scipy(squeezer, monkeypatch):
-    """Where the kernel declines a step (here every third one, injected), scipy's step with the Python route
-    takes it from the continuation reached: the run is scipy's alone, within its accuracy (the steps' sizes
-    differ in their last digits, which the error estimate amplifies by 1/tolerance: see the module's text)."""
+    """Where the kernel declines a step (here, injected, the step after the first two of every second call: accepted
+    steps handed out before it), scipy's step with the Python route takes it from the continuation reached: the run
+    is scipy's alone, within its accuracy (the steps' sizes differ in their last digits, which the error estimate
+    amplifies by 1/tolerance: see the module's text)."""
     from mbkron.compiled import runge_kutta as kernel
-    from mbkron.integrate.runge_kutta import _CompiledSteps
+    from mbkron.jointvars.compiled import RUNGE_KUTTA_STEP
+    from mbkron.model.forward import StateKernel
 
-    original = _CompiledSteps._step_impl
-    calls = {"n": 0}
+    original = StateKernel.runge_kutta
+    calls, declined = [0], [0]
 
-    def declining(self):
-        calls["n"] += 1
-        if calls["n"] % 3:
-            return original(self)
-        state_kernel = self.state_kernel
+    def declining(self, mode, *arguments):
+        if mode != RUNGE_KUTTA_STEP:
+            return original(self, mode, *arguments)
+        calls[0] += 1
+        if calls[0] % 2:
+            return original(self, mode, *arguments)
+        most = min(arguments[-1], 2)  # the last argument: the most steps
+        outcome, accepted, record, stages = original(self, mode, *arguments[:-1], most)
+        if outcome != kernel.STEP_OK or accepted < most:
+            return outcome, accepted, record, stages
+        declined[0] += 1
+        return kernel.STEP_DECLINED, accepted, record, stages  # the next step declined
 
-        class Declines:
-            def runge_kutta(self, mode, t, y, f, h_abs, *rest):
-                return kernel.STEP_DECLINED, t, y, f, h_abs, 0.0
-
-            def __getattr__(self, name):
-                return getattr(state_kernel, name)
-
-        self.state_kernel = Declines()
-        try:
-            return original(self)
-        finally:
-            self.state_kernel = state_kernel
-
-    monkeypatch.setattr(_CompiledSteps, "_step_impl", declining)
+    monkeypatch.setattr(StateKernel, "runge_kutta", declining)
     t_eval = np.linspace(0.0, T_REFERENCE, 13)
     compiled = _run(squeezer, "DOP853", 1e-9, True, monkeypatch, t_eval)
-    monkeypatch.setattr(_CompiledSteps, "_step_impl", original)
+    monkeypatch.setattr(StateKernel, "runge_kutta", original)
     scipy_run = _run(squeezer, "DOP853", 1e-9, False, monkeypatch, t_eval)
-    assert calls["n"] >= 30 and compiled.n_steps == scipy_run.n_steps
+    assert declined[0] >= 8 and compiled.n_steps == scipy_run.n_steps
     np.testing.assert_allclose(compiled.q, scipy_run.q, rtol=1e-8, atol=1e-9)
     np.testing.assert_allclose(compiled.qd, scipy_run.qd, rtol=1e-8, atol=1e-6)
+
+
+@pytest.mark.parametrize("method, name, t_end, rows", [
+    ("DOP853", "andrews_squeezer", 0.03, None), ("DOP853", "andrews_squeezer", 0.03, 7),
+    ("RK45", "andrews_squeezer", 0.03, None), ("RK45", "andrews_squeezer", 0.03, 7),
+    ("DOP853", "four_bar", 2.0, None), ("RK45", "four_bar", 2.0, 9)])
+def test_several_steps_per_call_give_the_run_of_single_steps(monkeypatch, method, name, t_end, rows):
+    """``simulate`` with a compiled explicit solver takes up to ``STEPS_PER_CALL`` steps in one compiled call and
+    hands them out one by one, a call ending after a step that reaches an output time (the output rows follow in
+    Python) or that a check may stop at: the run is, bit for bit, the run of one step per call — also where it stops
+    inside the interval (the four-bar's coordinate leaves its range: DOP853's extra stages and the last row evaluated
+    from the crossing step's continuation) — with the same evaluations, and the calls are fewer."""
+    from mbkron.integrate import runge_kutta as solvers
+    from mbkron.model.forward import StateKernel
+
+    model = mbkron.load_model(MODEL.parent / f"{name}.toml")
+    t_eval = None if rows is None else np.linspace(0.0, t_end, rows)
+    calls, original = [], StateKernel.runge_kutta
+    monkeypatch.setattr(StateKernel, "runge_kutta", lambda self, *a: calls.append(1) or original(self, *a))
+    runs = []
+    for per_call in (solvers.STEPS_PER_CALL, 1):
+        monkeypatch.setattr(solvers, "STEPS_PER_CALL", per_call)
+        calls.clear()
+        runs.append((simulate(model, (0.0, t_end), model.default_q, np.zeros(model.nq), method=method, rtol=1e-8,
+                              atol=1e-8, t_eval=t_eval), len(calls)))
+    (chunked, chunked_calls), (single, single_calls) = runs
+    assert single_calls >= single.n_steps >= 9 and chunked_calls < single_calls - single.n_steps / 2
+    assert (chunked.status, chunked.message) == (single.status, single.message)
+    assert (chunked.n_steps, chunked.nfev) == (single.n_steps, single.nfev)
+    for field in ("t", "q", "qd", "qdd", "joint_variables"):
+        assert np.array_equal(getattr(chunked, field), getattr(single, field)), field
+    assert name != "four_bar" or chunked.status == 1  # the range stop was exercised

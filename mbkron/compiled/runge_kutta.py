@@ -10,11 +10,12 @@ surface's curvature, each with its own right-hand side.
 ``_estimate_error_norm``, decision for decision and with their constants), with a compiled right-hand side
 ``rhs(t, y, context, advance) -> (y', ok)`` (:func:`mbkron.jointvars.compiled.state_rhs`), so that a run of
 a model whose right-hand side is one compiled call (a model with one constraint group) spends no Python
-per stage; :func:`extra_stages` are DOP853's three more stages for its dense output and :func:`derivatives`
-the right-hand side at given states (the output rows). The solver that drives them,
-:class:`mbkron.integrate.runge_kutta.CompiledRungeKutta`, keeps scipy's state; scipy's solvers are the
-oracle (``tests/test_compiled_runge_kutta.py``). Like :func:`mbkron.compiled.trbdf2.trbdf2_kernel`, these take
-the right-hand side as an argument and are inlined into the one kernel that names it
+per stage; :func:`adaptive_steps` takes several of them in one call, up to where a run's checks or output rows
+need Python; :func:`extra_stages` are DOP853's three more stages for its dense output and :func:`derivatives`
+the right-hand side at given states (the output rows). The solvers that drive them
+(:mod:`mbkron.integrate.runge_kutta`) keep scipy's state; scipy's solvers are the oracle
+(``tests/test_compiled_runge_kutta.py``). Like :func:`mbkron.compiled.trbdf2.trbdf2_steps`, these take the
+right-hand side as an argument and are inlined into the one kernel that names it
 (:func:`mbkron.jointvars.compiled.group_runge_kutta`).
 """
 
@@ -72,6 +73,12 @@ state (the Python solver redoes the step)."""
 
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 """scipy's step-size factors of its explicit Runge–Kutta solvers (``scipy.integrate._ivp.rk``)."""
+
+SCREEN, STALL, LONGEST, UNTIL = range(4)
+"""Slots of :func:`adaptive_steps`' ``limits`` array: it returns after a step shorter than ``limits[SCREEN]`` times
+the longest step so far (``limits[LONGEST]``, updated in place) or than ``limits[STALL]`` times the interval still
+to go, and after the step that reaches ``limits[UNTIL]`` (the run's next output time; ``direction · inf``: none)."""
+LIMITS_SIZE = 4
 
 
 @inline_jit
@@ -155,6 +162,62 @@ def adaptive_step(rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rt
             return STEP_OK, t_new, y_new, f_new, h_abs * factor, h
         h_abs *= max(MIN_FACTOR, SAFETY * error_norm ** error_exponent)
         rejected = True
+
+
+@inline_jit
+def adaptive_steps(rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5,
+                   error_exponent, n_stages, counts, limits, lower, upper, max_steps):  # pragma: no cover - compiled
+    """Up to ``max_steps`` accepted steps of :func:`adaptive_step` from ``(t, y)`` with slope ``f``, in one call: what a
+    run does step by step between its checks, without a return to Python.
+
+    It returns after the step that ends the interval, that reaches the output time ``limits[UNTIL]`` (the run then
+    evaluates its output rows), that the caller's checks might stop at — a coordinate ``y[:nq]`` inside ``[lower,
+    upper]`` (nq = ``lower.size``) before it and outside after it (where a range ends), a step shorter than
+    ``limits[SCREEN]`` times the longest so far or than ``limits[STALL]`` times the interval still to go
+    (:func:`mbkron.simulate`'s singularity screen and stall test) — or the step it cannot take (its outcome), so
+    that the caller, looking at the steps one by one, finds every state it would have met stepping alone: the
+    right-hand side has been evaluated at the same states in the same order. The other arguments are
+    :func:`adaptive_step`'s.
+
+    Returns
+    -------
+    outcome : int
+        Of the last step tried: :data:`STEP_OK`, else the step that could not be taken (:data:`STEP_TOO_SMALL`,
+        :data:`STEP_DECLINED`).
+    accepted : int
+        The steps taken.
+    record : ndarray, shape (max_steps, 3 + 2 n)
+        Row ``k`` for the ``k``-th step: ``t_new``, ``h_abs`` (the next step's), ``h`` (this one's, signed),
+        ``y_new``, ``f_new``.
+    stages : ndarray, shape (max_steps, n_stages + 1, n)
+        The steps' stages (scipy's ``K`` after each).
+    """
+    n, nq = y.size, lower.size
+    record = np.empty((max_steps, 3 + 2 * n))
+    stages = np.empty((max_steps, n_stages + 1, n))
+    accepted, outcome = 0, STEP_OK
+    while accepted < max_steps:
+        outcome, t_new, y_new, f_new, h_abs, h = adaptive_step(
+            rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5, error_exponent,
+            n_stages, stages[accepted], counts)
+        if outcome != STEP_OK:
+            break
+        entry = record[accepted]
+        entry[0], entry[1], entry[2] = t_new, h_abs, h
+        for i in range(n):
+            entry[3 + i] = y_new[i]
+            entry[3 + n + i] = f_new[i]
+        accepted += 1
+        size = abs(t_new - t)
+        limits[LONGEST] = max(limits[LONGEST], size)
+        leaves = False
+        for k in range(nq):
+            leaves = leaves or (lower[k] <= y[k] <= upper[k] and not lower[k] <= y_new[k] <= upper[k])
+        if (leaves or direction * (t_new - t_bound) >= 0 or direction * (t_new - limits[UNTIL]) >= 0
+                or size < limits[SCREEN] * limits[LONGEST] or size < limits[STALL] * abs(t_bound - t_new)):
+            break
+        t, y, f = t_new, y_new, f_new
+    return outcome, accepted, record, stages
 
 
 @jit

@@ -1,12 +1,14 @@
-"""scipy's explicit Runge–Kutta solvers with every step one compiled call, for a compiled right-hand side.
+"""scipy's explicit Runge–Kutta solvers with compiled steps, several per call, for a compiled right-hand side.
 
 A model whose right-hand side ``y' = (q̇, q̈)`` is one compiled call (:meth:`mbkron.Model.state_kernel`: a
 model with one constraint group, the continuation of its Newton solve held by the kernel) run by scipy's
 ``RK23``, ``RK45`` or ``DOP853`` pays Python for every stage: scipy's step (a dozen small numpy operations per
 stage) and the call into the kernel, more than the compiled evaluation itself (issue 29: 29–36 µs per
-evaluation inside ``simulate`` against 14 µs for the kernel on Andrews' squeezer). Here each step is one
-call of :func:`mbkron.compiled.runge_kutta.adaptive_step` (scipy's ``_step_impl``, decision for decision,
-with the same tableau and constants), DOP853's dense-output stages one call of
+evaluation inside ``simulate`` against 14 µs for the kernel on Andrews' squeezer). Here the steps are
+:func:`mbkron.compiled.runge_kutta.adaptive_step` (scipy's ``_step_impl``, decision for decision, with the same
+tableau and constants), up to :data:`STEPS_PER_CALL` of them in one call
+(:func:`~mbkron.compiled.runge_kutta.adaptive_steps`: each call converts the kernel's ~80 arrays, about 8 µs),
+handed out one at a time; DOP853's dense-output stages are one call of
 :func:`~mbkron.compiled.runge_kutta.extra_stages`, and the accelerations at a step's output times one call.
 The solvers are scipy's classes: their state, dense output and step-size control are scipy's, so a run can
 alternate between the compiled steps and scipy's own. A step the kernel declines (its right-hand side
@@ -28,7 +30,7 @@ from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 from mbkron.compiled import runge_kutta as kernel
 from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
 
-__all__ = ["COMPILED", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
+__all__ = ["COMPILED", "STEPS_PER_CALL", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
 
 _EMPTY = np.zeros(0)
 
@@ -56,7 +58,8 @@ def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDAr
     n = states.shape[1]
     derivatives = np.empty_like(states)
     outcome = state_kernel.runge_kutta(DERIVATIVES, 0.0, times, np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
-                                       np.ones(n), derivatives, *tableau[1:], states, np.zeros(1, dtype=np.int64))[0]
+                                       np.ones(n), derivatives, *tableau[1:], states, np.zeros(1, dtype=np.int64),
+                                       np.zeros(kernel.LIMITS_SIZE), np.zeros(n // 2), np.zeros(n // 2), 0)[0]
     return derivatives if outcome == kernel.STEP_OK else None
 
 
@@ -66,20 +69,42 @@ def compile_steps(solver_class: type, state_kernel: Any, n: int) -> None:
     _derivatives(state_kernel, _tableau(solver_class), np.empty(0), np.empty((0, n)))
 
 
+STEPS_PER_CALL = 32
+"""The most steps :class:`CompiledRK23` … take in one compiled call (each call converts the kernel's ~80 arrays,
+about 8 µs; the steps wait in the solver until it is asked for them, and an interruption loses at most these)."""
+
+
 class _CompiledSteps:
     """The compiled steps of an explicit scipy ``RungeKutta`` solver (the class it is mixed into).
 
-    ``state_kernel`` (:class:`mbkron.model.forward.StateKernel`) evaluates ``y' = (q̇, q̈)``; ``fun`` is the
-    Python route of the same right-hand side, for the initial slope and step and the steps the kernel
-    declines. ``last`` (a :class:`mbkron.integrate.trajectory.LastEvaluation`, optional) records each compiled
-    step's last evaluation, the slope at its end, as ``fun`` records the Python route's: a run without output
-    times then takes the accelerations of its rows from there instead of evaluating again.
+    ``state_kernel`` (:class:`mbkron.model.forward.StateKernel`) evaluates ``y' = (q̇, q̈)`` and takes runs of
+    steps (:func:`mbkron.compiled.runge_kutta.adaptive_steps`), up to ``steps_per_call`` in one call (None:
+    :data:`STEPS_PER_CALL`); :meth:`step` hands them out one at a time with scipy's state after each (``t``, ``y``,
+    ``f``, ``h_abs``, ``y_old``, the stages ``K``, hence :meth:`dense_output` of that step). ``fun`` is the Python
+    route of the same right-hand side, for the initial slope and step and the steps the kernel declines. ``last``
+    (a :class:`mbkron.integrate.trajectory.LastEvaluation`, optional) records each step's last evaluation, the
+    slope at its end, as ``fun`` records the Python route's: a run without output times then takes the
+    accelerations of its rows from there instead of evaluating again.
+
+    A call ends after any step where a caller may evaluate the right-hand side or stop — one that reaches the next
+    of ``output_times`` (the caller's output rows, :meth:`output_rows`, follow it in Python), a coordinate leaving
+    ``[lower, upper]`` (``bounds``), a step shorter than ``stops[0]`` times the longest so far or ``stops[1]`` times
+    the interval still to go — so that the right-hand side, whose constraint solve continues from its last state,
+    is evaluated at the same states in the same order as when stepping one by one, and a run is the same bit for
+    bit. (The output rows stay in Python rather than in the kernel after each step: scipy's dense output is a
+    matrix product by BLAS, whose rounding a compiled loop need not reproduce.) ``steps_per_call=1`` for a caller
+    that evaluates the right-hand side between steps elsewhere.
     """
 
     def __init__(self, fun: Callable, t0: float, y0: ArrayLike, t_bound: float, state_kernel: Any,
-                 last: Any = None, **options: Any) -> None:
+                 last: Any = None, *, output_times: ArrayLike | None = None,
+                 bounds: tuple[ArrayLike, ArrayLike] | None = None, stops: tuple[float, float] = (0.0, 0.0),
+                 steps_per_call: int | None = None, **options: Any) -> None:
         super().__init__(fun, t0, y0, t_bound, **options)
-        self.state_kernel, self.last = state_kernel, last
+        steps_per_call = STEPS_PER_CALL if steps_per_call is None else steps_per_call
+        if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
+            raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")
+        self.state_kernel, self.last, self._steps_per_call = state_kernel, last, int(steps_per_call)
         dop853 = isinstance(self, DOP853)
         self._tableau = _tableau(type(self))
         # scipy's stage arrays, filled in place (DOP853's K is the first rows of its K_extended)
@@ -90,6 +115,14 @@ class _CompiledSteps:
                                  for v in (self.rtol, self.atol))
         self._counts = np.zeros(1, dtype=np.int64)
         self.y, self.f = np.array(self.y, dtype=float), np.array(self.f, dtype=float)
+        self._times = np.zeros(0) if output_times is None else np.array(output_times, dtype=float)
+        self._next_time = 0
+        self._limits = np.zeros(kernel.LIMITS_SIZE)
+        self._limits[kernel.SCREEN], self._limits[kernel.STALL] = stops
+        lower, upper = (-np.inf, np.inf) if bounds is None else bounds
+        self._bounds = tuple(np.array(np.broadcast_to(np.asarray(b, dtype=float), (self.n // 2,)))
+                             for b in (lower, upper))
+        self._taken = None  # the last kernel call's steps (_call) and how many have been handed out
         state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
 
     def _evaluations(self) -> None:
@@ -97,25 +130,55 @@ class _CompiledSteps:
         self.nfev += int(self._counts[0])
         self._counts[0] = 0
 
-    def _step_impl(self) -> tuple[bool, str | None]:
+    def _until(self) -> float:
+        """The first output time after the current time (``direction · inf``: none)."""
+        times, k = self._times, self._next_time
+        while k < times.size and self.direction * (times[k] - self.t) <= 0:
+            k += 1
+        self._next_time = k
+        return float(times[k]) if k < times.size else self.direction * np.inf
+
+    def _call(self) -> None:
+        """Up to ``steps_per_call`` steps from the current state in one kernel call, to be handed out by
+        :meth:`_step_impl`."""
         rtol, atol = self._tolerances
-        outcome, t_new, y_new, f_new, h_abs, h = self.state_kernel.runge_kutta(
+        self._limits[kernel.UNTIL] = self._until()
+        outcome, accepted, record, stages = self.state_kernel.runge_kutta(
             RUNGE_KUTTA_STEP, self.t, self.y, self.f, self.h_abs, self.t_bound, float(self.direction),
-            float(self.max_step), rtol, atol, *self._tableau, self._stages, self._counts)
+            float(self.max_step), rtol, atol, *self._tableau, self._stages, self._counts, self._limits,
+            *self._bounds, self._steps_per_call)
         self._evaluations()
-        if outcome == kernel.STEP_OK:
-            self.h_previous, self.y_old = h, self.y
-            self.t, self.y, self.h_abs, self.f = t_new, y_new, h_abs, f_new
+        self._taken = [0, int(accepted), outcome, record, stages]
+
+    def _step_impl(self) -> tuple[bool, str | None]:
+        if self._taken is None:
+            self._call()
+        taken = self._taken
+        k, accepted, outcome, record, stages = taken
+        if k < accepted:  # hand out the next step the kernel took: scipy's state after it
+            taken[0] = k + 1
+            if k + 1 == accepted and outcome == kernel.STEP_OK:
+                self._taken = None
+            n, entry = self.n, record[k]
+            self._stages[:stages.shape[1]] = stages[k]
+            self.h_previous, self.y_old = float(entry[2]), self.y
+            self.t, self.h_abs = float(entry[0]), float(entry[1])
+            self.y, self.f = entry[3:3 + n], entry[3 + n:]
             if self.last is not None:  # the step's last evaluation: its slope at (t_new, y_new)
-                self.last.record(t_new, y_new, f_new[self.n // 2:])
+                self.last.record(self.t, self.y, self.f[n // 2:])
             return True, None
+        self._taken = None  # the step the kernel could not take
         if outcome == kernel.STEP_TOO_SMALL:
             return False, self.TOO_SMALL_STEP
         self.state_kernel.store()  # declined: scipy's step with the Python route, from the continuation reached
+        t = self.t
         try:
-            return super()._step_impl()
+            success, message = super()._step_impl()
         finally:
             self.state_kernel.load()
+        if success:
+            self._limits[kernel.LONGEST] = max(self._limits[kernel.LONGEST], abs(self.t - t))
+        return success, message
 
     def _dense_output_impl(self):
         if not isinstance(self, DOP853):
@@ -134,7 +197,7 @@ class _CompiledSteps:
         outcome = self.state_kernel.runge_kutta(
             EXTRA_STAGES, self.t_old, self.y_old, self.f, self.h_previous, self.t_bound, float(self.direction),
             float(self.max_step), *self._tolerances, A_extra, self._tableau[1], C_extra, *self._tableau[3:],
-            self._stages, self._counts)[0]
+            self._stages, self._counts, self._limits, *self._bounds, 0)[0]
         self._evaluations()
         return outcome == kernel.STEP_OK
 

@@ -271,13 +271,15 @@ def simulate(
             else:
                 kernel.accelerations(y0)
         start = clock.perf_counter()
+        # compiled steps: several per call, each call returning where a check below might stop the run
+        bounds = (domain.lower, domain.upper) if domain.active else None
+        stops = (SINGULARITY_SCREEN if singularity.groups else 0.0, STALL_RATIO)
         if compiled_steps and solver_class is TRBDF2:
-            # several steps per compiled call, each returning where a check below might stop the run
-            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, last=last,
-                                    bounds=(domain.lower, domain.upper) if domain.active else None,
-                                    stops=(SINGULARITY_SCREEN if singularity.groups else 0.0, STALL_RATIO), **options)
-        elif compiled_steps:
-            solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, **options)
+            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, last=last, bounds=bounds, stops=stops,
+                                    **options)
+        elif compiled_steps:  # (and where the run evaluates its output rows)
+            solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, output_times=t_eval,
+                                                        bounds=bounds, stops=stops, **options)
         else:
             solver = solver_class(rhs, t0, y0, t_end, **options)
         status, message = _run(solver, trajectory, last, progress, nq, domain, singularity)

@@ -83,7 +83,7 @@ from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, j
 from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
-from mbkron.compiled.runge_kutta import adaptive_step, derivatives, extra_stages
+from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
 from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
@@ -686,26 +686,27 @@ RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
 
 @jit
 def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5,
-                      error_exponent, n_stages, K, counts, context):  # pragma: no cover - compiled
+                      error_exponent, n_stages, K, counts, limits, lower, upper, max_steps,
+                      context):  # pragma: no cover - compiled
     """:mod:`mbkron.compiled.runge_kutta`'s kernels with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context``: compiled once for every model with one constraint group.
 
-    ``mode`` :data:`RUNGE_KUTTA_STEP`: :func:`~mbkron.compiled.runge_kutta.adaptive_step`, its outcome and
-    ``(t_new, y_new, f_new, h_abs, h)``. :data:`EXTRA_STAGES`: DOP853's dense-output stages
-    (:func:`~mbkron.compiled.runge_kutta.extra_stages`) from ``(t, y)`` over the step ``h_abs`` (signed) with
-    ``A`` and ``C`` their coefficients, into ``K``. :data:`DERIVATIVES`: the right-hand side at the times ``y``
-    and the states ``K`` (rows), into ``A``. The last two return only the outcome's meaning in the first
-    entry (``STEP_OK`` or ``STEP_DECLINED``), the inputs in the others.
+    ``mode`` :data:`RUNGE_KUTTA_STEP`: up to ``max_steps`` steps (:func:`~mbkron.compiled.runge_kutta.adaptive_steps`
+    with ``limits``, ``lower``, ``upper``; ``K`` unused), its four values ``(outcome, accepted, record, stages)``.
+    :data:`EXTRA_STAGES`: DOP853's dense-output stages (:func:`~mbkron.compiled.runge_kutta.extra_stages`) from
+    ``(t, y)`` over the step ``h_abs`` (signed) with ``A`` and ``C`` their coefficients, into ``K``.
+    :data:`DERIVATIVES`: the right-hand side at the times ``y`` and the states ``K`` (rows), into ``A``. The last
+    two return the outcome (``STEP_OK`` or ``STEP_DECLINED``), then no steps.
     """
     context = borrowed(context)  # held by the caller
+    if mode == RUNGE_KUTTA_STEP:
+        return adaptive_steps(state_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E,
+                              E3, E5, error_exponent, n_stages, counts, limits, lower, upper, max_steps)
     if mode == EXTRA_STAGES:
         ok = extra_stages(state_rhs, context, t, y, h_abs, A, C, n_stages, K, counts)
-        return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
-    if mode == DERIVATIVES:
+    else:
         ok = derivatives(state_rhs, context, y, K, A)
-        return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), t, y, f, h_abs, h_abs
-    return adaptive_step(state_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A,
-                         B, C, E, E3, E5, error_exponent, n_stages, K, counts)
+    return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), 0, np.empty((0, 0)), np.empty((0, 0, 0))
 
 
 def supports_fast_step(solver) -> bool:
