@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import mbkron
-from benchmarks.common import machine
+from benchmarks.common import LadderRun, machine
 from mbkron.examples.andrews import EQUATIONS, INITIAL
 from mbkron.examples.andrews import PARAMETERS as P
 from validation.andrews_reference import (
@@ -253,30 +253,15 @@ def dae_rhs(accelerations) -> Callable[[float, np.ndarray], np.ndarray]:
 # --------------------------------------------------------------------------- runs
 
 @dataclass
-class Run:
+class Run(LadderRun):
     """One integration: its side, solver and tolerances, and what repeated runs measured."""
 
-    side: str  # "ODE" or "DAE"
-    method: str
-    rtol: float
-    atol: float
-    seconds: list[float] = field(default_factory=list)  # CPU time of each repeat
     error: float = np.nan  # against the test set's reference
     own_error: float = np.nan  # against this run's tight reference (:func:`tight_reference`)
-    steps: int = 0
-    nfev: int = 0
-    njev: int = 0
-    nlu: int = 0
-
-    @property
-    def cpu(self) -> float:
-        """Median CPU seconds of the repeats."""
-        return statistics.median(self.seconds)
 
     @property
     def label(self) -> str:
-        tol = f"{self.rtol:.1e}" if self.rtol == self.atol else f"{self.rtol:.1e}/{self.atol:.1e}"
-        return f"{self.side} {self.method} {tol}"
+        return f"{self.side} {self.method} {self.tolerances()}"
 
 
 def angles_of(model: mbkron.Model, result: mbkron.SimulationResult) -> np.ndarray:

@@ -75,7 +75,7 @@ import time
 import tomllib
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,7 +91,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     sys.exit("bench_shoulder needs Pinocchio for the DAE baseline: `pip install pin` (or conda's pinocchio)")
 
 import mbkron
-from benchmarks.common import machine
+from benchmarks.common import LadderRun, machine
 from mbkron.analysis import tracking
 from mbkron.integrate import RKF45, TRBDF2
 from validation.shoulder_pipeline import (
@@ -541,32 +541,18 @@ def run_dae(dae: DAE, route: str, method: str, rtol: float, atol: float, t_eval=
 
 
 @dataclass
-class Run:
+class Run(LadderRun):
     """One integration: its side, route, solver and tolerances, and what repeated runs measured."""
 
-    side: str  # "ODE" or "DAE"
-    route: str
-    method: str
-    rtol: float
-    atol: float
-    seconds: list[float] = field(default_factory=list)
+    route: str = ""
     error: float = np.nan  # max |q − q_des| (DAE: and |Φ(x)|), rad
     tau_error: float = np.nan  # max |τ − τ_exact|, N·m
     drift: float = np.nan
     velocity_drift: float = np.nan
-    steps: int = 0
-    nfev: int = 0
-    njev: int = 0
-    nlu: int = 0
-
-    @property
-    def cpu(self) -> float:
-        return statistics.median(self.seconds)
 
     @property
     def label(self) -> str:
-        tol = f"{self.rtol:.0e}" if self.rtol == self.atol else f"{self.rtol:.0e}/{self.atol:.0e}"
-        return f"{self.side} {self.route} {self.method} {tol}"
+        return f"{self.side} {self.route} {self.method} {self.tolerances(0)}"
 
 
 @dataclass
@@ -617,11 +603,11 @@ def ladder(tolerances, methods, routes: dict[str, tuple[str, ...]]) -> list[Run]
     """Every route of each side with every method at rtol = atol = each tolerance; the pipeline's own run
     (``track``, RKF45 at rtol 1e-8, atol 1e-10). ``track`` runs RKF45 and DOP853 only (it is ``simulate``
     with a slower ``tau``; the table shows by how much), TRBDF2 (order 2) stops at 1e-9."""
-    runs = [Run("ODE", "track", "RKF45", *PIPELINE_TOLERANCES)] if "track" in routes["ODE"] else []
+    runs = [Run("ODE", "RKF45", *PIPELINE_TOLERANCES, route="track")] if "track" in routes["ODE"] else []
     for tol in tolerances:
         for side in ("ODE", "DAE"):
             for route in routes[side]:
-                runs += [Run(side, route, m, tol, tol) for m in methods
+                runs += [Run(side, m, tol, tol, route=route) for m in methods
                          if not (route == "track" and m not in ("RKF45", "DOP853") or m == "TRBDF2" and tol < 1e-9)]
     return runs
 

@@ -114,10 +114,9 @@ def test_compiled_steps_equal_the_python_solver_on_van_der_pol(mu, rtol):
     assert python.njev > 1 and python.nlu > python.njev  # the control paths were exercised
 
 
-def _andrews_solver(cls, declined_every: int = 0):
-    """A TR-BDF2 solver of the README's main job (Andrews' squeezer as an ODE in β) on its own workspace,
-    and that workspace's continuation and the state kernel; with ``declined_every = k`` the kernel declines
-    every k-th step, which the Python solver then takes."""
+def _squeezer():
+    """The README's main job (Andrews' squeezer as an ODE in β) on its own workspace: the model, the workspace,
+    the Python route of its right-hand side, the initial state (evaluated once) and the state kernel."""
     model = mbkron.load_model(MAIN_JOB)
     workspace = model.workspace()
 
@@ -128,6 +127,14 @@ def _andrews_solver(cls, declined_every: int = 0):
     fun(0.0, y0)
     state_kernel = model.state_kernel(workspace)
     assert state_kernel is not None
+    return model, workspace, fun, y0, state_kernel
+
+
+def _andrews_solver(cls, declined_every: int = 0):
+    """A TR-BDF2 solver of the README's main job (:func:`_squeezer`), and its workspace's continuation and the
+    state kernel; with ``declined_every = k`` the kernel declines every k-th step, which the Python solver then
+    takes."""
+    model, workspace, fun, y0, state_kernel = _squeezer()
     continuation = workspace.states_for(model.joint_variable_map)[0]
     options = dict(rtol=1e-6, atol=1e-8, jac=state_kernel.jacobian)
     if cls is TRBDF2:
@@ -198,15 +205,7 @@ def test_output_rows_are_the_dense_output_and_its_accelerations():
     """``CompiledTRBDF2.output_rows`` of the output times a step reached: the states equal the solver's dense
     output (the same Hermite arithmetic) and the accelerations equal ``Model.forward_dynamics`` at those states
     (evaluated anew from the assembly configuration, so equal to the constraint solver's tolerance)."""
-    model = mbkron.load_model(MAIN_JOB)
-    workspace = model.workspace()
-
-    def fun(t, y):
-        return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
-
-    y0 = np.array([model.default_q[0], 0.0])
-    fun(0.0, y0)
-    state_kernel = model.state_kernel(workspace)
+    model, _, fun, y0, state_kernel = _squeezer()
     times = np.linspace(0.0, 0.03, 3001)[1:]  # several in most steps
     compiled = CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, times, rtol=1e-6, atol=1e-8, jac=state_kernel.jacobian)
     checked = 0
@@ -231,15 +230,7 @@ def test_output_rows_inside_the_kernel_equal_the_trajectory_s_own():
     times = np.linspace(0.0, 0.03, 201)[1:]
     runs = []
     for output_times in (times, None):
-        model = mbkron.load_model(MAIN_JOB)
-        workspace = model.workspace()
-
-        def fun(t, y, model=model, workspace=workspace):
-            return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
-
-        y0 = np.array([model.default_q[0], 0.0])
-        fun(0.0, y0)
-        state_kernel = model.state_kernel(workspace)
+        _, _, fun, y0, state_kernel = _squeezer()
         solver = CompiledTRBDF2(fun, 0.0, y0, 0.03, state_kernel, output_times, rtol=1e-6, atol=1e-8,
                                 jac=state_kernel.jacobian, steps_per_call=1 if output_times is None else None)
         rows, steps, done = [], [], 0

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbkron.compiled.common import inline_jit, jit
+from mbkron.compiled.runs import may_stop
 from mbkron.core.tableaus import DOP853
 
 __all__ = ["STAGES", "STEP_DECLINED", "STEP_OK", "STEP_TOO_SMALL", "adaptive_step", "derivatives",
@@ -74,11 +75,9 @@ state (the Python solver redoes the step)."""
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 10.0
 """scipy's step-size factors of its explicit Runge–Kutta solvers (``scipy.integrate._ivp.rk``)."""
 
-SCREEN, STALL, LONGEST, UNTIL = range(4)
-"""Slots of :func:`adaptive_steps`' ``limits`` array: it returns after a step shorter than ``limits[SCREEN]`` times
-the longest step so far (``limits[LONGEST]``, updated in place) or than ``limits[STALL]`` times the interval still
-to go, and after the step that reaches ``limits[UNTIL]`` (the run's next output time; ``direction · inf``: none)."""
-LIMITS_SIZE = 4
+UNTIL = 3
+"""The slot of :func:`adaptive_steps`' ``limits`` array (:mod:`mbkron.compiled.runs`'s others): it returns after
+the step that reaches ``limits[UNTIL]`` (the run's next output time; ``direction · inf``: none)."""
 
 
 @inline_jit
@@ -208,13 +207,8 @@ def adaptive_steps(rhs, context, t, y, f, h_abs, t_bound, direction, max_step, r
             entry[3 + i] = y_new[i]
             entry[3 + n + i] = f_new[i]
         accepted += 1
-        size = abs(t_new - t)
-        limits[LONGEST] = max(limits[LONGEST], size)
-        leaves = False
-        for k in range(nq):
-            leaves = leaves or (lower[k] <= y[k] <= upper[k] and not lower[k] <= y_new[k] <= upper[k])
-        if (leaves or direction * (t_new - t_bound) >= 0 or direction * (t_new - limits[UNTIL]) >= 0
-                or size < limits[SCREEN] * limits[LONGEST] or size < limits[STALL] * abs(t_bound - t_new)):
+        if (may_stop(limits, lower, upper, nq, t, y, t_new, y_new, t_bound) or direction * (t_new - t_bound) >= 0
+                or direction * (t_new - limits[UNTIL]) >= 0):
             break
         t, y, f = t_new, y_new, f_new
     return outcome, accepted, record, stages

@@ -32,12 +32,13 @@ import numpy as np
 
 from mbkron.compiled.common import inline_jit, jit
 from mbkron.compiled.linalg import lu_factor, lu_solve
+from mbkron.compiled.runs import may_stop
 
 __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
-    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED", "SCREEN",
-    "STALL", "LONGEST", "EVERY_STEP", "LIMITS_SIZE", "hermite", "state_jacobian", "trbdf2_kernel", "trbdf2_steps",
+    "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED",
+    "EVERY_STEP", "hermite", "state_jacobian", "trbdf2_kernel", "trbdf2_steps",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -84,11 +85,9 @@ the last Newton contraction rate (NaN: none with these factors), whether the Jac
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
 factors are valid."""
 MEMORY_SIZE = 7
-SCREEN, STALL, LONGEST, EVERY_STEP = range(4)
-"""Slots of :func:`trbdf2_steps`' ``limits`` array: it returns after a step shorter than ``limits[SCREEN]`` times
-the longest step so far (``limits[LONGEST]``, updated in place) or than ``limits[STALL]`` times the interval
-still to go; ``limits[EVERY_STEP]`` 1 for a row at each step's end instead of rows at output times."""
-LIMITS_SIZE = 4
+EVERY_STEP = 3
+"""The slot of :func:`trbdf2_steps`' ``limits`` array (:mod:`mbkron.compiled.runs`'s others) that is 1 for a row
+at each step's end instead of rows at output times."""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
 numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
@@ -478,13 +477,7 @@ def trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, ato
             rows += count
         row_end[accepted] = rows
         accepted += 1
-        h = abs(t_new - t)
-        limits[LONGEST] = max(limits[LONGEST], h)
-        leaves = False
-        for k in range(nq):
-            leaves = leaves or (lower[k] <= y[k] <= upper[k] and not lower[k] <= y_new[k] <= upper[k])
-        if (not complete or leaves or t_new == t_bound or h < limits[SCREEN] * limits[LONGEST]
-                or h < limits[STALL] * abs(t_bound - t_new)):
+        if may_stop(limits, lower, upper, nq, t, y, t_new, y_new, t_bound) or not complete or t_new == t_bound:
             break
         t, y, yp = t_new, y_new, yp_new
     return outcome, accepted, record, row_end, states, derivatives

@@ -19,6 +19,7 @@ from scipy.integrate import DenseOutput
 __all__ = [
     "EPS",
     "HermiteDenseOutput",
+    "StepRuns",
     "min_step",
     "rms_norm",
     "select_initial_step",
@@ -29,6 +30,55 @@ __all__ = [
 ]
 
 EPS = np.finfo(float).eps
+
+
+class StepRuns:
+    """What a solver with compiled runs of steps (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`, the compiled
+    Runge–Kutta solvers of :mod:`mbkron.integrate.runge_kutta`) hands its stepping kernel besides its state: the
+    run's output times still to come, the ``limits`` array of :mod:`mbkron.compiled.runs` and the coordinates'
+    range ends, and how many steps a call may take.
+
+    Parameters
+    ----------
+    nq : int
+        Coordinates (the first ``nq`` entries of the state).
+    output_times : array_like or None
+        The run's output times, in order.
+    bounds : (lower, upper) or None
+        The coordinates' range ends (None: none).
+    stops : (float, float)
+        ``limits[SCREEN]``, ``limits[STALL]`` (:mod:`mbkron.compiled.runs`).
+    steps_per_call : int
+        At least 1.
+    """
+
+    def __init__(self, nq: int, output_times: ArrayLike | None, bounds: tuple[ArrayLike, ArrayLike] | None,
+                 stops: tuple[float, float], steps_per_call: int) -> None:
+        from mbkron.compiled import runs  # here: numba is imported with the kernels, not with this module
+
+        if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
+            raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")
+        self.steps_per_call = int(steps_per_call)
+        # own, writable arrays: the kernel's one specialisation
+        self.times = np.zeros(0) if output_times is None else np.array(output_times, dtype=float)
+        self._next = 0
+        self.limits = np.zeros(runs.LIMITS_SIZE)
+        self.limits[runs.SCREEN], self.limits[runs.STALL] = stops
+        lower, upper = (-np.inf, np.inf) if bounds is None else bounds
+        self.lower, self.upper = (np.array(np.broadcast_to(np.asarray(b, dtype=float), (nq,))) for b in (lower, upper))
+        self._longest = runs.LONGEST
+
+    def pending(self, t: float, direction: float) -> NDArray[np.float64]:
+        """The output times after ``t`` (in the direction of the run), in order."""
+        times, k = self.times, self._next
+        while k < times.size and direction * (times[k] - t) <= 0:
+            k += 1
+        self._next = k
+        return times[k:]
+
+    def stepped(self, size: float) -> None:
+        """Count a step the solver took in Python (of ``|h| = size``) in the longest step so far."""
+        self.limits[self._longest] = max(self.limits[self._longest], size)
 
 
 def rms_norm(x: NDArray) -> float | NDArray:

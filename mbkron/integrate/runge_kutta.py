@@ -28,6 +28,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 
 from mbkron.compiled import runge_kutta as kernel
+from mbkron.compiled.runs import LIMITS_SIZE
+from mbkron.integrate.common import StepRuns
 from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
 
 __all__ = ["COMPILED", "STEPS_PER_CALL", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
@@ -59,7 +61,7 @@ def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDAr
     derivatives = np.empty_like(states)
     outcome = state_kernel.runge_kutta(DERIVATIVES, 0.0, times, np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
                                        np.ones(n), derivatives, *tableau[1:], states, np.zeros(1, dtype=np.int64),
-                                       np.zeros(kernel.LIMITS_SIZE), np.zeros(n // 2), np.zeros(n // 2), 0)[0]
+                                       np.zeros(LIMITS_SIZE), np.zeros(n // 2), np.zeros(n // 2), 0)[0]
     return derivatives if outcome == kernel.STEP_OK else None
 
 
@@ -101,10 +103,9 @@ class _CompiledSteps:
                  bounds: tuple[ArrayLike, ArrayLike] | None = None, stops: tuple[float, float] = (0.0, 0.0),
                  steps_per_call: int | None = None, **options: Any) -> None:
         super().__init__(fun, t0, y0, t_bound, **options)
-        steps_per_call = STEPS_PER_CALL if steps_per_call is None else steps_per_call
-        if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
-            raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")
-        self.state_kernel, self.last, self._steps_per_call = state_kernel, last, int(steps_per_call)
+        self.state_kernel, self.last = state_kernel, last
+        self._runs = StepRuns(self.n // 2, output_times, bounds, stops,
+                              STEPS_PER_CALL if steps_per_call is None else steps_per_call)
         dop853 = isinstance(self, DOP853)
         self._tableau = _tableau(type(self))
         # scipy's stage arrays, filled in place (DOP853's K is the first rows of its K_extended)
@@ -115,13 +116,6 @@ class _CompiledSteps:
                                  for v in (self.rtol, self.atol))
         self._counts = np.zeros(1, dtype=np.int64)
         self.y, self.f = np.array(self.y, dtype=float), np.array(self.f, dtype=float)
-        self._times = np.zeros(0) if output_times is None else np.array(output_times, dtype=float)
-        self._next_time = 0
-        self._limits = np.zeros(kernel.LIMITS_SIZE)
-        self._limits[kernel.SCREEN], self._limits[kernel.STALL] = stops
-        lower, upper = (-np.inf, np.inf) if bounds is None else bounds
-        self._bounds = tuple(np.array(np.broadcast_to(np.asarray(b, dtype=float), (self.n // 2,)))
-                             for b in (lower, upper))
         self._taken = None  # the last kernel call's steps (_call) and how many have been handed out
         state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
 
@@ -130,23 +124,17 @@ class _CompiledSteps:
         self.nfev += int(self._counts[0])
         self._counts[0] = 0
 
-    def _until(self) -> float:
-        """The first output time after the current time (``direction · inf``: none)."""
-        times, k = self._times, self._next_time
-        while k < times.size and self.direction * (times[k] - self.t) <= 0:
-            k += 1
-        self._next_time = k
-        return float(times[k]) if k < times.size else self.direction * np.inf
-
     def _call(self) -> None:
         """Up to ``steps_per_call`` steps from the current state in one kernel call, to be handed out by
         :meth:`_step_impl`."""
         rtol, atol = self._tolerances
-        self._limits[kernel.UNTIL] = self._until()
+        runs = self._runs
+        pending = runs.pending(self.t, self.direction)  # the call returns after the step reaching the first
+        runs.limits[kernel.UNTIL] = float(pending[0]) if pending.size else self.direction * np.inf
         outcome, accepted, record, stages = self.state_kernel.runge_kutta(
             RUNGE_KUTTA_STEP, self.t, self.y, self.f, self.h_abs, self.t_bound, float(self.direction),
-            float(self.max_step), rtol, atol, *self._tableau, self._stages, self._counts, self._limits,
-            *self._bounds, self._steps_per_call)
+            float(self.max_step), rtol, atol, *self._tableau, self._stages, self._counts, runs.limits, runs.lower,
+            runs.upper, runs.steps_per_call)
         self._evaluations()
         self._taken = [0, int(accepted), outcome, record, stages]
 
@@ -177,7 +165,7 @@ class _CompiledSteps:
         finally:
             self.state_kernel.load()
         if success:
-            self._limits[kernel.LONGEST] = max(self._limits[kernel.LONGEST], abs(self.t - t))
+            self._runs.stepped(abs(self.t - t))
         return success, message
 
     def _dense_output_impl(self):
@@ -197,7 +185,7 @@ class _CompiledSteps:
         outcome = self.state_kernel.runge_kutta(
             EXTRA_STAGES, self.t_old, self.y_old, self.f, self.h_previous, self.t_bound, float(self.direction),
             float(self.max_step), *self._tolerances, A_extra, self._tableau[1], C_extra, *self._tableau[3:],
-            self._stages, self._counts, self._limits, *self._bounds, 0)[0]
+            self._stages, self._counts, self._runs.limits, self._runs.lower, self._runs.upper, 0)[0]
         self._evaluations()
         return outcome == kernel.STEP_OK
 

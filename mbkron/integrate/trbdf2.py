@@ -54,6 +54,7 @@ from mbkron.compiled.trbdf2 import (  # the coefficients and control parameters,
 from mbkron.integrate.common import (
     EPS,
     HermiteDenseOutput,
+    StepRuns,
     min_step,
     rms_norm,
     select_initial_step,
@@ -517,25 +518,17 @@ class CompiledTRBDF2(TRBDF2):
         n = self.n
         if callable(jac):
             self.jac, self.current_jac, self.jac_age = self._counting(jac), False, MAX_JAC_AGE
-        steps_per_call = STEPS_PER_CALL if steps_per_call is None else steps_per_call
-        if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
-            raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")
-        self.state_kernel, self.last, self._steps_per_call = state_kernel, last, int(steps_per_call)
+        self.state_kernel, self.last = state_kernel, last
+        self._runs = StepRuns(n // 2, output_times, bounds, stops,
+                              STEPS_PER_CALL if steps_per_call is None else steps_per_call)
+        self._runs.limits[kernel.EVERY_STEP] = output_times is None and last is not None
         self._J = np.array(self.J, dtype=float)
         self._lu, self._piv = np.zeros((n, n)), np.zeros(n, dtype=np.int64)
         self._tolerances = tuple(np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy()
                                  for v in (self.rtol, self.atol))
         self._memory = np.zeros(kernel.MEMORY_SIZE)
         self._counts = np.zeros(3, dtype=np.int64)
-        # the run's output times: each step also gives the rows of those it reaches (output_rows)
-        self._times = np.zeros(0) if output_times is None else np.array(output_times, dtype=float)  # own, writable:
-        # the kernel's one specialisation
-        self._next_time, self._rows = 0, None
-        self._limits = np.zeros(kernel.LIMITS_SIZE)
-        self._limits[[kernel.SCREEN, kernel.STALL]] = stops
-        self._limits[kernel.EVERY_STEP] = output_times is None and last is not None
-        lower, upper = (-np.inf, np.inf) if bounds is None else bounds
-        self._bounds = tuple(np.array(np.broadcast_to(np.asarray(b, dtype=float), (n // 2,))) for b in (lower, upper))
+        self._rows = None  # the rows of the run's output times the last step reached (output_rows)
         self._taken = None  # the last kernel call's steps (_call) and how many have been handed out
         self._to_memory()
         state_kernel.load()  # continue from where the Python route's first evaluations left the workspace
@@ -576,23 +569,16 @@ class CompiledTRBDF2(TRBDF2):
             return rows[1], rows[2][:, self.n // 2:]
         return None
 
-    def _pending_times(self) -> NDArray[np.float64]:
-        """The output times after the current time, in order."""
-        times, k = self._times, self._next_time
-        while k < times.size and self.direction * (times[k] - self.t) <= 0:
-            k += 1
-        self._next_time = k
-        return times[k:]
-
     def _call(self) -> None:
         """Up to ``steps_per_call`` steps from the current state in one kernel call, to be handed out by
         :meth:`_step_impl`."""
         rtol, atol = self._tolerances
-        pending = self._pending_times()
+        runs = self._runs
+        pending = runs.pending(self.t, self.direction)
         outcome, accepted, record, row_end, states, derivatives = self.state_kernel.steps(
             self.t, self.y, self.yp, self.t_bound, float(self.direction), self.max_step, rtol, atol, self.newton_tol,
-            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts, times=pending, limits=self._limits,
-            lower=self._bounds[0], upper=self._bounds[1], max_steps=self._steps_per_call)
+            self.n // 2, self.J, self._lu, self._piv, self._memory, self._counts, times=pending, limits=runs.limits,
+            lower=runs.lower, upper=runs.upper, max_steps=runs.steps_per_call)
         self.nfev, self.njev, self.nlu = (total + int(c) for total, c in zip((self.nfev, self.njev, self.nlu),
                                                                            self._counts))
         self._counts[:] = 0
@@ -615,7 +601,7 @@ class CompiledTRBDF2(TRBDF2):
             self.y_mid, self.y = entry[1:1 + n], entry[1 + n:1 + 2 * n]
             self.yp_mid, self.yp = entry[1 + 2 * n:1 + 3 * n], entry[1 + 3 * n:]
             first, end = row_end[k - 1] if k else 0, row_end[k]
-            if end > first and self._limits[kernel.EVERY_STEP]:
+            if end > first and self._runs.limits[kernel.EVERY_STEP]:
                 self.last.record(self.t, self.y, derivatives[first, n // 2:])
             elif end > first:
                 self._rows = (pending[first:end], states[first:end], derivatives[first:end])
@@ -632,5 +618,5 @@ class CompiledTRBDF2(TRBDF2):
             self.state_kernel.load()
             self._to_memory()
         if success:
-            self._limits[kernel.LONGEST] = max(self._limits[kernel.LONGEST], abs(self.t - t))
+            self._runs.stepped(abs(self.t - t))
         return success, message

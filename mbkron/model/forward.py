@@ -28,6 +28,7 @@ __all__ = ["ForwardDynamics", "StateKernel"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 compiled_trbdf2 = LazyModule("mbkron.compiled.trbdf2")
+_runs = LazyModule("mbkron.compiled.runs")
 _articulated = LazyModule("mbkron.compiled.articulated")
 _forward = LazyModule("mbkron.compiled.forward")
 _group = LazyModule("mbkron.jointvars.compiled")
@@ -208,7 +209,7 @@ class StateKernel:
         vector, matrix = np.zeros(n), np.zeros((n, n))
         self.steps(0.0, vector, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
                    np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64),
-                   times=np.zeros(0), limits=np.zeros(compiled_trbdf2.LIMITS_SIZE), lower=np.zeros(nq),
+                   times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE), lower=np.zeros(nq),
                    upper=np.zeros(nq), max_steps=0)
 
     def runge_kutta(self, mode: int, *arguments):
