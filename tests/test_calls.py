@@ -1,5 +1,6 @@
-"""Calls between kernels through the callee's address (mbkron.compiled.calls.by_address) and arrays passed down
-borrowed (mbkron.compiled.calls.borrowed).
+"""Calls between kernels through the callee's address (mbkron.compiled.calls.by_address, its return type inferred or
+declared), arrays passed down borrowed (borrowed), values passed down by reference (refer, referent) and arrays typed
+read-only (read_only).
 
 The oracle of each call by address is the direct call of the same kernel (and numpy for the values): same
 results bit for bit, the callee's exceptions raised in the caller with their messages, and the plain Python
@@ -19,7 +20,7 @@ import numba
 import numpy as np
 import pytest
 
-from mbkron.compiled.calls import borrowed, by_address
+from mbkron.compiled.calls import borrowed, by_address, read_only, refer, referent
 
 
 @numba.njit
@@ -101,6 +102,80 @@ def test_other_argument_types_compile_another_entry():
     assert np.array_equal(values, 4.0 * np.arange(3.0)[::-1]) and total == 6.0 + 12.0 + 0.75
 
 
+_scaled_sum_declared = by_address(_scaled_sum, returns="Tuple((float64[::1], float64))")
+_scaled_sum_misdeclared = by_address(_scaled_sum, returns="Tuple((float64[::1], int64))")
+
+
+@numba.njit
+def _declared(x, a):
+    return _scaled_sum_declared((x, a, 0.5))
+
+
+@numba.njit
+def _misdeclared(x, a):
+    return _scaled_sum_misdeclared((x, a, 0.5))
+
+
+def test_a_declared_return_type_gives_the_same_call():
+    x = np.random.default_rng(5).normal(size=6)
+    values, total = _declared(x, 2.5)
+    direct_values, direct_total = _scaled_sum(x, 2.5, 0.5)
+    assert np.array_equal(values, direct_values) and total == direct_total
+
+
+def test_a_wrong_declared_return_type_is_an_error_naming_the_kernel():
+    with pytest.warns(RuntimeWarning, match="it returns .* the caller expects"), \
+            pytest.raises(RuntimeError, match="could not compile or load the kernel .*_scaled_sum"):
+        _misdeclared(np.ones(3), 2.0)
+
+
+@numba.njit
+def _weighted(reference, k):
+    """``Σ w x`` of the pair ``(w, (x,))`` that ``reference`` refers to, and ``x[k]`` set to -1."""
+    w, (x,) = referent(reference)
+    total = 0.0
+    for i in range(w.size):
+        total += w[i] * x[i]
+    x[k] = -1.0
+    return total
+
+
+@numba.njit
+def _twice_weighted(w, x):
+    reference = refer((w, (x,)))  # one pointer for both calls
+    return _weighted(reference, 0) + _weighted(reference, 1)
+
+
+def test_a_reference_reaches_the_value():
+    """The callee reads the referred arrays' values and writes into the caller's array."""
+    w, x = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    expected = (1.0 * 4.0 + 2.0 * 5.0 + 3.0 * 6.0) + (1.0 * -1.0 + 2.0 * 5.0 + 3.0 * 6.0)
+    assert _twice_weighted(w, x) == expected
+    assert x.tolist() == [-1.0, -1.0, 6.0]
+
+
+@numba.njit
+def _row_sums(links):
+    return links.sum(axis=1)
+
+
+@numba.njit
+def _built_then_read(n):
+    links = np.empty((n, 2), np.int64)
+    for i in range(n):
+        links[i, 0], links[i, 1] = i, 2 * i
+    return _row_sums(read_only(links))
+
+
+def test_read_only_types_the_array_read_only():
+    frozen = np.arange(6, dtype=np.int64).reshape(3, 2)
+    frozen.setflags(write=False)
+    assert _row_sums(frozen).tolist() == [1, 5, 9]
+    assert _built_then_read(3).tolist() == [0, 3, 6]
+    assert len(_row_sums.signatures) == 1  # one specialisation: the built array passed as the read-only type
+    assert not _row_sums.signatures[0][0].mutable
+
+
 def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) is x
     program = textwrap.dedent("""
         import numpy as np
@@ -112,6 +187,9 @@ def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) i
         x, pair = np.zeros(2), (np.ones(3), (np.ones((1, 2)),))
         assert borrowed(x) is x and borrowed(pair) is pair
         assert _fill_borrowed(x, pair, 4.0) == 5.0 and x.tolist() == [4.0, 4.0]
+        from tests.test_calls import _twice_weighted, _built_then_read, _declared
+        assert _twice_weighted(np.ones(2), np.array([2.0, 3.0])) == 5.0 + 2.0  # refer(v) is v
+        assert _built_then_read(2).tolist() == [0, 3] and _declared(np.ones(2), 2.0)[1] == 4.5
         print(values.tolist(), total)
     """)
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")

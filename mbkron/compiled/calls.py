@@ -30,7 +30,7 @@ import warnings
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["borrowed", "by_address"]
+__all__ = ["borrowed", "by_address", "read_only", "refer", "referent"]
 
 if AVAILABLE:
     from llvmlite import ir
@@ -61,7 +61,7 @@ def _fetch_address(key) -> int:
         return 0
 
 
-def by_address(kernel):
+def by_address(kernel, returns: str | None = None):
     """``call(arguments)`` = ``kernel(*arguments)`` (``arguments`` a tuple), compiled as an indirect call.
 
     Inside a kernel, ``call`` does not link ``kernel``'s code into the caller: see the module's text. In
@@ -71,6 +71,12 @@ def by_address(kernel):
     ----------
     kernel : numba dispatcher
         A module-level :func:`~mbkron.compiled.common.jit` kernel (found again by its module and name).
+    returns : str, optional
+        The numba type ``kernel`` returns, as numba writes it (e.g. ``"Tuple((int64, float64[::1]))"``), for
+        every argument types its callers pass. Declared, typing a caller does not compile ``kernel`` (numba
+        infers a return type by compiling the callee): the caller and the callee can be compiled apart, in
+        parallel processes (:mod:`mbkron.cli.prefetch`). The first call checks it against the compiled
+        entry's (a RuntimeError naming the kernel, the cause warned, where they differ).
     """
     py_func = getattr(kernel, "py_func", None)
     if not AVAILABLE or config.DISABLE_JIT or py_func is None:
@@ -80,13 +86,18 @@ def by_address(kernel):
         return call
     module, name = py_func.__module__, py_func.__name__
 
+    declared = None if returns is None else _numba_type(returns)
+
     @intrinsic
     def call(typingctx, arguments):
         argument_types = tuple(arguments.types)
-        resolved = typingctx.resolve_function_type(typingctx.resolve_value_type(kernel), argument_types, {})
-        if resolved is None:
-            return None
-        target = resolved.return_type(*argument_types)
+        if declared is None:
+            resolved = typingctx.resolve_function_type(typingctx.resolve_value_type(kernel), argument_types, {})
+            if resolved is None:
+                return None
+            target = resolved.return_type(*argument_types)
+        else:
+            target = declared(*argument_types)
         slot_name = "mbkron_address_" + hashlib.sha256(f"{module}.{name}{target}".encode()).hexdigest()[:16]
 
         def codegen(context, builder, signature, values):
@@ -121,9 +132,17 @@ def by_address(kernel):
                 context.call_conv.return_status_propagate(builder, status)
             return result
 
-        return resolved.return_type(arguments), codegen
+        return target.return_type(arguments), codegen
 
     return call
+
+
+def _numba_type(text: str):
+    """The numba type written ``text`` (numba's own notation: ``float64[::1]`` a C-contiguous vector, ``Tuple((…))``),
+    read by numba's signature parser from the library's own declarations (never from input)."""
+    from numba.core import sigutils
+
+    return sigutils.normalize_signature(f"{text}()")[1]
 
 
 def borrowed(array):
@@ -177,3 +196,90 @@ if AVAILABLE and not config.DISABLE_JIT:
         return array(array), codegen
 
     borrowed.__doc__ = _plain_borrowed.__doc__
+
+
+def read_only(array):
+    """``array`` itself, typed read-only inside kernels (an intrinsic: nothing to compile, nothing copied; without
+    numba, or with ``NUMBA_DISABLE_JIT=1``, the plain function returning ``array``): for passing an array a kernel
+    built to a kernel that otherwise takes a model's read-only arrays, so that one specialisation serves both
+    (numba types a read-only array apart, and compiles its callee again for it)."""
+    return array
+
+
+def refer(value):
+    """A reference to ``value`` (an array, a number or a tuple of such, nested) for the kernels below the caller:
+    one pointer instead of the value itself. Inside a kernel an intrinsic; without numba, or with
+    ``NUMBA_DISABLE_JIT=1``, ``value`` itself. :func:`referent` reads it back.
+
+    A run's state context is a tuple of about 80 arrays of a dozen types, passed down TR-BDF2's step, its Newton
+    iterations and its Jacobian to the right-hand side. numba passes a tuple as its members, and copies,
+    counts and releases each one in every function it passes through: compiling that was a second or more for
+    each function taking the context (issue 26's cold start). The reference is the address of one copy of the borrowed value (:func:`borrowed`: no reference counting) in
+    the caller's stack frame, so it is valid while the caller runs: pass it down, never return it or store it.
+    """
+    return value
+
+
+def referent(reference):
+    """The value a :func:`refer` reference points to (its arrays borrowed: :func:`borrowed`); without numba, or
+    with ``NUMBA_DISABLE_JIT=1``, ``reference`` itself."""
+    return reference
+
+
+if AVAILABLE and not config.DISABLE_JIT:
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.extending import models, register_model
+
+    class Reference(types.Type):
+        """numba's type of a :func:`refer` reference to a value of type ``target``: a pointer (``i8*``) to a copy
+        of the value in the referring kernel's stack frame."""
+
+        def __init__(self, target):
+            self.target = target
+            super().__init__(name=f"Reference({target})")
+
+    @register_model(Reference)
+    class _ReferenceModel(models.PrimitiveModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, ir.IntType(8).as_pointer())
+
+    _plain_refer, _plain_referent = refer, referent
+
+    @intrinsic
+    def refer(typingctx, value):  # noqa: F811 - the kernels' intrinsic of the function above
+        if not _borrowable(value):
+            return None
+
+        def codegen(context, builder, signature, values):
+            slot = cgutils.alloca_once(builder, context.get_value_type(value))  # in the entry block
+            builder.store(_borrow(context, builder, value, values[0]), slot)
+            return builder.bitcast(slot, cgutils.voidptr_t)
+
+        return Reference(value)(value), codegen
+
+    @intrinsic
+    def referent(typingctx, reference):  # noqa: F811 - the kernels' intrinsic of the function above
+        if not isinstance(reference, Reference):
+            return None
+
+        def codegen(context, builder, signature, values):
+            pointer = builder.bitcast(values[0], context.get_value_type(reference.target).as_pointer())
+            return builder.load(pointer)  # stored borrowed: nothing to count
+
+        return reference.target(reference), codegen
+
+    refer.__doc__, referent.__doc__ = _plain_refer.__doc__, _plain_referent.__doc__
+
+    _plain_read_only = read_only
+
+    @intrinsic
+    def read_only(typingctx, array):  # noqa: F811 - the kernels' intrinsic of the function above
+        if not isinstance(array, types.Array):
+            return None
+
+        def codegen(context, builder, signature, values):
+            return impl_ret_borrowed(context, builder, signature.return_type, values[0])
+
+        return array.copy(readonly=True)(array), codegen
+
+    read_only.__doc__ = _plain_read_only.__doc__

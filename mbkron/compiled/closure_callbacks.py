@@ -17,9 +17,9 @@ from mbkron.compiled.closures import evaluate
 
 __all__ = ["first", "second"]
 
-_evaluate_at = by_address(evaluate)
+_evaluate_at = by_address(evaluate, returns="none")
 """:func:`~mbkron.compiled.closures.evaluate` called through its address (:mod:`mbkron.compiled.calls`): compiled
-once, not again inside each callback."""
+once, on the first call, not again inside each callback (nor to define them: its return type is declared)."""
 
 
 @numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")

@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.calls import borrowed
+from mbkron.compiled.calls import borrowed, read_only
 from mbkron.compiled.common import jit
 from mbkron.compiled.kinematics import transforms_and_joint_twists
 from mbkron.compiled.layout import GEOMETRY_WIDTH
@@ -165,7 +165,7 @@ def evaluate(x, out, data, order):  # pragma: no cover - compiled
     W = np.empty((n_bodies, 4, 4))
     S = np.empty((n_bodies, 6))
     # links, W, S, R, dR, d2R are read after the call that takes them borrowed (no atomic reference counting)
-    transforms_and_joint_twists(geometry, borrowed(links), x, borrowed(W), borrowed(S))
+    transforms_and_joint_twists(geometry, read_only(borrowed(links)), x, borrowed(W), borrowed(S))  # the model's type
     R = np.empty((n_vectors, 4))
     dR = np.zeros((n_vectors, n_x, 3))
     d2R = np.zeros((n_vectors, n2, n2, 3))

@@ -24,6 +24,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from mbkron.compiled import handoff
+
 try:  # numba is optional: the ``fast`` extra
     import numba
     from numba.core import caching as numba_caching
@@ -198,7 +200,17 @@ if AVAILABLE:
     # into one cache at once (`mbkron compile` in parallel, the test suite's workers) and a killed one leaves at
     # worst an unnamed data file.
     numba_caching.IndexDataCacheFile.save = _locked(_save_data_first, True)
-    numba_caching.IndexDataCacheFile.load = _locked(numba_caching.IndexDataCacheFile.load, False)
+    _load = _locked(numba_caching.IndexDataCacheFile.load, False)
+
+    def _load_or_wait(self, key):
+        """numba's ``IndexDataCacheFile.load``; on a miss, where another process is compiling the kernel for this
+        process (:mod:`mbkron.compiled.handoff`), after waiting for it, again."""
+        data = _load(self, key)
+        if data is None and handoff.wait_for(self._index_path):
+            data = _load(self, key)
+        return data
+
+    numba_caching.IndexDataCacheFile.load = _load_or_wait
 
 
 @contextlib.contextmanager

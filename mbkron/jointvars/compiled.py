@@ -78,19 +78,18 @@ from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import constraint_function
-from mbkron.compiled.calls import borrowed, by_address
+from mbkron.compiled.calls import borrowed, by_address, refer, referent
 from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit, jitable
 from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
-from mbkron.expressions import codegen
 from mbkron.jointvars.constraints import ConstraintExpressions
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
-__all__ = ["CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
+__all__ = ["AHEAD", "CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
            "cache_directory", "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
            "group_trbdf2", "kernel_module", "module_source", "state_rhs", "step_kernel", "step_kernel_into",
            "step_rows", "step_work", "supports_fast_step"]
@@ -103,6 +102,15 @@ SHORT_WALK = 8.0
 periods (``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the
 equations' periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) is left to it;
 every other walk runs in the kernel, as the Python solver's walk (which it then is: no shift)."""
+
+
+STEP_RETURNS = "Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], float64[:, :, ::1]))"
+"""What :func:`step_kernel_into` (and its :func:`_single_step`) returns, declared to their callers by address
+(:func:`~mbkron.compiled.calls.by_address`), so that compiling a caller does not compile them."""
+
+FORWARD_RETURNS = "Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, :, ::1], float64[::1], int64))"
+"""What :func:`group_forward_into` returns, declared likewise (:data:`STEP_RETURNS`): compiling TR-BDF2 and the
+right-hand side above it needs neither the constraint step nor the dynamics compiled."""
 
 
 _NO_DATA = np.zeros(0)
@@ -143,6 +151,8 @@ def module_source(expressions: ConstraintExpressions, cache: bool = True) -> str
     exception, which a C callback could not pass on. The text is printed from sympy expression trees
     and this template only, never from user text; it does not depend on the kernels' code.
     """
+    from mbkron.expressions import codegen  # sympy: only for groups given by expressions
+
     return _MODULE_TEMPLATE.format(
         cache=cache,
         first=codegen.scalar_source("first", expressions.symbols, expressions.first, unread=("data",)),
@@ -455,7 +465,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     return OK, x[m:], f, tangent, det_sign, condition, grad, hess
 
 
-_single_step_at = by_address(_single_step)
+_single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 """:func:`_single_step` called through its address: compiled once for the one step and the walk's steps."""
 
 
@@ -515,7 +525,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     return NOT_CONVERGED, p, f, tangent, det_sign, condition, grad, hess
 
 
-_step_kernel_into_at = by_address(step_kernel_into)
+_step_kernel_into_at = by_address(step_kernel_into, returns=STEP_RETURNS)
 """:func:`step_kernel_into` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not again
 inside each caller."""
 
@@ -606,7 +616,7 @@ def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvat
     return status, p, f, tangent, det_sign, condition, hess, qdd, code
 
 
-_group_forward_into_at = by_address(group_forward_into)
+_group_forward_into_at = by_address(group_forward_into, returns=FORWARD_RETURNS)
 """:func:`group_forward_into` called through its address."""
 
 
@@ -623,16 +633,12 @@ def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0,
 
 
 @jit
-def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
-    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward_into` (the group's step from the
-    continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
-    solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
-    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
-    generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
-    equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
+def _rhs(t, y, reference, advance):  # pragma: no cover - compiled
+    """:func:`state_rhs` of the context ``reference`` refers to (:func:`~mbkron.compiled.calls.refer`): the
+    right-hand side the kernels below a run's call pass the context to by one pointer."""
     (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
      joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, start_p,
-     scalars) = context
+     scalars) = referent(reference)  # borrowed: held by the caller of the run's kernel
     nq = start_q.size
     q, qd = y[:nq], y[nq:]  # views: y is held by the caller for the call
     # the arrays go down a chain of kernels: borrowed, they cost no atomic reference counting on the way
@@ -661,14 +667,31 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
 
 
 @jit
+def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
+    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward_into` (the group's step from the
+    continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
+    solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
+    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
+    generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
+    equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
+    return _rhs(t, y, refer(context), advance)
+
+
+@jit
 def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
                  context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
     """Up to ``max_steps`` TR-BDF2 steps and their output rows (:func:`mbkron.compiled.trbdf2.trbdf2_steps`, which
     documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses): compiled once
     for every model with one constraint group."""
-    return trbdf2_steps(state_rhs, borrowed(context), t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
+    return trbdf2_steps(_rhs, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
                         nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)  # context: the caller's
+
+
+AHEAD = {"dynamics": forward_solved, "steps": group_trbdf2}
+"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (:meth:`FastStep.compile_dynamics`,
+the TR-BDF2 steps), in the order a run needs them: what the command line's helper process compiles
+(:mod:`mbkron.cli.prefetch`)."""
 
 
 @jit
@@ -677,7 +700,7 @@ def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
     :func:`mbkron.compiled.trbdf2.state_jacobian`'s central differences, from the continuation in ``context``
     (not advanced); False where a perturbed state is declined. The implicit solvers' Jacobian in a kernel of its
     own, so that a run of Radau, BDF or LSODA compiles no TR-BDF2."""
-    return state_jacobian(state_rhs, borrowed(context), t, y, nq, J)
+    return state_jacobian(_rhs, refer(context), t, y, nq, J)
 
 
 RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
@@ -698,14 +721,14 @@ def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, 
     :data:`DERIVATIVES`: the right-hand side at the times ``y`` and the states ``K`` (rows), into ``A``. The last
     two return the outcome (``STEP_OK`` or ``STEP_DECLINED``), then no steps.
     """
-    context = borrowed(context)  # held by the caller
+    context = refer(context)  # one pointer down the steps (held by the caller)
     if mode == RUNGE_KUTTA_STEP:
-        return adaptive_steps(state_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E,
+        return adaptive_steps(_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E,
                               E3, E5, error_exponent, n_stages, counts, limits, lower, upper, max_steps)
     if mode == EXTRA_STAGES:
-        ok = extra_stages(state_rhs, context, t, y, h_abs, A, C, n_stages, K, counts)
+        ok = extra_stages(_rhs, context, t, y, h_abs, A, C, n_stages, K, counts)
     else:
-        ok = derivatives(state_rhs, context, y, K, A)
+        ok = derivatives(_rhs, context, y, K, A)
     return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), 0, np.empty((0, 0)), np.empty((0, 0, 0))
 
 
@@ -844,6 +867,41 @@ class FastStep:
                 constant, rows, scratch, work, start.q.copy(), np.array(start.f, dtype=float),
                 np.array(start.tangent, dtype=float), np.array(held, dtype=float), np.array(start.p, dtype=float),
                 scalars)
+
+    @classmethod
+    def placeholder(cls, nq: int) -> FastStep:
+        """A step of one joint variable over ``nq`` coordinates that calls no constraint functions, of the types every
+        group's step has (:func:`supports_fast_step`: the kernels are compiled once for every model): for compiling
+        the kernels of any group's runs ahead, with no group at hand (:meth:`compile_dynamics`,
+        :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
+        step = cls.__new__(cls)
+        step.m, step.kernels = 1, None
+        step.functions = (0, 0, _NO_DATA)
+        step.A, step.c = np.zeros((1, nq)), np.zeros(1)
+        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf)  # the types of __init__'s
+        step.projection = False
+        step._zero_curvature = np.zeros((1, nq, nq))
+        return step
+
+    def placeholder_start(self) -> Solution:
+        """A start of zeros, of the types a run's continuation has: for :meth:`state_context` where only the types
+        of its arrays matter (compiling ahead, :meth:`compile_dynamics`)."""
+        nq = self.A.shape[1]
+        return Solution(np.zeros(nq), np.zeros(self.A.shape[0]), self.A, None, np.zeros(self.m),
+                        np.zeros((self.m, nq)), 1, 1.0)
+
+    def compile_dynamics(self, context: tuple) -> None:
+        """Compile (or load from the disk cache) the dynamics :func:`~mbkron.compiled.forward.forward_solved` for the
+        argument types :func:`group_forward_into` calls it with in a run of :meth:`state_context` ``context``
+        (the step's values as :data:`STEP_RETURNS` declares them), without evaluating anything: what a helper
+        process compiles for a command (:mod:`mbkron.cli.prefetch`)."""
+        from numba import typeof
+
+        (_, _, _, m, A, _, _, _, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
+         constant, rows, scratch, _, start_q, start_f, start_tangent, *_) = context
+        arguments = (geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows,
+                     start_f, start_tangent, start_q, start_q, start_q, scratch)  # f, ∇f, q̇ᵀHq̇, q, q̇
+        forward_solved.compile(tuple(typeof(value) for value in arguments))
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""

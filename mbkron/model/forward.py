@@ -165,6 +165,29 @@ class ForwardDynamics:
                                           self.constant, rows)
         return StateKernel(fast_step, continuation, context)
 
+    def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> None:
+        """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
+        constraint group, without evaluating anything: ``"dynamics"`` the accelerations below the group's step
+        (:meth:`mbkron.jointvars.compiled.FastStep.compile_dynamics`), ``"steps"`` the TR-BDF2 steps
+        (:meth:`StateKernel.compile_steps`), in the order given. They are compiled once for every such model (their
+        argument types are the same for all), so a model without a group compiles them for a placeholder group
+        (:meth:`~mbkron.jointvars.compiled.FastStep.placeholder`): what :mod:`mbkron.cli.prefetch`'s helper
+        process does for a command on the machine's second core, with a tree model that loads without compiling
+        anything."""
+        if self.group is None:
+            rows, fast_step = np.zeros(1, dtype=np.int64), _group.FastStep.placeholder(self.nq)
+        else:
+            rows, fast_step = self.group
+        context = fast_step.state_context(fast_step.placeholder_start(), None, writable(self.generalized), self.arrays,
+                                          self.matrix, self.constant, rows)
+        for kernel in kernels:
+            if kernel == "dynamics":
+                fast_step.compile_dynamics(context)
+            elif kernel == "steps":
+                StateKernel(fast_step, None, context).compile_steps()
+            else:
+                raise ValueError(f"`kernels` holds {kernel!r}; expected 'dynamics' or 'steps'")
+
     def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
         """Joint variables from the model's providers, then one call for the rest."""
         f, grad, convective = model._joint_dynamics(q, qd, workspace)

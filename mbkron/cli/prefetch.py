@@ -1,0 +1,107 @@
+"""The second core at a cold start: a helper process compiles some of a command's kernels while it compiles the rest.
+
+With empty caches ``mbkron simulate`` of a closed-loop model (the README's main job) spends nearly all its time
+compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.compiled.calls`:
+calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
+machine's second core: the accelerations below the constraint group's step and the TR-BDF2 steps
+(:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
+helper compiles them with a built-in tree model (:func:`mbkron.examples.planar.two_link_arm`), which loads without
+compiling anything: it starts at once, while the command loads its model (solving its loop closures, whose
+kernels it compiles first). The command then compiles the step with its dynamics and the Newton step; where it
+needs a kernel the helper has not finished, it waits for it and loads it from numba's disk cache
+(:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing that a run of such a model does not call.
+
+The helper is started only where it helps: numba is installed, the machine has at least two cores, neither kernel
+is in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``. Its output is discarded; where it fails, the
+command compiles the kernels itself (its locks are released when it exits, however it exits). It runs as
+``python -m mbkron.cli.prefetch KERNEL=FD ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+__all__ = ["VARIABLE", "start"]
+
+VARIABLE = "MBKRON_PREFETCH"
+"""Set to ``0`` to start no helper process."""
+
+
+def _kernels() -> dict:
+    """The kernels a helper may compile, by name (:data:`mbkron.jointvars.compiled.AHEAD`)."""
+    from mbkron.jointvars.compiled import AHEAD
+
+    return AHEAD
+
+
+def start(method: str) -> subprocess.Popen | None:
+    """Start a helper process compiling the kernels of a run with ``method`` of a model with a compiled constraint
+    group that are not in numba's disk cache yet, holding their locks for it; None where none is started (see the
+    module's text). Where the command's model has no such group, the helper's work goes unused (it is started
+    before the model is read, so that it starts early).
+    """
+    from mbkron.compiled.common import AVAILABLE
+
+    if os.environ.get(VARIABLE, "1").strip() == "0" or not AVAILABLE or (os.cpu_count() or 1) < 2:
+        return None
+    from mbkron.compiled import handoff
+
+    wanted = ("dynamics", "steps") if method.upper().replace("-", "") == "TRBDF2" else ("dynamics",)
+    held = {}
+    for name, kernel in _kernels().items():
+        if name in wanted:
+            descriptor = handoff.hold(kernel)
+            if descriptor is not None:
+                held[name] = descriptor
+    if not held:
+        return None
+    import mbkron
+
+    # the helper imports this mbkron (the same kernels, so the same cache entries), however this one was found
+    environment = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(mbkron.__file__)))
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, (here, environment.get("PYTHONPATH"))))
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "mbkron.cli.prefetch", *(f"{name}={descriptor}" for name, descriptor in held.items())],
+            pass_fds=tuple(held.values()), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=environment)
+    except OSError:
+        return None
+    finally:  # the helper holds the locks now (or, where it did not start, nobody)
+        for descriptor in held.values():
+            os.close(descriptor)
+
+
+def main(argv: list[str]) -> int:
+    """The helper: compile each kernel named (``NAME=FD``, the lock's inherited descriptor), releasing its lock when
+    done."""
+    from mbkron.compiled import handoff
+
+    held = {}
+    for pair in argv:
+        name, _, descriptor = pair.partition("=")
+        held[name] = int(descriptor)
+        handoff.adopt(_kernels()[name], held[name])
+    try:
+        import warnings
+
+        from mbkron.examples.planar import two_link_arm
+
+        with warnings.catch_warnings():  # the compile notice: the command gives it
+            warnings.simplefilter("ignore")
+            model = two_link_arm()
+            for name in _kernels():
+                if name in held:
+                    model.compile_ahead((name,))
+                    handoff.release(held.pop(name))
+    finally:
+        for descriptor in held.values():
+            handoff.release(descriptor)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""Kernels compiled by a helper process (mbkron.compiled.handoff, mbkron.cli.prefetch): the locks, the wait, and that
+what the helper compiles is what a run calls."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mbkron
+from mbkron.cli import prefetch
+from mbkron.compiled import handoff
+
+fcntl = pytest.importorskip("fcntl")
+numba = pytest.importorskip("numba")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_HOLDER = """
+import fcntl, os, sys, time
+descriptor = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(descriptor, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.readline()  # until the test says so
+open(sys.argv[2], "w").close()  # written before the release: a waiter that returns after it sees it
+fcntl.flock(descriptor, fcntl.LOCK_UN)
+"""
+
+
+def _holder(lock: Path, marker: Path) -> subprocess.Popen:
+    """A process holding ``lock`` exclusively until a line is written to its stdin."""
+    process = subprocess.Popen([sys.executable, "-c", _HOLDER, str(lock), str(marker)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_no_lock_no_wait(tmp_path):
+    assert handoff.wait_for(str(tmp_path / "kernel.nbi")) is False
+
+
+def test_waits_for_the_other_process_to_release(tmp_path):
+    index, marker = tmp_path / "kernel.nbi", tmp_path / "released"
+    holder = _holder(Path(str(index) + ".compiling"), marker)
+    try:
+        import threading
+
+        threading.Timer(0.2, lambda: (holder.stdin.write("go\n"), holder.stdin.flush())).start()
+        assert handoff.wait_for(str(index)) is True
+        assert marker.exists()  # it returned after the release, not before
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+def test_the_wait_is_bounded(tmp_path, monkeypatch):
+    index, marker = tmp_path / "kernel.nbi", tmp_path / "released"
+    holder = _holder(Path(str(index) + ".compiling"), marker)
+    try:
+        monkeypatch.setattr(handoff, "WAIT", 0.05)
+        assert handoff.wait_for(str(index)) is False  # still held: the caller compiles the kernel itself
+        assert not marker.exists()
+    finally:
+        holder.stdin.write("go\n")
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+@numba.njit(cache=True)
+def _never_compiled(x):  # pragma: no cover - its lock is taken, it is never called
+    return x + 1
+
+
+def test_hold_adopt_release():
+    path = handoff.compiling_path(_never_compiled)
+    assert path is not None and path.endswith(".compiling")  # numba's cache index, as handoff reads it
+    descriptor = handoff.hold(_never_compiled)
+    assert descriptor is not None
+    try:
+        assert handoff.hold(_never_compiled) is None  # held: not twice
+        index = path[:-len(".compiling")]
+        handoff.adopt(_never_compiled, descriptor)
+        assert handoff.wait_for(index) is False  # this process's own lock: it compiles, it does not wait
+    finally:
+        handoff.release(descriptor)
+    with pytest.raises(OSError):
+        os.fstat(descriptor)  # closed
+    again = handoff.hold(_never_compiled)  # released: free again
+    assert again is not None
+    handoff.release(again)
+
+
+@pytest.mark.parametrize("ahead", ["two_link_arm.toml", "andrews_squeezer.toml"])
+def test_compile_ahead_compiles_what_a_run_calls(ahead):
+    """The kernels compiled ahead, with a tree model (as the helper does: a placeholder group) or with the model
+    itself, have the argument types a closed-loop model's run calls them with: after both, one specialisation each
+    (a second one would mean the helper compiled something no run uses)."""
+    from mbkron.jointvars.compiled import AHEAD
+
+    assert mbkron.load_model(ROOT / "models" / ahead).compile_ahead() is True
+    model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
+    mbkron.simulate(model, (0.0, 0.002), model.default_q, method="TRBDF2")
+    for name, kernel in AHEAD.items():
+        assert len(kernel.signatures) == 1, (name, kernel.signatures)
+
+
+def test_compile_ahead_arguments():
+    with pytest.raises(ValueError, match="`kernels`"):
+        mbkron.load_model(ROOT / "models" / "two_link_arm.toml").compile_ahead(("everything",))
+
+
+def test_no_helper_when_switched_off(monkeypatch):
+    monkeypatch.setenv(prefetch.VARIABLE, "0")
+    assert prefetch.start("TRBDF2") is None
+
+
+def test_helper_compiles_and_releases(tmp_path):
+    """The helper's main: each kernel named compiled (or loaded) for the model file, its lock released."""
+    descriptors = {}
+    for name in ("dynamics", "steps"):
+        descriptors[name] = os.open(tmp_path / f"{name}.compiling", os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(descriptors[name], fcntl.LOCK_EX)
+    assert prefetch.main([f"{name}={descriptor}" for name, descriptor in descriptors.items()]) == 0
+    for name, descriptor in descriptors.items():
+        with pytest.raises(OSError):
+            os.fstat(descriptor)  # released and closed
+        probe = os.open(tmp_path / f"{name}.compiling", os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free
+        finally:
+            os.close(probe)
+    from mbkron.jointvars.compiled import AHEAD
+
+    assert all(len(kernel.signatures) == 1 for kernel in AHEAD.values())
