@@ -79,6 +79,12 @@ def test_after_compile_the_main_job_compiles_nothing_and_compile_again_compiles_
                   str(tmp_path / "runs"), "--no-progress", caches=tmp_path, fresh_kernels=False)
     assert job.returncode == 0, job.stderr
     assert COMPILING not in job.stderr and COMPILING_MODEL not in job.stderr and "CompileNotice" not in job.stderr
+    # the trees' other routes: an affine rhythm (the shoulder), loads solved apart (the planar chain's forces)
+    for other in ("shoulder_rhythm_b", "planar_chain"):
+        job = _python("-m", "mbkron", "simulate", f"models/{other}.toml", "--t-end", "0.01", "--out",
+                      str(tmp_path / "runs"), "--no-progress", caches=tmp_path, fresh_kernels=False)
+        assert job.returncode == 0, job.stderr
+        assert COMPILING not in job.stderr, other
 
     again = _python("-m", "mbkron", "compile", caches=tmp_path, fresh_kernels=False)
     assert again.returncode == 0, again.stderr

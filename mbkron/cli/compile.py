@@ -77,10 +77,30 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
 
 
 def _tree() -> None:
+    """The two-link arm (the compiled forward route of trees); the same arm with the forearm following the shoulder
+    by an affine rhythm (as the shipped shoulder models: the affine route), and with a point and a line force on it
+    (loads the compiled plan does not cover: the mass matrix and the right-hand side solved apart, as the shipped
+    planar chain); a TR-BDF2 run of each."""
+    import numpy as np
+
+    from mbkron.dynamics.loads import LineForce, PointForce
     from mbkron.examples import two_link_arm
+    from mbkron.jointvars.explicit import Linear
+    from mbkron.model.builder import ModelBuilder
 
     model = two_link_arm()
     _evaluate(model, model.default_q + 0.3, 0.01)
+    for loaded in (False, True):
+        b = ModelBuilder(name="compile-tree")
+        b.add_coordinate("shoulder", range=(-1.0, 2.0))
+        b.add_body("upper_arm", axis=(0, 0, 1), variable="shoulder", mass=2.0, com=(0.15, 0, 0),
+                   inertia=np.diag([0.001, 0.015, 0.015]))
+        b.add_body("forearm", parent="upper_arm", axis=(0, 0, 1), variable=Linear({"shoulder": 0.5}), offset=(0.3, 0, 0),
+                   mass=1.2, com=(0.13, 0, 0), inertia=np.diag([0.001, 0.007, 0.007]))
+        if loaded:
+            b.add_load(PointForce("forearm", (0.2, 0.0, 0.0), (0.0, -5.0, 0.0)))
+            b.add_load(LineForce("upper_arm", (0.05, 0.02, 0.0), "forearm", (0.05, 0.01, 0.0), 10.0))
+        _evaluate(b.build(), [0.3], 0.01)
 
 
 def _closed_loop() -> None:
@@ -211,6 +231,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"mbkron: interrupted after {done} of {len(steps)} steps; the kernels compiled so far stay in "
                   "the cache", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except BaseException:  # a step failed: its error, without the workers' noise at exit
+            pool.terminate()
+            pool.join()
+            raise
         pool.close()
         pool.join()
     print(f"mbkron compile: {total} kernels compiled in {time.perf_counter() - started:.1f} s "
