@@ -112,6 +112,24 @@ def test_compile_ahead_arguments():
         mbkron.load_model(ROOT / "models" / "two_link_arm.toml").compile_ahead(("everything",))
 
 
+def test_compiled_group():
+    assert mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml").compiled_group
+    assert not mbkron.load_model(ROOT / "models" / "two_link_arm.toml").compiled_group
+
+
+def test_a_helper_is_stopped_for_a_model_without_a_compiled_group():
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        prefetch.stop_unless_used(helper, mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml"))
+        assert helper.poll() is None  # its kernels serve this model: it goes on
+        prefetch.stop_unless_used(helper, mbkron.load_model(ROOT / "models" / "two_link_arm.toml"))
+        assert helper.wait(timeout=60) != 0  # stopped
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait()
+
+
 def test_no_helper_when_switched_off(monkeypatch):
     monkeypatch.setenv(prefetch.VARIABLE, "0")
     assert prefetch.start("TRBDF2") is None

@@ -11,8 +11,10 @@ kernels it compiles first). The command then compiles the step with its dynamics
 needs a kernel the helper has not finished, it waits for it and loads it from numba's disk cache
 (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing that a run of such a model does not call.
 
-The helper is started only where it helps: numba is installed, the machine has at least two cores, neither kernel
-is in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``. Its output is discarded; where it fails, the
+The helper is started only where it helps: numba is installed, the machine has at least two cores, its kernels are
+not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; it is started before the command reads its model
+file (so that it starts early) and stopped where the model has no compiled constraint group
+(:func:`stop_unless_used`). Its output is discarded; where it fails, the
 command compiles the kernels itself (its locks are released when it exits, however it exits). It runs as
 ``python -m mbkron.cli.prefetch KERNEL=FD ...``.
 """
@@ -23,7 +25,7 @@ import os
 import subprocess
 import sys
 
-__all__ = ["VARIABLE", "start"]
+__all__ = ["VARIABLE", "start", "stop_unless_used"]
 
 VARIABLE = "MBKRON_PREFETCH"
 """Set to ``0`` to start no helper process."""
@@ -73,6 +75,14 @@ def start(method: str) -> subprocess.Popen | None:
     finally:  # the helper holds the locks now (or, where it did not start, nobody)
         for descriptor in held.values():
             os.close(descriptor)
+
+
+def stop_unless_used(helper: subprocess.Popen | None, model) -> None:
+    """Stop the ``helper`` :func:`start` returned where ``model`` turns out to have no compiled constraint group
+    (:attr:`mbkron.Model.compiled_group`): its kernels would serve no run of this command. What it cached stays
+    cached; its locks are released as it exits."""
+    if helper is not None and not model.compiled_group and helper.poll() is None:
+        helper.terminate()
 
 
 def main(argv: list[str]) -> int:

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         if path.is_dir():
             raise CommandError(f"--out: {path} is a directory; the results are written to that name")
     started = time.perf_counter()
-    prefetch.start(method)  # a cold start: a helper compiles two of the run's kernels on a second core, from now
+    helper = prefetch.start(method)  # a cold start: a helper compiles two of the run's kernels on a second core
     if args.plot:
         require_matplotlib()
 
@@ -85,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from mbkron.integrate.simulate import SimulationInterrupted, simulate
     from mbkron.io import read_model_file
     from mbkron.io.results import simulation_table
+
     model_file = read_model_file(args.model)
     model = model_file.model
+    prefetch.stop_unless_used(helper, model)
     q0 = assignments(args.q0, model_file, "--q0", base=model.default_q)
     qd0 = assignments(args.qd0, model_file, "--qd0")
     check_ranges(q0, model_file, "--q0", args.allow_outside_range)

@@ -624,6 +624,12 @@ class Model:
         constraint group)."""
         return None if self._forward is None else self._forward.state_kernel(self, workspace, tau)
 
+    @property
+    def compiled_group(self) -> bool:
+        """Whether one constraint group's step and the dynamics run in one compiled call (:meth:`state_kernel`: the
+        kernels :meth:`compile_ahead` compiles serve this model's runs)."""
+        return self._forward is not None and self._forward.group is not None
+
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> bool:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
         constraint group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the accelerations below the
