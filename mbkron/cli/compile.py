@@ -95,8 +95,8 @@ def _tree() -> None:
         b.add_coordinate("shoulder", range=(-1.0, 2.0))
         b.add_body("upper_arm", axis=(0, 0, 1), variable="shoulder", mass=2.0, com=(0.15, 0, 0),
                    inertia=np.diag([0.001, 0.015, 0.015]))
-        b.add_body("forearm", parent="upper_arm", axis=(0, 0, 1), variable=Linear({"shoulder": 0.5}), offset=(0.3, 0, 0),
-                   mass=1.2, com=(0.13, 0, 0), inertia=np.diag([0.001, 0.007, 0.007]))
+        b.add_body("forearm", parent="upper_arm", axis=(0, 0, 1), variable=Linear({"shoulder": 0.5}),
+                   offset=(0.3, 0, 0), mass=1.2, com=(0.13, 0, 0), inertia=np.diag([0.001, 0.007, 0.007]))
         if loaded:
             b.add_load(PointForce("forearm", (0.2, 0.0, 0.0), (0.0, -5.0, 0.0)))
             b.add_load(LineForce("upper_arm", (0.05, 0.02, 0.0), "forearm", (0.05, 0.01, 0.0), 10.0))

@@ -14,9 +14,8 @@ needs a kernel the helper has not finished, it waits for it and loads it from nu
 The helper is started only where it helps: numba is installed, the machine has at least two cores, its kernels are
 not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; it is started before the command reads its model
 file (so that it starts early) and stopped where the model has no compiled constraint group
-(:func:`stop_unless_used`). Its output is discarded; where it fails, the
-command compiles the kernels itself (its locks are released when it exits, however it exits). It runs as
-``python -m mbkron.cli.prefetch KERNEL=FD ...``.
+(:func:`stop_unless_used`). Its output is discarded; where it fails, the command compiles the kernels itself (its
+locks are released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch KERNEL=FD ...``.
 """
 
 from __future__ import annotations
@@ -41,8 +40,8 @@ def _kernels() -> dict:
 def start(method: str) -> subprocess.Popen | None:
     """Start a helper process compiling the kernels of a run with ``method`` of a model with a compiled constraint
     group that are not in numba's disk cache yet, holding their locks for it; None where none is started (see the
-    module's text). Where the command's model has no such group, the helper's work goes unused (it is started
-    before the model is read, so that it starts early).
+    module's text). It is started before the command reads its model, so that it starts early: stop it with
+    :func:`stop_unless_used` once the model is read.
     """
     from mbkron.compiled.common import AVAILABLE
 
@@ -67,7 +66,8 @@ def start(method: str) -> subprocess.Popen | None:
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, (here, environment.get("PYTHONPATH"))))
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "mbkron.cli.prefetch", *(f"{name}={descriptor}" for name, descriptor in held.items())],
+            [sys.executable, "-m", "mbkron.cli.prefetch",
+             *(f"{name}={descriptor}" for name, descriptor in held.items())],
             pass_fds=tuple(held.values()), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, env=environment)
     except OSError:

@@ -214,8 +214,9 @@ def refer(value):
     A run's state context is a tuple of about 80 arrays of a dozen types, passed down TR-BDF2's step, its Newton
     iterations and its Jacobian to the right-hand side. numba passes a tuple as its members, and copies,
     counts and releases each one in every function it passes through: compiling that was a second or more for
-    each function taking the context (issue 26's cold start). The reference is the address of one copy of the borrowed value (:func:`borrowed`: no reference counting) in
-    the caller's stack frame, so it is valid while the caller runs: pass it down, never return it or store it.
+    each function taking the context (issue 26's cold start). The reference is the address of one copy of the
+    borrowed value (:func:`borrowed`: no reference counting) in the caller's stack frame, so it is valid while the
+    caller runs: pass it down, never return it or store it.
     """
     return value
 

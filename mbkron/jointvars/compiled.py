@@ -104,11 +104,13 @@ equations' periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.cand
 every other walk runs in the kernel, as the Python solver's walk (which it then is: no shift)."""
 
 
-STEP_RETURNS = "Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], float64[:, :, ::1]))"
+STEP_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], "
+                "float64[:, :, ::1]))")
 """What :func:`step_kernel_into` (and its :func:`_single_step`) returns, declared to their callers by address
 (:func:`~mbkron.compiled.calls.by_address`), so that compiling a caller does not compile them."""
 
-FORWARD_RETURNS = "Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, :, ::1], float64[::1], int64))"
+FORWARD_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, :, ::1], "
+                   "float64[::1], int64))")
 """What :func:`group_forward_into` returns, declared likewise (:data:`STEP_RETURNS`): compiling TR-BDF2 and the
 right-hand side above it needs neither the constraint step nor the dynamics compiled."""
 

@@ -174,6 +174,9 @@ class ForwardDynamics:
         (:meth:`~mbkron.jointvars.compiled.FastStep.placeholder`): what :mod:`mbkron.cli.prefetch`'s helper
         process does for a command on the machine's second core, with a tree model that loads without compiling
         anything."""
+        unknown = [kernel for kernel in kernels if kernel not in ("dynamics", "steps")]
+        if unknown:  # before compiling anything
+            raise ValueError(f"`kernels` holds {unknown[0]!r}; expected 'dynamics' or 'steps'")
         if self.group is None:
             rows, fast_step = np.zeros(1, dtype=np.int64), _group.FastStep.placeholder(self.nq)
         else:
@@ -183,10 +186,8 @@ class ForwardDynamics:
         for kernel in kernels:
             if kernel == "dynamics":
                 fast_step.compile_dynamics(context)
-            elif kernel == "steps":
-                StateKernel(fast_step, None, context).compile_steps()
             else:
-                raise ValueError(f"`kernels` holds {kernel!r}; expected 'dynamics' or 'steps'")
+                StateKernel(fast_step, None, context).compile_steps()
 
     def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
         """Joint variables from the model's providers, then one call for the rest."""
