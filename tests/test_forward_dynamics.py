@@ -10,6 +10,8 @@ coinciding spring points) are the general route's messages.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import sympy
@@ -167,10 +169,23 @@ def test_not_positive_definite_named():
     b.add_body("a", axis=(0, 0, 1), variable="x", mass=1.0, com=(1, 0, 0))
     b.add_body("b", parent="a", axis=(0, 0, 1), variable="y", offset=(1, 0, 0))  # massless tip
     model = b.build()
-    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite at q = \[0.1, 0.2\]: smallest eigenvalue"):
+    # the massless tip: y moves nothing (M's second row and column are zero), x does
+    with pytest.raises(mbkron.ConfigurationError,
+                       match=r"not positive definite at q = \[0.1, 0.2\]: smallest eigenvalue .*, along `y` \("):
         model.forward_dynamics([0.1, 0.2], [0.0, 0.0])
-    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite"):
+    with pytest.raises(mbkron.ConfigurationError, match=r"not positive definite.*, along `y` \("):
         model.forward_dynamics([[0.1, 0.2]] * 3, [[0.0, 0.0]] * 3)
+
+
+def test_a_coordinate_singularity_is_named():
+    """The shipped shoulder (rhythm A) at its defaults, the arm hanging: the plane of elevation moves nothing there
+    (Holzbaur's humerus turns by elv_angle, then the elevation, then back by elv_angle), so M's first row and
+    column vanish; the error names that coordinate alone."""
+    model = mbkron.load_model(Path(__file__).resolve().parents[1] / "models" / "shoulder_rhythm.toml")
+    M = model.mass_matrix(model.default_q)
+    assert np.abs(M[0]).max() < 1e-15 * np.abs(M).max()  # the oracle: the first row vanishes
+    with pytest.raises(mbkron.ConfigurationError, match=r"along `elv_angle` \("):
+        model.forward_dynamics(model.default_q, np.zeros(3))
 
 
 @needs_numba

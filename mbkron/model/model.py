@@ -609,13 +609,23 @@ class Model:
         with np.errstate(all="ignore"):
             qdd = engine.solve_positive_definite(M, rhs if tau is None else rhs + tau)
         if qdd is None:
-            eigenvalues = np.linalg.eigvalsh(M)
-            raise ConfigurationError(
-                f"the mass matrix is not positive definite at q = {np.asarray(q).tolist()}: smallest "
-                f"eigenvalue {eigenvalues.min():.3g} (bodies without mass or inertia, or a joint-variable map "
-                "that is singular there)"
-            )
+            raise ConfigurationError(self._not_positive_definite(M, q))
         return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
+
+    def _not_positive_definite(self, M: NDArray, q: NDArray) -> str:
+        """The error where ``M(q)`` (one or a batch) is not positive definite: its smallest eigenvalue and the
+        coordinates along its eigenvector (those of at least 30 % of its largest component), whose motion moves no
+        mass or inertia there."""
+        nq = M.shape[-1]
+        with np.errstate(all="ignore"):
+            values, vectors = np.linalg.eigh(np.nan_to_num(M.reshape(-1, nq, nq)))
+        state = int(np.argmin(values[:, 0]))
+        direction = np.abs(vectors[state, :, 0])
+        names = ", ".join(f"`{self.coordinates[k]}`" for k in np.flatnonzero(direction >= 0.3 * direction.max()))
+        return (f"the mass matrix is not positive definite at q = {np.asarray(q).tolist()}: smallest eigenvalue "
+                f"{values[state, 0]:.3g}, along {names} (a motion of these coordinates that moves no mass or inertia "
+                "there: bodies without mass or inertia, or a joint-variable map that is singular there, as a plane "
+                "of elevation at zero elevation); start from another state")
 
     def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
         """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and
