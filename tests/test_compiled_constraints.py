@@ -120,9 +120,11 @@ def assert_same_values(mine, theirs):
 
 def test_fast_path_is_taken_and_falls_back(monkeypatch):
     """Small steps run compiled; so does a jump that needs a walk of a few steps (the Python solver's walk,
-    in the kernel), with the Python solver's f, ∇f, H, and a walk of more than ``SHORT_WALK`` steps within half a
-    period of the crank (where the Python solver looks for no shift by whole periods); a long jump of more than
-    half a period (where it may shift) goes back to PositionSolver."""
+    in the kernel), with the Python solver's f, ∇f, H, a walk of more than ``SHORT_WALK`` steps within half a
+    period of the crank (where the solvers look for no shift by whole periods), and a long jump of more than half
+    a period, several turns even (where they shift the start by whole turns first: ``_period_shift``); a crank
+    angle so large that its place within the turn is lost to rounding goes back to PositionSolver, which says
+    so."""
     provider = _provider(andrews_squeezer("lu", "expressions"))
     calls = count_python_solves(monkeypatch, provider)
     state = provider.new_state()
@@ -138,8 +140,20 @@ def test_fast_path_is_taken_and_falls_back(monkeypatch):
     long = np.array([INITIAL["beta"] + 3.0])  # more than SHORT_WALK steps of max_step, less than half a period
     assert_same_values(provider.evaluate(long, 2, state), reference.evaluate(long, 2))
     assert calls["python"] == 0
-    far = long + 3.5  # more than half a period further: the Python solver may shift by a whole turn
+    far = long + 3.5  # more than half a period further: the solvers shift by a whole turn
     np.testing.assert_allclose(provider.evaluate(far, 2, state)[0], reference.evaluate(far, 2)[0], rtol=0, atol=1e-12)
+    turns = far + 3 * 2 * np.pi  # three more turns
+    values = provider.evaluate(turns, 2, state)
+    assert calls["python"] == 0
+    for a, b in zip(values, reference.evaluate(turns, 2)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-11 * max(1.0, np.abs(b).max()))
+    # the oracle of the shift: the mechanism is periodic in the crank, its joint variables wind by whole turns
+    periods, windings = provider.solver.periods
+    back = provider.evaluate(turns - 3 * periods, 0, provider.new_state())[0]
+    tolerance = provider.solver.tolerance * (1.0 + np.abs(back).max())  # each solution to Newton's tolerance
+    np.testing.assert_allclose(values[0], back + 3 * windings[0], rtol=0, atol=tolerance)
+    with pytest.raises(ConfigurationError, match="lost to rounding"):
+        provider.evaluate(np.array([1e17]), 2, state)
     assert calls["python"] == 1
 
 
@@ -202,7 +216,7 @@ def test_a_batch_is_the_states_one_by_one(name):
     """A batch of states is solved in one compiled call walking its rows (FastStep.rows), from the first row
     it declines state by state: the same f, ∇f, H bit for bit as evaluating the rows one by one with a
     workspace (each a compiled step, itself held to the Python solver above), for a trajectory with a jump
-    (a long walk, left to the Python solver in the periodic squeezer) in its middle, orders 0 to 2."""
+    (a long walk, shifted by a whole turn first in the periodic squeezer) in its middle, orders 0 to 2."""
     from pathlib import Path
 
     model = mbkron.load_model(Path(__file__).resolve().parents[1] / "models" / f"{name}.toml")

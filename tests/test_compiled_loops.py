@@ -27,7 +27,7 @@ from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import four_bar
-from mbkron.jointvars import compiled
+from mbkron.jointvars import compiled, generated
 from mbkron.jointvars.loop_closures import LoopClosure
 from mbkron.kinematics.tree import compute_kinematics
 from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver, python_route
@@ -245,25 +245,25 @@ def test_fold_of_a_loop_reported_as_by_python_solver():
 def test_kernel_module_written_once_by_hash(tmp_path, monkeypatch):
     """The module of an expression group is written under the hash of its text, atomically (no temporary file
     left), and a file of that name with other content is replaced before it is imported."""
-    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(tmp_path))
-    monkeypatch.setattr(compiled, "_GENERATED", {})
+    monkeypatch.setenv(generated.CACHE_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(generated, "_GENERATED", {})
     expressions = _provider(four_bar("lu")).solver.system.expressions()
-    source = compiled.module_source(expressions)
-    module = compiled.kernel_module(expressions)
+    source = generated.module_source(expressions)
+    module = generated.kernel_module(expressions)
     files = [p for p in tmp_path.iterdir() if p.is_file()]
     assert files == [Path(module.__file__)]
     assert files[0].read_text(encoding="utf-8") == source
-    assert compiled.kernel_module(expressions) is module  # one module per process
+    assert generated.kernel_module(expressions) is module  # one module per process
     files[0].write_text("raise SystemExit('not ours')\n", encoding="utf-8")
-    monkeypatch.setattr(compiled, "_GENERATED", {})
-    again = compiled.kernel_module(expressions)
+    monkeypatch.setattr(generated, "_GENERATED", {})
+    again = generated.kernel_module(expressions)
     assert files[0].read_text(encoding="utf-8") == source
     assert again.first.address and again.second.address  # the generated functions compiled from the rewritten file
 
 
 def test_generated_module_names_no_user_text():
     """The joint names of an expression group never reach the printed source: neutral symbols only."""
-    source = compiled.module_source(_provider(four_bar("lu")).solver.system.expressions())
+    source = generated.module_source(_provider(four_bar("lu")).solver.system.expressions())
     assert not any(name in source for name in ("crank", "coupler", "rocker"))
     assert compile(source, "<test>", "exec")
 
@@ -275,8 +275,8 @@ def test_a_closed_loop_model_generates_no_code(case, tmp_path, monkeypatch):
     closure callbacks) equals the Python solver's; with an unwritable cache directory too (nothing to write)."""
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
-    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
-    monkeypatch.setattr(compiled, "_GENERATED", {})
+    monkeypatch.setenv(generated.CACHE_VARIABLE, str(blocker / "cache"))
+    monkeypatch.setattr(generated, "_GENERATED", {})
     model, path = CASES[case]
     fast = _provider(model)
     assert fast.fast_step is not None
@@ -291,8 +291,8 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch):
     """A cache directory that cannot be created (a file is in the way) compiles an expression group in memory."""
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
-    monkeypatch.setenv(compiled.CACHE_VARIABLE, str(blocker / "cache"))
-    monkeypatch.setattr(compiled, "_GENERATED", {})
+    monkeypatch.setenv(generated.CACHE_VARIABLE, str(blocker / "cache"))
+    monkeypatch.setattr(generated, "_GENERATED", {})
     fast = _provider(four_bar("lu"))
     python = python_route(fast)
     q = np.array([0.35])

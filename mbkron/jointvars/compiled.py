@@ -11,8 +11,9 @@ expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`),
 :mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
 :meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates
-no code. Whenever the state leaves that case — a walk that cannot go on (a step fails even when halved to
-the Python solver's smallest), a walk where the Python solver would first shift by whole periods, an
+no code. A long walk first shifts its start by whole periods where the equations are periodic, as the Python
+solver does (:func:`_period_shift`). Whenever the state leaves that case — a walk that cannot go on (a step fails
+even when halved to the Python solver's smallest), a shift lost to rounding, an
 ill-conditioned configuration, a floating-point error — the kernel returns a status and the state is
 redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the
 Python solver's. The two routes are tested equal.
@@ -30,7 +31,7 @@ the previous state and :func:`group_trbdf2` TR-BDF2 steps around it (a run of th
 Generated code and library kernels
 ----------------------------------
 Only the constraint functions of an expression group are specific to a model; everything else is
-library code, compiled once per machine. :func:`module_source` prints ``first`` (``g``, ``∂g/∂f``,
+library code, compiled once per machine. :func:`mbkron.jointvars.generated.module_source` prints ``first`` (``g``, ``∂g/∂f``,
 ``∂g/∂p``) and ``second`` (the first and second derivatives at the solution) as C callbacks
 (``numba.cfunc``) of the one signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`
 ``(x, out, data)``; the closure callbacks (:mod:`mbkron.compiled.closure_callbacks`) have the same
@@ -52,26 +53,14 @@ reference counting and allocations were half of a state's time.
 
 On-disk cache of the generated functions
 ----------------------------------------
-numba caches only functions defined in a module file, so the generated module is written to
-:func:`cache_directory` under the hash of its text and imported from there (``cache=True``): the
-first process compiles the two callbacks, later ones load the machine code. The text depends only on
-the equations (not on the kernels' code: a library change does not invalidate it). Safety: the
-module text is this module's fixed template filled with source printed from sympy expression trees
-(:mod:`mbkron.expressions.codegen`: every name chosen by the printer, every number a float literal),
-never user text; a cached file is imported only if it holds exactly that text. Where the directory
-cannot be written the same text runs in memory, compiled per process.
+:mod:`mbkron.jointvars.generated`: the module is written under ``MBKRON_CACHE_DIR`` by the hash of its text and
+imported from there, so numba caches its compiled code beside it; the text is a fixed template filled with source
+printed from sympy expression trees, never user text.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import math
-import os
-import sys
-import tempfile
-import types
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,29 +68,29 @@ from numpy.typing import NDArray
 from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import constraint_function
 from mbkron.compiled.calls import borrowed, by_address, refer, referent
-from mbkron.compiled.common import AVAILABLE, CACHE_VARIABLE, cache_directory, jit, jitable
+from mbkron.compiled.common import AVAILABLE, jit, jitable
 from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
-from mbkron.jointvars.constraints import ConstraintExpressions
+from mbkron.jointvars import generated
 from mbkron.jointvars.derivatives import projection_rows, projection_solve
 from mbkron.jointvars.solvers import Solution
 
-__all__ = ["AHEAD", "CACHE_VARIABLE", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
-           "cache_directory", "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
-           "group_trbdf2", "kernel_module", "module_source", "state_rhs", "step_kernel", "step_kernel_into",
+__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
+           "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
+           "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
            "step_rows", "step_work", "supports_fast_step"]
 
 OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
 """Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
 
 SHORT_WALK = 8.0
-"""Continuation steps (of ``max_step`` each) beyond which the Python solver looks for a shift of its start by whole
-periods (``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the
-equations' periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) is left to it;
-every other walk runs in the kernel, as the Python solver's walk (which it then is: no shift)."""
+"""Continuation steps (of ``max_step`` each) beyond which the solvers look for a shift of the start by whole periods
+(``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the equations'
+periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) first shifts its start, in the
+kernel as in the Python solver (:func:`_period_shift`), then walks."""
 
 
 STEP_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], "
@@ -122,97 +111,6 @@ _NO_DATA.setflags(write=False)
 CONTINUATION = slice(-6, None)
 """Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
 last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`state_rhs` unpacks)."""
-
-_MODULE_TEMPLATE = '''"""Constraint functions generated by mbkron.jointvars.compiled (printed from sympy trees; do not edit)."""
-import math
-
-import numba
-import numpy
-
-from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
-
-
-@numba.cfunc(CONSTRAINT_SIGNATURE, cache={cache}, error_model="numpy")
-{first}
-
-
-@numba.cfunc(CONSTRAINT_SIGNATURE, cache={cache}, error_model="numpy")
-{second}
-'''
-
-
-def module_source(expressions: ConstraintExpressions, cache: bool = True) -> str:
-    """The source of a module defining ``first`` and ``second`` for ``expressions``.
-
-    ``first(x, out)`` and ``second(x, out)`` are printed by
-    :func:`mbkron.expressions.codegen.scalar_source` (zero expressions are skipped, so ``out`` must
-    be zero-filled; common subexpressions are computed once) and compiled as C callbacks of
-    :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE` (``numba.cfunc``, cached on disk with
-    ``cache``), which the library kernels (:func:`step_kernel` …) call by their addresses. numpy's
-    error model: a division by zero gives ``inf`` or ``nan`` (which the kernels check) instead of an
-    exception, which a C callback could not pass on. The text is printed from sympy expression trees
-    and this template only, never from user text; it does not depend on the kernels' code.
-    """
-    from mbkron.expressions import codegen  # sympy: only for groups given by expressions
-
-    return _MODULE_TEMPLATE.format(
-        cache=cache,
-        first=codegen.scalar_source("first", expressions.symbols, expressions.first, unread=("data",)),
-        second=codegen.scalar_source("second", expressions.symbols, expressions.second, unread=("data",)),
-    )
-
-
-_GENERATED: dict[str, types.ModuleType] = {}
-"""Generated kernel modules by source text: every model instance with the same constraint
-expressions shares one (and its compilation) within a process."""
-
-
-def kernel_module(expressions: ConstraintExpressions) -> types.ModuleType:
-    """The generated kernels of ``expressions``, compiled by numba on their first call.
-
-    The module is written to :func:`cache_directory` as ``mbkron_kernels_<sha256 of its text>.py``
-    (atomically: a temporary file, then :func:`os.replace`) and imported from there, so that numba
-    caches the compiled code next to it and a later process loads it instead of compiling. A file
-    of that name is imported only if it holds exactly the text printed here (it is rewritten
-    otherwise). When the directory cannot be written, the same text (without numba's caching)
-    runs in memory.
-    """
-    source = module_source(expressions)
-    if source not in _GENERATED:
-        try:
-            _GENERATED[source] = _import_cached(source)
-        except (OSError, RuntimeError):  # not writable (numba raises RuntimeError without a cache locator)
-            namespace = {"__name__": "mbkron_kernels"}
-            exec(compile(module_source(expressions, cache=False), "<mbkron generated kernels>", "exec"),  # noqa: S102
-                 namespace)
-            _GENERATED[source] = types.SimpleNamespace(**namespace)
-    return _GENERATED[source]
-
-
-def _import_cached(source: str) -> types.ModuleType:
-    name = f"mbkron_kernels_{hashlib.sha256(source.encode()).hexdigest()[:32]}"
-    directory = cache_directory()
-    path = directory / f"{name}.py"
-    if not (path.is_file() and path.read_text(encoding="utf-8") == source):
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(source)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
 
 @jit
 def _one_norm(A):  # pragma: no cover - compiled
@@ -316,7 +214,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``: new arrays.
     """
     residuals, derivatives_at = constraint_function(first), constraint_function(second)
-    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _ = settings
+    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _, _ = settings
     n, nq = A.shape
     f = np.empty(m)
     grad = np.zeros((m, nq))
@@ -472,6 +370,55 @@ _single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 
 
 @jit
+def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work,
+                  change, periodic, jump_tolerance, max_step):  # pragma: no cover - compiled
+    """The start ``(q0, f0)`` of a long walk shifted by whole periods towards ``q0 + change``, as
+    :meth:`mbkron.jointvars.solvers.PositionSolver._shifted`: ``round(Δq_i / T_i)`` turns of each periodic
+    coordinate (``periodic[:, 0]``: the periods ``T_i``, NaN where none; ``periodic[:, 1:]``: the windings
+    ``f(q + T_i e_i) − f(q)`` of the joint variables), the joint variables moved by the turns' windings and
+    corrected by Newton at the shifted inputs; kept where that converges on the start's branch (the sign of
+    ``det ∂g/∂f``) within the rounding of the shift.
+
+    Returns ``(status, q, f, tangent, det_sign)``: ``OK`` with the shifted start, ``SUBDIVIDE`` where ``q`` is
+    so large that its place within the period is lost to rounding (the Python solver says so), else another
+    status and the start is kept (no turn, or the correction failed).
+    """
+    nq = q0.size
+    turns = np.zeros(nq)
+    largest = 0.0
+    shifted_q = q0.copy()
+    for k in range(nq):
+        if np.isfinite(periodic[k, 0]):
+            turns[k] = np.rint(change[k] / periodic[k, 0])  # numpy's round: half to even
+            shift = turns[k] * periodic[k, 0]
+            shifted_q[k] = q0[k] + shift
+            largest = max(largest, abs(shift))
+    if largest == 0.0:
+        return NOT_CONVERGED, q0, f0, tangent0, det_sign0
+    shifted_f = np.empty(m)
+    for i in range(m):
+        value = 0.0
+        for k in range(nq):
+            value += turns[k] * periodic[k, 1 + i]
+        shifted_f[i] = f0[i] + value
+    # the float period and the shifted q are exact to a few ulps of |shift|: f moves by about ‖∇f‖ times that
+    error = 4.0 * np.finfo(np.float64).eps * (largest + max_abs(q0))
+    allowed = jump_tolerance + max_abs(tangent0.ravel()) * error
+    if allowed > max_step:
+        return SUBDIVIDE, q0, f0, tangent0, det_sign0
+    status, _, f, tangent, det_sign, _, _, _ = _single_step_at((
+        first, second, borrowed(data), m, borrowed(A), borrowed(c), shifted_q, shifted_q, shifted_f,
+        borrowed(tangent0), borrowed(curvature0), False, det_sign0, settings, np.inf, np.inf, np.int64(0),
+        projection, borrowed(work)))  # Newton at the shifted inputs, from the shifted f (no predicted step)
+    if status != OK or det_sign != det_sign0:
+        return BRANCH, q0, f0, tangent0, det_sign0
+    for i in range(m):
+        if not abs(f[i] - shifted_f[i]) <= allowed:
+            return BRANCH, q0, f0, tangent0, det_sign0
+    return OK, shifted_q, f, tangent, det_sign
+
+
+@jit
 def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                      order, projection, work):  # pragma: no cover - compiled
     """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there, the steps working in
@@ -481,6 +428,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
+    jump_tolerance, periodic = settings[4], settings[9]
     held = borrowed(work)  # Δq and the predicted step in the step's own arrays (it fills them again)
     change, predicted_step = held[0], held[1]
     for k in range(q.size):
@@ -494,12 +442,22 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
     # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
     shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
-    # one step: the common case; a shifted walk (SUBDIVIDE), an infinite or NaN change (NOT_FINITE): the Python solver
-    if predicted <= max_step or not predicted < np.inf or shifted:
+    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
+    curved = use_curvature  # H at the start, for the first step's predictor: not after a shift (as the Python solver)
+    declined = False
+    if shifted:
+        status, shifted_q, shifted_f, shifted_tangent, shifted_sign = _period_shift(
+            first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change,
+            periodic, jump_tolerance, max_step)
+        declined = status == SUBDIVIDE
+        if status == OK:
+            current_q, current_f, current_tangent, current_sign, curved = (shifted_q, shifted_f, shifted_tangent,
+                                                                           shifted_sign, False)
+    # one step: the common case; an infinite or NaN change (NOT_FINITE), a shift lost to rounding: the Python solver
+    if predicted <= max_step or not predicted < np.inf or declined:
         return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
                                 borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
                                 settings, max_step, max_condition, order, projection, borrowed(work)))
-    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
     for _ in range(int(max_steps)):
         remaining = sum_scaled(q, -1.0, current_q)
@@ -512,7 +470,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
         status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
             first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
             borrowed(curvature0),
-            use_curvature and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
+            curved and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
             order if final else np.int64(0), projection, borrowed(work)))
         if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
             return status, p, f, tangent, det_sign, condition, grad, hess
@@ -538,16 +496,17 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there; see :meth:`FastStep.step`.
 
     ``first`` and ``second`` are the addresses of the group's generated constraint functions
-    (:func:`module_source`; called through :func:`mbkron.compiled.callbacks.constraint_function`), so this
+    (:func:`mbkron.jointvars.generated.module_source`; called through
+    :func:`mbkron.compiled.callbacks.constraint_function`), so this
     kernel is compiled once for every model. One step (:func:`_single_step`) where the predicted change
     ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step``; beyond, the walk of
     :meth:`mbkron.jointvars.solvers.PositionSolver._walk` (the step shortened to ``max_step``, halved where a
     step fails, doubled after one succeeds, at most ``max_steps`` steps, the condition number checked at the
     end only). A walk longer than :data:`SHORT_WALK` steps that changes a coordinate by ``settings[8]`` or more
-    (half the shortest of the equations' periods, infinite where they are not periodic: where the Python solver
-    may shift by whole periods first), and every failure, returns a status other than ``OK``: the Python solver
-    redoes the state (and raises its errors). :func:`step_kernel_into` in arrays of its own (one call from
-    Python).
+    (half the shortest of the equations' periods, infinite where they are not periodic) first shifts its start by
+    whole periods where that is a solution (:func:`_period_shift`, as the Python solver); every failure, and a
+    shift lost to rounding, returns a status other than ``OK``: the Python solver redoes the state (and raises its
+    errors). :func:`step_kernel_into` in arrays of its own (one call from Python).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
@@ -767,7 +726,7 @@ class FastStep:
 
             self.kernels = closure_callbacks
         else:
-            self.kernels = kernel_module(system.expressions())
+            self.kernels = generated.kernel_module(system.expressions())
         # the kernels call the callbacks by their addresses: valid while ``kernels`` is referenced
         self.functions = (self.kernels.first.address, self.kernels.second.address,
                           _NO_DATA if data is None else data)
@@ -777,9 +736,14 @@ class FastStep:
         # solver, which may shift by whole periods there (never where every |Δq_i| is below half the shortest period)
         periods = solver.candidate_periods()
         half_period = 0.5 * float(periods[np.isfinite(periods)].min()) if np.isfinite(periods).any() else np.inf
+        # the periods the Python solver shifts a long walk's start by (confirmed by a walk round each) and the joint
+        # variables' windings: (nq, 1 + m), NaN periods where none (PositionSolver.periods)
+        periods, windings = solver.periods
+        periodic = np.ascontiguousarray(np.column_stack([periods, windings]), dtype=float)
+        periodic.setflags(write=False)
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
                          solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps),
-                         half_period)
+                         half_period, periodic)
         self.projection = method == "projection"
         nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))
@@ -880,7 +844,9 @@ class FastStep:
         step.m, step.kernels = 1, None
         step.functions = (0, 0, _NO_DATA)
         step.A, step.c = np.zeros((1, nq)), np.zeros(1)
-        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf)  # the types of __init__'s
+        periodic = np.full((nq, 2), np.nan)
+        periodic.setflags(write=False)
+        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf, periodic)  # the types of __init__'s
         step.projection = False
         step._zero_curvature = np.zeros((1, nq, nq))
         return step
