@@ -27,7 +27,7 @@ from mbkron.compiled.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import four_bar
-from mbkron.jointvars import compiled, generated
+from mbkron.jointvars import generated
 from mbkron.jointvars.loop_closures import LoopClosure
 from mbkron.kinematics.tree import compute_kinematics
 from tests.test_compiled_constraints import _provider, assert_compiled_step_equals_python_solver, python_route
