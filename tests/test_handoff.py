@@ -74,6 +74,19 @@ def _never_compiled(x):  # pragma: no cover - its lock is taken, it is never cal
     return x + 1
 
 
+@numba.njit(cache=True)
+def _compiled_here(x):
+    return x + 2
+
+
+def test_cached():
+    assert not handoff.cached(_never_compiled)
+    assert _compiled_here(1) == 3  # compiled (or loaded) and saved to numba's disk cache
+    assert handoff.cached(_compiled_here)
+    assert handoff.hold(_compiled_here) is None  # nothing for a helper to compile
+    assert not handoff.cached(lambda x: x)  # not a cached kernel at all
+
+
 def test_hold_adopt_release():
     path = handoff.compiling_path(_never_compiled)
     assert path is not None and path.endswith(".compiling")  # numba's cache index, as handoff reads it

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["WAIT", "adopt", "compiling_path", "hold", "release", "wait_for"]
+__all__ = ["WAIT", "adopt", "cached", "compiling_path", "hold", "release", "wait_for"]
 
 WAIT = 300.0
 """The longest a process waits for a kernel another process compiles (seconds), before it compiles it itself."""
@@ -50,13 +50,22 @@ def compiling_path(kernel) -> str | None:
     return None if index is None else index + ".compiling"
 
 
+def cached(kernel) -> bool:
+    """Whether numba's disk cache holds an entry of ``kernel`` (for some argument types) compiled from its current
+    source: an index written by another version of the kernels is stale (numba compiles again)."""
+    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    try:
+        return bool(cache_file._load_index())
+    except Exception:  # noqa: BLE001 - no cache, or an index numba cannot read: nothing usable is cached
+        return False
+
+
 def hold(kernel) -> int | None:
     """The file descriptor of ``kernel``'s lock (:func:`compiling_path`), taken exclusively; None where the kernel
-    has no disk cache, its index exists (something of it is cached: the helper would only load it), the lock is
-    held elsewhere or cannot be taken. Pass it on to the process that compiles the kernel, which :func:`release`\\ s
-    it."""
+    has no disk cache, is :func:`cached` already (the helper would only load it), or the lock is held elsewhere or
+    cannot be taken. Pass it on to the process that compiles the kernel, which :func:`release`\\ s it."""
     path = compiling_path(kernel)
-    if fcntl is None or path is None or os.path.exists(path[:-len(".compiling")]):
+    if fcntl is None or path is None or cached(kernel):
         return None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
