@@ -1,7 +1,5 @@
-"""``python -m mbkron ...``: the ``mbkron`` command line (:func:`mbkron.cli.main`)."""
+"""``python -m mbkron ...``: the ``mbkron`` command line (:func:`mbkron.cli.run`)."""
 
-import sys
+from mbkron.cli import run
 
-from mbkron.cli import main
-
-sys.exit(main())
+run()

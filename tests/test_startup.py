@@ -150,3 +150,27 @@ def test_the_notice_is_a_warning_for_mbkron_kernels_only_once_each_kind_and_neve
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         notify(common._FirstCompilation(), kernel)  # raises nothing
+
+
+FINISH = """
+import atexit, sys, threading, time
+from mbkron.cli.main import finish
+atexit.register(lambda: print("exit handler ran", flush=True))
+def late():
+    time.sleep(0.2)
+    print("thread finished", flush=True)
+threading.Thread(target=late).start()
+print("buffered output", end="")  # not flushed: finish must flush it
+sys.stderr.write("to stderr")
+finish(3)
+"""
+
+
+def test_finish_ends_the_process_as_python_would():
+    """The command line's exit (mbkron.cli.main.finish, without Python's teardown of every module): non-daemon
+    threads joined, exit handlers run, the standard streams flushed, the status kept."""
+    result = subprocess.run([sys.executable, "-c", FINISH], capture_output=True, text=True, timeout=120,
+                            cwd=str(ROOT))
+    assert result.returncode == 3
+    assert result.stdout == "buffered outputthread finished\nexit handler ran\n"
+    assert result.stderr == "to stderr"

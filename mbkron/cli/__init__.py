@@ -1,5 +1,6 @@
-"""The ``mbkron`` command line (``docs/cli.md``): :func:`main`, one module per command."""
+"""The ``mbkron`` command line (``docs/cli.md``): :func:`main` (the console script: :func:`run`), one module per
+command."""
 
-from mbkron.cli.main import main
+from mbkron.cli.main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
