@@ -160,6 +160,9 @@ def late():
     time.sleep(0.2)
     print("thread finished", flush=True)
 threading.Thread(target=late).start()
+from concurrent.futures import ThreadPoolExecutor
+pool = ThreadPoolExecutor(1)  # left running, as Python's exit allows: told to stop, its workers joined
+pool.submit(time.sleep, 0.1)
 print("buffered output", end="")  # not flushed: finish must flush it
 sys.stderr.write("to stderr")
 finish(3)

@@ -133,10 +133,10 @@ def finish(status: int) -> NoReturn:
     import atexit
     import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()  # the handlers Python's exit runs (CPython's, used by multiprocessing as well)
+    # what Python's exit does first (CPython's own functions): threading's exit callbacks (thread-pool executors
+    # told to stop), the threads that are not daemons joined, then the exit handlers
+    threading._shutdown()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
