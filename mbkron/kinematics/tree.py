@@ -182,6 +182,9 @@ class KinematicTree:
     is_revolute: NDArray[np.float64]
     is_prismatic: NDArray[np.float64]
     nq: int
+    kernel_arrays: tuple[NDArray[np.float64], NDArray[np.int64]] = field(init=False, repr=False)
+    """The tree packed for the compiled kernels (:mod:`mbkron.compiled.kinematics`), derived once with the tree:
+    geometry rows (:func:`mbkron.compiled.layout.tree_geometry`) and ``(parent, joint row)`` per body, read-only."""
 
     @property
     def nb(self) -> int:
@@ -218,13 +221,11 @@ class KinematicTree:
         selection.setflags(write=False)
         return selection
 
-    @cached_property
-    def kernel_arrays(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        """The tree packed for :mod:`mbkron.compiled.kernels`: geometry rows and ``(parent, joint row)`` per body."""
+    def __post_init__(self):
         links = np.stack([self.parent, self.joint_of_body], axis=1).astype(np.int64)
         links.setflags(write=False)
-        return tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute,
-                                     self.is_prismatic), links
+        geometry = tree_geometry(self.local_coefficients, self.joint_matrices, self.is_revolute, self.is_prismatic)
+        object.__setattr__(self, "kernel_arrays", (geometry, links))
 
     @classmethod
     def build(
