@@ -41,7 +41,7 @@ class ForwardDynamics:
     """
 
     __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
-                 "_forward_entry", "_one_arguments")
+                 "_one_arguments")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -52,7 +52,6 @@ class ForwardDynamics:
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
-        self._forward_entry = None  # articulated_forward's compiled entry point, after its first call (_entry_point)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
@@ -97,11 +96,12 @@ class ForwardDynamics:
     def one_state(self, q, qd) -> NDArray[np.float64] | None:
         """``q̈`` of one state without actuation, the common case, in one call of the articulated-body kernel's
         entry point (no argument conversion, no dispatch): only when ``q`` and ``qd`` are C-contiguous float64
-        arrays of shape (nq,), the kernel has run once (:meth:`_articulated`) and its status is OK (which
+        arrays of shape (nq,), the model is a simple tree, the kernel has run once in this process (:meth:`_articulated`,
+        :data:`_ENTRY`) and its status is OK (which
         includes a finite ``q̈``: :func:`mbkron.compiled.articulated.articulated_forward`), else None; the
         caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes the full route."""
-        entry, arguments = self._forward_entry, self._one_arguments
-        if (entry is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
+        entry, arguments = _ENTRY.get("articulated_forward"), self._one_arguments
+        if (entry is None or arguments is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
                 or qd.dtype is not _FLOAT or q.shape != qd.shape or q.shape != (self.nq,) or not q.flags.c_contiguous
                 or not qd.flags.c_contiguous):
             return None
@@ -113,13 +113,13 @@ class ForwardDynamics:
         accelerations ``qdd`` (shaped like ``q``) the recursive Newton–Euler algorithm's ``τ`` instead."""
         head, tail = self.arrays, self._simple_arrays
         if not batch:
-            entry = self._forward_entry
+            entry = _ENTRY.get("articulated_forward")
             if qdd is None and entry is not None and q.flags.c_contiguous and qd.flags.c_contiguous:
                 values, status = entry(*head, force, *tail, q, qd)  # the common case: one state, no dispatch
             elif qdd is None:
                 arguments = (*head, writable(force), *tail, writable(q), writable(qd))
                 values, status = _articulated.articulated_forward(*arguments)
-                self._forward_entry = _entry_point(_articulated.articulated_forward, arguments)
+                _ENTRY["articulated_forward"] = _entry_point(_articulated.articulated_forward, arguments)
             else:
                 values, status = _articulated.articulated_inverse(*head, writable(force), *tail, writable(q),
                                                                   writable(qd), writable(qdd))
@@ -280,6 +280,12 @@ def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDAr
     weight = np.where(joint_of_body >= 0, matrix[np.maximum(joint_of_body, 0), columns[np.maximum(joint_of_body, 0)]], 0.0)
     coordinate.setflags(write=False)
     return coordinate, _read_only(weight)
+
+
+_ENTRY: dict = {}
+"""The compiled entry point of :func:`mbkron.compiled.articulated.articulated_forward` once it has run in this
+process (:func:`_entry_point`): its argument types are the same for every model (one specialisation), so the entry
+is the process's, like numba's own table of compiled functions, not a model's (which stays a fixed description)."""
 
 
 def _entry_point(kernel, arguments: tuple):
