@@ -5,11 +5,11 @@ compiling, one kernel after another, on one core. Its largest kernels compile ap
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
 machine's second core: the accelerations below the constraint group's step and the TR-BDF2 steps
 (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
-helper compiles them with a built-in tree model (:func:`mbkron.examples.planar.two_link_arm`), which loads without
-compiling anything: it starts at once, while the command loads its model (solving its loop closures, whose
-kernels it compiles first). The command then compiles the step with its dynamics and the Newton step; where it
-needs a kernel the helper has not finished, it waits for it and loads it from numba's disk cache
-(:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing that a run of such a model does not call.
+helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
+once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
+then compiles the step with its dynamics and the Newton step; where it needs a kernel the helper has not finished,
+it waits for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice,
+and nothing that a run of such a model does not call.
 
 The helper is started only where it helps: numba is installed, the machine has at least two cores, its kernels are
 not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; it is started before the command reads its model
@@ -98,11 +98,15 @@ def main(argv: list[str]) -> int:
     try:
         import warnings
 
-        from mbkron.examples.planar import two_link_arm
+        from mbkron.model.builder import ModelBuilder
 
         with warnings.catch_warnings():  # the compile notice: the command gives it
             warnings.simplefilter("ignore")
-            model = two_link_arm()
+            # one body on one coordinate: loads without compiling anything, and faster than an example model (whose
+            # package imports scipy's interpolation): the helper's head start is the point
+            model = (ModelBuilder(name="prefetch").add_coordinate("x")
+                     .add_body("link", axis=(0, 0, 1), variable="x", mass=1.0, com=(0.1, 0.0, 0.0),
+                               inertia=(0.01, 0.01, 0.01)).build())
             for name in _kernels():
                 if name in held:
                     model.compile_ahead((name,))
