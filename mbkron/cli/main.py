@@ -134,9 +134,12 @@ def finish(status: int) -> NoReturn:
     import threading
 
     # what Python's exit does first (CPython's own functions): threading's exit callbacks (thread-pool executors
-    # told to stop), the threads that are not daemons joined, then the exit handlers
-    threading._shutdown()
-    atexit._run_exitfuncs()
+    # told to stop), the threads that are not daemons joined, then the exit handlers; elsewhere Python's exit
+    shutdown, handlers = getattr(threading, "_shutdown", None), getattr(atexit, "_run_exitfuncs", None)
+    if shutdown is None or handlers is None:
+        sys.exit(status)
+    shutdown()
+    handlers()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -11,9 +11,9 @@ then compiles the step with its dynamics and the Newton step; where it needs a k
 it waits for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice,
 and nothing that a run of such a model does not call.
 
-The helper is started only where it helps: numba is installed, the machine has at least two cores, its kernels are
-not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; it is started before the command reads its model
-file (so that it starts early) and stopped where the model has no compiled constraint group
+The helper is started only where it helps: numba is installed, the process may run on two cores or more (its CPU
+affinity), its kernels are not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; it is started before the
+command reads its model file (so that it starts early) and stopped where the model has no compiled constraint group
 (:func:`stop_unless_used`). Its output is discarded; where it fails, the command compiles the kernels itself (its
 locks are released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch KERNEL=FD ...``.
 """
@@ -37,6 +37,14 @@ def _kernels() -> dict:
     return AHEAD
 
 
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def start(method: str) -> subprocess.Popen | None:
     """Start a helper process compiling the kernels of a run with ``method`` of a model with a compiled constraint
     group that are not in numba's disk cache yet, holding their locks for it; None where none is started (see the
@@ -45,7 +53,7 @@ def start(method: str) -> subprocess.Popen | None:
     """
     from mbkron.compiled.common import AVAILABLE
 
-    if os.environ.get(VARIABLE, "1").strip() == "0" or not AVAILABLE or (os.cpu_count() or 1) < 2:
+    if os.environ.get(VARIABLE, "1").strip() == "0" or not AVAILABLE or _cores() < 2:
         return None
     from mbkron.compiled import handoff
 
