@@ -42,20 +42,23 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 
+def _cache_file(kernel):
+    """numba's index and data files of a disk-cached ``kernel`` (its dispatcher's), or None."""
+    return getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+
+
 def compiling_path(kernel) -> str | None:
     """The lock file of a disk-cached numba ``kernel`` (its cache index's path and ``.compiling``), or None where
     it has no disk cache."""
-    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
-    index = getattr(cache_file, "_index_path", None)
+    index = getattr(_cache_file(kernel), "_index_path", None)
     return None if index is None else index + ".compiling"
 
 
 def cached(kernel) -> bool:
     """Whether numba's disk cache holds an entry of ``kernel`` (for some argument types) compiled from its current
     source: an index written by another version of the kernels is stale (numba compiles again)."""
-    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
     try:
-        return bool(cache_file._load_index())
+        return bool(_cache_file(kernel)._load_index())
     except Exception:  # noqa: BLE001 - no cache, or an index numba cannot read: nothing usable is cached
         return False
 

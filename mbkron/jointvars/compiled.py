@@ -371,10 +371,10 @@ _single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 
 @jit
 def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work,
-                  change, periodic, jump_tolerance, max_step):  # pragma: no cover - compiled
+                  change):  # pragma: no cover - compiled
     """The start ``(q0, f0)`` of a long walk shifted by whole periods towards ``q0 + change``, as
     :meth:`mbkron.jointvars.solvers.PositionSolver._shifted`: ``round(Δq_i / T_i)`` turns of each periodic
-    coordinate (``periodic[:, 0]``: the periods ``T_i``, NaN where none; ``periodic[:, 1:]``: the windings
+    coordinate (``settings[9][:, 0]``: the periods ``T_i``, NaN where none; ``settings[9][:, 1:]``: the windings
     ``f(q + T_i e_i) − f(q)`` of the joint variables), the joint variables moved by the turns' windings and
     corrected by Newton at the shifted inputs; kept where that converges on the start's branch (the sign of
     ``det ∂g/∂f``) within the rounding of the shift.
@@ -383,6 +383,7 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     so large that its place within the period is lost to rounding (the Python solver says so), else another
     status and the start is kept (no turn, or the correction failed).
     """
+    jump_tolerance, max_step, periodic = settings[4], settings[6], settings[9]
     nq = q0.size
     turns = np.zeros(nq)
     largest = 0.0
@@ -428,7 +429,6 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
-    jump_tolerance, periodic = settings[4], settings[9]
     held = borrowed(work)  # Δq and the predicted step in the step's own arrays (it fills them again)
     change, predicted_step = held[0], held[1]
     for k in range(q.size):
@@ -442,22 +442,18 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
     # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
     shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
-    current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
-    curved = use_curvature  # H at the start, for the first step's predictor: not after a shift (as the Python solver)
-    declined = False
-    if shifted:
-        status, shifted_q, shifted_f, shifted_tangent, shifted_sign = _period_shift(
-            first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change,
-            periodic, jump_tolerance, max_step)
-        declined = status == SUBDIVIDE
-        if status == OK:
-            current_q, current_f, current_tangent, current_sign, curved = (shifted_q, shifted_f, shifted_tangent,
-                                                                           shifted_sign, False)
+    shift = NOT_CONVERGED  # no shift tried
+    if shifted:  # the start moved by whole periods, where that is a solution: the walk goes on from there
+        shift, current_q, current_f, current_tangent, current_sign = _period_shift(
+            first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change)
     # one step: the common case; an infinite or NaN change (NOT_FINITE), a shift lost to rounding: the Python solver
-    if predicted <= max_step or not predicted < np.inf or declined:
+    if predicted <= max_step or not predicted < np.inf or shift == SUBDIVIDE:
         return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
                                 borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
                                 settings, max_step, max_condition, order, projection, borrowed(work)))
+    if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
+        current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
+    curved = use_curvature and shift != OK  # H at the start, for the first step's predictor: not after a shift
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
     for _ in range(int(max_steps)):
         remaining = sum_scaled(q, -1.0, current_q)
