@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sympy
 
 import mbkron
 from mbkron.dynamics import terms as dynamics
@@ -148,6 +149,46 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
         assert_close(model.applied_forces(q, qd, (loads.JointTorque(joint, 2.5),)), 2.5 * grad[1])
         assert_close(model.applied_forces(q, qd, (loads.GeneralizedForce(model.coordinates[2], -4.0),)),
                      np.array([0.0, 0.0, -4.0]))
+
+
+def test_one_state_terms_of_an_affine_model_with_its_own_loads():
+    """One state of a model whose joint variables are affine and whose own loads are a spring-damper, a joint
+    torque and a generalized force (the one-call route, :func:`mbkron.compiled.forward.affine_terms`): ``M``,
+    ``N q̇``, ``G`` by the literal Kronecker forms (Eq. 145, 126, 187), ``Q`` by virtual work (the spring's
+    potential and damping by finite differences of its length, ``∇f_jᵀ τ``, the coordinate's force), the
+    single-term methods alike, and the inverse dynamics undone by the forward dynamics."""
+    rng = np.random.default_rng(7)
+    spec = random_tree(rng, nb=8, nq=3)
+    spec.variables = [None if v is None else sympy.Float(rng.normal()) + sum(sympy.Float(rng.normal()) * x for x in spec.q)
+                      for v in spec.variables]  # affine in q
+    a, r_a, r_g, k_s, c_s, L0 = "b2", np.array([0.1, -0.2, 0.05]), np.array([0.3, 0.2, 0.1]), 120.0, 3.5, 0.4
+    own = (loads.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0), loads.JointTorque("b3", 2.5),
+           loads.GeneralizedForce("q3", -4.0))
+    model = build_model(spec, loads=own)
+    assert not model.joint_variable_map.providers  # affine: no provider
+    J = model.pseudo_inertias
+    for q, qd, qdd in rng.uniform(-1.2, 1.2, size=(3, 3, 3)):
+        f, grad, hess = model.joint_variables(q)
+        D, D2 = kinematics_literal.kron_derivatives_recursive(model.tree, f, grad, hess)
+        M = sum(dynamics_literal.body_mass_matrix(D[i], J[i]) for i in range(model.nb))
+        N = sum(dynamics_literal.body_velocity_matrix(D[i], D2[i], J[i], qd) for i in range(model.nb))
+        G = sum(dynamics_literal.body_gravity_forces(D[i], J[i, 3, 3], model.body_records[i].com, model.gravity)
+                for i in range(model.nb))
+        length = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - r_g)  # noqa: E731
+        dL = first_difference(length, q, 1e-3)
+        Q = (-k_s * (length(q) - L0) * dL - c_s * (dL @ qd) * dL + 2.5 * grad[model.joints.index("b3")]
+             + np.array([0.0, 0.0, -4.0]))
+        terms = model.equations_of_motion(q, qd)
+        assert_close(terms.mass_matrix, M)
+        assert_close(terms.velocity_forces, N @ qd)
+        assert_close(terms.gravity_forces, G)
+        assert_close(terms.applied_forces, Q)
+        assert_close(model.mass_matrix(q), M)
+        assert_close(model.velocity_forces(q, qd), N @ qd)
+        assert_close(model.gravity_forces(q), G)
+        tau = model.inverse_dynamics(q, qd, qdd)
+        assert_close(tau, M @ qdd + N @ qd - G - Q)
+        assert_close(model.forward_dynamics(q, qd, tau), qdd)
 
 
 def test_callable_load_values_receive_time_and_state():

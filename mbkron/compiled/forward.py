@@ -5,7 +5,8 @@ spring-dampers, Eq. 46); the generalized force of joint torques is ``∇fᵀ τ_
 the joint's own twist); ``M`` is factored once by Cholesky, whose failure *is* the check that ``M``
 is positive definite, and the two triangular solves give ``q̈``. A status per batch says why a
 state could not be done (:data:`OK`, :data:`SPRING_POINTS_COINCIDE`, :data:`NOT_POSITIVE_DEFINITE`);
-the caller then takes the general route, which raises the descriptive error.
+the caller then takes the general route, which raises the descriptive error. :func:`affine_terms` gives the terms
+themselves (and the inverse dynamics' ``τ``) of one state of an affine model in one call.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 
-__all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "cholesky_solve", "solve_positive_definite",
-           "forward_affine", "forward_given", "forward_scratch", "forward_solved", "affine_values"]
+__all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_solve",
+           "solve_positive_definite", "affine_terms", "forward_affine", "forward_given", "forward_scratch",
+           "forward_solved", "affine_values"]
 
-OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2
+OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE, NOT_FINITE = 0, 1, 2, 3
 
 
 @jit
@@ -130,6 +132,44 @@ def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque
     status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A.copy(),
                             np.zeros(nj), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
+
+
+@jit
+def affine_terms(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, q, qd,
+                 qdd):  # pragma: no cover - compiled
+    """``M``, ``N q̇``, ``G`` and the applied forces ``Q`` (Eq. 145, 126, 187, 46, 161) of one state whose joint
+    variables are affine, ``f = A q + c`` (``∇f = A``, ``q̇ᵀ H q̇ = 0``), in one call; with accelerations ``qdd``
+    (nq,) also the inverse dynamics ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198; an empty ``qdd`` gives an empty ``τ``).
+
+    ``Q`` is what :func:`_forward_state` adds to ``G − N q̇``: the spring-dampers' forces, the constant joint
+    torques' ``∇fᵀ τ_joint`` (``joint_torque``, nj) and the constant generalized forces ``force`` (nq). Returns
+    ``(M, N q̇, G, Q, τ, status)``, the status :data:`NOT_FINITE` where a value is not finite (the caller's
+    general route then names it).
+    """
+    nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
+    f = np.empty(nj)
+    affine_values(A, c, q, f)
+    M, Nqd, G, Q, tau = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq), np.empty(qdd.shape[0])
+    # a writeable copy of the (read-only) A, as in forward_affine: eom_state gets the types of its other callers
+    if not eom_state(geometry, links, body_inertia, gravity, springs, f, A.copy(), np.zeros(nj), qd, M, Nqd, G, Q,
+                     eom_workspace(nb, nq)):
+        return M, Nqd, G, Q, tau, SPRING_POINTS_COINCIDE
+    finite = True
+    for k in range(nq):
+        value = Q[k] + force[k]
+        for j in range(nj):
+            value += A[j, k] * joint_torque[j]
+        Q[k] = value
+        finite &= np.isfinite(value) and np.isfinite(Nqd[k]) and np.isfinite(G[k])
+        for m in range(nq):
+            finite &= np.isfinite(M[k, m])
+    for k in range(tau.shape[0]):
+        value = Nqd[k] - G[k] - Q[k]
+        for m in range(nq):
+            value += M[k, m] * qdd[m]
+        tau[k] = value
+        finite &= np.isfinite(value)
+    return M, Nqd, G, Q, tau, (OK if finite else NOT_FINITE)
 
 
 @jitable

@@ -84,14 +84,29 @@ class ForwardDynamics:
             if batch == q.shape[:-1]:
                 return self._articulated(q, qd, force, batch)
         if self.affine and one:
-            qdd, status = _forward.forward_affine(*self.arrays, writable(force), self.matrix, self.constant,
-                                                  writable(q), writable(qd))
+            qdd, status = _direct(_forward, "forward_affine", (*self.arrays, writable(force), self.matrix,
+                                                               self.constant, writable(q), writable(qd)))
             return qdd if status == _forward.OK else None
         if self.group is not None and one:
             qdd = self._with_group(model, q, qd, force, workspace)
             if qdd is not None:
                 return qdd
         return self._given(model, q, qd, force, workspace)
+
+    def terms(self, q: NDArray, qd: NDArray, qdd: NDArray | None = None) -> tuple | None:
+        """``(M, N q̇, G, Q, τ)`` of one state of a model with affine joint variables in one call of
+        :func:`mbkron.compiled.forward.affine_terms` (``Q`` the model's own loads; ``τ`` the inverse dynamics at
+        accelerations ``qdd``, empty without them), for validated ``q``, ``qd`` (``qdd``) of shape (nq,); None for
+        other models or shapes, or where the kernel declines the state (coinciding spring points, a value that is
+        not finite): the caller's general route then evaluates it or names what is wrong. After the first call in a
+        process the kernel's entry point is called directly (:func:`_entry_point`)."""
+        one = (self.nq,)
+        if not self.affine or q.shape != one or qd.shape != one or (qdd is not None and qdd.shape != one):
+            return None
+        result = _direct(_forward, "affine_terms", (*self.arrays, self.generalized, self.matrix, self.constant,
+                                                    writable(q), writable(qd),
+                                                    _NO_ACCELERATIONS if qdd is None else writable(qdd)))
+        return result[:5] if result[5] == _forward.OK else None
 
     def one_state(self, q, qd) -> NDArray[np.float64] | None:
         """``q̈`` of one state without actuation, the common case, in one call of the articulated-body kernel's
@@ -283,9 +298,29 @@ def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDAr
 
 
 _ENTRY: dict = {}
-"""The compiled entry point of :func:`mbkron.compiled.articulated.articulated_forward` once it has run in this
-process (:func:`_entry_point`): its argument types are the same for every model (one specialisation), so the entry
-is the process's, like numba's own table of compiled functions, not a model's (which stays a fixed description)."""
+"""The compiled entry points of :func:`mbkron.compiled.articulated.articulated_forward`,
+:func:`mbkron.compiled.forward.affine_terms` and :func:`~mbkron.compiled.forward.forward_affine` once each has run in
+this process (:func:`_entry_point`, :func:`_direct`): their argument
+types are the same for every model (one specialisation each), so an entry is the process's, like numba's own table
+of compiled functions, not a model's (which stays a fixed description)."""
+
+
+def _direct(module, name: str, arguments: tuple):
+    """``module.name(*arguments)`` for a kernel whose arguments have the same types at every call (one state:
+    the model's read-only arrays, the state's writeable C-contiguous float64 ones): after its first call in this
+    process through its compiled entry point (:func:`_entry_point`, kept in :data:`_ENTRY`), skipping the
+    dispatcher's typing of each argument."""
+    entry = _ENTRY.get(name)
+    if entry is not None:
+        return entry(*arguments)
+    kernel = getattr(module, name)
+    result = kernel(*arguments)
+    _ENTRY[name] = _entry_point(kernel, arguments)
+    return result
+
+
+_NO_ACCELERATIONS = np.zeros(0)
+"""The empty ``qdd`` of :func:`mbkron.compiled.forward.affine_terms` without the inverse dynamics (never written)."""
 
 
 def _entry_point(kernel, arguments: tuple):

@@ -399,7 +399,11 @@ class Model:
         return spring_rows(bodies, springs)
 
     def _terms(self, q, qd, workspace, name: str):
-        """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite."""
+        """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite (one state of an affine
+        model in one kernel call: :meth:`ForwardDynamics.terms <mbkron.model.forward.ForwardDynamics.terms>`)."""
+        fast = None if self._forward is None else self._forward.terms(q, qd)
+        if fast is not None:
+            return fast[("mass_matrix", "velocity_forces", "gravity_forces").index(name)]
         return finite_evaluation(lambda: getattr(engine.inertial_terms(
             self, q, qd, self._joint_dynamics(q, qd, workspace), ()), name), _TERMS[name], q, qd=qd)
 
@@ -459,6 +463,9 @@ class Model:
     ) -> dynamics.EquationsOfMotion:
         """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
 
+        One state of a model whose joint variables are affine (a tree, a rhythm), called without ``loads`` and
+        ``muscle_forces``, is evaluated in one kernel call (:func:`mbkron.compiled.forward.affine_terms`).
+
         Parameters
         ----------
         q, qd : array_like, shape (..., nq)
@@ -478,6 +485,10 @@ class Model:
             (..., nq).
         """
         q, qd = self._as_q(q), self._as_q(qd, "qd")
+        own = self._forward is not None and loads is None and muscle_forces is None
+        fast = self._forward.terms(q, qd) if own else None
+        if fast is not None:  # one state of an affine model: one kernel call, its values checked finite there
+            return dynamics.EquationsOfMotion(*fast[:4])
         with np.errstate(all="ignore"):
             terms = self._all_terms(q, qd, loads, t, muscle_forces, workspace)
         for name, quantity in _TERMS.items():
@@ -532,7 +543,8 @@ class Model:
 
         A tree whose joints each have their own coordinate, called without
         ``loads`` and ``muscle_forces``, is evaluated in O(n) by the recursive Newton–Euler algorithm
-        (:mod:`mbkron.compiled.articulated`), one call for a state or a batch.
+        (:mod:`mbkron.compiled.articulated`), one call for a state or a batch; one state of another model whose
+        joint variables are affine (a rhythm), in one call of :func:`mbkron.compiled.forward.affine_terms`.
 
         Parameters
         ----------
@@ -551,8 +563,11 @@ class Model:
         ndarray, shape (..., nq)
         """
         q, qd, qdd = self._as_q(q), self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
-        simple = self._forward is not None and loads is None and muscle_forces is None  # compiled, simple trees: RNEA
-        tau = self._forward.inverse(q, qd, qdd) if simple else None
+        compiled = self._forward is not None and loads is None and muscle_forces is None
+        tau = self._forward.inverse(q, qd, qdd) if compiled else None  # simple trees: RNEA
+        if tau is None and compiled:  # one state of an affine model: τ from its terms in one kernel call
+            fast = self._forward.terms(q, qd, qdd)
+            tau = None if fast is None else fast[4]
         if tau is None:
             M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
             tau = finite_evaluation(lambda: (M @ qdd[..., None])[..., 0] - rhs, _FORCES, q, qd=qd, qdd=qdd)
