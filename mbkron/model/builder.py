@@ -20,7 +20,6 @@ array([0., 1., 0.])
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -330,13 +329,16 @@ class ModelBuilder:
         joint_variable_map = self._joint_variable_map(ordered, coordinates, problems)
         if problems:
             raise ModelError(problems)
-        model = self._assemble(gravity, coordinates, ordered, joint_variable_map, backend)
-        model = constraint_groups.attach(model, self._constraint_groups)
-        if self._constraint_groups:
-            model = dataclasses.replace(model, constraint_groups=tuple(self._constraint_groups))
-        if self._muscles:
-            muscle_set = MuscleSet(self._muscles, {b: model.body_index(b) for b in model.bodies}, model.coordinates)
-            model = dataclasses.replace(model, muscle_set=muscle_set)
+        tree, inertias = self._tree_and_inertias(gravity, coordinates, ordered)
+        # the constraint groups' solvers and the muscle paths, bound to the description's parts, then one Model
+        joint_variable_map = constraint_groups.attach(self._constraint_groups, joint_variable_map, tuple(coordinates),
+                                                      tuple(ordered), tree)
+        index = {b.name: i for i, b in enumerate(ordered)}
+        muscle_set = MuscleSet(self._muscles, index, tuple(c.name for c in coordinates)) if self._muscles else None
+        model = Model(name=self.name, gravity=gravity, coordinate_records=tuple(coordinates), body_records=tuple(ordered),
+                      tree=tree, joint_variable_map=joint_variable_map, loads=tuple(self._loads),
+                      pseudo_inertias=inertias, _body_index=index, muscle_set=muscle_set,
+                      constraint_groups=tuple(self._constraint_groups), backend=backend)
         warn_unphysical_inertias(ordered, source or f"model `{self.name}`")
         return model
 
@@ -546,7 +548,10 @@ class ModelBuilder:
         constant.setflags(write=False)
         return JointVariables(matrix, constant, providers)
 
-    def _assemble(self, gravity, coordinates, bodies, joint_variable_map, backend: str) -> Model:
+    @staticmethod
+    def _tree_and_inertias(gravity, coordinates, bodies) -> tuple[kinematics.KinematicTree, np.ndarray]:
+        """The kinematic tree of the ordered ``bodies`` and their pseudo-inertias (Eq. 131), read-only, with the
+        bodies' and ``gravity``'s arrays made read-only too (they belong to the model from now on)."""
         index = {b.name: i for i, b in enumerate(bodies)}
         parent = np.array([index[b.parent] if b.parent != GROUND else -1 for b in bodies], dtype=np.intp)
         joint_of_body = np.full(len(bodies), -1, dtype=np.intp)
@@ -580,15 +585,4 @@ class ModelBuilder:
             raise ModelError([f"body `{name}`: `mass`, `com` and `inertia` overflow its pseudo-inertia (Eq. 131); "
                               "use SI units of a sensible size" for name in overflowed])
         inertias.setflags(write=False)
-        return Model(
-            name=self.name,
-            gravity=gravity,
-            coordinate_records=tuple(coordinates),
-            body_records=tuple(bodies),
-            tree=tree,
-            joint_variable_map=joint_variable_map,
-            loads=tuple(self._loads),
-            pseudo_inertias=inertias,
-            _body_index=index,
-            backend=backend,
-        )
+        return tree, inertias

@@ -2,7 +2,7 @@
 
 A :class:`ConstraintGroup` is what :meth:`mbkron.ModelBuilder.add_constraints` records; at
 :meth:`~mbkron.ModelBuilder.build` time :func:`attach` validates every group, binds its
-constraint system to the model, assembles it at the coordinates' defaults (fixing the assembly
+constraint system to the model's description (its coordinates, bodies and tree), assembles it at the coordinates' defaults (fixing the assembly
 branch) and plugs the chosen solver into the model's joint variables as a
 :class:`~mbkron.jointvars.explicit.JointVariableProvider`, so that ``model.joint_variables(q)`` and
 ``model.kinematics(q)`` work unchanged.
@@ -39,7 +39,8 @@ from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
 from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
-from mbkron.model.model import Model
+from mbkron.core.description import Body, Coordinate
+from mbkron.kinematics.tree import FIXED, KinematicTree
 from mbkron.jointvars.premodel import PremodelJointVariables
 
 __all__ = ["SOLVERS", "ConstraintGroup", "attach", "solved_joints"]
@@ -80,15 +81,17 @@ class ConstraintGroup:
     settings: Mapping[str, object] = field(default_factory=dict)
 
 
-def _check(group: ConstraintGroup, where: str, model: Model, claimed: set[str], problems: list[str]) -> ConstraintSystem | None:
-    """Validate a group; return its constraint system, or None after recording problems."""
+def _check(group: ConstraintGroup, where: str, bodies: Sequence[Body], claimed: set[str],
+           problems: list[str]) -> ConstraintSystem | None:
+    """Validate a group against the model's ``bodies``; return its constraint system, or None after recording
+    problems."""
     start = len(problems)
-    moving = set(model.joints)
+    moving = {b.name for b in bodies if b.joint != FIXED}
     if not group.joints or not all(isinstance(j, str) for j in group.joints):
         problems.append(f"{where}: `joints` must be a non-empty list of body names, got {list(group.joints)!r}")
     for name in group.joints:
         if isinstance(name, str) and name not in moving:
-            kind = "has a fixed joint" if name in model.bodies else "is not a body of the model"
+            kind = "has a fixed joint" if name in {b.name for b in bodies} else "is not a body of the model"
             problems.append(f"{where}: `{name}` {kind}; solved joints must be revolute or prismatic bodies")
         elif name in claimed:
             problems.append(f"{where}: joint `{name}` is solved by two constraint groups (or listed twice)")
@@ -124,27 +127,38 @@ def _check(group: ConstraintGroup, where: str, model: Model, claimed: set[str], 
     return system if len(problems) == start else None
 
 
-def _provider(group: ConstraintGroup, solver: PositionSolver, model: Model) -> JointVariableProvider:
+def _provider(group: ConstraintGroup, solver: PositionSolver, coordinates: tuple[Coordinate, ...]) -> JointVariableProvider:
     settings = {k: v for k, v in group.settings.items() if k not in _POSITION_SETTINGS}
     if group.solver in METHODS:
         return ConstrainedJointVariables(solver, group.solver)
     if group.solver == "premodel":
-        return PremodelJointVariables(solver, model.coordinate_records, **settings)
+        return PremodelJointVariables(solver, coordinates, **settings)
     return FiniteDifferenceJointVariables(solver, **settings)
 
 
-def attach(model: Model, groups: Sequence[ConstraintGroup]) -> Model:
-    """The model with every constraint group's joint variables provided by its solver.
+def attach(groups: Sequence[ConstraintGroup], joint_variables: JointVariables, coordinates: tuple[Coordinate, ...],
+           bodies: tuple[Body, ...], tree: KinematicTree) -> JointVariables:
+    """The joint-variable map with every constraint group's joint variables provided by its solver.
+
+    Called by :meth:`mbkron.ModelBuilder.build` with the parts of the description before the
+    :class:`~mbkron.model.model.Model` is made (once, from the finished map).
 
     Parameters
     ----------
-    model : Model
-        Built with the solved joints' rows of the joint-variable map left empty.
     groups : sequence of ConstraintGroup
+    joint_variables : JointVariables
+        The model's map with the solved joints' rows left empty (zero).
+    coordinates : tuple of Coordinate
+        The model's coordinates, in the order of ``q`` (their defaults are the assembly's ``q``).
+    bodies : tuple of Body
+        The model's bodies, parents before children (the order of the tree).
+    tree : KinematicTree
+        The model's kinematic tree.
 
     Returns
     -------
-    Model
+    JointVariables
+        ``joint_variables`` itself without groups.
 
     Raises
     ------
@@ -153,37 +167,38 @@ def attach(model: Model, groups: Sequence[ConstraintGroup]) -> Model:
         variables, failed initial assembly (naming q and the condition number).
     """
     if not groups:
-        return model
+        return joint_variables
     problems: list[str] = []
     claimed: set[str] = set()
-    systems = [_check(g, f"constraint group {k} ({', '.join(map(str, g.joints))})", model, claimed, problems)
+    systems = [_check(g, f"constraint group {k} ({', '.join(map(str, g.joints))})", bodies, claimed, problems)
                for k, g in enumerate(groups, start=1)]
     if problems:
         raise ModelError(problems)
-    tree = dataclasses.replace(model.tree, nq=model.nj)
-    base: JointVariables = model.joint_variable_map
-    body_index = {name: model.body_index(name) for name in model.bodies}
+    names = tuple(c.name for c in coordinates)
+    joints = tuple(b.name for b in bodies if b.joint != FIXED)
+    tree = dataclasses.replace(tree, nq=len(joints))  # the tree driven by the joint variables themselves
+    body_index = {b.name: i for i, b in enumerate(bodies)}
+    default_q = np.array([c.default for c in coordinates])
     providers = []
     for k, (group, system) in enumerate(zip(groups, systems), start=1):
         where = f"constraint group {k} ({', '.join(group.joints)})"
-        context = ConstraintContext(model.coordinates, model.joints, tuple(group.joints), tree, body_index)
+        context = ConstraintContext(names, joints, tuple(group.joints), tree, body_index)
         try:
             bound = system.bind(context)
             guess = np.array([float(dict(group.guess).get(j, 0.0)) for j in group.joints])
             position_settings = {k: v for k, v in group.settings.items() if k in _POSITION_SETTINGS}
             solver = PositionSolver(
-                bound, ExplicitInputs(base, bound.explicit_rows), model.default_q, guess, tuple(group.joints),
+                bound, ExplicitInputs(joint_variables, bound.explicit_rows), default_q, guess, tuple(group.joints),
                 **position_settings,
             )
-            providers.append((bound.unknown_rows, _provider(group, solver, model)))
+            providers.append((bound.unknown_rows, _provider(group, solver, coordinates)))
         except ModelError as error:
             problems.extend(f"{where}: {p}" for p in error.problems)
         except (ConfigurationError, ValueError, TypeError) as error:
             problems.append(f"{where}: {error}")
     if problems:
         raise ModelError(problems)
-    joint_variables = JointVariables(base.matrix, base.constant, base.providers + tuple(providers))
-    return dataclasses.replace(model, joint_variable_map=joint_variables)
+    return JointVariables(joint_variables.matrix, joint_variables.constant, joint_variables.providers + tuple(providers))
 
 
 def solved_joints(groups: Sequence[ConstraintGroup]) -> set[str]:
