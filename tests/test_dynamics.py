@@ -153,17 +153,19 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
 
 def test_one_state_terms_of_an_affine_model_with_its_own_loads():
     """One state of a model whose joint variables are affine and whose own loads are a spring-damper, a joint
-    torque and a generalized force (the one-call route, :func:`mbkron.compiled.forward.affine_terms`): ``M``,
-    ``N q̇``, ``G`` by the literal Kronecker forms (Eq. 145, 126, 187), ``Q`` by virtual work (the spring's
-    potential and damping by finite differences of its length, ``∇f_jᵀ τ``, the coordinate's force), the
+    torque, a generalized force and a line force of constant tension (the one-call route,
+    :func:`mbkron.compiled.forward.affine_terms`): ``M``, ``N q̇``, ``G`` by the literal Kronecker forms (Eq. 145,
+    126, 187), ``Q`` by virtual work (the spring's potential and damping by finite differences of its length,
+    ``∇f_jᵀ τ``, the coordinate's force, ``−T ∂L/∂q`` of the line by finite differences), the
     single-term methods alike, and the inverse dynamics undone by the forward dynamics."""
     rng = np.random.default_rng(7)
     spec = random_tree(rng, nb=8, nq=3)
     spec.variables = [None if v is None else sympy.Float(rng.normal()) + sum(sympy.Float(rng.normal()) * x for x in spec.q)
                       for v in spec.variables]  # affine in q
     a, r_a, r_g, k_s, c_s, L0 = "b2", np.array([0.1, -0.2, 0.05]), np.array([0.3, 0.2, 0.1]), 120.0, 3.5, 0.4
+    b, r_b = "b5", np.array([-0.1, 0.3, 0.2])
     own = (loads.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0), loads.JointTorque("b3", 2.5),
-           loads.GeneralizedForce("q3", -4.0))
+           loads.GeneralizedForce("q3", -4.0), loads.LineForce(a, r_a, b, r_b, 7.0))
     model = build_model(spec, loads=own)
     assert not model.joint_variable_map.providers  # affine: no provider
     J = model.pseudo_inertias
@@ -176,8 +178,9 @@ def test_one_state_terms_of_an_affine_model_with_its_own_loads():
                 for i in range(model.nb))
         length = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - r_g)  # noqa: E731
         dL = first_difference(length, q, 1e-3)
+        between = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - model.point_position(b, r_b, x))  # noqa: E731
         Q = (-k_s * (length(q) - L0) * dL - c_s * (dL @ qd) * dL + 2.5 * grad[model.joints.index("b3")]
-             + np.array([0.0, 0.0, -4.0]))
+             + np.array([0.0, 0.0, -4.0]) - 7.0 * first_difference(between, q, 1e-3))
         terms = model.equations_of_motion(q, qd)
         assert_close(terms.mass_matrix, M)
         assert_close(terms.velocity_forces, N @ qd)

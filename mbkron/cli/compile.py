@@ -78,9 +78,9 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
 
 def _tree() -> None:
     """The two-link arm (the compiled forward route of trees); the same arm with the forearm following the shoulder
-    by an affine rhythm (as the shipped shoulder models: the affine route), and with a point and a line force on it
-    (loads the compiled plan does not cover: the mass matrix and the right-hand side solved apart, as the shipped
-    planar chain); a TR-BDF2 run of each."""
+    by an affine rhythm (as the shipped shoulder models: the affine route), and with a point force and two line forces
+    on it, one of constant tension, one given as a function (loads the compiled plan does not cover: the mass matrix
+    and the right-hand side solved apart, as the shipped planar chain); a TR-BDF2 run of each."""
     import numpy as np
 
     from mbkron.dynamics.loads import LineForce, PointForce
@@ -100,6 +100,8 @@ def _tree() -> None:
         if loaded:
             b.add_load(PointForce("forearm", (0.2, 0.0, 0.0), (0.0, -5.0, 0.0)))
             b.add_load(LineForce("upper_arm", (0.05, 0.02, 0.0), "forearm", (0.05, 0.01, 0.0), 10.0))
+            # a tension given as a function: the lines' geometry kernel of the loads' Python route
+            b.add_load(LineForce("ground", (0.0, 0.1, 0.0), "forearm", (0.1, 0.0, 0.0), lambda t, q, qd: 2.0))
         _evaluate(b.build(), [0.3], 0.01)
 
 

@@ -14,7 +14,7 @@ from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
-           "world_inertia", "spring_forces"]
+           "world_inertia", "line_geometry", "line_length", "spring_forces"]
 
 # ----------------------------------------------------------------------------- per-state pieces
 @jit
@@ -160,50 +160,92 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convecti
 
 
 @jit
-def spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
-    """Generalized forces ``Q = −Σ (k (L − L₀) + c L̇) ∂L/∂q`` of spring-dampers (Eq. 46, 161).
+def line_length(links, row, T, S, g, length_gradient):  # pragma: no cover - compiled
+    """Length ``L`` of the straight line between the two body points of a :func:`~mbkron.compiled.layout.spring_rows`
+    row, and ``∂L/∂q`` into ``length_gradient`` (nq,); ``-1.0`` when the points coincide (no direction).
 
-    ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b``
-    and, for a point ``p`` of body ``i``, ``∂p/∂q_k = Σ_{j⪯i} g_jk (ω_j × p + v_j)`` (Eq. 75). Returns
-    False when two points coincide.
+    ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b`` and, for a
+    point ``p`` of body ``i``, ``∂p/∂q_k = Σ_{j⪯i} g_jk (ω_j × p + v_j)`` (Eq. 46, 75): the ground twists
+    ``S_j = (ω_j, v_j)`` of the joints and the joint variables' gradients ``g`` (per body) of the state, as
+    :func:`mbkron.compiled.kinematics.transforms_and_joint_twists` and :func:`eom_state` have them.
     """
-    nb, nq = links.shape[0], Q.shape[0]
-    points = np.empty((2, 3))
+    nb, nq = links.shape[0], length_gradient.shape[0]
+    a0 = a1 = a2 = b0 = b1 = b2 = 0.0
+    for end in range(2):
+        body = int(row[end])
+        x, y, z = row[2 + 3 * end], row[3 + 3 * end], row[4 + 3 * end]
+        if body != nb:
+            x, y, z = (T[body, 0, 0] * x + T[body, 0, 1] * y + T[body, 0, 2] * z + T[body, 0, 3],
+                       T[body, 1, 0] * x + T[body, 1, 1] * y + T[body, 1, 2] * z + T[body, 1, 3],
+                       T[body, 2, 0] * x + T[body, 2, 1] * y + T[body, 2, 2] * z + T[body, 2, 3])
+        if end == 0:
+            a0, a1, a2 = x, y, z
+        else:
+            b0, b1, b2 = x, y, z
+    d0, d1, d2 = b0 - a0, b1 - a1, b2 - a2
+    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if length < 1e-12:
+        return -1.0
+    u0, u1, u2 = d0 / length, d1 / length, d2 / length
+    for k in range(nq):
+        length_gradient[k] = 0.0
+    for end in range(2):
+        sign = 1.0 if end == 1 else -1.0
+        p0, p1, p2 = (b0, b1, b2) if end == 1 else (a0, a1, a2)
+        j = int(row[end])
+        j = -1 if j == nb else j
+        while j >= 0:  # u · (ω_j × p + v_j) = ω_j · (p × u) + v_j · u
+            along = (S[j, 0] * (p1 * u2 - p2 * u1) + S[j, 1] * (p2 * u0 - p0 * u2) + S[j, 2] * (p0 * u1 - p1 * u0)
+                     + S[j, 3] * u0 + S[j, 4] * u1 + S[j, 5] * u2)
+            for k in range(nq):
+                length_gradient[k] += sign * g[j, k] * along
+            j = links[j, 0]
+    return length
+
+
+@jit
+def spring_forces(links, springs, T, S, g, qd, Q, length_gradient):  # pragma: no cover - compiled
+    """Generalized forces ``Q = −Σ T ∂L/∂q`` of spring-dampers and line forces of constant tension, the tension
+    ``T = k (L − L₀) + c L̇ + T₀`` (Eq. 46, 161; the rows of :func:`~mbkron.compiled.layout.spring_rows`, the
+    geometry by :func:`line_length`). Returns False when two points coincide.
+    """
+    nq = Q.shape[0]
     for k in range(nq):
         Q[k] = 0.0
     for e in range(springs.shape[0]):
-        for end in range(2):
-            body = int(springs[e, end])
-            local = springs[e, 2 + 3 * end:5 + 3 * end]
-            for r in range(3):
-                points[end, r] = (local[r] if body == nb else
-                                  T[body, r, 0] * local[0] + T[body, r, 1] * local[1] + T[body, r, 2] * local[2]
-                                  + T[body, r, 3])
-        d0, d1, d2 = points[1, 0] - points[0, 0], points[1, 1] - points[0, 1], points[1, 2] - points[0, 2]
-        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-        if length < 1e-12:
+        length = line_length(links, springs[e], T, S, g, length_gradient)
+        if length < 0.0:
             return False
-        u0, u1, u2 = d0 / length, d1 / length, d2 / length
-        for k in range(nq):
-            length_gradient[k] = 0.0
-        for end in range(2):
-            sign = 1.0 if end == 1 else -1.0
-            p0, p1, p2 = points[end, 0], points[end, 1], points[end, 2]
-            j = int(springs[e, end])
-            j = -1 if j == nb else j
-            while j >= 0:  # u · (ω_j × p + v_j) = ω_j · (p × u) + v_j · u
-                along = (S[j, 0] * (p1 * u2 - p2 * u1) + S[j, 1] * (p2 * u0 - p0 * u2) + S[j, 2] * (p0 * u1 - p1 * u0)
-                         + S[j, 3] * u0 + S[j, 4] * u1 + S[j, 5] * u2)
-                for k in range(nq):
-                    length_gradient[k] += sign * g[j, k] * along
-                j = links[j, 0]
         rate = 0.0
         for k in range(nq):
             rate += length_gradient[k] * qd[k]
-        tension = springs[e, 8] * (length - springs[e, 10]) + springs[e, 9] * rate
+        tension = springs[e, 8] * (length - springs[e, 10]) + springs[e, 9] * rate + springs[e, 11]
         for k in range(nq):
             Q[k] -= tension * length_gradient[k]
     return True
+
+
+@jit
+def line_geometry(geometry, links, f, grad, rows):  # pragma: no cover - compiled
+    """Lengths ``L`` (states, n) and ``∂L/∂q`` (states, n, nq) of the lines of ``rows``
+    (:func:`~mbkron.compiled.layout.spring_rows`) at states of joint variables ``f`` (states, nj) with gradients
+    ``grad`` (states or 1, nj, nq), by :func:`line_length`; and whether no line's points coincide (the first state
+    where some do ends the batch there)."""
+    states, nb, nq, n = f.shape[0], links.shape[0], grad.shape[2], rows.shape[0]
+    lengths, gradients = np.zeros((states, n)), np.zeros((states, n, nq))
+    T, S, g = np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, nq))
+    for s in range(states):
+        transforms_and_joint_twists(geometry, links, f[s], T, S)
+        state_grad = grad[s if grad.shape[0] > 1 else 0]
+        for i in range(nb):
+            joint = links[i, 1]
+            for k in range(nq):
+                g[i, k] = state_grad[joint, k] if joint >= 0 else 0.0
+        for e in range(n):
+            lengths[s, e] = line_length(links, rows[e], T, S, g, gradients[s, e])
+            if lengths[s, e] < 0.0:
+                return lengths, gradients, False
+    return lengths, gradients, True
 
 
 @jit
@@ -267,7 +309,7 @@ def equations_of_motion(geometry: NDArray, links: NDArray, body_inertia: NDArray
     body_inertia : ndarray, shape (nb, 13)
         :func:`~mbkron.compiled.layout.inertia_rows` of the body-frame pseudo-inertias.
     gravity : ndarray, shape (3,)
-    springs : ndarray, shape (n_springs, 11)
+    springs : ndarray, shape (n_springs, 12)
         :func:`~mbkron.compiled.layout.spring_rows` (read-only), possibly empty.
     f, grad, convective : ndarray
         Joint variables, their gradients and convective terms ``q̇ᵀ H_j q̇``

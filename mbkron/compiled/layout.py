@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["GEOMETRY_WIDTH", "batch_rows", "inertia_rows", "spring_rows", "tree_geometry", "writable"]
+__all__ = ["GEOMETRY_WIDTH", "SPRING_COLUMNS", "batch_rows", "inertia_rows", "spring_rows", "tree_geometry", "writable"]
 
 _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
 
@@ -68,19 +68,30 @@ def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
     return out
 
 
-def spring_rows(body_indices: NDArray, springs) -> NDArray[np.float64]:
-    """Spring-dampers as kernel rows ``(body a, body b, point a (3), point b (3), k, c, L₀)``.
+def spring_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
+    """Spring-dampers and line forces of constant tension as kernel rows
+    ``(body a, body b, point a (3), point b (3), k, c, L₀, T₀)``: the tension ``k (L − L₀) + c L̇ + T₀``
+    (:func:`mbkron.compiled.dynamics.spring_forces`).
 
     Parameters
     ----------
     body_indices : sequence of int
-        ``(a, b)`` per spring; the ground is ``nb``.
-    springs : sequence of SpringDamper
+        ``(a, b)`` per line; the ground is ``nb``.
+    lines : sequence of SpringDamper or LineForce
+        A load with ``stiffness`` (a spring-damper: ``T₀ = 0``) or a constant ``tension`` (a line force:
+        ``k = c = L₀ = 0``).
     """
-    rows = np.empty((len(springs), 11))
-    for row, spring, bodies in zip(rows, springs, body_indices):
+    rows = np.empty((len(lines), SPRING_COLUMNS))
+    for row, line, bodies in zip(rows, lines, body_indices):
         row[:2] = bodies
-        row[2:5], row[5:8] = spring.point_a, spring.point_b
-        row[8:] = spring.stiffness, spring.damping, spring.free_length
+        row[2:5], row[5:8] = line.point_a, line.point_b
+        if hasattr(line, "stiffness"):
+            row[8:] = line.stiffness, line.damping, line.free_length, 0.0
+        else:
+            row[8:] = 0.0, 0.0, 0.0, float(line.tension)
     rows.setflags(write=False)
     return rows
+
+
+SPRING_COLUMNS = 12
+"""Columns of :func:`spring_rows`."""

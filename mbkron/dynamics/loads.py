@@ -22,6 +22,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mbkron.compiled.layout import SPRING_COLUMNS, batch_rows, writable
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.contact import world_point_jacobians
@@ -37,10 +38,11 @@ __all__ = [
     "CoordinateLimitForce",
     "coordinate_limit_force",
     "evaluate_value",
+    "in_kernel",
 ]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
-_compiled_paths = LazyModule("mbkron.compiled.paths")
+_compiled_dynamics = LazyModule("mbkron.compiled.dynamics")
 
 Value = Union[float, ArrayLike, Callable[[float, np.ndarray, np.ndarray], object]]
 
@@ -402,33 +404,32 @@ def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd
 
 
 def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
-    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q``: a two-point path
-    (:func:`mbkron.compiled.paths.path_lengths_and_moment_arms`), ``∂L/∂q = −R`` (Eq. 195).
+    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q`` at the states of ``kin``
+    (order ≥ 1), by the kernel that gives the dynamics its spring-dampers
+    (:func:`mbkron.compiled.dynamics.line_geometry`, :func:`~mbkron.compiled.dynamics.line_length`).
 
     Raises
     ------
     ConfigurationError
         Where the two points coincide (the direction is undefined).
     """
-    bodies = _read_only(np.array([model.nb if body == "ground" else model.body_index(body)
-                                  for body in (load.body_a, load.body_b)], dtype=np.int64))
-    points = _read_only(np.array([load.point_a, load.point_b], dtype=float))
-    length, R, short, _ = _compiled_paths.path_lengths_and_moment_arms(
-        kin.T, kin.twists, bodies, _LINE_MUSCLE, _LINE_FIXED, points, None, None, _LINE_SEGMENT, 1, 1e-12)
-    if short >= 0:
+    bodies = [model.nb if body == "ground" else model.body_index(body) for body in (load.body_a, load.body_b)]
+    row = np.zeros((1, SPRING_COLUMNS))
+    row[0, :2], row[0, 2:5], row[0, 5:8] = bodies, load.point_a, load.point_b
+    row.setflags(write=False)
+    batch, nj, nq = kin.f.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
+    length, gradient, regular = _compiled_dynamics.line_geometry(
+        *model.tree.kernel_arrays, writable(kin.f).reshape(-1, nj), batch_rows(kin.grad, batch, 2), row)
+    if not regular:
         raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
                                  f"coincide at q = {kin.q.tolist()}: its direction is undefined")
-    return length[..., 0], -R[..., 0]
+    return length.reshape(batch), gradient.reshape(batch + (nq,))
 
 
-def _read_only(values: np.ndarray) -> np.ndarray:
-    values.setflags(write=False)
-    return values
-
-
-# the constant arrays of a two-point path, read-only like a muscle set's (one kernel compilation)
-_LINE_MUSCLE, _LINE_FIXED = _read_only(np.zeros(2, np.int64)), _read_only(np.full(2, -1, np.int64))
-_LINE_SEGMENT = _read_only(np.zeros(1, np.int64))
+def in_kernel(load) -> bool:
+    """Whether the dynamics kernels apply ``load`` themselves (a row of
+    :func:`mbkron.compiled.layout.spring_rows`): a spring-damper, or a line force of constant tension."""
+    return isinstance(load, SpringDamper) or (isinstance(load, LineForce) and not callable(load.tension))
 
 
 def line_tension(model, kin, load, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -60,12 +60,12 @@ class ForwardDynamics:
 
     @classmethod
     def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
-        """The compiled route of ``model`` whose spring-dampers are ``spring_rows``
-        (:func:`mbkron.compiled.layout.spring_rows`), or None (loads it does not cover: point and line
-        loads, body torques, load values given as functions)."""
+        """The compiled route of ``model`` whose spring-dampers and constant line forces are ``spring_rows``
+        (:func:`mbkron.compiled.layout.spring_rows`), or None (loads it does not cover: point loads, body torques,
+        load values given as functions)."""
         joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
         for load in model.loads:
-            if isinstance(load, loads_module.SpringDamper):
+            if loads_module.in_kernel(load):  # spring_rows
                 continue
             if isinstance(load, loads_module.JointTorque) and not callable(load.torque):
                 joint_torque[model.joints.index(load.joint)] += float(load.torque)

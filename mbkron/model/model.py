@@ -102,7 +102,7 @@ class Model:
         constant = object.__setattr__
         constant(self, "backend", check_backend(self.backend))  # validated; None becomes "compiled"
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
-        constant(self, "_model_springs", tuple(load for load in self.loads if isinstance(load, loads_module.SpringDamper)))
+        constant(self, "_model_springs", tuple(load for load in self.loads if loads_module.in_kernel(load)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
@@ -391,7 +391,8 @@ class Model:
 
     # ------------------------------------------------------------------ dynamics
     def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
-        """:func:`mbkron.compiled.layout.spring_rows` of spring-dampers (built once for ``model.loads``)."""
+        """:func:`mbkron.compiled.layout.spring_rows` of spring-dampers and line forces of constant tension (built
+        once for those of ``model.loads``)."""
         return self._model_spring_rows if springs is self._model_springs else self._build_spring_rows(springs)
 
     def _build_spring_rows(self, springs: tuple) -> NDArray[np.float64]:
@@ -513,17 +514,16 @@ class Model:
             q, qd = np.broadcast_arrays(q, qd)
         values = self._joint_dynamics(q, qd, workspace)
         loads = self.loads if loads is None else tuple(loads)
-        springs = self._model_springs if loads is self.loads else tuple(
-            load for load in loads if isinstance(load, loads_module.SpringDamper))
+        springs = self._model_springs if loads is self.loads else tuple(load for load in loads if loads_module.in_kernel(load))
         M, velocity, gravity, applied = engine.inertial_terms(self, q, qd, values, springs)
         if applied is None:
             applied = np.zeros(q.shape)
-        elif loads:  # the kernel did the spring-dampers; joint-space loads need no kinematics
+        elif loads:  # the kernel did the spring-dampers and constant line forces; joint-space loads need no kinematics
             joint_space = (loads_module.JointTorque, loads_module.GeneralizedForce)
             for load in loads:
                 if isinstance(load, joint_space):
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
-            loads = tuple(load for load in loads if not isinstance(load, joint_space + (loads_module.SpringDamper,)))
+            loads = tuple(load for load in loads if not (isinstance(load, joint_space) or loads_module.in_kernel(load)))
         if loads or muscle_forces is not None:
             kin = engine.kinematics(self, (*values[:2], None), q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
