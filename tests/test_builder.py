@@ -168,6 +168,21 @@ def test_joint_variables_linear_and_symbolic():
     np.testing.assert_allclose(batch[1][0], grad)
 
 
+def test_affine_joint_variables_have_read_only_zero_hessians():
+    """Without providers the Hessians are zeros of the full shape, for one state and a batch, and read-only
+    (``JointVariables.evaluate``): a caller cannot write into what the next evaluation returns."""
+    b = mbkron.ModelBuilder()
+    b.add_coordinate("x").add_coordinate("y")
+    b.add_body("a", axis=(0, 0, 1), variable=mbkron.Linear({"x": 2.0, "y": -1.0}, 0.5))
+    b.add_body("b", parent="a", joint="prismatic", axis=(1, 0, 0), variable="y")
+    model = b.build()
+    for q, shape in (([0.3, -1.2], (2, 2, 2)), (np.zeros((4, 3, 2)), (4, 3, 2, 2, 2))):
+        hess = model.joint_variables(q)[2]
+        assert hess.shape == shape and not hess.any() and not hess.flags.writeable
+        with pytest.raises(ValueError):
+            hess[..., 0, 0, 0] = 1.0
+
+
 def test_symbols_with_assumptions_are_matched_by_name():
     x = sympy.Symbol("x", real=True)
     b = mbkron.ModelBuilder()

@@ -109,6 +109,29 @@ def test_the_model_loads_enter_every_dynamics_function():
     np.testing.assert_allclose(alone, Q, rtol=1e-13, atol=1e-13)
 
 
+def test_a_path_spring_is_laid_out_with_each_model():
+    """``Model.path_set``: a path force of ``model.loads`` has its one-path set built with the model (the same
+    one at every call, the one its ``muscle_set`` gives); the same spring in a model of another layout is laid
+    out on that model's coordinates; a spring that is not one of the model's loads gets a new set with the
+    same values, bit for bit."""
+    spring = PathSpring("band", (("ground", (1.5, 0.2, 0.0)), ("arm", (0.4, 0.0, 0.0))), 300.0, 1.0, 0.2)
+    model = _slider_model([spring])
+    assert model.path_set(spring) is model.path_set(spring) is spring.muscle_set(model)
+    b = mbkron.ModelBuilder("arm alone")
+    b.add_coordinate("a", range=(-3, 3))
+    b.add_body("arm", parent="ground", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0,
+               inertia=(0.01, 0.02, 0.03))
+    alone = b.add_load(spring).build()
+    assert (model.path_set(spring).nq, alone.path_set(spring).nq) == (2, 1)
+    rng = np.random.default_rng(5)
+    q, qd = rng.uniform(-1, 1, (5, 2)), rng.normal(size=(5, 2))
+    np.testing.assert_allclose(alone.applied_forces(q[:, 1:], qd[:, 1:])[:, 0], model.applied_forces(
+        np.stack([np.zeros(5), q[:, 1]], axis=-1), np.stack([np.zeros(5), qd[:, 1]], axis=-1))[:, 1], rtol=1e-13)
+    copy = PathSpring(spring.name, spring.path, spring.stiffness, spring.resting_length, spring.dissipation)
+    assert copy == spring and model.path_set(copy) is not model.path_set(spring)
+    np.testing.assert_array_equal(model.applied_forces(q, qd, loads=(copy,)), model.applied_forces(q, qd))
+
+
 # ---------------------------------------------------------------------- model files
 LOADS_MODEL = """
 [model]

@@ -20,7 +20,6 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -326,14 +325,6 @@ def _object_array(expressions: list) -> NDArray[np.object_]:
     return out
 
 
-@lru_cache(maxsize=64)
-def _zeros(nj: int, nq: int) -> NDArray[np.float64]:
-    """A read-only zero Hessian block, shared by the affine maps of that size."""
-    out = np.zeros((nj, nq, nq))
-    out.setflags(write=False)
-    return out
-
-
 @dataclass(frozen=True)
 class JointVariables:
     """All joint variables of a model: an affine part plus nonlinear providers.
@@ -353,6 +344,9 @@ class JointVariables:
     _gradient_base: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     """Derived once: ``matrix`` with the providers' rows set to zero (read-only; ``matrix`` itself without
     providers), the gradient they fill (:meth:`JointVariableProvider.fill`)."""
+    _zero_hessians: NDArray[np.float64] = field(init=False, repr=False, compare=False)
+    """Derived once: the Hessians (nj, nq, nq) of the affine joint variables, zeros: one read-only zero
+    broadcast to that shape (no memory of its size)."""
 
     def __post_init__(self):
         base = self.matrix
@@ -361,6 +355,8 @@ class JointVariables:
             base[np.concatenate([np.reshape(rows, -1) for rows, _ in self.providers])] = 0
             base.setflags(write=False)
         object.__setattr__(self, "_gradient_base", base)
+        nj, nq = self.matrix.shape
+        object.__setattr__(self, "_zero_hessians", np.broadcast_to(np.zeros(()), (nj, nq, nq)))
 
     @property
     def size(self) -> int:
@@ -439,7 +435,7 @@ class JointVariables:
             if self.providers:
                 hess = np.zeros(batch + (nj, nq, nq))
             else:
-                hess = np.broadcast_to(_zeros(nj, nq), batch + (nj, nq, nq)) if batch else _zeros(nj, nq)
+                hess = np.broadcast_to(self._zero_hessians, batch + (nj, nq, nq)) if batch else self._zero_hessians
         if self.providers and grad is not None:
             grad = grad.copy()
         return f, grad, hess

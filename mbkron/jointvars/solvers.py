@@ -278,7 +278,7 @@ class PositionSolver:
     needs no walk proportional to its value: when the walk would be long, it starts from the start
     shifted by whole periods ``k T_i``, with the solved joint variables shifted by ``k d_i``, their
     change over one period along the assembly branch (a dependent angle that winds by ``2π`` per
-    turn of the coordinate; found once by walking one period, :attr:`periods`). That is a solution
+    turn of the coordinate; found when the solver is made by walking one period, :attr:`periods`). That is a solution
     (``g`` is periodic) and the one the continuous walk reaches, so the result is the same as
     without the shift, and the remaining walk is at most half a period in each such coordinate.
 
@@ -340,7 +340,6 @@ class PositionSolver:
         self.max_newton_step = _positive("max_newton_step", max_newton_step)
         self.max_step = _positive("max_step", max_step)
         self.max_steps = _count("max_steps", max_steps, 1_000_000)
-        self._periods: tuple[NDArray, NDArray] | None = None
         q = np.array(reference_q, dtype=float)
         p, P, d2p = inputs.evaluate(q)
         try:
@@ -351,6 +350,7 @@ class PositionSolver:
                 f"f = {format_values(guess)}: {failure}; give a better initial guess"
             ) from None
         self._check_condition(self.reference)
+        self._periods = self._walked_periods()
 
     def _structural_periods(self) -> tuple[NDArray, NDArray]:
         """The equations' periods by their structure, before any walk: in each coordinate (nq,) and in each
@@ -377,28 +377,33 @@ class PositionSolver:
     @property
     def periods(self) -> tuple[NDArray, NDArray]:
         """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic, or unusable) and
-        the windings ``d_i = f(q + T_i e_i) − f(q)`` of the assembly branch (shape (nq, m)), computed
-        on first use: a walk of one period from the assembly per periodic coordinate, kept only where
-        ``d_i`` is a whole number of the equations' periods in each unknown (so ``f + k d_i`` solves
-        ``g`` at ``q + k T_i``, as the continuous walk would give it)."""
-        if self._periods is None:
-            nq, m = self.reference.q.size, self.system.size
-            (periods, unknown), windings = self._structural_periods(), np.zeros((nq, m))
-            for i in np.flatnonzero(np.isfinite(periods)):
-                try:
-                    end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
-                except ConfigurationError:  # the branch does not go round (a singular configuration within a period)
-                    periods[i] = np.nan
-                    continue
-                turns = (end.f - self.reference.f) / np.where(np.isfinite(unknown), unknown, np.inf)
-                whole = abs(turns - np.round(turns)) < 1e-6
-                still = abs(end.f - self.reference.f) < 1e-6 * (1.0 + abs(self.reference.f))
-                if np.all(whole | still):
-                    windings[i] = np.where(still, 0.0, np.round(turns) * np.where(np.isfinite(unknown), unknown, 0.0))
-                else:
-                    periods[i] = np.nan
-            self._periods = periods, windings
+        the windings ``d_i = f(q + T_i e_i) − f(q)`` of the assembly branch (shape (nq, m)), found when the
+        solver is made (:meth:`_walked_periods`)."""
         return self._periods
+
+    def _walked_periods(self) -> tuple[NDArray, NDArray]:
+        """:attr:`periods`: a walk of one period from the assembly per periodic coordinate, kept only where
+        ``d_i`` is a whole number of the equations' periods in each unknown (so ``f + k d_i`` solves
+        ``g`` at ``q + k T_i``, as the continuous walk would give it); a walk that fails makes that period
+        ``nan``."""
+        nq, m = self.reference.q.size, self.system.size
+        (periods, unknown), windings = self._structural_periods(), np.zeros((nq, m))
+        for i in np.flatnonzero(np.isfinite(periods)):
+            try:
+                end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
+            except ConfigurationError:  # the branch does not go round (a singular configuration within a period)
+                periods[i] = np.nan
+                continue
+            turns = (end.f - self.reference.f) / np.where(np.isfinite(unknown), unknown, np.inf)
+            whole = abs(turns - np.round(turns)) < 1e-6
+            still = abs(end.f - self.reference.f) < 1e-6 * (1.0 + abs(self.reference.f))
+            if np.all(whole | still):
+                windings[i] = np.where(still, 0.0, np.round(turns) * np.where(np.isfinite(unknown), unknown, 0.0))
+            else:
+                periods[i] = np.nan
+        periods.setflags(write=False)
+        windings.setflags(write=False)
+        return periods, windings
 
     # ------------------------------------------------------------------ Newton
     def _correct(self, q, p, P, d2p, f) -> Solution:

@@ -30,6 +30,8 @@ from mbkron.kinematics import tree as kinematics
 from mbkron.model.forward import ForwardDynamics
 from mbkron.model.summary import summary
 from mbkron.model.workspace import Workspace
+from mbkron.muscles.paths import MuscleSet
+from mbkron.muscles.springs import PathForce
 
 __all__ = ["Model", "Workspace"]
 
@@ -76,8 +78,9 @@ class Model:
     kernel_inertia : ndarray, shape (nb, 13)
         Derived once when the model is made (not arguments): the pseudo-inertias as the kernels read them
         (:func:`mbkron.compiled.layout.inertia_rows`); with it, also derived and private, the model's
-        spring-dampers and their kernel rows and the forward-dynamics plan
-        (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the description.
+        spring-dampers and their kernel rows, its path forces' one-path muscle sets (:meth:`path_set`) and the
+        forward-dynamics plan (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the
+        description.
     """
 
     name: str
@@ -96,6 +99,7 @@ class Model:
     kernel_inertia: NDArray[np.float64] = field(init=False, repr=False)
     _model_springs: tuple = field(init=False, repr=False)
     _model_spring_rows: NDArray[np.float64] = field(init=False, repr=False)
+    _path_sets: tuple = field(init=False, repr=False)
     _forward: ForwardDynamics = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -104,6 +108,8 @@ class Model:
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
         constant(self, "_model_springs", tuple(load for load in self.loads if loads_module.in_kernel(load)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
+        constant(self, "_path_sets", tuple((load, self._build_path_set(load)) for load in self.loads
+                                           if isinstance(load, PathForce)))
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
     __repr__ = summary  # counts, not arrays
@@ -325,6 +331,19 @@ class Model:
         if self.muscle_set is None:
             raise ConfigurationError(f"model `{self.name}` has no muscles (add them with ModelBuilder.add_muscle)")
         return self.muscle_set
+
+    def path_set(self, load: PathForce) -> MuscleSet:
+        """The path of a path force (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) as a
+        one-path :class:`~mbkron.muscles.paths.MuscleSet` of this model's bodies and coordinates: for one of
+        ``model.loads`` the one built with the model, for any other a new one."""
+        for own, muscle_set in self._path_sets:
+            if own is load:
+                return muscle_set
+        return self._build_path_set(load)
+
+    def _build_path_set(self, load: PathForce) -> MuscleSet:
+        """A new one-path muscle set of ``load``'s path (:meth:`path_set`)."""
+        return MuscleSet([load.muscle_path()], {b: self.body_index(b) for b in self.bodies}, self.coordinates)
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).

@@ -2,7 +2,8 @@
 
 The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points and wraps as a muscle's
 (body-fixed, moving, conditional points; wrap surfaces); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
-one-path :class:`~mbkron.muscles.paths.MuscleSet`, built once per model layout and kept with the load.
+one-path :class:`~mbkron.muscles.paths.MuscleSet` of the model's bodies and coordinates, built with the model
+(:meth:`mbkron.Model.path_set`).
 The tension is OpenSim 4.6's ``PathSpring::getTension``,
 
     T = k · max(L − L₀, 0) · (1 + d · L̇),   L̇ = −Rᵀ q̇,
@@ -46,7 +47,6 @@ class PathForce:
     name: str
     path: tuple
     wraps: tuple = field(default=(), kw_only=True)
-    _sets: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
         """Append to ``problems`` everything wrong with this load (``where`` names it)."""
@@ -67,12 +67,9 @@ class PathForce:
         return MusclePath(self.name, tuple(self.path), wraps=tuple(self.wraps))
 
     def muscle_set(self, model) -> MuscleSet:
-        """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates (built once)."""
-        key = (model.bodies, model.coordinates)
-        if key not in self._sets:
-            self._sets[key] = MuscleSet([self.muscle_path()],
-                                        {b: model.body_index(b) for b in model.bodies}, model.coordinates)
-        return self._sets[key]
+        """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates,
+        ``model.path_set(self)``: the one built with the model for one of ``model.loads``, else a new one."""
+        return model.path_set(self)
 
     def length_and_moment_arms(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``L`` (...) and ``R = −∂L/∂q`` (..., nq) at the states of ``kin`` (order ≥ 1), by the compiled kernels."""
