@@ -368,9 +368,9 @@ def test_builder_reports_a_coordinate_function_of_an_unknown_coordinate():
 
 
 def test_stacked_piecewise_cubics_equal_each_function():
-    """``StackedPiecewiseCubic`` (the compiled kernel) evaluates every function exactly as its own
-    ``evaluate``: inside, at every knot (the last one belongs to the last cubic), and on the straight lines
-    below and above, for all kinds and different numbers of knots."""
+    """``StackedPiecewiseCubic`` evaluates every function of a stack (knots padded to the longest) exactly as
+    the function alone: inside, at every knot (the last one belongs to the last cubic), and on the straight
+    lines below and above, for all kinds and different numbers of knots."""
     from mbkron.jointvars.functions import StackedPiecewiseCubic
 
     rng = np.random.default_rng(5)
@@ -387,6 +387,32 @@ def test_stacked_piecewise_cubics_equal_each_function():
             expected = f.evaluate(x[:, t], order)
             for k in range(order + 1):
                 np.testing.assert_array_equal(got[k][:, t], expected[k])
+
+
+@pytest.mark.parametrize("kind", ["natural", "fmm", "linear"])
+def test_end_lines_hold_far_out_and_at_infinity_and_nan_stays_nan(kind):
+    """Outside the knots ``F = y_0 + F'(x_0)(x − x_0)`` (``y_{n−1} + F'(x_{n−1})(x − x_{n−1})``) as a line,
+    also where a cubic form's ``dx²`` would overflow and at ``x = ±inf`` (the lines' limits); a NaN gives NaN
+    value and derivatives. The pieces are the cubics through the knots and those lines."""
+    x, y = random_knots(np.random.default_rng(13), 5)
+    f = tabulated_function(x, y, kind)
+    start, end = f.evaluate(x[[0, -1]], 1)[1]  # the end slopes (inside the knots)
+    t = np.array([-np.inf, -1e300, x[0] - 2.0, x[-1] + 2.0, 1e300, np.inf])
+    expected = np.concatenate([y[0] + start * (t[:3] - x[0]), y[-1] + end * (t[3:] - x[-1])])
+    value, first, second = f.evaluate(t)
+    np.testing.assert_array_equal(value, expected)
+    np.testing.assert_array_equal(first, [start] * 3 + [end] * 3)
+    np.testing.assert_array_equal(second, np.zeros(6))
+    assert all(np.isnan(part) for part in f.evaluate(np.nan))
+    pieces = f.pieces()  # the line below, the cubics on [x_{k−1}, x_k], the line above
+    assert pieces.shape == (x.size + 1, 5) and not pieces.flags.writeable
+    inside = np.concatenate([[x[0] - 1.0], (x[:-1] + x[1:]) / 2, [x[-1] + 1.0]])  # a point of each piece
+    anchors = x[np.maximum(np.arange(x.size + 1) - 1, 0)]
+    np.testing.assert_array_equal(pieces[:, 0], anchors)
+    np.testing.assert_array_equal(pieces[:, 1], y[np.maximum(np.arange(x.size + 1) - 1, 0)])
+    polynomials = [np.polyval(piece[:0:-1], t - piece[0]) for piece, t in zip(pieces, inside)]
+    np.testing.assert_allclose(polynomials, f(inside), rtol=1e-13)
+    np.testing.assert_array_equal(pieces[[0, -1], 3:], np.zeros((2, 2)))  # the end lines
 
 
 def test_the_splines_tridiagonal_solve_is_lapacks():

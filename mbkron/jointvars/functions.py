@@ -127,34 +127,56 @@ class _PiecewiseCubic(EmpiricalFunction):
     """``F(x) = y_k + b_k dx + c_k dx² + d_k dx³`` on ``[x_k, x_{k+1}]`` (``dx = x − x_k``), with
     straight-line continuation of slope ``b_0`` below ``x_0`` and ``b_{n−1}`` above ``x_{n−1}``.
 
-    Subclasses set ``x``, ``y`` and the coefficient arrays ``_b`` (length n: the last entry is the
-    slope at ``x_{n−1}``), ``_c`` and ``_d`` (length n − 1).
+    Evaluated by the compiled kernel of :class:`StackedPiecewiseCubic` (this function alone, its table
+    built at construction): the one implementation of these functions. Subclasses build themselves by
+    :meth:`_set_pieces`.
     """
 
     x: FloatArray
     y: FloatArray
-    _b: FloatArray
-    _c: FloatArray
-    _d: FloatArray
+    _pieces: FloatArray
+    _alone: StackedPiecewiseCubic
+
+    def _set_pieces(self, x: FloatArray, y: FloatArray, b: FloatArray, c: FloatArray, d: FloatArray) -> None:
+        """Set the knots ``x``, values ``y`` and the pieces' coefficients, and build the evaluation table.
+
+        Parameters
+        ----------
+        x, y : ndarray, shape (n,)
+            Validated knots and values (:func:`_knots`).
+        b : ndarray, shape (n,)
+            Slopes ``b_k``; the last entry is the slope at ``x_{n−1}``.
+        c, d : ndarray, shape (n - 1,)
+        """
+        pieces = np.zeros((x.size + 1, 5))
+        pieces[:, 0] = np.concatenate([x[:1], x])
+        pieces[:, 1] = np.concatenate([y[:1], y])
+        pieces[:, 2] = np.concatenate([b[:1], b])
+        pieces[1:-1, 3], pieces[1:-1, 4] = c, d
+        pieces.setflags(write=False)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "_pieces", pieces)
+        object.__setattr__(self, "_alone", StackedPiecewiseCubic([self]))
+
+    def pieces(self) -> FloatArray:
+        """The pieces as polynomials in ``dx = x − anchor``, in order along ``x``.
+
+        Returns
+        -------
+        ndarray, shape (n + 1, 5), read-only
+            One row ``(anchor, y, b, c, d)`` per piece, ``F = y + b dx + c dx² + d dx³``: row 0 the
+            straight line below ``x_0`` (anchored at ``x_0``, ``c = d = 0``), row ``k = 1 … n − 1`` the
+            cubic on ``[x_{k−1}, x_k]`` (anchored at ``x_{k−1}``), row ``n`` the straight line above
+            ``x_{n−1}`` (anchored there, ``c = d = 0``). Row ``k`` holds the ``x`` with ``k`` knots
+            ``≤ x``, except ``x_{n−1}`` itself, which belongs to the last cubic.
+        """
+        return self._pieces
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
         x = real_values(x)
-        knots = self.x
-        k = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, knots.size - 2)
-        below, above = x < knots[0], x > knots[-1]
-        dx = x - knots[k]
-        b, c, d = self._b[k], self._c[k], self._d[k]
-        with np.errstate(over="ignore", invalid="ignore"):
-            value = self.y[k] + dx * (b + dx * (c + dx * d))
-            value = np.where(below, self.y[0] + self._b[0] * (x - knots[0]), value)
-            value = np.where(above, self.y[-1] + self._b[-1] * (x - knots[-1]), value)
-            first = second = None
-            if order >= 1:
-                first = b + dx * (2.0 * c + 3.0 * dx * d)
-                first = np.where(below, self._b[0], np.where(above, self._b[-1], first))
-            if order >= 2:
-                second = np.where(below | above, 0.0, 2.0 * c + 6.0 * dx * d)
-        return value, first, second
+        value, first, second = self._alone.evaluate(x[..., None], order)
+        return value[..., 0], None if first is None else first[..., 0], None if second is None else second[..., 0]
 
 
 def _solve_tridiagonal(lower: FloatArray, diagonal: FloatArray, upper: FloatArray, rhs: FloatArray) -> FloatArray:
@@ -249,26 +271,23 @@ class CubicSpline(_PiecewiseCubic):
         if kind not in ("natural", "fmm"):
             raise ValueError(f"cubic spline kind must be 'natural' or 'fmm', got {kind!r}")
         x, y = _knots(x, y)
-        object.__setattr__(self, "x", x)
-        object.__setattr__(self, "y", y)
         object.__setattr__(self, "kind", kind)
         h = np.diff(x)
         with np.errstate(over="ignore", invalid="ignore"):
             delta = np.diff(y) / h
-            sigma = self._second_derivatives_over_six(h, delta)
+            sigma = self._second_derivatives_over_six(x, h, delta)
             b = np.empty(x.size)
             b[:-1] = delta - h * (sigma[1:] + 2.0 * sigma[:-1])
             b[-1] = delta[-1] + h[-1] * (sigma[-2] + 2.0 * sigma[-1])
             d = np.diff(sigma) / h
         if not (np.all(np.isfinite(b)) and np.all(np.isfinite(sigma)) and np.all(np.isfinite(d))):
             raise ValueError("the spline coefficients overflow (knots too close for the size of y); rescale the data")
-        for name, array in (("_b", b), ("_c", 3.0 * sigma[:-1]), ("_d", d)):
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
+        self._set_pieces(x, y, b, 3.0 * sigma[:-1], d)
 
-    def _second_derivatives_over_six(self, h: FloatArray, delta: FloatArray) -> FloatArray:
-        """``σ_i = F''(x_i)/6`` from the tridiagonal system of the Notes (``h``, ``δ`` as there)."""
-        x, n = self.x, self.x.size
+    def _second_derivatives_over_six(self, x: FloatArray, h: FloatArray, delta: FloatArray) -> FloatArray:
+        """``σ_i = F''(x_i)/6`` at the knots ``x`` from the tridiagonal system of the Notes (``h``, ``δ`` as
+        there)."""
+        n = x.size
         if n == 2:
             return np.zeros(2)
         if not np.all(np.isfinite(delta)):
@@ -327,11 +346,8 @@ class PiecewiseLinear(_PiecewiseCubic):
             slopes = np.diff(y) / np.diff(x)
         if not np.all(np.isfinite(slopes)):
             raise ValueError("the slopes overflow (knots too close for the size of y); rescale the data")
-        b = np.append(slopes, slopes[-1])
         zeros = np.zeros(x.size - 1)
-        for name, array in (("x", x), ("y", y), ("_b", b), ("_c", zeros), ("_d", zeros)):
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
+        self._set_pieces(x, y, np.append(slopes, slopes[-1]), zeros, zeros)
 
     @property
     def kind(self) -> str:
@@ -497,34 +513,30 @@ class FourierSeries(EmpiricalFunction):
 
 
 class StackedPiecewiseCubic:
-    """Many piecewise cubics (``CubicSpline``, ``PiecewiseLinear``) evaluated in one vectorised pass.
+    """Many piecewise cubics (``CubicSpline``, ``PiecewiseLinear``) evaluated in one compiled pass.
 
-    ``F_t(x_t)``, ``F_t'(x_t)`` and ``F_t''(x_t)`` for all ``t`` at once: the knots are padded with
-    ``+inf`` so that the piece is a count of comparisons, and the coefficients are gathered. The same
-    formulas and pieces as :meth:`_PiecewiseCubic.evaluate` (straight lines outside the knots; the last
-    knot belongs to the last cubic), in one compiled call (:mod:`mbkron.compiled.tabulated`).
+    ``F_t(x_t)``, ``F_t'(x_t)`` and ``F_t''(x_t)`` for all ``t`` at once by the kernel
+    :func:`mbkron.compiled.tabulated.stacked_cubics`, from the functions' :meth:`~_PiecewiseCubic.pieces`
+    (straight lines outside the knots; the last knot belongs to the last cubic): the knots are padded
+    with ``+inf`` so that the piece is a count of comparisons. Each function's own ``evaluate`` is this
+    class for the function alone.
 
     Parameters
     ----------
     functions : sequence of CubicSpline or PiecewiseLinear
     """
 
-    def __init__(self, functions: Sequence[EmpiricalFunction]):
+    def __init__(self, functions: Sequence[_PiecewiseCubic]):
         n = max(f.x.size for f in functions)
         m = len(functions)
         # pieces 0..n: below the first knot, the n − 1 cubics, above the last knot (padded pieces are
         # never selected: their left knot is +inf)
         self.knots = np.full((m, n), np.inf)
         self.count = np.array([f.x.size for f in functions], dtype=np.int64)
-        # per piece: anchor x, value, b, c, d
-        self.table = np.zeros((m, n + 1, 5))
+        self.table = np.zeros((m, n + 1, 5))  # per piece: anchor x, value, b, c, d
         for t, f in enumerate(functions):
-            k = f.x.size
-            self.knots[t, :k] = f.x
-            self.table[t, : k + 1, 0] = np.concatenate([f.x[:1], f.x])
-            self.table[t, : k + 1, 1] = np.concatenate([f.y[:1], f.y])
-            self.table[t, : k + 1, 2] = np.concatenate([f._b[:1], f._b])
-            self.table[t, 1:k, 3], self.table[t, 1:k, 4] = f._c, f._d
+            self.knots[t, : f.x.size] = f.x
+            self.table[t, : f.x.size + 1] = f.pieces()
         self.table = self.table.reshape(m * (n + 1), 5)
         self.first_piece = np.arange(m) * (n + 1)
         for array in (self.knots, self.count, self.table, self.first_piece):
