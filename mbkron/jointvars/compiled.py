@@ -641,8 +641,9 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
     documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses): compiled once
     for every model with one constraint group."""
-    return trbdf2_steps(_rhs, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
-                        nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)  # context: the caller's
+    return trbdf2_steps(_rhs, state_jacobian, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol,
+                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper,
+                        max_steps)  # context: the caller's
 
 
 AHEAD = {"dynamics": forward_solved, "steps": group_trbdf2}
