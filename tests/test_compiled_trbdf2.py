@@ -97,9 +97,9 @@ def test_declined_steps_are_redone_by_the_kernel_with_the_python_route(monkeypat
 
 def test_simulate_takes_compiled_steps_for_the_main_job(monkeypatch):
     """``simulate`` with TRBDF2 on a compiled model takes the compiled steps; its rows (states and
-    accelerations at the output times, with the kernel's right-hand side) agree with the all-Python run
-    (whose finite-difference Jacobian comes by another route, so the two differ by Newton's stopping
-    test, not bitwise) far inside the requested tolerance."""
+    accelerations at the output times, with the kernel's right-hand side) agree with the run of the Python route
+    (the same kernel calling the Python right-hand side back, whose finite-difference Jacobian comes by another
+    route, so the two differ by Newton's stopping test, not bitwise) far inside the requested tolerance."""
     model = mbkron.load_model(MAIN_JOB)
     t_eval = np.linspace(0.0, 0.03, 31)
     options = dict(method="TRBDF2", rtol=1e-6, atol=1e-8, t_eval=t_eval)
