@@ -615,6 +615,16 @@ def test_trbdf2_raises_what_jac_raises():
     assert jac.calls == 3
 
 
+def test_trbdf2_singular_iteration_matrix_is_a_newton_failure():
+    """y' = y with the first step h = 1/d, where I - d*h*J = 0: the step is retried smaller (as after a Newton
+    failure) and the run reaches exp(1/d)."""
+    h = 1.0 / (GAMMA / 2.0)
+    sol = solve_ivp(lambda t, y: y, (0.0, h), [1.0], method=TRBDF2, first_step=h, rtol=1e-8, atol=1e-10,
+                    jac=[[1.0]])
+    assert sol.success and sol.t.size > 10
+    assert sol.y[0, -1] == pytest.approx(np.exp(h), rel=1e-4)
+
+
 def test_trbdf2_inside_trbdf2():
     """A right-hand side that itself integrates with TRBDF2 (the compiled step re-entered from its callback):
     y' = -y with the rate found by integrating ``u' = -u/2 + 1/2`` from 0 to ``u(40) = 1``."""

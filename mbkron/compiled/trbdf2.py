@@ -93,8 +93,8 @@ EVERY_STEP = 3
 at each step's end instead of rows at output times."""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
-numbers at ``t``; the right-hand side or the Jacobian declined a state, or ``I - D h J`` is singular (the
-caller redoes the step with another right-hand side, or reports it)."""
+numbers at ``t``; the right-hand side or the Jacobian declined a state (the caller redoes the step with another
+right-hand side, or raises what the callback raised). A singular ``I - D h J`` is a Newton failure."""
 EVALUATE, ADVANCE, JACOBIAN = 0, 1, 2
 """The modes of :func:`callback_trbdf2`'s Python callback ``callback(t, mode)``: the right-hand side at the state
 in the context's buffer, not advancing or advancing (``rhs``'s ``advance``), or its Jacobian there."""
@@ -363,15 +363,17 @@ def trbdf2_kernel(rhs, jacobian, context, t, y, yp, t_bound, direction, max_step
                     request, t_at, y_at, h_at = BEFORE_ATTEMPT, t, y, h_abs
                     continue
         new_attempt = True
+        outcome = 1
         if memory[LU_VALID] == 0.0 or abs(h - memory[LU_H]) > 1e-12 * h_abs:
             if not _factorize(h, J, lu, piv, memory, counts):
-                return STEP_DECLINED, t, empty, empty, empty, empty
+                outcome = 0  # I - D h J is singular: a Newton failure before the first iteration
 
         # the trapezoidal stage to t + GAMMA*h (predicted with a constant slope), then the BDF2 stage to
         # t + h (the slope extrapolated linearly)
         z1 = _scaled(h, yp)
-        outcome = 1
         for stage in range(2):
+            if outcome != 1:
+                break
             if stage == 0:
                 t_stage, z_pred, scale = t + GAMMA * h, z1, _tolerance_scale(atol, rtol, y, y, y, np.int64(1))
                 y_pred = _sum2(1.0, y, GAMMA, z1)

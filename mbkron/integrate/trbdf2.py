@@ -358,7 +358,7 @@ class TRBDF2(OdeSolver):
         outcome, self._taken = self._taken[2], None
         if outcome == kernel.STEP_TOO_SMALL:
             return False, self.TOO_SMALL_STEP
-        return False, SINGULAR
+        return False, DECLINED
 
     def _step_impl(self) -> tuple[bool, str | None]:
         self._rows = None
@@ -369,8 +369,8 @@ class TRBDF2(OdeSolver):
         return self._declined()
 
     def _declined(self) -> tuple[bool, str]:
-        """The step the kernel could not take: too small, or ``I - d*h*J`` singular (where ``fun`` or ``jac``
-        raised, :meth:`_call` has raised it)."""
+        """The step the kernel could not take: too small (the callback declines a state only where ``fun`` or
+        ``jac`` raised, which :meth:`_call` has raised)."""
         return self._failed()
 
     def _dense_output_impl(self) -> HermiteDenseOutput:
@@ -383,8 +383,9 @@ class TRBDF2(OdeSolver):
         )
 
 
-SINGULAR = "The Newton iteration matrix I - d*h*J is singular."
-"""The message of a step that failed because ``I - d*h*J`` is singular (its LU factorisation has a zero pivot)."""
+DECLINED = "The right-hand side declined a state."
+"""The message of a step the kernel declined without an exception to raise (not expected: the Python callback
+declines only where ``fun`` or ``jac`` raised)."""
 
 
 STEPS_PER_CALL = 32
