@@ -1,6 +1,6 @@
 """Calls between kernels through the callee's address (mbkron.compiled.calls.by_address, its return type inferred or
-declared), arrays passed down borrowed (borrowed), values passed down by reference (refer, referent) and arrays typed
-read-only (read_only).
+declared), arrays passed down borrowed (borrowed), values passed down by reference (refer, referent), arrays typed
+read-only (read_only) and calls from a kernel to Python through a C callback (call_python).
 
 The oracle of each call by address is the direct call of the same kernel (and numpy for the values): same
 results bit for bit, the callee's exceptions raised in the caller with their messages, and the plain Python
@@ -11,6 +11,7 @@ array's.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import numba
 import numpy as np
 import pytest
 
-from mbkron.compiled.calls import borrowed, by_address, read_only, refer, referent
+from mbkron.compiled.calls import PYTHON_CALLBACK, borrowed, by_address, call_python, read_only, refer, referent
 
 
 @numba.njit
@@ -176,6 +177,32 @@ def test_read_only_types_the_array_read_only():
     assert not _row_sums.signatures[0][0].mutable
 
 
+@numba.njit
+def _called_back(address, t):
+    """Two calls of the Python callback at ``address``: ``(t, 3)`` then ``(2 t, 4)``, their values summed."""
+    return call_python(address, t, np.int64(3)) + call_python(address, 2.0 * t, np.int64(4))
+
+
+class _Recorder:
+    """A Python callback of ``(t, mode)`` recording its calls and returning ``10 t + mode``; ``callback`` its C
+    function and ``address`` that function's address."""
+
+    def __init__(self):
+        self.seen = []
+        self.callback = PYTHON_CALLBACK(self)
+        self.address = ctypes.cast(self.callback, ctypes.c_void_p).value
+
+    def __call__(self, t, mode):
+        self.seen.append((t, mode))
+        return int(10 * t) + mode
+
+
+def test_a_kernel_calls_python_through_the_callback_s_address():
+    recorder = _Recorder()
+    assert _called_back(recorder.address, 1.5) == (15 + 3) + (30 + 4)
+    assert recorder.seen == [(1.5, 3), (3.0, 4)]  # in order, with the kernel's arguments
+
+
 def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) is x
     program = textwrap.dedent("""
         import numpy as np
@@ -190,6 +217,9 @@ def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) i
         from tests.test_calls import _twice_weighted, _built_then_read, _declared
         assert _twice_weighted(np.ones(2), np.array([2.0, 3.0])) == 5.0 + 2.0  # refer(v) is v
         assert _built_then_read(2).tolist() == [0, 3] and _declared(np.ones(2), 2.0)[1] == 4.5
+        from tests.test_calls import _called_back, _Recorder
+        recorder = _Recorder()
+        assert _called_back(recorder.address, 1.5) == 52 and recorder.seen == [(1.5, 3), (3.0, 4)]  # through ctypes
         print(values.tolist(), total)
     """)
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")

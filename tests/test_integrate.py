@@ -582,6 +582,101 @@ def test_trbdf2_zero_length_interval():
     assert sol.success and sol.y[0, -1] == 0.1
 
 
+# ------------------------------------------- TRBDF2: Python callables through the compiled step
+
+
+class Raising:
+    """A right-hand side (or Jacobian) ``inner`` that raises ``error`` from its ``after``-th call on."""
+
+    def __init__(self, inner, after, error):
+        self.inner, self.after, self.error, self.calls = inner, after, error, 0
+
+    def __call__(self, t, y):
+        self.calls += 1
+        if self.calls >= self.after:
+            raise self.error
+        return self.inner(t, y)
+
+
+@pytest.mark.parametrize("error", [ZeroDivisionError("inside fun"), KeyboardInterrupt()], ids=["error", "Ctrl-C"])
+def test_trbdf2_raises_what_fun_raises(error):
+    """The compiled step calls ``fun`` back through C; what it raises (Ctrl-C included) leaves ``step`` as itself,
+    after the evaluations before it, and the solver evaluates nothing more."""
+    fun = Raising(van_der_pol, 40, error)
+    with pytest.raises(type(error)) as raised:
+        solve_ivp(fun, (0.0, 3000.0), [2.0, 0.0], method=TRBDF2, jac=van_der_pol_jac)
+    assert raised.value is error and fun.calls == 40
+
+
+def test_trbdf2_raises_what_jac_raises():
+    jac = Raising(van_der_pol_jac, 3, ValueError("inside jac"))
+    with pytest.raises(ValueError, match="inside jac"):
+        solve_ivp(van_der_pol, (0.0, 3000.0), [2.0, 0.0], method=TRBDF2, jac=jac)
+    assert jac.calls == 3
+
+
+def test_trbdf2_singular_iteration_matrix_is_a_newton_failure():
+    """y' = y with the first step h = 1/d, where I - d*h*J = 0: the step is retried smaller (as after a Newton
+    failure) and the run reaches exp(1/d)."""
+    h = 1.0 / (GAMMA / 2.0)
+    sol = solve_ivp(lambda t, y: y, (0.0, h), [1.0], method=TRBDF2, first_step=h, rtol=1e-8, atol=1e-10,
+                    jac=[[1.0]])
+    assert sol.success and sol.t.size > 10
+    assert sol.y[0, -1] == pytest.approx(np.exp(h), rel=1e-4)
+
+
+def test_trbdf2_inside_trbdf2():
+    """A right-hand side that itself integrates with TRBDF2 (the compiled step re-entered from its callback):
+    y' = -y with the rate found by integrating ``u' = -u/2 + 1/2`` from 0 to ``u(40) = 1``."""
+
+    def fun(t, y):
+        inner = solve_ivp(lambda s, u: 0.5 - 0.5 * u, (0.0, 40.0), [0.0], method=TRBDF2, rtol=1e-10, atol=1e-12)
+        return -inner.y[:, -1] * y
+
+    sol = solve_ivp(fun, (0.0, 1.0), [1.0], method=TRBDF2, rtol=1e-8, atol=1e-10)
+    assert sol.success and sol.y[0, -1] == pytest.approx(np.exp(-1.0), rel=1e-6)
+
+
+def test_trbdf2_step_keeps_the_gil():
+    """The compiled step runs Python (the callback) at every evaluation: it is compiled holding the GIL, so that
+    no call waits for it."""
+    from mbkron.compiled import trbdf2 as kernel
+    from mbkron.compiled.common import AVAILABLE
+
+    if not AVAILABLE:
+        pytest.skip("numba is not installed")
+    assert not kernel.callback_trbdf2.targetoptions.get("nogil", False)
+
+
+def test_trbdf2_without_compilation_takes_the_same_steps():
+    """Under ``NUMBA_DISABLE_JIT=1`` (a child process) the step is the plain Python kernel, the callback called
+    through ctypes: the same steps and counters on the stiff scalar, the same values to round-off."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    program = textwrap.dedent("""
+        import numpy as np
+        from scipy.integrate import solve_ivp
+        from mbkron.integrate import TRBDF2
+        sol = solve_ivp(lambda t, y: -50.0 * (y - np.cos(t)), (0.0, 1.0), [0.0], method=TRBDF2, rtol=1e-6, atol=1e-9)
+        print(repr([sol.t.size, sol.nfev, sol.njev, sol.nlu, float(sol.y[0, -1])]))
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    results = []
+    for disable in ("1", "0"):
+        environment = dict(os.environ, NUMBA_DISABLE_JIT=disable,
+                           PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=environment,
+                              cwd=root, timeout=600)
+        assert done.returncode == 0, done.stderr
+        results.append(eval(done.stdout))  # noqa: S307 - our own child's repr of numbers
+    (steps, nfev, njev, nlu, value), compiled = results
+    assert [steps, nfev, njev, nlu] == compiled[:4] and steps > 100
+    assert value == pytest.approx(compiled[4], rel=1e-12)
+
+
 # ----------------------------------------------------- optional comparison: extensisq
 
 

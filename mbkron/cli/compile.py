@@ -8,8 +8,9 @@ run compiles a library kernel.
 
 A kernel is cached per argument types, so the kernels are compiled the way the library calls them:
 by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
-(forward and inverse dynamics, kinematics, a TR-BDF2 run), closed loops whose constraint equations
-are solved by generated code and by the closure callbacks (a TR-BDF2 run each, a DOP853 and a Radau run),
+(forward and inverse dynamics, kinematics, a TR-BDF2 run: the compiled step that calls a Python right-hand side
+back, :func:`mbkron.compiled.trbdf2.callback_trbdf2`, as every TR-BDF2 run without a compiled one does), closed
+loops whose constraint equations are solved by generated code and by the closure callbacks (a TR-BDF2 run each, a DOP853 and a Radau run),
 and muscle paths, straight and wrapped round a cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one
 state and a small batch each.
 Model files named on the command line are evaluated the same way, so that their generated
@@ -80,7 +81,8 @@ def _tree() -> None:
     """The two-link arm (the compiled forward route of trees); the same arm with the forearm following the shoulder
     by an affine rhythm (as the shipped shoulder models: the affine route), and with a point force and two line forces
     on it, one of constant tension, one given as a function (loads the compiled plan does not cover: the mass matrix
-    and the right-hand side solved apart, as the shipped planar chain); a TR-BDF2 run of each."""
+    and the right-hand side solved apart, as the shipped planar chain); a TR-BDF2 run of each (its compiled step
+    calling the Python right-hand side back: :func:`mbkron.compiled.trbdf2.callback_trbdf2`)."""
     import numpy as np
 
     from mbkron.dynamics.loads import LineForce, PointForce

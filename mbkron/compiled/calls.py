@@ -20,17 +20,22 @@ resolved at run time, so the caller is cached on disk like any kernel. The cost 
 helpers in loops.
 
 Without numba, or with ``NUMBA_DISABLE_JIT=1``, the call is the plain Python call.
+
+:func:`call_python` is the other direction: a kernel calls Python through a C callback
+(:data:`PYTHON_CALLBACK`, a ``ctypes`` function of ``(double, int64) -> int64``) whose address it was given as an
+integer — how the compiled TR-BDF2 steps a right-hand side that is any Python callable.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib
 import warnings
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["borrowed", "by_address", "read_only", "refer", "referent"]
+__all__ = ["PYTHON_CALLBACK", "borrowed", "by_address", "call_python", "read_only", "refer", "referent"]
 
 if AVAILABLE:
     from llvmlite import ir
@@ -284,3 +289,40 @@ if AVAILABLE and not config.DISABLE_JIT:
         return array.copy(readonly=True)(array), codegen
 
     read_only.__doc__ = _plain_read_only.__doc__
+
+
+PYTHON_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_double, ctypes.c_int64)
+"""The C type of the Python functions :func:`call_python` calls: ``callback(t, mode) -> int64`` (a ``ctypes``
+callback; its address is ``ctypes.cast(callback, ctypes.c_void_p).value``). It takes the GIL itself."""
+
+
+def call_python(address, t, mode):
+    """``callback(t, mode)`` of the :data:`PYTHON_CALLBACK` at ``address`` (an integer; the ``ctypes`` object must
+    be alive): an int64. Inside a kernel an intrinsic — an indirect call through the pointer with the C calling
+    convention, nothing to compile — where the callback takes the GIL itself; the kernel must then be compiled
+    without releasing it (:func:`~mbkron.compiled.common.jit_holding_gil`), or every call waits for it. The
+    callback must not raise (``ctypes`` would print the exception and return 0): it catches what it raises and
+    says so by its value. Without numba, or with ``NUMBA_DISABLE_JIT=1``, the plain call through ``ctypes``."""
+    return PYTHON_CALLBACK(address)(t, mode)
+
+
+if AVAILABLE and not config.DISABLE_JIT:
+    _plain_call_python = call_python
+
+    @intrinsic
+    def call_python(typingctx, address, t, mode):  # noqa: F811 - the kernels' intrinsic of the function above
+        if not (isinstance(address, types.Integer) and isinstance(t, types.Float) and isinstance(mode, types.Integer)):
+            return None
+        signature = types.int64(address, t, mode)
+
+        def codegen(context, builder, signature, values):
+            int64 = ir.IntType(64)
+            function_type = ir.FunctionType(int64, [ir.DoubleType(), int64])
+            pointer = builder.inttoptr(context.cast(builder, values[0], signature.args[0], types.int64),
+                                       function_type.as_pointer())
+            return builder.call(pointer, [context.cast(builder, values[1], signature.args[1], types.float64),
+                                          context.cast(builder, values[2], signature.args[2], types.int64)])
+
+        return signature, codegen
+
+    call_python.__doc__ = _plain_call_python.__doc__

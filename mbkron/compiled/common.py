@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
     numba = None
 
 __all__ = ["AVAILABLE", "CACHE_VARIABLE", "COMPILING", "COMPILING_MODEL", "CompileNotice", "cache_directory",
-           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "jitable",
+           "compile_notice", "kernel_cache_directory", "kernel_sources_hash", "inline_jit", "jit", "jit_holding_gil", "jitable",
            "python_function"]
 
 AVAILABLE: bool = numba is not None
@@ -257,6 +257,15 @@ def jit(function):
     if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
         return function
     return numba.njit(cache=True, nogil=True)(function)
+
+
+def jit_holding_gil(function):
+    """:func:`jit` for a kernel that calls Python (:func:`mbkron.compiled.calls.call_python`): it keeps the GIL
+    while it runs, so that each call back into Python need not wait for it (the GIL handed back and forth at
+    every call, behind any other thread of the process)."""
+    if not AVAILABLE:  # pragma: no cover - exercised where numba is absent
+        return function
+    return numba.njit(cache=True)(function)
 
 
 def inline_jit(function):

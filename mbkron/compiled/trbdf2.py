@@ -1,27 +1,28 @@
-"""TR-BDF2's coefficients and control parameters, and whole TR-BDF2 steps as compiled kernels.
+"""TR-BDF2: its coefficients and control parameters, and whole steps as compiled kernels — the one implementation.
 
 :class:`mbkron.integrate.trbdf2.TRBDF2` is the solver (a :class:`scipy.integrate.OdeSolver`, with the
-derivations in its docstring and docs/integrators.md). When the right-hand side is itself compiled —
-a model whose forward dynamics is one compiled call
-(:func:`mbkron.jointvars.compiled.state_rhs`) — a step spends most of its time in
-Python around a few microseconds of arithmetic: two stages of simplified Newton, each a right-hand
-side, an LU solve and a norm, then the error estimate and the step-size control. :func:`trbdf2_kernel`
-is that step, the same algorithm decision for decision, with the right-hand side called directly
-in machine code; the solver keeps its state (``t``, ``y``, the Jacobian, the LU factors, the step
-size, the Newton rate) in arrays it shares with the kernel, so the two can alternate step by step
-(a step the kernel cannot finish — the right-hand side declines a state — is redone by the Python
-solver, which reports the reason). The two are tested equal. :func:`trbdf2_steps` takes several such
-steps in one call, each followed by the output rows a run records there, so that a run returns to Python
-only where its checks may stop it.
+derivations in its docstring and docs/integrators.md); every step it takes is :func:`trbdf2_kernel`: two stages
+of simplified Newton sharing one LU factorisation of ``I - D h J``, the filtered error estimate and the step-size
+control, with the solver's state (the Jacobian, the LU factors, the step size, the Newton rate) in arrays the
+kernel updates in place. :func:`trbdf2_steps` takes several such steps in one call, each followed by the output
+rows a run records there, so that a run returns to Python only where its checks may stop it.
 
-The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout, so either side can use the
-other's factorisation. The functions that take the right-hand side as an argument are inlined
-(:func:`mbkron.compiled.common.inline_jit`) into the library kernel that names its right-hand side,
-:func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it), whose right-hand side
-:func:`~mbkron.jointvars.compiled.state_rhs` calls the constraint step and the dynamics through their address
-(:mod:`mbkron.compiled.calls`: compiled once, not again inside TR-BDF2), and that kernel is compiled once per machine
-and cached on disk: what is specific to a model reaches it as arguments (the constraint functions'
-addresses in ``context``), never as code.
+Both take the right-hand side ``rhs(t, y, context, advance) -> (y', ok)`` and the Jacobian
+``jacobian(rhs, context, t, y, nq, J) -> ok`` as arguments and are inlined
+(:func:`mbkron.compiled.common.inline_jit`) into the library kernels that name them, each compiled once per
+machine and cached on disk:
+
+- :func:`callback_trbdf2` for a right-hand side that is any Python callable: :func:`callback_rhs` and
+  :func:`callback_jacobian` copy the state into a buffer of the context and call the Python driver back through
+  its C callback (:func:`mbkron.compiled.calls.call_python`), which writes ``y'`` or the Jacobian into the
+  context's other buffers;
+- :func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it) for a model with one compiled
+  constraint group: its right-hand side :func:`~mbkron.jointvars.compiled.state_rhs` calls the constraint step and
+  the dynamics through their address (:mod:`mbkron.compiled.calls`), its Jacobian is :func:`state_jacobian`'s
+  central differences, and what is specific to a model reaches it as arguments (the constraint functions'
+  addresses in ``context``), never as code.
+
+The LU factors are :mod:`mbkron.compiled.linalg`'s, in LAPACK's layout.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import math
 
 import numpy as np
 
-from mbkron.compiled.common import inline_jit, jit
+from mbkron.compiled.calls import call_python
+from mbkron.compiled.common import inline_jit, jit, jit_holding_gil
 from mbkron.compiled.linalg import lu_factor, lu_solve
 from mbkron.compiled.runs import may_stop
 
@@ -38,7 +40,8 @@ __all__ = [
     "GAMMA", "D", "W", "ERROR_WEIGHTS", "STAGE3_PREDICTOR", "NEWTON_MAXITER", "SAFETY", "MIN_REJECT_FACTOR",
     "NEWTON_FAIL_FACTOR", "MIN_FACTOR", "MAX_FACTOR", "HOLD_BAND", "STRETCH", "UNFILTERED_WEIGHT",
     "MAX_JAC_AGE", "JAC_STEP_RATIO", "MEMORY_SIZE", "STEP_OK", "STEP_TOO_SMALL", "STEP_DECLINED",
-    "EVERY_STEP", "hermite", "state_jacobian", "trbdf2_kernel", "trbdf2_steps",
+    "EVERY_STEP", "EVALUATE", "ADVANCE", "JACOBIAN", "callback_jacobian", "callback_rhs", "callback_trbdf2",
+    "hermite", "state_jacobian", "trbdf2_kernel", "trbdf2_steps",
 ]
 
 # --- TR-BDF2 coefficients (Hosea & Shampine 1996) ---------------------------
@@ -79,18 +82,22 @@ JAC_STEP_RATIO = 10.0
 was evaluated for by more than this factor."""
 
 # --- the solver state shared with the kernel --------------------------------
-H_ABS, LU_H, NEWTON_RATE, CURRENT_JAC, JAC_AGE, JAC_STEP, LU_VALID = range(7)
+H_ABS, LU_H, NEWTON_RATE, CURRENT_JAC, JAC_AGE, JAC_STEP, LU_VALID, CONSTANT_JAC = range(8)
 """Slots of the ``memory`` array: the step size to try next, the signed step of the LU factors,
 the last Newton contraction rate (NaN: none with these factors), whether the Jacobian was evaluated
 at the current state, the accepted steps since, the step size it was evaluated for, whether the LU
-factors are valid."""
-MEMORY_SIZE = 7
+factors are valid, whether the Jacobian is constant (given as a matrix: never re-evaluated)."""
+MEMORY_SIZE = 8
 EVERY_STEP = 3
 """The slot of :func:`trbdf2_steps`' ``limits`` array (:mod:`mbkron.compiled.runs`'s others) that is 1 for a row
 at each step's end instead of rows at output times."""
 STEP_OK, STEP_TOO_SMALL, STEP_DECLINED = 0, 1, 2
 """Outcomes of :func:`trbdf2_kernel`: accepted; the step size fell below the spacing of floating-point
-numbers at ``t``; the right-hand side declined a state (the caller redoes the step in Python)."""
+numbers at ``t``; the right-hand side or the Jacobian declined a state (the caller redoes the step with another
+right-hand side, or raises what the callback raised). A singular ``I - D h J`` is a Newton failure."""
+EVALUATE, ADVANCE, JACOBIAN = 0, 1, 2
+"""The modes of :func:`callback_trbdf2`'s Python callback ``callback(t, mode)``: the right-hand side at the state
+in the context's buffer, not advancing or advancing (``rhs``'s ``advance``), or its Jacobian there."""
 
 
 @jit
@@ -101,7 +108,8 @@ def _rms(x):  # pragma: no cover - compiled
 
 # Vector arithmetic as loops in small kernels compiled once (not numba array expressions, each of which
 # compiles a broadcasting loop of its own into the kernel that uses it: the step compiled 40 % slower), with
-# the arithmetic of the numpy expressions they replace, operation for operation (the Python solver's).
+# the arithmetic of the numpy expressions they replace, operation for operation (those of the Python solver that
+# this kernel replaced: the step's results did not change).
 @jit
 def _tolerance_scale(atol, rtol, a, b, c, count):  # pragma: no cover - compiled
     """``atol + rtol * max(|a|, |b|, |c|)`` over the first ``count`` of ``a, b, c`` (numpy's maximum order;
@@ -252,7 +260,11 @@ def _solve(lu, piv, b):  # pragma: no cover - compiled
 @inline_jit
 def _solve_stage(rhs, context, t_stage, y_pred, z_pred, h, scale, lu, piv, newton_tol, memory,
                  counts):  # pragma: no cover - compiled
-    """``TRBDF2._solve_stage``: ``(outcome, y, z, iterations)``, outcome 1 converged, 0 not, -1 declined."""
+    """Solve the stage equation ``z = h*f(t_stage, v + D*z)`` by simplified Newton iterations from the predicted
+    ``y_pred = v + D*z_pred`` (``v`` stays implicit: ``y`` is corrected by ``D`` times the correction of ``z``), with
+    the contraction-rate test of scipy's BDF/Radau on the scaled correction of ``y``; the rate carries over while
+    the factors are unchanged (as in ode23tb), so a stage can converge after one iteration. Returns
+    ``(outcome, y, z, iterations)``: outcome 1 converged, 0 not (or a non-finite ``f``), -1 declined."""
     y = y_pred.copy()
     z = z_pred.copy()
     rate = memory[NEWTON_RATE]
@@ -292,15 +304,18 @@ then a new attempt; at the end of an accepted step that converged slowly, then r
 
 
 @inline_jit
-def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
-                  memory, counts):  # pragma: no cover - compiled
-    """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` (``_step_impl``, decision for decision) from
-    ``(t, y)`` with slope ``yp``, with the right-hand side ``rhs(t, y, context, advance) -> (y', ok)`` compiled.
+def trbdf2_kernel(rhs, jacobian, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu,
+                  piv, memory, counts):  # pragma: no cover - compiled
+    """One step of :class:`mbkron.integrate.trbdf2.TRBDF2` from ``(t, y)`` with slope ``yp``, with the right-hand
+    side ``rhs(t, y, context, advance) -> (y', ok)`` and its Jacobian ``jacobian(rhs, context, t, y, nq, J) -> ok``
+    (into ``J``, in place) compiled: the algorithm the solver's docstring and docs/integrators.md describe.
 
     ``J``, ``lu``, ``piv``, ``memory`` (slots :data:`H_ABS` …) and ``counts`` (nfev, njev, nlu) are the
-    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in two
-    places only (the Jacobian, the Newton iteration): the two stages share one Newton loop and every Jacobian
-    evaluation goes through one request (:data:`BEFORE_ATTEMPT` …), which keeps the compilation short.
+    solver's state, updated in place; ``rtol``, ``atol`` have shape (n,). The code calls ``rhs`` in one place
+    (the Newton iteration: the two stages share one Newton loop) and ``jacobian`` in one (every Jacobian
+    evaluation goes through one request, :data:`BEFORE_ATTEMPT` …), which keeps the compilation short. A constant
+    Jacobian (``memory[CONSTANT_JAC]``) is never re-evaluated; ``counts`` count the Newton iterations' right-hand
+    sides and the Jacobians (not the evaluations inside ``jacobian``: scipy's convention).
 
     Returns
     -------
@@ -321,11 +336,11 @@ def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, at
     while True:
         if request != NO_REFRESH:
             counts[1] += 1
-            ok = state_jacobian(rhs, context, t_at, y_at, nq, J)
+            ok = jacobian(rhs, context, t_at, y_at, nq, J)
             if ok:
                 memory[CURRENT_JAC], memory[JAC_AGE], memory[JAC_STEP], memory[LU_VALID] = 1.0, 0.0, h_at, 0.0
             if request == AFTER_STEP:
-                if not ok:  # declined there: the next step re-evaluates it (in Python if need be)
+                if not ok:  # declined there: the next step re-evaluates it (by the caller's redo if need be)
                     memory[CURRENT_JAC], memory[JAC_AGE] = 0.0, MAX_JAC_AGE
                 return STEP_OK, t_new, y_new, _divided(z3, h), y_mid, _divided(z2, h)
             if not ok:
@@ -342,21 +357,23 @@ def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, at
                 t_new = t + direction * h_abs
             h = t_new - t
             h_abs = abs(h)
-            if memory[CURRENT_JAC] == 0.0:
+            if memory[CURRENT_JAC] == 0.0 and memory[CONSTANT_JAC] == 0.0:
                 ratio = max(h_abs / memory[JAC_STEP], memory[JAC_STEP] / h_abs)
                 if memory[JAC_AGE] >= MAX_JAC_AGE or ratio > JAC_STEP_RATIO:
                     request, t_at, y_at, h_at = BEFORE_ATTEMPT, t, y, h_abs
                     continue
         new_attempt = True
+        outcome = 1
         if memory[LU_VALID] == 0.0 or abs(h - memory[LU_H]) > 1e-12 * h_abs:
             if not _factorize(h, J, lu, piv, memory, counts):
-                return STEP_DECLINED, t, empty, empty, empty, empty
+                outcome = 0  # I - D h J is singular: a Newton failure before the first iteration
 
         # the trapezoidal stage to t + GAMMA*h (predicted with a constant slope), then the BDF2 stage to
         # t + h (the slope extrapolated linearly)
         z1 = _scaled(h, yp)
-        outcome = 1
         for stage in range(2):
+            if outcome != 1:
+                break
             if stage == 0:
                 t_stage, z_pred, scale = t + GAMMA * h, z1, _tolerance_scale(atol, rtol, y, y, y, np.int64(1))
                 y_pred = _sum2(1.0, y, GAMMA, z1)
@@ -375,7 +392,7 @@ def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, at
         if outcome == -1:
             return STEP_DECLINED, t, empty, empty, empty, empty
         if outcome == 0:
-            if memory[CURRENT_JAC] == 0.0:
+            if memory[CURRENT_JAC] == 0.0 and memory[CONSTANT_JAC] == 0.0:
                 request, t_at, y_at, h_at = RETRY, t, y, h_abs
                 continue
             no_failures = False
@@ -396,6 +413,8 @@ def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, at
             if abs(factor - 1) > HOLD_BAND:
                 h_abs *= factor
         memory[H_ABS] = h_abs
+        if memory[CONSTANT_JAC] != 0.0:
+            return STEP_OK, t_new, y_new, _divided(z3, h), y_mid, _divided(z2, h)
         memory[JAC_AGE] += 1.0
         rate = memory[NEWTON_RATE]
         if max(n_iter_1, n_iter_2) > 2 and (0.0 if np.isnan(rate) else rate) > 1e-3:  # slow convergence
@@ -406,8 +425,8 @@ def trbdf2_kernel(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, at
 
 
 @inline_jit
-def trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
-                 counts, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
+def trbdf2_steps(rhs, jacobian, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv,
+                 memory, counts, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
     """Up to ``max_steps`` steps of :func:`trbdf2_kernel` from ``(t, y)`` with slope ``yp``, each followed by its
     output rows, in one call: what a run does step by step between its checks, without a return to Python.
 
@@ -448,7 +467,7 @@ def trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, ato
     accepted, rows, outcome = 0, 0, STEP_OK
     while accepted < max_steps:
         outcome, t_new, y_new, yp_new, y_mid, yp_mid = trbdf2_kernel(
-            rhs, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
+            rhs, jacobian, context, t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory,
             counts)
         if outcome != STEP_OK:
             break
@@ -481,3 +500,45 @@ def trbdf2_steps(rhs, context, t, y, yp, t_bound, direction, max_step, rtol, ato
             break
         t, y, yp = t_new, y_new, yp_new
     return outcome, accepted, record, row_end, states, derivatives
+
+
+@inline_jit
+def callback_rhs(t, y, context, advance):  # pragma: no cover - compiled
+    """``(y', ok)`` at ``(t, y)`` from the Python driver: ``y`` copied into the ``context``'s state buffer, its
+    callback (``context[0]``, an address) called in mode :data:`ADVANCE` or :data:`EVALUATE`, ``y'`` read from the
+    derivative buffer; ``ok`` False where the callback returns 0 (it raised: the driver raises it again)."""
+    address, state, derivative, _ = context
+    for i in range(y.size):
+        state[i] = y[i]
+    ok = call_python(address, t, ADVANCE if advance else EVALUATE) != 0
+    return derivative.copy(), ok
+
+
+@inline_jit
+def callback_jacobian(rhs, context, t, y, nq, J):  # pragma: no cover - compiled
+    """``J = ∂y'/∂y`` at ``(t, y)`` from the Python driver (its callback in mode :data:`JACOBIAN` writes it into
+    the ``context``'s Jacobian buffer; ``J`` is left as it was where it returns 0); ``rhs`` and ``nq`` unused (the
+    signature of :func:`state_jacobian`)."""
+    address, state, _, buffer = context
+    for i in range(y.size):
+        state[i] = y[i]
+    if call_python(address, t, np.int64(JACOBIAN)) == 0:
+        return False
+    n = y.size
+    for i in range(n):
+        for j in range(n):
+            J[i, j] = buffer[i, j]
+    return True
+
+
+@jit_holding_gil
+def callback_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
+                    context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
+    """Up to ``max_steps`` TR-BDF2 steps and their output rows (:func:`trbdf2_steps`, which documents the arguments
+    and the six values returned) of a right-hand side that is any Python callable: :func:`callback_rhs` and
+    :func:`callback_jacobian` with ``context = (address, state, derivative, jacobian)`` — the address of the
+    driver's :data:`mbkron.compiled.calls.PYTHON_CALLBACK` ``callback(t, mode)`` and the three buffers it reads
+    ``y`` from and writes ``y'`` (shape (n,)) or ``J`` (shape (n, n)) into. Compiled once per machine; it keeps the
+    GIL (the callback runs Python)."""
+    return trbdf2_steps(callback_rhs, callback_jacobian, context, t, y, yp, t_bound, direction, max_step, rtol, atol,
+                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)

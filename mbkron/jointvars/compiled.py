@@ -639,10 +639,12 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
                  context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
     """Up to ``max_steps`` TR-BDF2 steps and their output rows (:func:`mbkron.compiled.trbdf2.trbdf2_steps`, which
     documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
-    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses): compiled once
-    for every model with one constraint group."""
-    return trbdf2_steps(_rhs, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
-                        nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)  # context: the caller's
+    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses) and its Jacobian
+    by :func:`~mbkron.compiled.trbdf2.state_jacobian`'s central differences: compiled once for every model with one
+    constraint group."""
+    return trbdf2_steps(_rhs, state_jacobian, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol,
+                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper,
+                        max_steps)  # context: the caller's
 
 
 AHEAD = {"dynamics": forward_solved, "steps": group_trbdf2}
