@@ -30,17 +30,24 @@ def tree(request):
     return model, states
 
 
+def _literal_terms(model, q, qd):
+    """``M`` (Eq. 145), ``N`` (second part of Eq. 126; ``N q̇`` is the velocity forces) and ``G`` (Eq. 187) of
+    ``model`` at ``(q, q̇)`` by the literal Kronecker forms, body by body (:mod:`mbkron.reference`)."""
+    J = model.pseudo_inertias
+    f, grad, hess = model.joint_variables(q)
+    D, D2 = kinematics_literal.kron_derivatives_recursive(model.tree, f, grad, hess)
+    M = sum(dynamics_literal.body_mass_matrix(D[i], J[i]) for i in range(model.nb))
+    N = sum(dynamics_literal.body_velocity_matrix(D[i], D2[i], J[i], qd) for i in range(model.nb))
+    G = sum(dynamics_literal.body_gravity_forces(D[i], J[i, 3, 3], model.body_records[i].com, model.gravity)
+            for i in range(model.nb))
+    return M, N, G
+
+
 def test_fast_terms_equal_literal_kronecker_forms(tree):
     """M (Eq. 145), N q̇ (second part of Eq. 126) and G (Eq. 187), literally, per body."""
     model, states = tree
-    J = model.pseudo_inertias
     for q, qd, _ in states:
-        f, grad, hess = model.joint_variables(q)
-        D, D2 = kinematics_literal.kron_derivatives_recursive(model.tree, f, grad, hess)
-        M = sum(dynamics_literal.body_mass_matrix(D[i], J[i]) for i in range(model.nb))
-        N = sum(dynamics_literal.body_velocity_matrix(D[i], D2[i], J[i], qd) for i in range(model.nb))
-        G = sum(dynamics_literal.body_gravity_forces(D[i], J[i, 3, 3], model.body_records[i].com, model.gravity)
-                for i in range(model.nb))
+        M, N, G = _literal_terms(model, q, qd)
         assert_close(model.mass_matrix(q), M)
         assert_close(model.velocity_forces(q, qd), N @ qd)
         assert_close(model.gravity_forces(q), G)
@@ -168,14 +175,9 @@ def test_one_state_terms_of_an_affine_model_with_its_own_loads():
            loads.GeneralizedForce("q3", -4.0), loads.LineForce(a, r_a, b, r_b, 7.0))
     model = build_model(spec, loads=own)
     assert not model.joint_variable_map.providers  # affine: no provider
-    J = model.pseudo_inertias
     for q, qd, qdd in rng.uniform(-1.2, 1.2, size=(3, 3, 3)):
-        f, grad, hess = model.joint_variables(q)
-        D, D2 = kinematics_literal.kron_derivatives_recursive(model.tree, f, grad, hess)
-        M = sum(dynamics_literal.body_mass_matrix(D[i], J[i]) for i in range(model.nb))
-        N = sum(dynamics_literal.body_velocity_matrix(D[i], D2[i], J[i], qd) for i in range(model.nb))
-        G = sum(dynamics_literal.body_gravity_forces(D[i], J[i, 3, 3], model.body_records[i].com, model.gravity)
-                for i in range(model.nb))
+        M, N, G = _literal_terms(model, q, qd)
+        grad = model.joint_variables(q, 1)[1]
         length = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - r_g)  # noqa: E731
         dL = first_difference(length, q, 1e-3)
         between = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - model.point_position(b, r_b, x))  # noqa: E731

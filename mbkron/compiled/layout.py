@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["GEOMETRY_WIDTH", "SPRING_COLUMNS", "batch_rows", "inertia_rows", "spring_rows", "tree_geometry", "writable"]
+__all__ = ["GEOMETRY_WIDTH", "SPRING_COLUMNS", "batch_rows", "inertia_rows", "line_rows", "spring_rows", "tree_geometry",
+           "writable"]
 
 _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
 
@@ -68,10 +69,28 @@ def inertia_rows(pseudo_inertias: NDArray) -> NDArray[np.float64]:
     return out
 
 
+def line_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
+    """The geometry of lines between two body points as :func:`spring_rows` rows, their force columns zero
+    (``k = c = L₀ = T₀ = 0``): what :func:`mbkron.compiled.dynamics.line_geometry` reads of them.
+
+    Parameters
+    ----------
+    body_indices : sequence of int
+        ``(a, b)`` per line; the ground is ``nb``.
+    lines : sequence
+        Anything with ``point_a`` and ``point_b`` (body coordinates).
+    """
+    rows = np.zeros((len(lines), SPRING_COLUMNS))
+    for row, line, bodies in zip(rows, lines, body_indices):
+        row[:2] = bodies
+        row[2:5], row[5:8] = line.point_a, line.point_b
+    return rows
+
+
 def spring_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
     """Spring-dampers and line forces of constant tension as kernel rows
     ``(body a, body b, point a (3), point b (3), k, c, L₀, T₀)``: the tension ``k (L − L₀) + c L̇ + T₀``
-    (:func:`mbkron.compiled.dynamics.spring_forces`).
+    (:func:`mbkron.compiled.dynamics.spring_forces`), read-only.
 
     Parameters
     ----------
@@ -81,14 +100,12 @@ def spring_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
         A load with ``stiffness`` (a spring-damper: ``T₀ = 0``) or a constant ``tension`` (a line force:
         ``k = c = L₀ = 0``).
     """
-    rows = np.empty((len(lines), SPRING_COLUMNS))
-    for row, line, bodies in zip(rows, lines, body_indices):
-        row[:2] = bodies
-        row[2:5], row[5:8] = line.point_a, line.point_b
+    rows = line_rows(body_indices, lines)
+    for row, line in zip(rows, lines):
         if hasattr(line, "stiffness"):
-            row[8:] = line.stiffness, line.damping, line.free_length, 0.0
+            row[8:11] = line.stiffness, line.damping, line.free_length
         else:
-            row[8:] = 0.0, 0.0, 0.0, float(line.tension)
+            row[11] = float(line.tension)
     rows.setflags(write=False)
     return rows
 

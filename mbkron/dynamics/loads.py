@@ -22,7 +22,7 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mbkron.compiled.layout import SPRING_COLUMNS, batch_rows, writable
+from mbkron.compiled.layout import batch_rows, line_rows, writable
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.contact import world_point_jacobians
@@ -414,8 +414,7 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
         Where the two points coincide (the direction is undefined).
     """
     bodies = [model.nb if body == "ground" else model.body_index(body) for body in (load.body_a, load.body_b)]
-    row = np.zeros((1, SPRING_COLUMNS))
-    row[0, :2], row[0, 2:5], row[0, 5:8] = bodies, load.point_a, load.point_b
+    row = line_rows([bodies], [load])
     row.setflags(write=False)
     batch, nj, nq = kin.f.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
     length, gradient, regular = _compiled_dynamics.line_geometry(

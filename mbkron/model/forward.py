@@ -128,13 +128,9 @@ class ForwardDynamics:
         accelerations ``qdd`` (shaped like ``q``) the recursive Newton–Euler algorithm's ``τ`` instead."""
         head, tail = self.arrays, self._simple_arrays
         if not batch:
-            entry = _ENTRY.get("articulated_forward")
-            if qdd is None and entry is not None and q.flags.c_contiguous and qd.flags.c_contiguous:
-                values, status = entry(*head, force, *tail, q, qd)  # the common case: one state, no dispatch
-            elif qdd is None:
-                arguments = (*head, writable(force), *tail, writable(q), writable(qd))
-                values, status = _articulated.articulated_forward(*arguments)
-                _ENTRY["articulated_forward"] = _entry_point(_articulated.articulated_forward, arguments)
+            if qdd is None:  # the common case: one state, through the entry point after the first call
+                values, status = _direct(_articulated, "articulated_forward",
+                                         (*head, writable(force), *tail, writable(q), writable(qd)))
             else:
                 values, status = _articulated.articulated_inverse(*head, writable(force), *tail, writable(q),
                                                                   writable(qd), writable(qdd))

@@ -343,7 +343,7 @@ class Model:
 
     def _build_path_set(self, load: PathForce) -> MuscleSet:
         """A new one-path muscle set of ``load``'s path (:meth:`path_set`)."""
-        return MuscleSet([load.muscle_path()], {b: self.body_index(b) for b in self.bodies}, self.coordinates)
+        return MuscleSet([load.muscle_path()], self._body_index, self.coordinates)
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).
