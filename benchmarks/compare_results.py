@@ -5,9 +5,13 @@
 ``models/``: the joint variables with their gradients and Hessians along a seeded 200-state random walk with a
 0.9-rad jump in its middle (one state at a time with a workspace, and the walk as one batch), forward dynamics (one
 state at a time with a workspace, and batched), inverse dynamics (one state, and batched), and ``mbkron.simulate``
-runs (TRBDF2 at 1e-6, DOP853 at 1e-5 and 1e-8, RK45 at 1e-6; a run that fails is recorded as NaN). ``compare``
-prints each array that is not bit-identical with its largest relative difference, then the count. Only the public
-API is used. This is the comparison behind the closing notes of issue 26's sessions (1 881 arrays).
+runs (TRBDF2 at 1e-6, DOP853 at 1e-5 and 1e-8, RK45 at 1e-6; a run that fails is recorded as NaN). With ``--osim``,
+also every OpenSim test model (``tests/data/osim/*.osim.gz``) at 6 seeded states about its default pose: what
+``validation.purity`` evaluates (joint variables, kinematics, M, N q̇, G, the equations of motion, forward and
+inverse dynamics, muscle lengths and moment arms, one state and batched); an evaluation that raises is recorded as
+its error's text, which must then be the same. ``compare`` prints each array that is not bit-identical with its
+largest relative difference, then the count. Only the public API is used. This is the comparison behind the closing
+notes of issue 26's sessions (1 881 arrays of the shipped models).
 """
 
 from __future__ import annotations
@@ -25,8 +29,31 @@ sys.path.insert(0, str(ROOT))
 import mbkron  # noqa: E402
 
 
+def osim_results() -> dict[str, np.ndarray]:
+    """The OpenSim test models' evaluations by ``validation.purity``, by name (an error as a text array)."""
+    import tempfile
+
+    from validation.purity import evaluate, load
+
+    out: dict[str, np.ndarray] = {}
+    osim = sorted((ROOT / "tests" / "data" / "osim").glob("*.osim.gz"))
+    with tempfile.TemporaryDirectory() as directory:
+        for path in osim:
+            try:
+                model = load(path, directory)
+            except Exception as error:  # noqa: BLE001 - a model that does not load is a result too
+                out[f"{path.name}|load"] = np.array(f"{type(error).__name__}: {error}")
+                continue
+            for case, value in evaluate(model, 6).items():
+                if isinstance(value, str):
+                    out[f"{path.name}|{case}"] = np.array(value)
+                else:
+                    out[f"{path.name}|{case}"] = np.concatenate([np.ravel(a).astype(float) for a in value])
+    return out
+
+
 def results() -> dict[str, np.ndarray]:
-    """Every array compared, by name."""
+    """Every array compared (the shipped models'), by name."""
     out: dict[str, np.ndarray] = {}
     rng = np.random.default_rng(3)
     for path in sorted((ROOT / "models").glob("*.toml")):
@@ -61,8 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["save", "compare"])
     parser.add_argument("file", type=Path)
+    parser.add_argument("--osim", action="store_true", help="also the OpenSim test models (tests/data/osim)")
     args = parser.parse_args(argv)
     mine = results()
+    if args.osim:
+        mine.update(osim_results())
     if args.action == "save":
         np.savez(args.file, **mine)
         print(f"saved {len(mine)} arrays to {args.file}")
@@ -75,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         if a is None or b is None or a.shape != b.shape:
             differing += 1
             print(f"{key}: only one side has it, or the shapes differ")
+        elif a.dtype.kind == "U" or b.dtype.kind == "U":  # an error's text
+            if a.dtype != b.dtype or str(a) != str(b):
+                differing += 1
+                print(f"{key}: {str(b)[:200]!r} before, {str(a)[:200]!r} now")
         elif not np.array_equal(a, b, equal_nan=True):
             differing += 1
             relative = float(np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(b))))

@@ -39,7 +39,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["evaluations", "main", "model_files"]
+__all__ = ["evaluate", "evaluations", "load", "main", "model_files"]
 
 
 def model_files() -> list[Path]:
@@ -47,7 +47,9 @@ def model_files() -> list[Path]:
     return sorted((ROOT / "models").glob("*.toml")) + sorted((ROOT / "tests" / "data" / "osim").glob("*.osim.gz"))
 
 
-def _load(path: Path, directory: str):
+def load(path: Path, directory: str):
+    """The model of ``path`` (an ``.osim.gz`` decompressed into ``directory`` first), the models' own warnings
+    silenced."""
     import mbkron
 
     if path.name.endswith(".gz"):
@@ -66,8 +68,8 @@ def _states(model, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return q, rng.uniform(-1.0, 1.0, (count, model.nq)), rng.uniform(-1.0, 1.0, (count, model.nq))
 
 
-def evaluations(model, count: int) -> dict[str, object]:
-    """Every evaluation at the seeded states, by name: bytes of the arrays, or the error raised (as text)."""
+def evaluate(model, count: int) -> dict[str, object]:
+    """Every evaluation at the seeded states, by name: a tuple of arrays, or the error raised (as text)."""
     q, qd, qdd = _states(model, count)
     workspace = model.workspace()
 
@@ -106,11 +108,16 @@ def evaluations(model, count: int) -> dict[str, object]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = case()
-            arrays = value if isinstance(value, (tuple, list)) else (value,)
-            out[name] = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays)
+            out[name] = tuple(np.asarray(a) for a in (value if isinstance(value, (tuple, list)) else (value,)))
         except Exception as error:  # noqa: BLE001 - the error is the result, compared like any other
             out[name] = f"{type(error).__name__}: {error}"
     return out
+
+
+def evaluations(model, count: int) -> dict[str, object]:
+    """:func:`evaluate` with each result as the bytes of its arrays (compared bit for bit), or the error's text."""
+    return {name: value if isinstance(value, str) else b"".join(np.ascontiguousarray(a).tobytes() for a in value)
+            for name, value in evaluate(model, count).items()}
 
 
 def _differences(reference: dict, other: dict, label: str) -> list[str]:
@@ -121,7 +128,7 @@ def check_one(path: Path, threads: int, count: int) -> dict:
     """Load ``path`` in this (fresh) process; the first, two repeated and ``threads`` concurrent evaluations."""
     with tempfile.TemporaryDirectory() as directory:
         start = time.process_time()
-        model = _load(path, directory)
+        model = load(path, directory)
     first = evaluations(model, count)  # the process's first calls
     seconds = time.process_time() - start
     differing = []
