@@ -130,17 +130,35 @@ def test_compiled_group():
     assert not mbkron.load_model(ROOT / "models" / "two_link_arm.toml").compiled_group
 
 
-def test_a_helper_is_stopped_for_a_model_without_a_compiled_group():
+def test_a_helper_is_kept_for_a_group_and_stopped_for_a_tree():
     helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
-        prefetch.stop_unless_used(helper, mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml"))
+        squeezer = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
+        assert prefetch.follow(helper, squeezer, "TRBDF2") is helper
         assert helper.poll() is None  # its kernels serve this model: it goes on
-        prefetch.stop_unless_used(helper, mbkron.load_model(ROOT / "models" / "two_link_arm.toml"))
+        # a tree model run by RK45 needs no helper: stopped, none started
+        assert prefetch.follow(helper, mbkron.load_model(ROOT / "models" / "two_link_arm.toml"), "RK45") is None
         assert helper.wait(timeout=60) != 0  # stopped
     finally:
         if helper.poll() is None:
             helper.kill()
             helper.wait()
+
+
+def test_the_callback_steps_compiled_ahead_are_what_a_tree_model_runs(tmp_path):
+    """The helper's TR-BDF2 steps of a Python right-hand side (what :func:`prefetch.follow` starts for a model with
+    no compiled group) have the argument types a tree model's run calls them with: after both, one specialisation
+    (a second one would mean the helper compiled something no run uses), and its lock released."""
+    from mbkron.compiled.trbdf2 import callback_trbdf2
+
+    descriptor = os.open(tmp_path / "steps.compiling", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    assert prefetch.main([f"{prefetch.CALLBACK}={descriptor}"]) == 0
+    with pytest.raises(OSError):
+        os.fstat(descriptor)  # released and closed
+    model = mbkron.load_model(ROOT / "models" / "two_link_arm.toml")
+    mbkron.simulate(model, (0.0, 0.01), model.default_q, method="TRBDF2")
+    assert len(callback_trbdf2.signatures) == 1, callback_trbdf2.signatures
 
 
 def test_no_helper_when_switched_off(monkeypatch):

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     model_file = read_model_file(args.model)
     model = model_file.model
-    prefetch.stop_unless_used(helper, model)
+    helper = prefetch.follow(helper, model, method)
     q0 = assignments(args.q0, model_file, "--q0", base=model.default_q)
     qd0 = assignments(args.qd0, model_file, "--qd0")
     check_ranges(q0, model_file, "--q0", args.allow_outside_range)
