@@ -1,2 +1,5 @@
-"""Compiled kernels (numba, the optional ``fast`` extra): the per-state loops of the one engine.
+"""Compiled kernels (numba, a core dependency): the per-state loops of the one engine.
+
+Every kernel also runs as plain Python under ``NUMBA_DISABLE_JIT=1`` (for debugging) and where numba cannot be
+imported (:data:`mbkron.compiled.common.AVAILABLE`).
 """
