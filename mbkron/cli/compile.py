@@ -200,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
     from mbkron.compiled.common import AVAILABLE, kernel_cache_directory
 
     if not AVAILABLE:
-        raise CommandError('`mbkron compile` needs numba (a core dependency of mbkron), which cannot be imported: pip install numba')
+        raise CommandError("`mbkron compile` needs numba (a core dependency of mbkron), which cannot be imported: "
+                           "pip install numba")
     if args.jobs is not None and args.jobs < 1:
         raise CommandError(f"`--jobs` must be a positive number of processes, not {args.jobs}")
     for path in args.models:  # before any compilation: a missing file is a one-line error
