@@ -6,10 +6,11 @@ generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
 :mod:`mbkron.compiled.articulated` (every joint driven by its own coordinate: the articulated-body
 algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_explicit`
 (other explicit joint variables — affine in q, empirical functions of a coordinate, expressions: the joint
-variables, kinematics, M, N q̇, G, the loads and the Cholesky solve in one call), :meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint
-group with a compiled step: its Newton step, ∇f, H and the dynamics in one call) or
-:func:`mbkron.compiled.forward.forward_given` (joint variables from the model's providers, then
-one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
+variables, kinematics, M, N q̇, G, the loads and the Cholesky solve in one call),
+:meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint group with a compiled step: its Newton step, ∇f,
+H and the dynamics in one call) or :func:`mbkron.compiled.forward.forward_given` (a batch of states, or a model with
+constraint groups: the joint variables from the model's map — one kernel call for explicit ones,
+:func:`mbkron.compiled.tabulated.explicit_batch` — then one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
 declines (coinciding spring points, a mass matrix that is not positive definite, non-finite
 values) returns None, and the model takes its general route, which raises the descriptive error.
 """
