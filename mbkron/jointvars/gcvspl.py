@@ -504,7 +504,7 @@ class GCVSpline(EmpiricalFunction):
             raise ValueError(f"`derivative` must be an integer ≥ 0, got {derivative!r}")
         tt = real_values(t, "t")
         rows, floats = self._columns()
-        values = _tabulated.gcv_values(rows, floats, int(derivative), np.ascontiguousarray(tt.reshape(-1)))
+        values = _tabulated.gcv_values(rows, floats, int(derivative), layout.writable(tt.reshape(-1)))
         return values.reshape(tt.shape + self.coefficients.shape[1:])
 
     def _columns(self) -> tuple[NDArray[np.int64], FloatArray]:
