@@ -307,7 +307,7 @@ def test_joint_variables_filled_by_coordinate_functions_are_their_values_in_plac
     """A joint-variable map whose rows 1, 4, 2 are functions of coordinates (affine rows 0 and 3 around them):
     its ``f``, ``∇f`` and ``H`` — by ``evaluate`` and ``evaluate_silenced``, one state and a batch, every order —
     are the functions' own values at their coordinates placed in their rows (zero elsewhere in those rows) and
-    the affine rows' ``q @ A.T + c``, bit for bit."""
+    the affine rows' ``c + Σ_k A[:, k] q_k`` (summed in the order of the coordinates), bit for bit."""
     spline = CubicSpline([0.0, 0.5, 1.2, 2.0], [0.0, 0.2, 0.1, 0.6], "fmm")
     line = PiecewiseLinear([-1.0, 0.0, 3.0], [0.5, -0.5, 1.0])
     third = FourierSeries(2 * np.pi, 0.1, [0.3], [-0.2]) if others else CubicSpline([0.0, 1.0, 2.5], [1.0, 0.0, 2.0])
@@ -320,7 +320,9 @@ def test_joint_variables_filled_by_coordinate_functions_are_their_values_in_plac
     rng = np.random.default_rng(4)
     for q in (rng.uniform(-0.5, 2.5, 3), rng.uniform(-0.5, 2.5, (4, 2, 3))):
         batch = q.shape[:-1]
-        expected_f = q @ matrix.T + constant
+        expected_f = np.broadcast_to(constant, batch + (5,))
+        for k in range(3):
+            expected_f = expected_f + matrix[:, k] * q[..., k, None]
         expected_grad = np.broadcast_to(matrix, batch + (5, 3)).copy()
         expected_hess = np.zeros(batch + (5, 3, 3))
         for row, function, column in zip(rows, functions, columns):

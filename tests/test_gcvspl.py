@@ -199,6 +199,29 @@ def test_scalar_and_high_derivatives():
     np.testing.assert_array_equal(spline(np.linspace(-1.0, 7.0, 9), 11), 0.0)
 
 
+@pytest.mark.parametrize("half_order", [1, 2, 3, 4])
+def test_derivatives_are_finite_differences_and_evaluate_is_the_first_two(half_order):
+    """Each derivative ``d ≥ 1`` (``SPLDER``, compiled) is the central difference of derivative ``d − 1`` between
+    the knots and beyond them, for interpolating and smoothing fits; ``evaluate`` gives the value and the first two
+    derivatives of ``__call__``, bit for bit."""
+    m = half_order
+    rng = np.random.default_rng(40 + m)
+    x = np.cumsum(rng.uniform(0.3, 1.0, 2 * m + 6))
+    y = rng.standard_normal(x.size)
+    inner = (x[:-1] + x[1:]) / 2 + rng.uniform(-0.1, 0.1, x.size - 1)
+    t = np.concatenate([inner, [x[0] - 1.3, x[-1] + 0.7]])
+    h = 1e-6
+    for variance in (0.0, 0.05, -1.0):
+        spline = GCVSpline(x, y, m, variance)
+        for derivative in range(1, 2 * m):
+            scale = 1 + np.abs(spline(t, derivative - 1)).max()
+            np.testing.assert_allclose(spline(t, derivative), (spline(t + h, derivative - 1)
+                                                               - spline(t - h, derivative - 1)) / (2 * h),
+                                       rtol=1e-6, atol=1e-6 * scale)
+        for got, expected in zip(spline.evaluate(t), (spline(t), spline(t, 1), spline(t, 2))):
+            np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize(("arguments", "message"), [
     (([0.0, 1.0, 1.0, 2.0], [0.0, 1.0, 2.0, 3.0], 2), "`x` must be finite and strictly increasing"),
     (([0.0, 1.0, np.nan, 2.0], [0.0, 1.0, 2.0, 3.0], 2), "`x` must be finite and strictly increasing"),

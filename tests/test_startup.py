@@ -137,7 +137,7 @@ def test_the_notice_is_a_warning_for_mbkron_kernels_only_once_each_kind_and_neve
         listener.notify(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": dispatcher}))
 
     listener = common._FirstCompilation()  # a fresh one: this process may have compiled mbkron's kernels before
-    kernel = tabulated._stacked_cubics  # one of mbkron's kernels (the events are made here: nothing is compiled)
+    kernel = tabulated.functions_at  # one of mbkron's kernels (the events are made here: nothing is compiled)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for dispatcher in (numba.njit(not_mbkron), kernel, kernel, numba.njit(generated), numba.njit(generated),

@@ -1,7 +1,7 @@
 """Forward and inverse dynamics in O(n) for simple trees: the articulated-body and recursive
 Newton–Euler algorithms in ground coordinates.
 
-:func:`mbkron.compiled.forward.forward_affine` forms ``M`` (O(n²), Eq. 145) and factors it (O(n³)).
+:func:`mbkron.compiled.forward.forward_explicit` forms ``M`` (O(n²), Eq. 145) and factors it (O(n³)).
 When every moving joint is driven by its own coordinate, ``f_i = w_i q_k(i) + c_i`` (one coordinate per
 joint and one joint per coordinate, the common case of a chain or tree without rhythms), the same
 ``q̈ = M⁻¹ (G + Q − N q̇)`` follows in O(n) from Featherstone's articulated-body algorithm (R.

@@ -5,8 +5,10 @@ spring-dampers, Eq. 46); the generalized force of joint torques is ``∇fᵀ τ_
 the joint's own twist); ``M`` is factored once by Cholesky, whose failure *is* the check that ``M``
 is positive definite, and the two triangular solves give ``q̈``. A status per batch says why a
 state could not be done (:data:`OK`, :data:`SPRING_POINTS_COINCIDE`, :data:`NOT_POSITIVE_DEFINITE`);
-the caller then takes the general route, which raises the descriptive error. :func:`affine_terms` gives the terms
-themselves (and the inverse dynamics' ``τ``) of one state of an affine model in one call.
+the caller then takes the general route, which raises the descriptive error. :func:`explicit_terms` gives the terms
+themselves (and the inverse dynamics' ``τ``) of one state of a model with explicit joint variables in one call, and
+:func:`forward_explicit` its ``q̈``: the joint variables (affine, empirical functions of a coordinate, expressions;
+:func:`mbkron.compiled.tabulated.explicit_state`) evaluated in the same call.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from numpy.typing import NDArray
 from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
+from mbkron.compiled.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_solve",
-           "solve_positive_definite", "affine_terms", "forward_affine", "forward_given", "forward_scratch",
+           "solve_positive_definite", "explicit_terms", "forward_explicit", "forward_given", "forward_scratch",
            "forward_solved", "affine_values"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE, NOT_FINITE = 0, 1, 2, 3
@@ -78,16 +81,6 @@ def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64]
 
 
 @jit
-def affine_values(A, c, q, f):  # pragma: no cover - compiled
-    """``f = A q + c`` (affine joint variables) into ``f``."""
-    for j in range(A.shape[0]):
-        value = c[j]
-        for k in range(q.shape[0]):
-            value += A[j, k] * q[k]
-        f[j] = value
-
-
-@jit
 def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
     """``q̈`` of one state into ``qdd``; returns the status. ``convective`` (nj,) is ``q̇ᵀ H_j q̇`` per joint
@@ -116,30 +109,41 @@ def _terms_scratch(nq):  # pragma: no cover - compiled
     return np.empty((nq, nq)), np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq), np.empty(nq)
 
 
+@jitable
+def _explicit_joint_variables(A, base, c, rows, floats, calls, entries, q, qd):  # pragma: no cover - compiled
+    """``(f, ∇f, q̇ᵀ H q̇)`` of one state of explicit joint variables, in new arrays
+    (:func:`mbkron.compiled.tabulated.explicit_state`, called by its address)."""
+    nj, nq = A.shape
+    f, grad, convective = np.empty(nj), np.empty((nj, nq)), np.empty(nj)
+    explicit_state_at((A, base, c, rows, floats, calls, entries, q, qd, CONVECTIVE, f, grad, np.empty((1, 1, 1)),
+                       convective, np.empty(scratch_size(rows, calls))))
+    return f, grad, convective
+
+
 @jit
-def forward_affine(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, q, qd):  # pragma: no cover
-    """``q̈`` of one state whose joint variables are affine, ``f = A q + c`` (``∇f = A``, ``q̇ᵀ H q̇ = 0``).
+def forward_explicit(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, base, c, rows, floats,
+                     calls, entries, q, qd):  # pragma: no cover - compiled
+    """``q̈`` of one state whose joint variables are explicit: ``f = A q + c`` except the provider rows (``base``,
+    ``rows``, ``floats``, ``calls``, ``entries``: :mod:`mbkron.compiled.tabulated`'s description, Section 3-1), with
+    ``∇f`` and ``q̇ᵀ H q̇`` (Eq. 57, 126), all in this call.
 
     ``force`` (nq,) is the actuation plus the constant generalized forces; ``joint_torque`` (nj,) the
     constant joint torques. Returns ``(q̈, status)``.
     """
-    nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
-    f = np.empty(nj)
-    affine_values(A, c, q, f)
+    nb, nq = links.shape[0], q.shape[0]
+    f, grad, convective = _explicit_joint_variables(A, base, c, rows, floats, calls, entries, q, qd)
     qdd = np.empty(nq)
-    # a writeable copy of the (read-only) A: _forward_state and eom_state get the argument types of
-    # forward_solved and forward_given, so that each is compiled once
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, A.copy(),
-                            np.zeros(nj), qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
+    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
+                            qd, qdd, _terms_scratch(nq), eom_workspace(nb, nq))
     return qdd, status
 
 
 @jit
-def affine_terms(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, c, q, qd,
-                 qdd):  # pragma: no cover - compiled
+def explicit_terms(geometry, links, body_inertia, gravity, springs, joint_torque, force, A, base, c, rows, floats, calls,
+                   entries, q, qd, qdd):  # pragma: no cover - compiled
     """``M``, ``N q̇``, ``G`` and the applied forces ``Q`` (Eq. 145, 126, 187, 46, 161) of one state whose joint
-    variables are affine, ``f = A q + c`` (``∇f = A``, ``q̇ᵀ H q̇ = 0``), in one call; with accelerations ``qdd``
-    (nq,) also the inverse dynamics ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198; an empty ``qdd`` gives an empty ``τ``).
+    variables are explicit (as :func:`forward_explicit`), in one call; with accelerations ``qdd`` (nq,) also the
+    inverse dynamics ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198; an empty ``qdd`` gives an empty ``τ``).
 
     ``Q`` is what :func:`_forward_state` adds to ``G − N q̇``: the spring-dampers' forces, the constant joint
     torques' ``∇fᵀ τ_joint`` (``joint_torque``, nj) and the constant generalized forces ``force`` (nq). Returns
@@ -147,18 +151,16 @@ def affine_terms(geometry, links, body_inertia, gravity, springs, joint_torque, 
     general route then names it).
     """
     nb, nq, nj = links.shape[0], q.shape[0], A.shape[0]
-    f = np.empty(nj)
-    affine_values(A, c, q, f)
+    f, grad, convective = _explicit_joint_variables(A, base, c, rows, floats, calls, entries, q, qd)
     M, Nqd, G, Q, tau = np.empty((nq, nq)), np.empty(nq), np.empty(nq), np.empty(nq), np.empty(qdd.shape[0])
-    # a writeable copy of the (read-only) A, as in forward_affine: eom_state gets the types of its other callers
-    if not eom_state(geometry, links, body_inertia, gravity, springs, f, A.copy(), np.zeros(nj), qd, M, Nqd, G, Q,
+    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
                      eom_workspace(nb, nq)):
         return M, Nqd, G, Q, tau, SPRING_POINTS_COINCIDE
     finite = True
     for k in range(nq):
         value = Q[k] + force[k]
         for j in range(nj):
-            value += A[j, k] * joint_torque[j]
+            value += grad[j, k] * joint_torque[j]
         Q[k] = value
         finite &= np.isfinite(value) and np.isfinite(Nqd[k]) and np.isfinite(G[k])
         for m in range(nq):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["GEOMETRY_WIDTH", "SPRING_COLUMNS", "batch_rows", "inertia_rows", "line_rows", "spring_rows", "tree_geometry",
-           "writable"]
+__all__ = ["CUBIC", "FOURIER", "FUNCTION_COLUMNS", "GCV", "GEOMETRY_WIDTH", "SPRING_COLUMNS", "STEP", "batch_rows",
+           "inertia_rows", "line_rows", "spring_rows", "tree_geometry", "writable"]
 
 _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
 
@@ -112,3 +112,18 @@ def spring_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
 
 SPRING_COLUMNS = 12
 """Columns of :func:`spring_rows`."""
+
+
+CUBIC, STEP, FOURIER, GCV = 0, 1, 2, 3
+"""The kinds of empirical functions of one variable in the rows of an explicit joint-variable description
+(:mod:`mbkron.compiled.tabulated`): a piecewise cubic (cubic splines, linear interpolation), OpenSim's step function,
+a Fourier series, a GCVSPL spline."""
+
+KIND, AT, COUNT, HALF_ORDER, WRAP_AT, WRAPS, ROW, COORDINATE = range(8)
+"""The columns of a function row: its kind, where its numbers start in the float array, how many knots (harmonics)
+it has, a GCV spline's half order, where its affine wrappers ``a·G(c·x + d) + b`` start (four numbers ``c, d, a, b``
+each, the outermost first) and how many there are; for a joint variable, its row ``j`` in the joint-variable map and
+the coordinate ``k`` of its argument."""
+
+FUNCTION_COLUMNS = 8
+"""Columns of a function row (:data:`KIND` … :data:`COORDINATE`)."""

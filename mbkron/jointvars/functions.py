@@ -43,8 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from mbkron.compiled import layout
 from mbkron.core.lazy import LazyModule
-from mbkron.jointvars.explicit import JointVariableProvider, real_values
+from mbkron.jointvars.explicit import ExplicitProvider, real_values
 
 __all__ = [
     "SPLINE_KINDS",
@@ -55,6 +56,7 @@ __all__ = [
     "AffineMapped",
     "FourierSeries",
     "tabulated_function",
+    "pack_functions",
     "StackedPiecewiseCubic",
     "CoordinateFunction",
     "CoordinateFunctionVariables",
@@ -71,11 +73,37 @@ Evaluation = tuple[FloatArray, "FloatArray | None", "FloatArray | None"]
 
 
 class EmpiricalFunction(ABC):
-    """A real function of one real variable with exact first and second derivatives."""
+    """A real function of one real variable with exact first and second derivatives.
+
+    Subclasses describe themselves to the compiled kernel (:meth:`pack`, the function rows of
+    :mod:`mbkron.compiled.tabulated`), which evaluates them: the one implementation of every kind.
+    """
 
     @abstractmethod
+    def pack(self, floats: list) -> list[int]:
+        """Append this function's numbers to ``floats``; its row of :mod:`mbkron.compiled.tabulated`'s layout.
+
+        Parameters
+        ----------
+        floats : list of float
+            The description's numbers so far (appended to).
+
+        Returns
+        -------
+        list of int
+            :data:`mbkron.compiled.layout.FUNCTION_COLUMNS` entries (``ROW`` and ``COORDINATE`` zero).
+        """
+
+    def _packed(self) -> tuple[NDArray[np.int64], FloatArray]:
+        """This function alone, packed (:func:`pack_functions`), once."""
+        packed = self.__dict__.get("_alone")
+        if packed is None:
+            packed = pack_functions([self])
+            object.__setattr__(self, "_alone", packed)
+        return packed
+
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        """Value and derivatives at ``x``.
+        """Value and derivatives at ``x``, by the kernel :func:`mbkron.compiled.tabulated.functions_at`.
 
         Parameters
         ----------
@@ -89,6 +117,9 @@ class EmpiricalFunction(ABC):
         value, first, second : ndarray, shape of ``x``
             ``F(x)``, ``F'(x)`` (None if ``order < 1``), ``F''(x)`` (None if ``order < 2``).
         """
+        x = real_values(x)
+        value, first, second = _tabulated.evaluate_functions(*self._packed(), x[..., None])
+        return value[..., 0], None if order < 1 else first[..., 0], None if order < 2 else second[..., 0]
 
     @abstractmethod
     def describe(self) -> str:
@@ -97,6 +128,26 @@ class EmpiricalFunction(ABC):
     def __call__(self, x: ArrayLike) -> FloatArray:
         """``F(x)``."""
         return self.evaluate(x, 0)[0]
+
+
+def pack_functions(functions: Sequence[EmpiricalFunction]) -> tuple[NDArray[np.int64], FloatArray]:
+    """The function rows and numbers of ``functions`` (:mod:`mbkron.compiled.tabulated`'s layout), read-only, for
+    :func:`mbkron.compiled.tabulated.functions_at` (function ``r`` at column ``r`` of its argument)."""
+    floats: list = []
+    rows = np.array([f.pack(floats) for f in functions], dtype=np.int64).reshape(-1, layout.FUNCTION_COLUMNS)
+    return _read_only(rows), _read_only(np.array(floats, dtype=float))
+
+
+def _read_only(values: NDArray) -> NDArray:
+    values.setflags(write=False)
+    return values
+
+
+def _row(kind: int, at: int, count: int, half_order: int = 0) -> list[int]:
+    """A function row of :mod:`mbkron.compiled.tabulated`'s layout without affine maps."""
+    row = [0] * layout.FUNCTION_COLUMNS
+    row[layout.KIND], row[layout.AT], row[layout.COUNT], row[layout.HALF_ORDER] = kind, at, count, half_order
+    return row
 
 
 def _knots(x: ArrayLike, y: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -127,15 +178,13 @@ class _PiecewiseCubic(EmpiricalFunction):
     """``F(x) = y_k + b_k dx + c_k dx² + d_k dx³`` on ``[x_k, x_{k+1}]`` (``dx = x − x_k``), with
     straight-line continuation of slope ``b_0`` below ``x_0`` and ``b_{n−1}`` above ``x_{n−1}``.
 
-    Evaluated by the compiled kernel of :class:`StackedPiecewiseCubic` (this function alone, its table
-    built at construction): the one implementation of these functions. Subclasses build themselves by
-    :meth:`_set_pieces`.
+    Evaluated by the compiled kernel (:func:`mbkron.compiled.tabulated.cubic_piece`, from :meth:`pieces`): the one
+    implementation of these functions. Subclasses build themselves by :meth:`_set_pieces`.
     """
 
     x: FloatArray
     y: FloatArray
     _pieces: FloatArray
-    _alone: StackedPiecewiseCubic
 
     def _set_pieces(self, x: FloatArray, y: FloatArray, b: FloatArray, c: FloatArray, d: FloatArray) -> None:
         """Set the knots ``x``, values ``y`` and the pieces' coefficients, and build the evaluation table.
@@ -157,7 +206,6 @@ class _PiecewiseCubic(EmpiricalFunction):
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "_pieces", pieces)
-        object.__setattr__(self, "_alone", StackedPiecewiseCubic([self]))
 
     def pieces(self) -> FloatArray:
         """The pieces as polynomials in ``dx = x − anchor``, in order along ``x``.
@@ -173,10 +221,12 @@ class _PiecewiseCubic(EmpiricalFunction):
         """
         return self._pieces
 
-    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = real_values(x)
-        value, first, second = self._alone.evaluate(x[..., None], order)
-        return value[..., 0], None if first is None else first[..., 0], None if second is None else second[..., 0]
+    def pack(self, floats: list) -> list[int]:
+        """The knots, then the :meth:`pieces` row by row (:data:`mbkron.compiled.layout.CUBIC`)."""
+        at = len(floats)
+        floats.extend(self.x.tolist())
+        floats.extend(self._pieces.ravel().tolist())
+        return _row(layout.CUBIC, at, self.x.size)
 
 
 def _solve_tridiagonal(lower: FloatArray, diagonal: FloatArray, upper: FloatArray, rhs: FloatArray) -> FloatArray:
@@ -358,10 +408,6 @@ class PiecewiseLinear(_PiecewiseCubic):
         return f"linear interpolation, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
 
 
-#: OpenSim's ``EQUAL_WITHIN_ERROR`` tolerance at the end knots (``ROUNDOFF_ERROR``, SimmMacros.h).
-_ROUNDOFF = 0.0000000000002
-
-
 @dataclass(frozen=True, eq=False, init=False)
 class PiecewiseConstant(EmpiricalFunction):
     """OpenSim's ``PiecewiseConstantFunction``: a step function, derivatives zero.
@@ -391,29 +437,12 @@ class PiecewiseConstant(EmpiricalFunction):
         """``"constant"``, the name of this interpolation in model files."""
         return "constant"
 
-    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        t = real_values(x)
-        flat = t.reshape(-1)
-        knots, n = self.x, self.x.size
-        piece = np.zeros(flat.size, dtype=np.intp)
-        with np.errstate(invalid="ignore"):
-            last = (flat > knots[-1]) | (np.abs(flat - knots[-1]) <= _ROUNDOFF)
-            first = (flat < knots[0]) | (np.abs(flat - knots[0]) <= _ROUNDOFF)
-        piece[last & ~first] = n - 1
-        # OpenSim's bisection: k = (i + j)/2 until x_k ≤ t ≤ x_{k+1}
-        active = ~(first | last)
-        low, high = np.zeros(flat.size, dtype=np.intp), np.full(flat.size, n, dtype=np.intp)
-        while active.any():
-            k = (low + high) // 2
-            below = active & (flat < knots[np.minimum(k, n - 1)])
-            above = active & ~below & (flat > knots[np.minimum(k + 1, n - 1)])
-            high = np.where(below, k, high)
-            low = np.where(above, k, low)
-            found = active & ~below & ~above
-            piece[found] = k[found]
-            active &= ~found
-        value = self.y[piece].reshape(t.shape)
-        return value, (np.zeros(t.shape) if order >= 1 else None), (np.zeros(t.shape) if order >= 2 else None)
+    def pack(self, floats: list) -> list[int]:
+        """The knots, then the values (:data:`mbkron.compiled.layout.STEP`)."""
+        at = len(floats)
+        floats.extend(self.x.tolist())
+        floats.extend(self.y.tolist())
+        return _row(layout.STEP, at, self.x.size)
 
     def describe(self) -> str:
         return f"piecewise constant, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
@@ -439,11 +468,17 @@ class AffineMapped(EmpiricalFunction):
     argument: tuple[float, float] = (1.0, 0.0)
     value: tuple[float, float] = (1.0, 0.0)
 
-    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        (c, d), (a, b) = self.argument, self.value
-        g, first, second = self.function.evaluate(c * real_values(x) + d, order)
-        return (a * g + b, None if first is None else a * c * first,
-                None if second is None else a * c * c * second)
+    def pack(self, floats: list) -> list[int]:
+        """The innermost function's row, its maps ``(c, d, a, b)`` after its numbers, the outermost first."""
+        maps, function = [], self
+        while isinstance(function, AffineMapped):
+            (c, d), (a, b) = function.argument, function.value
+            maps.extend((float(c), float(d), float(a), float(b)))
+            function = function.function
+        row = function.pack(floats)
+        row[layout.WRAP_AT], row[layout.WRAPS] = len(floats), len(maps) // 4
+        floats.extend(maps)
+        return row
 
     def describe(self) -> str:
         (c, d), (a, b) = self.argument, self.value
@@ -498,54 +533,38 @@ class FourierSeries(EmpiricalFunction):
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
 
-    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        x = real_values(x)
-        frequencies = 2.0 * np.pi / self.period * np.arange(1, self.a.size + 1)
-        phase = x[..., None] * frequencies
-        cos, sin = np.cos(phase), np.sin(phase)
-        value = self.a0 + cos @ self.a + sin @ self.b
-        first = (cos @ (frequencies * self.b) - sin @ (frequencies * self.a)) if order >= 1 else None
-        second = -(cos @ (frequencies**2 * self.a) + sin @ (frequencies**2 * self.b)) if order >= 2 else None
-        return value, first, second
+    def pack(self, floats: list) -> list[int]:
+        """``ω = 2π/period``, ``a0``, the cosine then the sine coefficients (:data:`mbkron.compiled.layout.FOURIER`)."""
+        at = len(floats)
+        floats.extend((2.0 * np.pi / self.period, self.a0))
+        floats.extend(self.a.tolist())
+        floats.extend(self.b.tolist())
+        return _row(layout.FOURIER, at, self.a.size)
 
     def describe(self) -> str:
         return f"Fourier series, {self.a.size} harmonics, period {self.period:.6g}"
 
 
 class StackedPiecewiseCubic:
-    """Many piecewise cubics (``CubicSpline``, ``PiecewiseLinear``) evaluated in one compiled pass.
+    """Many empirical functions (piecewise cubics of moving path points, any :class:`EmpiricalFunction`) evaluated
+    in one compiled pass.
 
     ``F_t(x_t)``, ``F_t'(x_t)`` and ``F_t''(x_t)`` for all ``t`` at once by the kernel
-    :func:`mbkron.compiled.tabulated.stacked_cubics`, from the functions' :meth:`~_PiecewiseCubic.pieces`
-    (straight lines outside the knots; the last knot belongs to the last cubic): the knots are padded
-    with ``+inf`` so that the piece is a count of comparisons. Each function's own ``evaluate`` is this
-    class for the function alone.
+    :func:`mbkron.compiled.tabulated.functions_at`, from the functions' rows (:func:`pack_functions`), each exactly
+    as the function's own :meth:`~EmpiricalFunction.evaluate`.
 
     Parameters
     ----------
-    functions : sequence of CubicSpline or PiecewiseLinear
+    functions : sequence of EmpiricalFunction
     """
 
-    def __init__(self, functions: Sequence[_PiecewiseCubic]):
-        n = max(f.x.size for f in functions)
-        m = len(functions)
-        # pieces 0..n: below the first knot, the n − 1 cubics, above the last knot (padded pieces are
-        # never selected: their left knot is +inf)
-        self.knots = np.full((m, n), np.inf)
-        self.count = np.array([f.x.size for f in functions], dtype=np.int64)
-        self.table = np.zeros((m, n + 1, 5))  # per piece: anchor x, value, b, c, d
-        for t, f in enumerate(functions):
-            self.knots[t, : f.x.size] = f.x
-            self.table[t, : f.x.size + 1] = f.pieces()
-        self.table = self.table.reshape(m * (n + 1), 5)
-        self.first_piece = np.arange(m) * (n + 1)
-        for array in (self.knots, self.count, self.table, self.first_piece):
-            array.setflags(write=False)
+    def __init__(self, functions: Sequence[EmpiricalFunction]):
+        self.rows, self.floats = pack_functions(functions)
 
     def evaluate(self, x: NDArray, order: int = 2) -> Evaluation:
         """Values and, up to ``order``, first and second derivatives, each of the shape of ``x`` (..., m)
-        (real), by the kernel :func:`mbkron.compiled.tabulated.stacked_cubics`."""
-        values, firsts, seconds = _tabulated.stacked_cubics(self.knots, self.count, self.table, self.first_piece, x)
+        (real), by the kernel :func:`mbkron.compiled.tabulated.functions_at`."""
+        values, firsts, seconds = _tabulated.evaluate_functions(self.rows, self.floats, real_values(x))
         return values, (firsts if order >= 1 else None), (seconds if order >= 2 else None)
 
 
@@ -580,9 +599,10 @@ class CoordinateFunction:
         return f"{self.function.describe()} of {self.coordinate}"
 
 
-class CoordinateFunctionVariables(JointVariableProvider):
+class CoordinateFunctionVariables(ExplicitProvider):
     """Joint variables ``f_i(q) = F_i(q_{k_i})``: value ``F_i``, gradient ``F_i' e_{k_i}``, Hessian
-    ``F_i'' e_{k_i} e_{k_i}ᵀ``, batched over the leading axes of ``q``.
+    ``F_i'' e_{k_i} e_{k_i}ᵀ``, batched over the leading axes of ``q``; evaluated by the compiled kernel of explicit
+    joint variables (:func:`mbkron.compiled.tabulated.explicit_state`).
 
     Parameters
     ----------
@@ -603,12 +623,6 @@ class CoordinateFunctionVariables(JointVariableProvider):
             raise ValueError(f"coordinate indices must lie in 0..{nq - 1}, got {self.coordinates.tolist()}")
         self.coordinates.setflags(write=False)
         self.nq = nq
-        # the piecewise cubics in one pass (with their coordinates' indices); the other functions one by one
-        cubic = [i for i, f in enumerate(self.functions) if isinstance(f, _PiecewiseCubic)]
-        self._stacked = ((np.array(cubic), StackedPiecewiseCubic([self.functions[i] for i in cubic]),
-                          self.coordinates[cubic]) if cubic else None)
-        self._others = tuple(i for i in range(len(self.functions)) if i not in cubic)
-        self._functions = np.arange(len(self.functions))  # the rows of the gradient's and Hessian's entries
 
     @classmethod
     def from_descriptions(
@@ -622,68 +636,11 @@ class CoordinateFunctionVariables(JointVariableProvider):
     def size(self) -> int:
         return len(self.functions)
 
-    def _derivatives(self, q, order):
-        """Values, first and second derivatives of every function at its coordinate, each (..., k) (the derivatives
-        above ``order`` unset, or None)."""
-        q = real_values(q, "q")
-        if self._stacked is not None and not self._others:  # all piecewise cubics: the stacked evaluation is all
-            _, stacked, coordinates = self._stacked
-            return stacked.evaluate(q[coordinates] if q.ndim == 1 else q[..., coordinates], order)
-        batch, k = q.shape[:-1], self.size
-        values, firsts, seconds = (np.empty(batch + (k,)) for _ in range(3))
-        if self._stacked is not None:
-            rows, stacked, coordinates = self._stacked
-            value, first, second = stacked.evaluate(q[..., coordinates], order)
-            values[..., rows] = value
-            if order >= 1:
-                firsts[..., rows] = first
-            if order >= 2:
-                seconds[..., rows] = second
-        for i in self._others:
-            value, first, second = self.functions[i].evaluate(q[..., self.coordinates[i]], order)
-            values[..., i] = value
-            if order >= 1:
-                firsts[..., i] = first
-            if order >= 2:
-                seconds[..., i] = second
-        return values, firsts, seconds
-
-    def _gradient(self, firsts):
-        grad = np.zeros(firsts.shape[:-1] + (self.size, self.nq), dtype=firsts.dtype)
-        at = (self._functions, self.coordinates)
-        grad[at if firsts.ndim == 1 else (..., *at)] = firsts  # (one state: quicker without the ellipsis)
-        return grad
-
-    def evaluate(self, q, order):
-        values, firsts, seconds = self._derivatives(q, order)
-        grad = hess = None
-        if order >= 1:
-            grad = self._gradient(firsts)
-        if order >= 2:
-            hess = np.zeros(seconds.shape[:-1] + (self.size, self.nq, self.nq), dtype=seconds.dtype)
-            hess[..., self._functions, self.coordinates, self.coordinates] = seconds
-        return values, grad, hess
-
-    def fill(self, q, order, state, rows, f, grad, hess):
-        """:meth:`JointVariableProvider.fill` by the nonzero entries: each function's value, its derivative in
-        its coordinate's column of ``grad`` and its second derivative on that diagonal entry of ``hess``."""
-        values, firsts, seconds = self._derivatives(q, order)
-        columns = self.coordinates
-        if f.ndim == 1:  # one state: numpy indexes quicker without the ellipsis
-            f[rows] = values
-            if order >= 1:
-                grad[rows, columns] = firsts
-            if order >= 2:
-                hess[rows, columns, columns] = seconds
-            return
-        f[..., rows] = values
-        if order >= 1:
-            grad[..., rows, columns] = firsts
-        if order >= 2:
-            hess[..., rows, columns, columns] = seconds
-
-    def evaluate_convective(self, q, qd, state=None):
-        """Values, gradients and ``c_i = f_i''(q_k) q̇_k²`` (each function of one coordinate ``k``)."""
-        values, firsts, seconds = self._derivatives(q, 2)
-        speeds = qd[..., self.coordinates]
-        return values, self._gradient(firsts), seconds * speeds * speeds
+    def pack(self, rows, floats):
+        """A function row per joint variable, its ``ROW`` its row in the map, its ``COORDINATE`` ``k_i``."""
+        packed = []
+        for row, function, coordinate in zip(rows, self.functions, self.coordinates):
+            entry = function.pack(floats)
+            entry[layout.ROW], entry[layout.COORDINATE] = int(row), int(coordinate)
+            packed.append(entry)
+        return packed, []

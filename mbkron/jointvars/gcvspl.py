@@ -28,7 +28,8 @@ relative width of 1e-6), minimising the criterion of the method:
 The port repeats GCVSPL's floating-point operations in their order (so its results are Simbody's
 to the bit): near the minimum the search compares criterion values that differ in their last digits,
 and another rounding can end it at another ``p``. Fitting runs in Python loops (``O(n m²)`` per trial
-``p``, about 50 trials); evaluation (:func:`splder`) is vectorised over the evaluation points.
+``p``, about 50 trials); evaluation is GCVSPL's ``SPLDER`` compiled
+(:func:`mbkron.compiled.tabulated.gcv_derivative`, operation by operation).
 
 Example
 -------
@@ -54,10 +55,15 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.compiled import layout
+from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.explicit import real_values
-from mbkron.jointvars.functions import EmpiricalFunction, Evaluation
+from mbkron.jointvars.functions import EmpiricalFunction
 
-__all__ = ["GCVSpline", "MAX_HALF_ORDER", "MAX_FIT_WORK", "MAX_FILE_FIT_WORK", "gcvspl", "splder"]
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_tabulated = LazyModule("mbkron.compiled.tabulated")
+
+__all__ = ["GCVSpline", "MAX_HALF_ORDER", "MAX_FIT_WORK", "MAX_FILE_FIT_WORK", "gcvspl"]
 
 FloatArray = NDArray[np.float64]
 
@@ -400,7 +406,8 @@ def gcvspl(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float = 
     Returns
     -------
     coefficients : ndarray, shape (n,)
-        The spline's coefficients for :func:`splder` (OpenSim's ``coefficients``).
+        The spline's coefficients (OpenSim's ``coefficients``), which ``SPLDER`` evaluates
+        (:func:`mbkron.compiled.tabulated.gcv_derivative`).
     p : float
         The smoothing parameter used (0 when GCVSPL's lower bound was reached).
 
@@ -442,102 +449,12 @@ def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float)
     return xs, ys, m
 
 
-def splder(x: FloatArray, c: FloatArray, half_order: int, t: ArrayLike, derivative: int = 0) -> FloatArray:
-    """Value or derivative of a GCVSPL spline (``SPLDER``), vectorised over ``t``.
-
-    Parameters
-    ----------
-    x : ndarray, shape (n,)
-        The knots.
-    c : ndarray, shape (n,) or (n, k)
-        Coefficients from :func:`gcvspl` (``k`` splines on the same knots).
-    half_order : int
-        ``m`` of the fit.
-    t : array_like
-        Evaluation points, any shape; beyond the knots the spline continues as the polynomial of
-        degree ``m − 1`` that GCVSPL's natural splines are there.
-    derivative : int
-        Order ``≥ 0`` of the derivative (0: the value); ``≥ 2m`` gives 0.
-
-    Returns
-    -------
-    ndarray, shape ``t.shape + c.shape[1:]``
-    """
-    m, n = half_order, x.size
-    tt = real_values(t, "t")
-    out = np.zeros(tt.shape + c.shape[1:])
-    k = 2 * m - derivative
-    if k < 1:
-        return out
-    flat_t = tt.reshape(-1)
-    flat_out = out.reshape((flat_t.size,) + c.shape[1:])
-    # SEARCH: l = the number of knots ≤ t (0 before the first, n from the last on)
-    intervals = np.searchsorted(x, flat_t, side="right")
-    xs = [0.0, *map(float, x)]
-    cs = [None, *c]
-    with np.errstate(over="ignore", invalid="ignore"):  # extreme data: inf and nan, as in OpenSim
-        for l in np.unique(intervals).tolist():
-            where = intervals == l
-            ti = flat_t[where][:, None] if c.ndim == 2 else flat_t[where]
-            flat_out[where] = _splder_interval(xs, cs, m, n, derivative, l, ti)
-    return out
-
-
-def _splder_interval(x: list, c: list, m: int, n: int, ider: int, l: int, tt: FloatArray) -> FloatArray:
-    """``SPLDER`` at the points ``tt`` of the interval ``l`` (1-based lists ``x``, ``c``)."""
-    m2 = 2 * m
-    k, nk, lk1 = m2 - ider, n - m2 + ider, l - m2 + ider + 1
-    ml, jl, ii = -l, l + 1, n - m2
-    q: list = [math.nan] * (m2 + 1)  # 1-based; q[0] is never read
-    for j in range(jl, l + m2 + 1):
-        q[j + ml] = c[j - m] if m + 1 <= j <= n + m else 0.0
-    if ider > 0:
-        jl -= m2
-        ml += m2
-        for i in range(1, ider + 1):
-            jl += 1
-            ii += 1
-            j1, j2 = max(1, jl), min(l, ii)
-            mi = m2 - i
-            for j in range(j2, j1 - 1, -1):
-                jm = ml + j
-                q[jm] = (q[jm] - q[jm - 1]) / (x[j + mi] - x[j])
-            if jl < 1:
-                for j in range(ml, i, -1):
-                    q[j] = -q[j - 1]
-        for j in range(1, k + 1):
-            q[j] = q[j + ider]
-    for i in range(1, k):
-        nki = nk + i
-        ir, jj, ki = k, l, k - i
-        for _ in range(nki + 1, l + 1):
-            q[ir] = q[ir - 1] + (tt - x[jj]) * q[ir]
-            jj, ir = jj - 1, ir - 1
-        lk1i = lk1 + i
-        for _ in range(max(1, lk1i), min(l, nki) + 1):
-            xjki = x[jj + ki]
-            z = q[ir]
-            q[ir] = z + (xjki - tt) * (q[ir - 1] - z) / (xjki - x[jj])
-            ir -= 1
-            jj -= 1
-        if lk1i <= 0:
-            jj = ki
-            for _ in range(1 - lk1i):
-                q[ir] = q[ir] + (x[jj] - tt) * q[ir - 1]
-                jj, ir = jj - 1, ir - 1
-    z = q[k]
-    if ider > 0:
-        for j in range(k, m2):
-            z = z * j
-    return np.broadcast_to(z, np.broadcast_shapes(np.shape(z), tt.shape))
-
-
 class GCVSpline(EmpiricalFunction):
     """OpenSim's ``GCVSpline``: GCVSPL's spline of half order ``m`` through or near the data.
 
     An :class:`~mbkron.jointvars.functions.EmpiricalFunction` (for one column of data): a
-    :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated in
-    numpy.
+    :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated by the compiled
+    kernel of explicit joint variables (:mod:`mbkron.compiled.tabulated`).
 
     Parameters
     ----------
@@ -585,10 +502,44 @@ class GCVSpline(EmpiricalFunction):
         """
         if isinstance(derivative, bool) or not isinstance(derivative, (int, np.integer)) or derivative < 0:
             raise ValueError(f"`derivative` must be an integer ≥ 0, got {derivative!r}")
-        return splder(self.x, self.coefficients, self.half_order, t, int(derivative))
+        tt = real_values(t, "t")
+        rows, floats = self._columns()
+        values = _tabulated.gcv_values(rows, floats, int(derivative), layout.writable(tt.reshape(-1)))
+        return values.reshape(tt.shape + self.coefficients.shape[1:])
 
-    def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
-        return (self(x), self(x, 1) if order >= 1 else None, self(x, 2) if order >= 2 else None)
+    def _columns(self) -> tuple[NDArray[np.int64], FloatArray]:
+        """Each column's spline packed (:meth:`pack`, one knot vector per column), read-only, once."""
+        packed = self.__dict__.get("_packed_columns")
+        if packed is None:
+            floats: list = []
+            columns = self.coefficients.reshape(self.x.size, -1).T
+            rows = np.array([self._pack_column(floats, column) for column in columns], dtype=np.int64)
+            packed = rows.reshape(-1, layout.FUNCTION_COLUMNS), np.array(floats, dtype=float)
+            for array in packed:
+                array.setflags(write=False)
+            self.__dict__["_packed_columns"] = packed
+        return packed
+
+    def _pack_column(self, floats: list, coefficients: FloatArray) -> list[int]:
+        row = [0] * layout.FUNCTION_COLUMNS
+        row[layout.KIND], row[layout.AT] = layout.GCV, len(floats)
+        row[layout.COUNT], row[layout.HALF_ORDER] = self.x.size, self.half_order
+        floats.extend(self.x.tolist())
+        floats.extend(coefficients.tolist())
+        return row
+
+    def pack(self, floats: list) -> list[int]:
+        """The knots, then the coefficients (:data:`mbkron.compiled.layout.GCV`, the half order in its row).
+
+        Raises
+        ------
+        ValueError
+            For a spline of several columns (``y`` of shape (n, k)): a function of one value is one column.
+        """
+        if self.coefficients.ndim != 1:
+            raise ValueError(f"a GCV spline of `y` of shape {self.y.shape} is {self.y.shape[1]} functions; an "
+                             "empirical function of one coordinate takes one column")
+        return self._pack_column(floats, self.coefficients)
 
     kind = "gcv"  # the name of this spline in model files
 

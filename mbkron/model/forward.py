@@ -4,12 +4,13 @@ for simple trees): one kernel call per evaluation.
 For a model whose own loads are spring-dampers, joint torques and
 generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
 :mod:`mbkron.compiled.articulated` (every joint driven by its own coordinate: the articulated-body
-algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_affine`
-(other joint variables affine in q: the joint variables, kinematics, M, N q̇, G, the loads and the
-Cholesky solve in one call), :meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint
-group with a compiled step: its Newton step, ∇f, H and the dynamics in one call) or
-:func:`mbkron.compiled.forward.forward_given` (joint variables from the model's providers, then
-one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
+algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_explicit`
+(other explicit joint variables — affine in q, empirical functions of a coordinate, expressions: the joint
+variables, kinematics, M, N q̇, G, the loads and the Cholesky solve in one call),
+:meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint group with a compiled step: its Newton step, ∇f,
+H and the dynamics in one call) or :func:`mbkron.compiled.forward.forward_given` (a batch of states, or a model with
+constraint groups: the joint variables from the model's map — one kernel call for explicit ones,
+:func:`mbkron.compiled.tabulated.explicit_batch` — then one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
 declines (coinciding spring points, a mass matrix that is not positive definite, non-finite
 values) returns None, and the model takes its general route, which raises the descriptive error.
 """
@@ -40,17 +41,19 @@ class ForwardDynamics:
     Build it with :meth:`plan`, which returns None for models it does not cover.
     """
 
-    __slots__ = ("arrays", "generalized", "affine", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
+    __slots__ = ("arrays", "generalized", "explicit", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
                  "_one_arguments")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
         self.generalized = generalized
         jv = model.joint_variable_map
-        self.affine = not jv.providers
+        # every joint variable explicit (affine, empirical functions of a coordinate, expressions): the one-call
+        # route of one state, the joint variables evaluated in the same kernel (ExplicitMap.arguments)
+        self.explicit = jv.explicit
         self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
         self.nq = model.nq
-        self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if self.affine else None
+        self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if not jv.providers else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
@@ -83,9 +86,9 @@ class ForwardDynamics:
             batch = () if one else np.broadcast_shapes(q.shape[:-1], force.shape[:-1])
             if batch == q.shape[:-1]:
                 return self._articulated(q, qd, force, batch)
-        if self.affine and one:
-            qdd, status = _direct(_forward, "forward_affine", (*self.arrays, writable(force), self.matrix,
-                                                               self.constant, writable(q), writable(qd)))
+        if self.explicit is not None and one:
+            qdd, status = _direct(_forward, "forward_explicit", (*self.arrays, writable(force),
+                                                                 *self.explicit.arguments(), writable(q), writable(qd)))
             return qdd if status == _forward.OK else None
         if self.group is not None and one:
             qdd = self._with_group(model, q, qd, force, workspace)
@@ -94,18 +97,18 @@ class ForwardDynamics:
         return self._given(model, q, qd, force, workspace)
 
     def terms(self, q: NDArray, qd: NDArray, qdd: NDArray | None = None) -> tuple | None:
-        """``(M, N q̇, G, Q, τ)`` of one state of a model with affine joint variables in one call of
-        :func:`mbkron.compiled.forward.affine_terms` (``Q`` the model's own loads; ``τ`` the inverse dynamics at
+        """``(M, N q̇, G, Q, τ)`` of one state of a model with explicit joint variables in one call of
+        :func:`mbkron.compiled.forward.explicit_terms` (``Q`` the model's own loads; ``τ`` the inverse dynamics at
         accelerations ``qdd``, empty without them), for validated ``q``, ``qd`` (``qdd``) of shape (nq,); None for
         other models or shapes, or where the kernel declines the state (coinciding spring points, a value that is
         not finite): the caller's general route then evaluates it or names what is wrong. After the first call in a
         process the kernel's entry point is called directly (:func:`_entry_point`)."""
         one = (self.nq,)
-        if not self.affine or q.shape != one or qd.shape != one or (qdd is not None and qdd.shape != one):
+        if self.explicit is None or q.shape != one or qd.shape != one or (qdd is not None and qdd.shape != one):
             return None
-        result = _direct(_forward, "affine_terms", (*self.arrays, self.generalized, self.matrix, self.constant,
-                                                    writable(q), writable(qd),
-                                                    _NO_ACCELERATIONS if qdd is None else writable(qdd)))
+        result = _direct(_forward, "explicit_terms", (*self.arrays, self.generalized, *self.explicit.arguments(),
+                                                      writable(q), writable(qd),
+                                                      _NO_ACCELERATIONS if qdd is None else writable(qdd)))
         return result[:5] if result[5] == _forward.OK else None
 
     def one_state(self, q, qd) -> NDArray[np.float64] | None:
@@ -295,7 +298,7 @@ def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDAr
 
 _ENTRY: dict = {}
 """The compiled entry points of :func:`mbkron.compiled.articulated.articulated_forward`,
-:func:`mbkron.compiled.forward.affine_terms` and :func:`~mbkron.compiled.forward.forward_affine` once each has run in
+:func:`mbkron.compiled.forward.explicit_terms` and :func:`~mbkron.compiled.forward.forward_explicit` once each has run in
 this process (:func:`_entry_point`, :func:`_direct`): their argument
 types are the same for every model (one specialisation each), so an entry is the process's, like numba's own table
 of compiled functions, not a model's (which stays a fixed description)."""
@@ -316,7 +319,7 @@ def _direct(module, name: str, arguments: tuple):
 
 
 _NO_ACCELERATIONS = np.zeros(0)
-"""The empty ``qdd`` of :func:`mbkron.compiled.forward.affine_terms` without the inverse dynamics (never written)."""
+"""The empty ``qdd`` of :func:`mbkron.compiled.forward.explicit_terms` without the inverse dynamics (never written)."""
 
 
 def _entry_point(kernel, arguments: tuple):

@@ -484,7 +484,7 @@ class Model:
         """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
 
         One state of a model whose joint variables are affine (a tree, a rhythm), called without ``loads`` and
-        ``muscle_forces``, is evaluated in one kernel call (:func:`mbkron.compiled.forward.affine_terms`).
+        ``muscle_forces``, is evaluated in one kernel call (:func:`mbkron.compiled.forward.explicit_terms`).
 
         Parameters
         ----------
@@ -563,7 +563,7 @@ class Model:
         A tree whose joints each have their own coordinate, called without
         ``loads`` and ``muscle_forces``, is evaluated in O(n) by the recursive Newton–Euler algorithm
         (:mod:`mbkron.compiled.articulated`), one call for a state or a batch; one state of another model whose
-        joint variables are affine (a rhythm), in one call of :func:`mbkron.compiled.forward.affine_terms`.
+        joint variables are affine (a rhythm), in one call of :func:`mbkron.compiled.forward.explicit_terms`.
 
         Parameters
         ----------
