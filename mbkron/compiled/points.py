@@ -7,8 +7,9 @@ of it (ground frame) with ``∂p/∂q_k = Ω_ik {p; 1} = Σ_{j⪯i} g_jk (ω_j �
 angular velocity with ``∂ω/∂q̇_k = Σ_{j⪯i} g_jk ω_j`` (Eq. 180). A wrench ``(n, F)`` (a moment about the ground
 origin and a force) acting on body ``i`` does the virtual work ``Q_k = Σ_{j⪯i} g_jk (ω_j · n + v_j · F)``
 (Eq. 46): a force ``F`` at ``p`` is the wrench ``(p × F, F)``, a torque ``τ`` the wrench ``(τ, 0)``.
-:func:`add_wrench_power` is that sum, walking the body's ancestors; a row of the Jacobian is its value for a unit
-wrench (:func:`point_jacobian`). Its callers: the straight lines of the dynamics kernels
+:func:`add_joint_power` is one joint's term, :func:`add_wrench_power` the sum up a body's chain of joints (a row
+of the Jacobian is its value for a unit wrench, :func:`point_jacobian`) and :func:`add_subtree_power` the sum for
+wrenches on many bodies at once, each joint taken once with its subtree's wrenches summed (a muscle path's points). Its callers: the straight lines of the dynamics kernels
 (:func:`mbkron.compiled.dynamics.line_length`: spring-dampers, line forces) and, batched
 (:func:`point_jacobians`), the loads evaluated in Python — point forces and body torques
 (:mod:`mbkron.dynamics.loads`), contact (:mod:`mbkron.dynamics.contact`, :mod:`mbkron.dynamics.hunt_crossley`),
@@ -23,24 +24,67 @@ import numpy as np
 from mbkron.compiled.common import jit, jitable
 from mbkron.compiled.kinematics import transforms_and_joint_twists
 
-__all__ = ["add_wrench_power", "body_gradients", "point_jacobian", "point_jacobians"]
+__all__ = ["add_body_wrench", "add_joint_power", "add_subtree_power", "add_wrench_power", "body_gradients",
+           "point_jacobian", "point_jacobians"]
+
+
+@jitable
+def add_joint_power(S, g, j, n0, n1, n2, F0, F1, F2, scale, out):  # pragma: no cover - compiled
+    """``out[k] += scale · g_jk (ω_j · n + v_j · F)``: joint ``j``'s term of the virtual work of the wrench ``(n, F)``
+    (moment about the ground origin, force; ground frame) carried through it (Eq. 46, 75). ``S`` (nb, 6) are the
+    joints' ground twists, ``g`` (nb, nq) the joint variables' gradients per body (zero rows for fixed joints)."""
+    along = S[j, 0] * n0 + S[j, 1] * n1 + S[j, 2] * n2 + S[j, 3] * F0 + S[j, 4] * F1 + S[j, 5] * F2
+    for k in range(out.shape[0]):
+        weight = g[j, k]
+        if weight != 0.0:  # g is sparse; skipping its zeros changes no sum (they start at +0, and x + (−x) = +0)
+            out[k] += scale * weight * along
 
 
 @jitable
 def add_wrench_power(links, S, g, body, n0, n1, n2, F0, F1, F2, scale, out):  # pragma: no cover - compiled
-    """``out[k] += scale · Σ_{j⪯body} g_jk (ω_j · n + v_j · F)``: the generalized force of the wrench
-    ``(n, F)`` (moment about the ground origin, force; ground frame) on body ``body`` (Eq. 46, 75), ``Jᵀ (n, F)``.
-
-    ``links`` are the tree's ``(parent, joint row)`` per body, ``S`` (nb, 6) the joints' ground twists, ``g``
-    (nb, nq) the joint variables' gradients per body (zero rows for fixed joints); ``body`` < 0 (the ground)
-    adds nothing."""
-    nq = out.shape[0]
+    """``out[k] += scale · Σ_{j⪯body} g_jk (ω_j · n + v_j · F)``: the generalized force of the wrench ``(n, F)`` on
+    body ``body`` (Eq. 46, 75), ``Jᵀ (n, F)``, by :func:`add_joint_power` up the body's chain of joints (``links``
+    the tree's ``(parent, joint row)`` per body); ``body`` < 0 (the ground) adds nothing."""
     j = body
     while j >= 0:
-        along = S[j, 0] * n0 + S[j, 1] * n1 + S[j, 2] * n2 + S[j, 3] * F0 + S[j, 4] * F1 + S[j, 5] * F2
-        for k in range(nq):
-            out[k] += scale * g[j, k] * along
+        if links[j, 1] >= 0:  # (a fixed joint adds nothing)
+            add_joint_power(S, g, j, n0, n1, n2, F0, F1, F2, scale, out)
         j = links[j, 0]
+
+
+@jitable
+def add_body_wrench(W, touched, body, x0, x1, x2, f0, f1, f2):  # pragma: no cover - compiled
+    """``W[body] += (x × f, f)``: the force ``f`` at the ground position ``x`` as a wrench about the ground origin on
+    body ``body``, marked in ``touched``, for :func:`add_subtree_power`."""
+    W[body, 0] += x1 * f2 - x2 * f1
+    W[body, 1] += x2 * f0 - x0 * f2
+    W[body, 2] += x0 * f1 - x1 * f0
+    W[body, 3] += f0
+    W[body, 4] += f1
+    W[body, 5] += f2
+    touched[body] = True
+
+
+@jitable
+def add_subtree_power(links, S, g, W, touched, last, scale, out):  # pragma: no cover - compiled
+    """``out[k] += scale · Σ_j g_jk S_j · Σ_{i⪰j} W_i``: :func:`add_wrench_power` of every body's wrench ``W_i`` (nb, 6)
+    at once, each joint's term (:func:`add_joint_power`) taken once with the wrenches of its subtree summed (Eq. 46,
+    75; the bodies are numbered parents first, and none after ``last`` has a wrench). Clears ``W`` and ``touched``.
+    For many points on a few bodies (a muscle path): one walk instead of one per point, and the wrenches of a path,
+    which sum to zero, cancel above its bodies' common ancestor before they are weighted."""
+    for i in range(last, -1, -1):
+        if not touched[i]:
+            continue
+        if links[i, 1] >= 0:  # (a fixed joint adds nothing)
+            add_joint_power(S, g, i, W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5], scale, out)
+        parent = links[i, 0]
+        if parent >= 0:
+            for x in range(6):
+                W[parent, x] += W[i, x]
+            touched[parent] = True
+        for x in range(6):
+            W[i, x] = 0.0
+        touched[i] = False
 
 
 @jitable
