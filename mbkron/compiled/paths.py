@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import inline_jit, jit, jitable
 from mbkron.compiled.kinematics import twist_vector
 from mbkron.compiled.layout import batch_rows, writable
-from mbkron.compiled.points import add_body_wrench, add_subtree_power, body_gradients
+from mbkron.compiled.points import add_body_wrench, add_subtree_power, body_gradients, gradient_columns
 
 __all__ = ["path_lengths_and_moment_arms"]
 
@@ -48,12 +48,13 @@ def same_place(point_body, moving_of_point, local_points, j, e):  # pragma: no c
 
 
 @jitable
-def state_joint_twists(links, S, grad, s, joint_twists, gradients):  # pragma: no cover - compiled
-    """The joints' ground twists ``joint_twists`` (nb, 6) and gradients per body ``gradients`` (nb, nq) of state ``s`` from
-    the rows of :func:`joint_rows`."""
+def state_joint_twists(links, S, grad, s, joint_twists, gradients, columns):  # pragma: no cover - compiled
+    """The joints' ground twists ``joint_twists`` (nb, 6), gradients per body ``gradients`` (nb, nq) and their nonzero
+    ``columns`` (nb, 2) of state ``s`` from the rows of :func:`joint_rows`."""
     for i in range(links.shape[0]):
         twist_vector(S[s, i], joint_twists[i])
     body_gradients(links, grad[s if grad.shape[0] > 1 else 0], gradients)
+    gradient_columns(gradients, columns)
 
 
 _NO_JOINTS = np.zeros((0, 2), dtype=np.int64)
@@ -84,7 +85,7 @@ def _path_kernel(T, links, S, grad, point_body, point_muscle, moving_of_point, l
     recorded = states if record else 0
     node_x, node_f = np.zeros((recorded, P, 3)), np.zeros((recorded, P, 3))
     points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
-    joint_twists, gradients = np.empty((nb, 6)), np.empty((nb, nq))
+    joint_twists, gradients, columns = np.empty((nb, 6)), np.empty((nb, nq)), np.empty((nb, 2), dtype=np.int64)
     wrenches, touched = np.zeros((nb, 6)), np.zeros(nb, dtype=np.bool_)  # a muscle's wrenches per body
     for s in range(states):
         moving_state = s if offsets.shape[0] > 1 else 0
@@ -134,7 +135,7 @@ def _path_kernel(T, links, S, grad, point_body, point_muscle, moving_of_point, l
                     node_f[s, j, r] = forces[j, r]
         if order < 1:
             continue
-        state_joint_twists(links, S, grad, s, joint_twists, gradients)
+        state_joint_twists(links, S, grad, s, joint_twists, gradients, columns)
         last = -1  # the last body with a wrench of the muscle
         for j in range(P):  # R_km = Σ_j ∂p_j/∂q_k · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
             m = point_muscle[j]
@@ -144,7 +145,7 @@ def _path_kernel(T, links, S, grad, point_body, point_muscle, moving_of_point, l
                                   moving_state, points[j, 0], points[j, 1], points[j, 2], forces[j, 0], forces[j, 1],
                                   forces[j, 2], rotation)
             if j == P - 1 or point_muscle[j + 1] != m:  # the muscle's last point
-                add_subtree_power(links, joint_twists, gradients, wrenches, touched, last, 1.0, R[s, :, m])
+                add_subtree_power(links, joint_twists, gradients, columns, wrenches, touched, last, 1.0, R[s, :, m])
                 last = -1
     return lengths, R, -1, node_x, node_f
 

@@ -25,19 +25,18 @@ from mbkron.compiled.common import jit, jitable
 from mbkron.compiled.kinematics import transforms_and_joint_twists
 
 __all__ = ["add_body_wrench", "add_joint_power", "add_subtree_power", "add_wrench_power", "body_gradients",
-           "point_jacobian", "point_jacobians"]
+           "gradient_columns", "point_jacobian", "point_jacobians"]
 
 
 @jitable
-def add_joint_power(S, g, j, n0, n1, n2, F0, F1, F2, scale, out):  # pragma: no cover - compiled
-    """``out[k] += scale · g_jk (ω_j · n + v_j · F)``: joint ``j``'s term of the virtual work of the wrench ``(n, F)``
-    (moment about the ground origin, force; ground frame) carried through it (Eq. 46, 75). ``S`` (nb, 6) are the
-    joints' ground twists, ``g`` (nb, nq) the joint variables' gradients per body (zero rows for fixed joints)."""
+def add_joint_power(S, g, j, first, stop, n0, n1, n2, F0, F1, F2, scale, out):  # pragma: no cover - compiled
+    """``out[k] += scale · g_jk (ω_j · n + v_j · F)`` for ``first ≤ k < stop``: joint ``j``'s term of the virtual work
+    of the wrench ``(n, F)`` (moment about the ground origin, force; ground frame) carried through it (Eq. 46, 75).
+    ``S`` (nb, 6) are the joints' ground twists, ``g`` (nb, nq) the joint variables' gradients per body (zero rows
+    for fixed joints), zero outside ``[first, stop)`` (all of ``out``, or :func:`gradient_columns`)."""
     along = S[j, 0] * n0 + S[j, 1] * n1 + S[j, 2] * n2 + S[j, 3] * F0 + S[j, 4] * F1 + S[j, 5] * F2
-    for k in range(out.shape[0]):
-        weight = g[j, k]
-        if weight != 0.0:  # g is sparse; skipping its zeros changes no sum (they start at +0, and x + (−x) = +0)
-            out[k] += scale * weight * along
+    for k in range(first, stop):
+        out[k] += scale * g[j, k] * along
 
 
 @jitable
@@ -48,7 +47,7 @@ def add_wrench_power(links, S, g, body, n0, n1, n2, F0, F1, F2, scale, out):  # 
     j = body
     while j >= 0:
         if links[j, 1] >= 0:  # (a fixed joint adds nothing)
-            add_joint_power(S, g, j, n0, n1, n2, F0, F1, F2, scale, out)
+            add_joint_power(S, g, j, 0, out.shape[0], n0, n1, n2, F0, F1, F2, scale, out)
         j = links[j, 0]
 
 
@@ -66,17 +65,19 @@ def add_body_wrench(W, touched, body, x0, x1, x2, f0, f1, f2):  # pragma: no cov
 
 
 @jitable
-def add_subtree_power(links, S, g, W, touched, last, scale, out):  # pragma: no cover - compiled
+def add_subtree_power(links, S, g, columns, W, touched, last, scale, out):  # pragma: no cover - compiled
     """``out[k] += scale · Σ_j g_jk S_j · Σ_{i⪰j} W_i``: :func:`add_wrench_power` of every body's wrench ``W_i`` (nb, 6)
     at once, each joint's term (:func:`add_joint_power`) taken once with the wrenches of its subtree summed (Eq. 46,
-    75; the bodies are numbered parents first, and none after ``last`` has a wrench). Clears ``W`` and ``touched``.
+    75; the bodies are numbered parents first, and none after ``last`` has a wrench; ``columns``: the range of each
+    body's nonzero gradients, :func:`gradient_columns`). Clears ``W`` and ``touched``.
     For many points on a few bodies (a muscle path): one walk instead of one per point, and the wrenches of a path,
     which sum to zero, cancel above its bodies' common ancestor before they are weighted."""
     for i in range(last, -1, -1):
         if not touched[i]:
             continue
         if links[i, 1] >= 0:  # (a fixed joint adds nothing)
-            add_joint_power(S, g, i, W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5], scale, out)
+            add_joint_power(S, g, i, columns[i, 0], columns[i, 1], W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5],
+                            scale, out)
         parent = links[i, 0]
         if parent >= 0:
             for x in range(6):
@@ -114,6 +115,20 @@ def body_gradients(links, grad, g):  # pragma: no cover - compiled
         joint = links[i, 1]
         for k in range(nq):
             g[i, k] = grad[joint, k] if joint >= 0 else 0.0
+
+
+@jitable
+def gradient_columns(g, columns):  # pragma: no cover - compiled
+    """``columns[i] = (first, stop)``: the range of the nonzero entries of each body's gradient ``g[i]`` ((0, 0) for
+    none). A joint variable depends on one or a few coordinates: :func:`add_subtree_power` weights only those."""
+    nb, nq = g.shape[0], g.shape[1]
+    for i in range(nb):
+        first, stop = nq, 0
+        for k in range(nq):
+            if g[i, k] != 0.0:
+                first = min(first, k)
+                stop = k + 1
+        columns[i, 0], columns[i, 1] = (first, stop) if stop > 0 else (0, 0)
 
 
 @jit

@@ -87,7 +87,7 @@ def _wrap_kernel(T, links, S, grad, point_body, moving_of_point, local_points, o
     arcs, found = np.empty(n_wraps), np.empty(n_wraps, dtype=np.bool_)
     p, q, t1, t2, b1, b2, semi_axes, rotation = (np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
                                                  np.empty(3), np.empty(3), np.empty((3, 3)))
-    joint_twists, gradients = np.empty((nb, 6)), np.empty((nb, nq))
+    joint_twists, gradients, columns = np.empty((nb, 6)), np.empty((nb, nq)), np.empty((nb, 2), dtype=np.int64)
     wrenches, touched = np.zeros((nb, 6)), np.zeros(nb, dtype=np.bool_)  # a muscle's wrenches per body
     for s in range(states):
         have_twists = False
@@ -242,7 +242,7 @@ def _wrap_kernel(T, links, S, grad, point_body, moving_of_point, local_points, o
             if order < 1:
                 continue
             if not have_twists:  # the joints' ground twists of the state, once
-                state_joint_twists(links, S, grad, s, joint_twists, gradients)
+                state_joint_twists(links, S, grad, s, joint_twists, gradients, columns)
                 have_twists = True
             last = -1  # the last body with a wrench
             for j in range(N):  # R_km = Σ_j ∂x_j/∂q_k · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
@@ -254,7 +254,7 @@ def _wrap_kernel(T, links, S, grad, point_body, moving_of_point, local_points, o
                 add_point_moment_arms(R, s, m, T, wrenches, touched, offset_gradients, body,
                                       moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
                                       X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
-            add_subtree_power(links, joint_twists, gradients, wrenches, touched, last, 1.0, R[s, :, m])
+            add_subtree_power(links, joint_twists, gradients, columns, wrenches, touched, last, 1.0, R[s, :, m])
     return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
 
 
