@@ -9,12 +9,19 @@ origin and a force) acting on body ``i`` does the virtual work ``Q_k = Σ_{j⪯i
 (Eq. 46): a force ``F`` at ``p`` is the wrench ``(p × F, F)``, a torque ``τ`` the wrench ``(τ, 0)``.
 :func:`add_joint_power` is one joint's term, :func:`add_wrench_power` the sum up a body's chain of joints (a row
 of the Jacobian is its value for a unit wrench, :func:`point_jacobian`) and :func:`add_subtree_power` the sum for
-wrenches on many bodies at once, each joint taken once with its subtree's wrenches summed (a muscle path's points). Its callers: the straight lines of the dynamics kernels
-(:func:`mbkron.compiled.dynamics.line_length`: spring-dampers, line forces) and, batched
+wrenches on many bodies at once, each joint taken once with its subtree's wrenches summed. Their callers: the
+straight lines of the dynamics kernels (:func:`mbkron.compiled.dynamics.line_length`: spring-dampers, line
+forces), the moment arms of the path kernels (:mod:`mbkron.compiled.paths`, :mod:`mbkron.compiled.wrapping`: a
+muscle's points by :func:`add_subtree_power`) and, batched
 (:func:`point_jacobians`), the loads evaluated in Python — point forces and body torques
 (:mod:`mbkron.dynamics.loads`), contact (:mod:`mbkron.dynamics.contact`, :mod:`mbkron.dynamics.hunt_crossley`),
 bushings (:mod:`mbkron.dynamics.bushings`) and measured external loads (:mod:`mbkron.analysis.external_loads`),
 through :func:`mbkron.dynamics.points.jacobians`.
+
+Why the joints' ground twists rather than the world twists ``Ω_ik`` (both Eq. 75): the world twists are
+``nb × nq`` per state whether a caller uses them or not, while a walk up the joints costs nothing up front and, with
+a muscle's wrenches summed per joint and only a gradient's nonzero columns weighted (:func:`gradient_columns`), less
+per point (docs/architecture.md, "One engine", has the measurements).
 """
 
 from __future__ import annotations

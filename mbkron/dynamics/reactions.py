@@ -59,16 +59,8 @@ def body_motions(model, kin: KinematicsData, qd: NDArray, qdd: NDArray,
     """The bodies' velocity twists ``V_i = Ṫ_i T_i⁻¹`` and acceleration twists ``α_i`` with ``T̈_i T_i⁻¹ = α_i +
     V_i²`` (Eq. 57, 75), each (..., nb, 6) as ``(ω, v)``: ``V_i {r; 1} = ω × r + v`` is the velocity of the
     body's material point at the ground position ``r``, ``ω`` its angular velocity and ``α``'s ``ω`` part its
-    angular acceleration. By the kernel :func:`mbkron.compiled.dynamics.body_motions`.
-
-    Parameters
-    ----------
-    model : Model
-    kin : KinematicsData
-        At ``q``, order ≥ 1.
-    qd, qdd : ndarray, shape (..., nq)
-    convective : ndarray, shape (..., nj), optional
-        ``q̇ᵀ H_j q̇`` per joint variable; zero (affine joint variables) when omitted.
+    angular acceleration. By the kernel :func:`mbkron.compiled.dynamics.body_motions`. The arguments are those of
+    :func:`joint_reactions` (``convective`` None: zero).
     """
     batch, nj, nq = kin.q.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
     rows = [batch_rows(np.broadcast_to(np.asarray(x, dtype=float), batch + (n,)), batch, 1)

@@ -411,8 +411,9 @@ def rigid_inverse(T: NDArray) -> NDArray:
 
 def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2) -> KinematicsData:
     """Transforms and their first and second derivatives for all bodies at ``q``, by the compiled kernel
-    :func:`mbkron.compiled.kinematics.kinematics` (Eq. 40, 75 and 99 through the world twists
-    ``S_j = T_j Â_j T_j⁻¹``; see the module docstring), state by state over any leading batch axes of ``q``.
+    :func:`mbkron.compiled.kinematics.kinematics` (Eq. 40, 75 and 99 through the joints' ground twists
+    ``S_j = T_j Â_j T_j⁻¹``; see the module docstring; the world twists ``Ω_ik`` are formed on first use,
+    :attr:`KinematicsData.twists`), state by state over any leading batch axes of ``q``.
 
     Parameters
     ----------
