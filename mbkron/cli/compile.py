@@ -67,7 +67,8 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
     for state, rate in ((q, qd), (batch, np.zeros_like(batch))):
         for order in (0, 1, 2):  # values only (the commands' tables), with ∇f (moment arms), with H (dynamics)
             model.joint_variables(state, order)
-            model.kinematics(state, order)
+            kin = model.kinematics(state, order)
+        kin.twists  # formed on first use (compiled.kinematics.world_twists: point velocities, accelerations)
         model.mass_matrix(state)
         accelerations = model.forward_dynamics(state, rate)
         model.inverse_dynamics(state, rate, accelerations)
