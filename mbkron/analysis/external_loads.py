@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from mbkron.dynamics import loads as loads_module
 from mbkron.dynamics.contact import SmoothSphereHalfSpace
 from mbkron.dynamics.hunt_crossley import HuntCrossley
+from mbkron.dynamics.points import jacobians
 from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, read_external_loads
 from mbkron.analysis.motion import splines
 from mbkron.io.storage import Storage, StorageError, read_storage
@@ -234,12 +235,18 @@ def generalized_forces(model, kin, loads: FrameLoads) -> NDArray[np.float64]:
     loads : FrameLoads
     """
     Q = np.zeros(kin.q.shape)
-    for j, body in enumerate(loads.bodies):
-        if body == _GROUND:  # a load on the ground moves nothing
-            continue
-        b = model.body_index(body)
-        Q += np.einsum("...xk,...x->...k", loads_module.point_jacobians(kin, b, loads.point[:, j]), loads.force[:, j])
-        Q += np.einsum("...xk,...x->...k", loads_module.angular_velocity_jacobian(kin, b), loads.torque[:, j])
+    # a load on the ground moves nothing
+    applied = [(j, model.body_index(body)) for j, body in enumerate(loads.bodies) if body != _GROUND]
+    if not applied:
+        return Q
+    points = []
+    for j, b in applied:  # the points in the ground frame
+        T = kin.T[..., b, :, :]
+        points.append((T[..., :3, :3] @ loads.point[:, j, :, None])[..., 0] + T[..., :3, 3])
+    J = jacobians(model, kin, [b for _, b in applied], np.stack(points, axis=-2))  # one call for every load
+    for row, (j, _) in enumerate(applied):
+        Q += np.einsum("...xk,...x->...k", J[..., row, :3, :], loads.force[:, j])
+        Q += np.einsum("...xk,...x->...k", J[..., row, 3:, :], loads.torque[:, j])
     return Q
 
 

@@ -54,7 +54,8 @@ def register(commands) -> None:
 
 def _evaluate(model, q, simulate_for: float | None) -> None:
     """Evaluate ``model`` as the commands do: one state and a batch of three (joint variables and
-    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics; muscle lengths and moment arms), and a TR-BDF2
+    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics, joint reactions; muscle lengths and moment
+    arms; the point Jacobians of a model's point loads), and a TR-BDF2
     run of ``simulate_for`` seconds with 5 output samples."""
     import numpy as np
 
@@ -66,10 +67,12 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
     for state, rate in ((q, qd), (batch, np.zeros_like(batch))):
         for order in (0, 1, 2):  # values only (the commands' tables), with ∇f (moment arms), with H (dynamics)
             model.joint_variables(state, order)
-            model.kinematics(state, order)
+            kin = model.kinematics(state, order)
+        kin.twists  # formed on first use (compiled.kinematics.world_twists: point velocities, accelerations)
         model.mass_matrix(state)
         accelerations = model.forward_dynamics(state, rate)
         model.inverse_dynamics(state, rate, accelerations)
+        model.joint_reactions(state, rate, accelerations)  # the bodies' motions (compiled.dynamics.body_motions)
         if model.muscles:
             model.muscle_lengths(state)
             model.moment_arms(state)

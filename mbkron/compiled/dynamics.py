@@ -12,8 +12,9 @@ from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
+from mbkron.compiled.points import add_wrench_power, body_gradients
 
-__all__ = ["equations_of_motion", "eom_state", "eom_workspace", "apply_inertia",
+__all__ = ["equations_of_motion", "eom_state", "body_motion", "body_motions", "eom_workspace", "apply_inertia",
            "world_inertia", "line_geometry", "line_length", "spring_forces"]
 
 # ----------------------------------------------------------------------------- per-state pieces
@@ -53,6 +54,49 @@ def world_inertia(T, body_inertia, out, rotated):  # pragma: no cover - compiled
 
 
 @jitable
+def body_motion(S, V, alpha, i, parent, rate, curvature, work):  # pragma: no cover - compiled
+    """Body ``i``'s velocity twist ``V_i = Ṫ_i T_i⁻¹ = V_{pr(i)} + S_i ḟ_i`` and ``α_i = α_{pr(i)} + [V_i, S_i] ḟ_i
+    + S_i c_i``, the twist with ``T̈_i T_i⁻¹ = α_i + V_i²`` (Eq. 57, 75), from its parent's (``parent`` < 0: the
+    ground's, zero), its joint's ground twist ``S_i``, rate ``ḟ_i`` (``rate``) and ``c_i`` (``curvature``):
+    ``f̈_i = ∇f_i · q̈ + q̇ᵀH_i q̇``, or its part ``q̇ᵀH_i q̇`` alone (the q̇-quadratic ``α``, Eq. 126). ``[V_i, S_i] =
+    [V_{pr(i)}, S_i]`` since ``[S_i, S_i] = 0``; ``work`` is 6 numbers of scratch."""
+    if parent >= 0:
+        twist_bracket(V[parent], S[i], work)
+        for x in range(6):
+            V[i, x] = V[parent, x] + S[i, x] * rate
+            alpha[i, x] = alpha[parent, x] + work[x] * rate + S[i, x] * curvature
+    else:
+        for x in range(6):
+            V[i, x] = S[i, x] * rate
+            alpha[i, x] = S[i, x] * curvature
+
+
+@jit
+def body_motions(geometry, links, f, grad, convective, qd, qdd):  # pragma: no cover - compiled
+    """Velocity twists ``V`` and acceleration twists ``α`` (states, nb, 6) of every body, ``T̈_i T_i⁻¹ = α_i +
+    V_i²`` (Eq. 57, 75; :func:`body_motion` with ``f̈_i = ∇f_i · q̈ + q̇ᵀH_i q̇``), at states of joint variables
+    ``f`` (states, nj), gradients ``grad`` and convective terms ``convective`` (``q̇ᵀH_j q̇``) (states or 1, nj, nq;
+    states or 1, nj), rates ``qd`` and accelerations ``qdd`` (states or 1, nq)."""
+    states, nb, nq = f.shape[0], links.shape[0], grad.shape[2]
+    V, alpha = np.empty((states, nb, 6)), np.empty((states, nb, 6))
+    T, S, work = np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty(6)
+    for s in range(states):
+        transforms_and_joint_twists(geometry, links, f[s], T, S)
+        state_grad, state_convective = grad[s if grad.shape[0] > 1 else 0], convective[s if convective.shape[0] > 1 else 0]
+        state_qd, state_qdd = qd[s if qd.shape[0] > 1 else 0], qdd[s if qdd.shape[0] > 1 else 0]
+        for i in range(nb):
+            joint = links[i, 1]
+            rate = curvature = 0.0
+            if joint >= 0:
+                curvature = state_convective[joint]
+                for k in range(nq):
+                    rate += state_grad[joint, k] * state_qd[k]
+                    curvature += state_grad[joint, k] * state_qdd[k]
+            body_motion(S, V[s], alpha[s], i, links[i, 0], rate, curvature, work)
+    return V, alpha
+
+
+@jitable
 def eom_workspace(nb, nq):  # pragma: no cover - compiled
     """Scratch arrays for :func:`eom_state`, allocated once per batch (or per thread)."""
     return (np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 6)), np.empty((nb, 13)),
@@ -84,17 +128,7 @@ def eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convecti
             g[i, k] = grad[joint, k] if joint >= 0 else 0.0
             rate += g[i, k] * qd[k]
         curvature = convective[joint] if joint >= 0 else 0.0
-        # V_i = V_{pr(i)} + S_i ḟ_i; α_i = α_{pr(i)} + [V_i, S_i] ḟ_i + S_i q̇ᵀH_i q̇,
-        # with [V_i, S_i] = [V_{pr(i)}, S_i] since [S_i, S_i] = 0
-        if parent >= 0:
-            twist_bracket(V[parent], S[i], work)
-            for x in range(6):
-                V[i, x] = V[parent, x] + S[i, x] * rate
-                alpha[i, x] = alpha[parent, x] + work[x] * rate + S[i, x] * curvature
-        else:
-            for x in range(6):
-                V[i, x] = S[i, x] * rate
-                alpha[i, x] = S[i, x] * curvature
+        body_motion(S, V, alpha, i, parent, rate, curvature, work)
         world_inertia(T[i], body_inertia[i], composite[i], rotated)
         # the body's inertial force 𝕀 α + V ×* 𝕀 V
         apply_inertia(composite[i], V[i], momentum)
@@ -167,7 +201,8 @@ def line_length(links, row, T, S, g, length_gradient):  # pragma: no cover - com
     ``∂L/∂q_k = u · (∂p_b/∂q_k − ∂p_a/∂q_k)`` with the unit vector ``u`` from ``p_a`` to ``p_b`` and, for a
     point ``p`` of body ``i``, ``∂p/∂q_k = Σ_{j⪯i} g_jk (ω_j × p + v_j)`` (Eq. 46, 75): the ground twists
     ``S_j = (ω_j, v_j)`` of the joints and the joint variables' gradients ``g`` (per body) of the state, as
-    :func:`mbkron.compiled.kinematics.transforms_and_joint_twists` and :func:`eom_state` have them.
+    :func:`mbkron.compiled.kinematics.transforms_and_joint_twists` and :func:`eom_state` have them; the sum is
+    the point Jacobians' :func:`mbkron.compiled.points.add_wrench_power` (the force ``±u`` at each end).
     """
     nb, nq = links.shape[0], length_gradient.shape[0]
     a0 = a1 = a2 = b0 = b1 = b2 = 0.0
@@ -189,17 +224,12 @@ def line_length(links, row, T, S, g, length_gradient):  # pragma: no cover - com
     u0, u1, u2 = d0 / length, d1 / length, d2 / length
     for k in range(nq):
         length_gradient[k] = 0.0
-    for end in range(2):
+    for end in range(2):  # u · ∂p/∂q_k: the power of the force u at p, the wrench (p × u, u)
         sign = 1.0 if end == 1 else -1.0
         p0, p1, p2 = (b0, b1, b2) if end == 1 else (a0, a1, a2)
-        j = int(row[end])
-        j = -1 if j == nb else j
-        while j >= 0:  # u · (ω_j × p + v_j) = ω_j · (p × u) + v_j · u
-            along = (S[j, 0] * (p1 * u2 - p2 * u1) + S[j, 1] * (p2 * u0 - p0 * u2) + S[j, 2] * (p0 * u1 - p1 * u0)
-                     + S[j, 3] * u0 + S[j, 4] * u1 + S[j, 5] * u2)
-            for k in range(nq):
-                length_gradient[k] += sign * g[j, k] * along
-            j = links[j, 0]
+        body = int(row[end])
+        add_wrench_power(links, S, g, -1 if body == nb else body, p1 * u2 - p2 * u1, p2 * u0 - p0 * u2,
+                         p0 * u1 - p1 * u0, u0, u1, u2, sign, length_gradient)
     return length
 
 
@@ -236,11 +266,7 @@ def line_geometry(geometry, links, f, grad, rows):  # pragma: no cover - compile
     T, S, g = np.empty((nb, 4, 4)), np.empty((nb, 6)), np.empty((nb, nq))
     for s in range(states):
         transforms_and_joint_twists(geometry, links, f[s], T, S)
-        state_grad = grad[s if grad.shape[0] > 1 else 0]
-        for i in range(nb):
-            joint = links[i, 1]
-            for k in range(nq):
-                g[i, k] = state_grad[joint, k] if joint >= 0 else 0.0
+        body_gradients(links, grad[s if grad.shape[0] > 1 else 0], g)
         for e in range(n):
             lengths[s, e] = line_length(links, rows[e], T, S, g, gradients[s, e])
             if lengths[s, e] < 0.0:

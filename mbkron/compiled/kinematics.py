@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import jit
 from mbkron.compiled.layout import _PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION, batch_rows, writable
 
-__all__ = ["kinematics", "transforms_and_joint_twists"]
+__all__ = ["kinematics", "transforms_and_joint_twists", "twists_of"]
 
 @jit
 def transforms_and_joint_twists(geometry, links, f, T, S):  # pragma: no cover - compiled
@@ -117,18 +117,24 @@ def times_transform(X, T, out):  # pragma: no cover - compiled
 
 
 @jit
+def twist_vector(X, out):  # pragma: no cover - compiled
+    """``out`` = the 6-vector ``(ω, v)`` of the 4×4 twist ``X = [[ω̃, v], [0, 0]]`` (:func:`twist_matrix`'s inverse)."""
+    out[0], out[1], out[2] = X[2, 1], X[0, 2], X[1, 0]
+    out[3], out[4], out[5] = X[0, 3], X[1, 3], X[2, 3]
+
+
+@jit
 def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cover - compiled
-    """Batched T, S, Ω, ∂T/∂q and ∂²T/∂q² (Eq. 40, 75, 99); see :func:`kinematics`."""
+    """Batched T, S and ∂²T/∂q² (Eq. 40, 75, 99); see :func:`kinematics`."""
     states, nb = f.shape[0], links.shape[0]
     nq = grad.shape[2]
     first, second = order >= 1, order >= 2
     T = np.empty((states, nb, 4, 4))
     S4 = np.empty((states, nb, 4, 4) if first else (0, nb, 4, 4))
-    twists = np.empty((states, nb, nq, 4, 4) if first else (0, nb, nq, 4, 4))
     d2T = np.empty((states, nb, nq, nq, 4, 4) if second else (0, nb, nq, nq, 4, 4))
     S = np.empty((nb, 6))
-    omega = np.zeros((nb, nq, 6))
-    domega = np.zeros((nb, nq, nq, 6) if second else (0, 0, 0, 6))  # only second derivatives need it
+    omega = np.zeros((nb, nq, 6) if second else (0, nq, 6))  # only second derivatives need Ω
+    domega = np.zeros((nb, nq, nq, 6) if second else (0, 0, 0, 6))
     bracket = np.empty(6)
     X = np.empty((4, 4))
     for s in range(states):
@@ -139,14 +145,13 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
         hs = s if hess.shape[0] > 1 else 0
         for i in range(nb):
             twist_matrix(S[i], S4[s, i])
+            if not second:
+                continue
             parent, joint = links[i, 0], links[i, 1]
             for k in range(nq):  # Ω_ik = Ω_{pr(i)k} + S_i ∇f_ik (Eq. 75)
                 weight = grad[gs, joint, k] if joint >= 0 else 0.0
                 for x in range(6):
                     omega[i, k, x] = (omega[parent, k, x] if parent >= 0 else 0.0) + S[i, x] * weight
-                twist_matrix(omega[i, k], twists[s, i, k])
-            if not second:
-                continue
             for k in range(nq):  # ∂Ω_ik/∂q_l = ∂Ω_{pr(i)k}/∂q_l + [Ω_il, S_i] ∇f_ik + S_i H_ikl (Eq. 99)
                 weight = grad[gs, joint, k] if joint >= 0 else 0.0
                 for l in range(nq):
@@ -167,7 +172,27 @@ def _kinematics_kernel(geometry, links, f, grad, hess, order):  # pragma: no cov
                     X[1, 3] += wk[2] * wl[3] - wk[0] * wl[5]
                     X[2, 3] += wk[0] * wl[4] - wk[1] * wl[3]
                     times_transform(X, T[s, i], d2T[s, i, k, l])
-    return T, S4, twists, d2T
+    return T, S4, d2T
+
+
+@jit
+def world_twists(links, S, grad):  # pragma: no cover - compiled
+    """The world twists ``Ω_ik = Ω_{pr(i)k} + S_i ∇f_ik`` (Eq. 75) as 4×4 matrices (states, nb, nq, 4, 4), from
+    the joints' ground twists ``S`` (states, nb, 4, 4) and the gradients ``grad`` (states or 1, nj, nq)."""
+    states, nb, nq = S.shape[0], links.shape[0], grad.shape[2]
+    twists = np.empty((states, nb, nq, 4, 4))
+    joint_twist, omega = np.empty(6), np.zeros((nb, nq, 6))
+    for s in range(states):
+        gs = s if grad.shape[0] > 1 else 0
+        for i in range(nb):
+            twist_vector(S[s, i], joint_twist)
+            parent, joint = links[i, 0], links[i, 1]
+            for k in range(nq):
+                weight = grad[gs, joint, k] if joint >= 0 else 0.0
+                for x in range(6):
+                    omega[i, k, x] = (omega[parent, k, x] if parent >= 0 else 0.0) + joint_twist[x] * weight
+                twist_matrix(omega[i, k], twists[s, i, k])
+    return twists
 
 
 _NO_HESSIAN = np.zeros((1, 0, 0, 0))
@@ -176,9 +201,9 @@ _NO_HESSIAN = np.zeros((1, 0, 0, 0))
 
 def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | None, hess: NDArray | None,
                nq: int, order: int) -> tuple[NDArray, ...]:
-    """``T``, ``S``, ``Ω`` and ``∂²T/∂q²`` of every body at every state (Eq. 40, 75, 99); ``∂T/∂q = Ω T``
-    (Eq. 45, 75) is left to :attr:`mbkron.kinematics.tree.KinematicsData.dT`, which forms it on first use
-    (moment arms and the dynamics need only ``Ω``).
+    """``T``, ``S`` and ``∂²T/∂q²`` of every body at every state (Eq. 40, 75, 99); the world twists ``Ω`` and
+    ``∂T/∂q = Ω T`` (Eq. 45, 75) are left to :class:`mbkron.kinematics.tree.KinematicsData`, which forms them on
+    first use (:func:`world_twists`): the point Jacobians, moment arms and dynamics need only ``S``.
 
     Parameters
     ----------
@@ -190,25 +215,30 @@ def kinematics(geometry: NDArray, links: NDArray, f: NDArray, grad: NDArray | No
 
     Returns
     -------
-    T, S, twists, d2T : ndarray
-        Shapes (..., nb, 4, 4), (..., nb, 4, 4), (..., nb, nq, 4, 4), (..., nb, nq, nq, 4, 4); None above
-        ``order``.
+    T, S, d2T : ndarray
+        Shapes (..., nb, 4, 4), (..., nb, 4, 4), (..., nb, nq, nq, 4, 4); None above ``order``.
     """
     batch = f.shape[:-1]
     nj = f.shape[-1]
     if not batch:  # one state: no reshaping
-        T, S, twists, d2T = _kinematics_kernel(geometry, links, writable(f)[None],
-                                               writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
-                                               writable(hess)[None] if order >= 2 else _NO_HESSIAN, order)
-        first = order >= 1
-        return T[0], S[0] if first else None, twists[0] if first else None, d2T[0] if order >= 2 else None
+        T, S, d2T = _kinematics_kernel(geometry, links, writable(f)[None],
+                                       writable(grad)[None] if order >= 1 else np.zeros((1, nj, nq)),
+                                       writable(hess)[None] if order >= 2 else _NO_HESSIAN, order)
+        return T[0], S[0] if order >= 1 else None, d2T[0] if order >= 2 else None
     grad_rows = batch_rows(grad, batch, 2) if order >= 1 else np.zeros((1, nj, nq))
     hess_rows = batch_rows(hess, batch, 3) if order >= 2 else _NO_HESSIAN
-    T, S, twists, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows, hess_rows, order)
+    T, S, d2T = _kinematics_kernel(geometry, links, batch_rows(f, batch, 1), grad_rows, hess_rows, order)
     nb = links.shape[0]
     T = T.reshape(batch + (nb, 4, 4))
     if order < 1:
-        return T, None, None, None
+        return T, None, None
     S = S.reshape(batch + (nb, 4, 4))
-    twists = twists.reshape(batch + (nb, nq, 4, 4))
-    return T, S, twists, d2T.reshape(batch + (nb, nq, nq, 4, 4)) if order >= 2 else None
+    return T, S, d2T.reshape(batch + (nb, nq, nq, 4, 4)) if order >= 2 else None
+
+
+def twists_of(links: NDArray, S: NDArray, grad: NDArray) -> NDArray[np.float64]:
+    """The world twists ``Ω_ik`` (..., nb, nq, 4, 4) of joint twists ``S`` (..., nb, 4, 4) and gradients ``grad``
+    (..., nj, nq) (Eq. 75), by :func:`world_twists`."""
+    batch, nb, nq = S.shape[:-3], S.shape[-3], grad.shape[-1]
+    twists = world_twists(links, writable(S).reshape((-1, nb, 4, 4)), batch_rows(grad, batch, 2))
+    return twists.reshape(batch + (nb, nq, 4, 4))

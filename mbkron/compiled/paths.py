@@ -5,27 +5,28 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.common import inline_jit, jit
+from mbkron.compiled.common import inline_jit, jit, jitable
+from mbkron.compiled.kinematics import twist_vector
 from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.points import add_body_wrench, add_subtree_power, body_gradients, gradient_columns
 
 __all__ = ["path_lengths_and_moment_arms"]
 
 
 @inline_jit
-def add_point_moment_arms(R, s, m, T, twists, offset_gradients, body, row, moving_state, x0, x1, x2, f0, f1, f2,
-                          rotation):  # pragma: no cover - compiled
-    """``R[s, :, m] +=`` one path point's part of Eq. 195: ``ω_bk · (x × f) + v_bk · f + (R_bᵀ f) · ∂δ/∂q_k``.
+def add_point_moment_arms(R, s, m, T, wrenches, touched, offset_gradients, body, row, moving_state, x0, x1, x2, f0,
+                          f1, f2, rotation):  # pragma: no cover - compiled
+    """One path point's part of Eq. 195 for muscle ``m`` at state ``s``: ``∂x/∂q_k · f``, as the wrench ``(x × f, f)``
+    added to its body's in ``wrenches`` (:func:`mbkron.compiled.points.add_body_wrench`; the muscle's wrenches go into
+    ``R[s, :, m]`` together, by the point Jacobians' :func:`mbkron.compiled.points.add_subtree_power`), and
+    ``R[s, :, m] += (R_bᵀ f) · ∂δ/∂q_k``.
 
     ``x`` the point (ground frame) on ``body`` (``nb``: the ground, no part from the twists), ``f`` its
     force per unit tension, ``row`` its row among the moving points (−1: body-fixed); ``rotation`` a
     (3, 3) work array. Shared by the straight-path and the wrapped-path kernels."""
-    nb, nq = T.shape[1], twists.shape[2]
+    nb, nq = T.shape[1], R.shape[1]
     if body < nb:
-        n0, n1, n2 = x1 * f2 - x2 * f1, x2 * f0 - x0 * f2, x0 * f1 - x1 * f0
-        for k in range(nq):
-            X = twists[s, body, k]
-            R[s, k, m] += (X[2, 1] * n0 + X[0, 2] * n1 + X[1, 0] * n2
-                           + X[0, 3] * f0 + X[1, 3] * f1 + X[2, 3] * f2)
+        add_body_wrench(wrenches, touched, body, x0, x1, x2, f0, f1, f2)
     if row >= 0:
         for r in range(3):
             for c in range(3):
@@ -46,19 +47,46 @@ def same_place(point_body, moving_of_point, local_points, j, e):  # pragma: no c
             and local_points[j, 2] == local_points[e, 2])
 
 
+@jitable
+def state_joint_twists(links, S, grad, s, joint_twists, gradients, columns):  # pragma: no cover - compiled
+    """The joints' ground twists ``joint_twists`` (nb, 6), gradients per body ``gradients`` (nb, nq) and their nonzero
+    ``columns`` (nb, 2) of state ``s`` from the rows of :func:`joint_rows`."""
+    for i in range(links.shape[0]):
+        twist_vector(S[s, i], joint_twists[i])
+    body_gradients(links, grad[s if grad.shape[0] > 1 else 0], gradients)
+    gradient_columns(gradients, columns)
+
+
+_NO_JOINTS = np.zeros((0, 2), dtype=np.int64)
+_NO_JOINTS.setflags(write=False)
+
+
+def joint_rows(joints: tuple | None, batch: tuple[int, ...], nb: int) -> tuple:
+    """``(links, S, grad, nq, order)`` for the path kernels: the tree's links (read-only), the joints' ground twists
+    (states, nb, 4, 4) and the gradients (states or 1, nj, nq) of ``joints = (links, S, grad)``
+    (:class:`~mbkron.kinematics.tree.KinematicsData`'s ``links``, ``joint_twists``, ``grad``), or of nothing
+    (lengths only: order 0)."""
+    if joints is None:
+        return _NO_JOINTS, np.zeros((1, nb, 4, 4)), np.zeros((1, 0, 0)), 0, 0
+    links, S, grad = joints
+    return links, writable(S).reshape((-1, nb, 4, 4)), batch_rows(grad, batch, 2), grad.shape[-1], 1
+
+
 @jit
-def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_points, offsets,
+def _path_kernel(T, links, S, grad, point_body, point_muscle, moving_of_point, local_points, offsets,
                  offset_gradients, active, segment_start, n_muscles, zero_length, order,
                  record):  # pragma: no cover - compiled
     """Batched path lengths and moment arms; see :func:`path_lengths_and_moment_arms`."""
     states, nb = T.shape[0], T.shape[1]
-    nq = twists.shape[2]
+    nq = grad.shape[2]
     P, n_segments = point_body.shape[0], segment_start.shape[0]
     lengths = np.zeros((states, n_muscles))
     R = np.zeros((states if order >= 1 else 0, nq, n_muscles))
     recorded = states if record else 0
     node_x, node_f = np.zeros((recorded, P, 3)), np.zeros((recorded, P, 3))
     points, forces, rotation = np.empty((P, 3)), np.empty((P, 3)), np.empty((3, 3))
+    joint_twists, gradients, columns = np.empty((nb, 6)), np.empty((nb, nq)), np.empty((nb, 2), dtype=np.int64)
+    wrenches, touched = np.zeros((nb, 6)), np.zeros(nb, dtype=np.bool_)  # a muscle's wrenches per body
     for s in range(states):
         moving_state = s if offsets.shape[0] > 1 else 0
         active_state = s if active.shape[0] > 1 else 0
@@ -107,30 +135,40 @@ def _path_kernel(T, twists, point_body, point_muscle, moving_of_point, local_poi
                     node_f[s, j, r] = forces[j, r]
         if order < 1:
             continue
-        for j in range(P):  # R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
-            add_point_moment_arms(R, s, point_muscle[j], T, twists, offset_gradients, point_body[j], moving_of_point[j],
+        state_joint_twists(links, S, grad, s, joint_twists, gradients, columns)
+        last = -1  # the last body with a wrench of the muscle
+        for j in range(P):  # R_km = Σ_j ∂p_j/∂q_k · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
+            m = point_muscle[j]
+            if point_body[j] < nb:
+                last = max(last, point_body[j])
+            add_point_moment_arms(R, s, m, T, wrenches, touched, offset_gradients, point_body[j], moving_of_point[j],
                                   moving_state, points[j, 0], points[j, 1], points[j, 2], forces[j, 0], forces[j, 1],
                                   forces[j, 2], rotation)
+            if j == P - 1 or point_muscle[j + 1] != m:  # the muscle's last point
+                add_subtree_power(links, joint_twists, gradients, columns, wrenches, touched, last, 1.0, R[s, :, m])
+                last = -1
     return lengths, R, -1, node_x, node_f
 
 
 # ----------------------------------------------------------------------------- wrappers
-def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, point_muscle: NDArray,
+def path_lengths_and_moment_arms(T: NDArray, joints: tuple | None, point_body: NDArray, point_muscle: NDArray,
                                  moving_of_point: NDArray, local_points: NDArray, offsets: NDArray | None,
                                  offset_gradients: NDArray | None, segment_start: NDArray, n_muscles: int,
                                  zero_length: float, active: NDArray | None = None,
                                  record: bool = False) -> tuple[NDArray, NDArray | None, int, tuple | None]:
     """Lengths ``L`` and moment arms ``R = −∂L/∂q`` of straight-line paths (Eq. 195, ground frame).
 
-    Point by point, ``R_km = Σ_j ω_bk · (p_j × f_j) + v_bk · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k`` (the sparse
-    column form of Eq. 195, :mod:`mbkron.muscles.paths`), over the active points
+    Point by point, ``R_km = Σ_j ∂p_j/∂q_k · f_j + (ᵇR_jᵀ f_j) · ∂δ_j/∂q_k`` (the sparse column form of Eq. 195,
+    ``Σ_j ∂p_j/∂q_k · f_j`` the point Jacobians' :func:`mbkron.compiled.points.add_subtree_power`, :mod:`mbkron.muscles.paths`), over the active points
     (:mod:`mbkron.muscles.conditions`): segment ``s`` runs from ``segment_start[s]``, if it is active,
     to the next active point.
 
     Parameters
     ----------
     T : ndarray, shape (..., nb, 4, 4)
-    twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
+    joints : (ndarray, ndarray, ndarray), or None for lengths only
+        The tree's ``links``, the joints' ground twists (..., nb, 4, 4) and the joint variables' gradients
+        (..., nj, nq) (:class:`~mbkron.kinematics.tree.KinematicsData`'s ``links``, ``joint_twists``, ``grad``).
     point_body, point_muscle, moving_of_point : ndarray of int64, shape (P,)
         Body of each point (``nb`` for the ground), its muscle, its row among the moving points (−1).
     local_points : ndarray, shape (P, 3)
@@ -161,10 +199,8 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     """
     batch = T.shape[:-3]
     nb = T.shape[-3]
-    order = 0 if twists is None else 1
-    nq = 0 if twists is None else twists.shape[-3]
+    links, S, grad, nq, order = joint_rows(joints, batch, nb)
     T_rows = writable(T).reshape((-1, nb, 4, 4))
-    twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else writable(twists).reshape((-1, nb, nq, 4, 4))
     if offsets is None:
         offsets, offset_gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
     else:
@@ -174,7 +210,7 @@ def path_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body:
     if active.ndim != 2 or active.flags.writeable:  # per-state rows, read-only like a constant row: one compilation
         active = np.ascontiguousarray(active, dtype=bool).reshape((-1, active.shape[-1])).view()
         active.setflags(write=False)
-    lengths, R, short, node_x, node_f = _path_kernel(T_rows, twist_rows, point_body, point_muscle, moving_of_point,
+    lengths, R, short, node_x, node_f = _path_kernel(T_rows, links, S, grad, point_body, point_muscle, moving_of_point,
                                                      local_points, offsets, offset_gradients, active, segment_start,
                                                      n_muscles, zero_length, order, record)
     if short >= 0:

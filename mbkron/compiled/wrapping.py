@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 from mbkron.compiled.common import jit
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.compiled.linalg import copy_into
-from mbkron.compiled.paths import add_point_moment_arms
+from mbkron.compiled.paths import add_point_moment_arms, joint_rows, state_joint_twists
+from mbkron.compiled.points import add_subtree_power
 from mbkron.compiled.wrap_ellipsoid import FAILED
 from mbkron.compiled.wrap_segments import failure_reason, surface_path_at
 from mbkron.core.errors import ConfigurationError, ModelWarning
@@ -61,13 +62,13 @@ def _sort(keys, order, count):  # pragma: no cover - compiled
 
 
 @jit
-def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, offset_gradients, active, muscle_first,
+def _wrap_kernel(T, links, S, grad, point_body, moving_of_point, local_points, offsets, offset_gradients, active, muscle_first,
                  muscle_count,
                  muscle_wraps, wrap_kind, wrap_params, wrap_rotation, wrap_translation, wrap_body, wrap_span,
                  tolerance, max_sweeps, zero_length, order, record):  # pragma: no cover - compiled
     """See :func:`wrapped_lengths_and_moment_arms`."""
     states, nb = T.shape[0], T.shape[1]
-    nq = twists.shape[2]
+    nq = grad.shape[2]
     n_muscles, n_wraps = muscle_first.shape[0], wrap_kind.shape[0]
     P = point_body.shape[0]
     lengths = np.zeros((states, n_muscles))
@@ -86,7 +87,10 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
     arcs, found = np.empty(n_wraps), np.empty(n_wraps, dtype=np.bool_)
     p, q, t1, t2, b1, b2, semi_axes, rotation = (np.empty(3), np.empty(3), np.empty(3), np.empty(3), np.empty(3),
                                                  np.empty(3), np.empty(3), np.empty((3, 3)))
+    joint_twists, gradients, columns = np.empty((nb, 6)), np.empty((nb, nq)), np.empty((nb, 2), dtype=np.int64)
+    wrenches, touched = np.zeros((nb, 6)), np.zeros(nb, dtype=np.bool_)  # a muscle's wrenches per body
     for s in range(states):
+        have_twists = False
         active_state = s if active.shape[0] > 1 else 0
         moving_state = s if offset_gradients.shape[0] > 1 else 0
         offset_state = s if offsets.shape[0] > 1 else 0
@@ -237,17 +241,24 @@ def _wrap_kernel(T, twists, point_body, moving_of_point, local_points, offsets, 
                             node_x[s, row, i], node_f[s, row, i] = X[j, i], F[j, i]
             if order < 1:
                 continue
-            for j in range(N):  # R_km = Σ_j ω_bk · (x_j × f_j) + v_bk · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
+            if not have_twists:  # the joints' ground twists of the state, once
+                state_joint_twists(links, S, grad, s, joint_twists, gradients, columns)
+                have_twists = True
+            last = -1  # the last body with a wrench
+            for j in range(N):  # R_km = Σ_j ∂x_j/∂q_k · f_j + (R_bᵀ f_j) · ∂δ_j/∂q_k (Eq. 195)
                 if F[j, 0] == 0.0 and F[j, 1] == 0.0 and F[j, 2] == 0.0:
                     continue
                 body = point_body[first + j] if j < n else wrap_body[w0 + (j - n) // 2]
-                add_point_moment_arms(R, s, m, T, twists, offset_gradients, body,
+                if body < nb:
+                    last = max(last, body)
+                add_point_moment_arms(R, s, m, T, wrenches, touched, offset_gradients, body,
                                       moving_of_point[first + j] if j < n else -1, moving_state, X[j, 0], X[j, 1],
                                       X[j, 2], F[j, 0], F[j, 1], F[j, 2], rotation)
+            add_subtree_power(links, joint_twists, gradients, columns, wrenches, touched, last, 1.0, R[s, :, m])
     return lengths, R, -1, failure, unsettled, node_x, node_f, node_key
 
 
-def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_body: NDArray, moving_of_point: NDArray,
+def wrapped_lengths_and_moment_arms(T: NDArray, joints: tuple | None, point_body: NDArray, moving_of_point: NDArray,
                                     local_points: NDArray, offsets: NDArray | None, offset_gradients: NDArray | None,
                                     active: NDArray, tables: tuple, tolerance: float, max_sweeps: int,
                                     zero_length: float, q: NDArray | None = None,
@@ -257,7 +268,8 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
     Parameters
     ----------
     T : ndarray, shape (..., nb, 4, 4)
-    twists : ndarray, shape (..., nb, nq, 4, 4), or None for lengths only
+    joints : (ndarray, ndarray, ndarray), or None for lengths only
+        As for :func:`mbkron.compiled.paths.path_lengths_and_moment_arms`.
     point_body, moving_of_point : ndarray of int64, shape (P,)
         Of all path points of the muscle set (as :func:`mbkron.compiled.paths.path_lengths_and_moment_arms`).
     local_points : ndarray, shape (P, 3)
@@ -308,10 +320,8 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         with its ellipsoids the short way round (:func:`unsettled_message`).
     """
     batch, nb = T.shape[:-3], T.shape[-3]
-    order = 0 if twists is None else 1
-    nq = 0 if twists is None else twists.shape[-3]
+    links, S, grad, nq, order = joint_rows(joints, batch, nb)
     T_rows = writable(T).reshape((-1, nb, 4, 4))
-    twist_rows = np.zeros((1, nb, 0, 4, 4)) if twists is None else writable(twists).reshape((-1, nb, nq, 4, 4))
     if offsets is None:
         offsets, gradients = np.zeros((1, 0, 3)), np.zeros((1, 0, 3, max(nq, 1)))
     else:
@@ -321,7 +331,7 @@ def wrapped_lengths_and_moment_arms(T: NDArray, twists: NDArray | None, point_bo
         active.setflags(write=False)
     *arrays, (muscle_names, wrap_names) = tables
     n_muscles = arrays[0].shape[0]
-    lengths, R, short, failure, unsettled, *nodes = _wrap_kernel(T_rows, twist_rows, point_body, moving_of_point,
+    lengths, R, short, failure, unsettled, *nodes = _wrap_kernel(T_rows, links, S, grad, point_body, moving_of_point,
                                                                  local_points, offsets, gradients, active, *arrays,
                                                                  tolerance, max_sweeps, zero_length, order, record)
     if failure[0] >= 0:

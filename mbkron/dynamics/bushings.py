@@ -19,8 +19,8 @@ by virtual work (Eq. 46),
     Q = Jᵀ f,   J = ∂φ/∂q,   φ̇ = J q̇,
 
 with ``∂θ/∂q_k = N(θ) R_GMᵀ (ω₂ₖ − ω₁ₖ)`` and ``∂p/∂q_k = R_GFᵀ (∂o_M/∂q_k − ∂o_F/∂q_k − ω₁ₖ × (o_M − o_F))``
-from the bodies' world twists (``ωᵢₖ``: body i's angular velocity per unit ``q̇_k``, Eq. 180; ``∂o/∂q``:
-:func:`~mbkron.dynamics.loads.point_jacobians`). ``N`` is singular where ``cos θ₂ = 0``; OpenSim's is too.
+from the point Jacobians (``ωᵢₖ``: body i's angular velocity per unit ``q̇_k``, Eq. 180; ``∂o/∂q``, Eq. 46: both
+:func:`~mbkron.dynamics.points.jacobians`). ``N`` is singular where ``cos θ₂ = 0``; OpenSim's is too.
 
 :class:`BushingForce` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
 ``generalized_forces``), so a model carries it in ``model.loads`` like any other load.
@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.description import GROUND
-from mbkron.dynamics.loads import angular_velocity_jacobian, point_jacobians
+from mbkron.dynamics.points import jacobians
 
 __all__ = ["BushingForce", "body_fixed_xyz"]
 
@@ -126,8 +126,9 @@ class BushingForce:
                     zero, zero)
         b = model.body_index(body)
         T = kin.T[..., b, :, :]
-        return (b, T[..., :3, :3] @ frame[:3, :3], (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3],
-                point_jacobians(kin, b, frame[:3, 3]), angular_velocity_jacobian(kin, b))
+        origin = (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3]
+        J = jacobians(model, kin, (b,), origin[..., None, :])[..., 0, :, :]
+        return b, T[..., :3, :3] @ frame[:3, :3], origin, J[..., :3, :], J[..., 3:, :]
 
     def deflection(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``φ`` (..., 6) and ``J = ∂φ/∂q`` (..., 6, nq) at the states of ``kin`` (order ≥ 1)."""

@@ -20,8 +20,8 @@ of contact, into the half-space), all in the ground frame, Simbody 3.8's
 and applies ``F = f n + f_f v_t / v_s`` to the half-space body at ``p`` and ``−F`` to the sphere body at
 ``p`` (the contact pushes the sphere out of the half-space and its friction opposes the sliding). The
 generalized force follows by virtual work (Eq. 46): ``Q = (J_h(p) − J_s(p))ᵀ F`` with ``J_b(p) = ∂p/∂q``
-of the material point of body ``b`` at ``p``, whose columns are the world twists ``Ω_bk`` of
-:class:`~mbkron.kinematics.tree.KinematicsData` applied to ``p`` (Eq. 44–46).
+of the material point of body ``b`` at ``p`` (Eq. 44–46), by the one point-Jacobian kernel
+(:func:`mbkron.dynamics.points.jacobians`).
 
 :class:`SmoothSphereHalfSpace` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
 ``generalized_forces``), so a model carries it in ``model.loads``: forward simulation, inverse dynamics
@@ -35,7 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["SmoothSphereHalfSpace", "ContactState", "smooth_contact_force", "to_ground", "world_point_jacobians"]
+from mbkron.dynamics.points import jacobians
+
+__all__ = ["SmoothSphereHalfSpace", "ContactState", "smooth_contact_force", "to_ground", "relative_point_jacobian"]
 
 GROUND = "ground"
 #: OpenSim 4.6's defaults (``SmoothSphereHalfSpaceForce::constructProperties``).
@@ -167,7 +169,7 @@ class SmoothSphereHalfSpace:
         normal = -to_ground(kin, half_space, self.half_space_normal, 0.0)  # into the half-space
         indentation = np.einsum("...x,...x->...", center - origin, normal) + self.radius
         point = center + self.radius * normal - 0.5 * indentation[..., None] * normal
-        J = world_point_jacobians(kin, sphere, point) - world_point_jacobians(kin, half_space, point)
+        J = relative_point_jacobian(model, kin, sphere, half_space, point)
         velocity = np.einsum("...xk,...k->...x", J, np.broadcast_to(qd, kin.q.shape))
         force = smooth_contact_force(self, indentation, velocity, normal)
         return ContactState(point, normal, velocity, force, indentation), J
@@ -204,11 +206,9 @@ def to_ground(kin, body: int, vector: ArrayLike, w: float) -> NDArray[np.float64
     return (T[..., :3, :3] @ vector[..., None])[..., 0] + w * T[..., :3, 3]
 
 
-def world_point_jacobians(kin, body: int, points: NDArray) -> NDArray[np.float64]:
-    """``∂p/∂q`` of the material points of ``body`` that are at the ground-frame positions ``points``
-    (..., 3), shape (..., 3, nq): ``Ω_ik {p; 1}`` with the world twists ``Ω_ik`` (Eq. 44, 46). ``body = -1``
-    (the ground) gives zeros."""
-    if body < 0:
-        return np.zeros(kin.q.shape[:-1] + (3, kin.q.shape[-1]))
-    twists = kin.twists[..., body, :, :3, :]  # (..., nq, 3, 4)
-    return np.einsum("...kxy,...y->...xk", twists[..., :3], points) + np.swapaxes(twists[..., 3], -1, -2)
+def relative_point_jacobian(model, kin, first: int, second: int, point: NDArray) -> NDArray[np.float64]:
+    """``J_first(p) − J_second(p)`` (..., 3, nq): ``∂p/∂q`` of the material point of body ``first`` at the ground
+    position ``point`` (..., 3) minus that of body ``second`` there (Eq. 44–46; ``-1``, the ground: zero), by the
+    one point-Jacobian kernel (:func:`mbkron.dynamics.points.jacobians`)."""
+    J = jacobians(model, kin, (first, second), np.stack([point, point], axis=-2))
+    return J[..., 0, :3, :] - J[..., 1, :3, :]

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.dynamics.contact import GROUND, to_ground, world_point_jacobians
+from mbkron.dynamics.contact import GROUND, relative_point_jacobian, to_ground
 
 __all__ = ["ContactSurface", "HuntCrossley", "SURFACE_SHAPES"]
 
@@ -157,7 +157,7 @@ class HuntCrossley:
         count = len(self.surfaces)
         results = []
         for i, j in self.pairs():
-            J, force, keep = self._pair(kin, qd, index, centers, i, j)
+            J, force, keep = self._pair(model, kin, qd, index, centers, i, j)
             order = np.minimum(rank[..., i], rank[..., j]) * count + np.maximum(rank[..., i], rank[..., j])
             results.append((J, force, keep, order))
         Q = np.zeros(kin.q.shape)
@@ -197,7 +197,7 @@ class HuntCrossley:
         midpoint = centers[..., i, :] + (a.radius - 0.5 * depth)[..., None] * normal
         return normal, depth, midpoint, a.radius * b.radius / (a.radius + b.radius), (depth > 0) & (distance != 0)
 
-    def _pair(self, kin, qd, index, centers, i, j):
+    def _pair(self, model, kin, qd, index, centers, i, j):
         """``J₁(p) − J₂(p)``, ``F`` and whether the pair touches with ``f > 0`` (1), touches with ``f ≤ 0`` (0) or
         does not touch (−1)."""
         a, b = self.surfaces[i], self.surfaces[j]
@@ -205,7 +205,7 @@ class HuntCrossley:
         k1, k2 = a.stiffness ** (2.0 / 3.0), b.stiffness ** (2.0 / 3.0)  # Simbody's Parameters store E^{2/3}
         s1 = k2 / (k1 + k2)
         point = midpoint + (depth * (0.5 - s1))[..., None] * normal
-        J = world_point_jacobians(kin, index[i], point) - world_point_jacobians(kin, index[j], point)
+        J = relative_point_jacobian(model, kin, index[i], index[j], point)
         velocity = np.einsum("...xk,...k->...x", J, qd)
         k = k1 * s1
         c = a.dissipation * s1 + b.dissipation * (1 - s1)

@@ -8,6 +8,9 @@ Jacobian of Eq. 180.
 
 Values are constants or callables ``value(t, q, qd)`` (SI units), evaluated by the dynamics.
 
+The Jacobians of point forces and body torques are :func:`mbkron.dynamics.points.jacobians` (one compiled
+implementation, :mod:`mbkron.compiled.points`).
+
 Loads defined in higher layers (:class:`mbkron.muscles.springs.PathSpring`) implement the load protocol
 instead: ``check(bodies, joints, coordinates, where, problems)`` and ``generalized_forces(model, kin, t,
 q, qd)``; :func:`check_load` and :func:`generalized_forces` call them.
@@ -25,7 +28,7 @@ from numpy.typing import ArrayLike
 from mbkron.compiled.layout import batch_rows, line_rows, writable
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics.contact import world_point_jacobians
+from mbkron.dynamics.points import jacobians
 
 __all__ = [
     "Load",
@@ -325,30 +328,30 @@ def _check_limit_force(load: CoordinateLimitForce, where: str, problems: list[st
 
 
 # ---------------------------------------------------------------------- generalized forces
-def point_jacobians(kin, body: int, points: np.ndarray) -> np.ndarray:
-    """``∂p/∂q`` of body-fixed points in the ground frame (Eq. 46), shape (..., 3, nq).
-
-    ``∂p̄/∂q_k = Ω_ik p̄`` with the world twists of :class:`~mbkron.kinematics.tree.KinematicsData`.
-    ``body = -1`` (the ground) gives zeros.
-    """
-    if body < 0:
-        return np.zeros(kin.q.shape[:-1] + (3, kin.q.shape[-1]))
-    T = kin.T[..., body, :, :]
-    position = (T[..., :3, :3] @ np.asarray(points, float)[..., None])[..., 0] + T[..., :3, 3]
-    return world_point_jacobians(kin, body, position)
-
-
-def angular_velocity_jacobian(kin, body: int) -> np.ndarray:
-    """``∂ω/∂q̇`` of a body in the ground frame (Eq. 180), shape (..., 3, nq)."""
-    W = kin.twists[..., body, :, :3, :3]  # (..., nq, 3, 3), skew
-    return np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-2)
-
-
 def _direction(value: np.ndarray, kin, body: int, frame: str) -> np.ndarray:
     """A vector given in ``frame`` expressed in the ground frame."""
     if frame == "body":
         return (kin.T[..., body, :3, :3] @ value[..., None])[..., 0]
     return value
+
+
+def _body_load_jacobians(model, kin, loads) -> np.ndarray | None:
+    """:func:`mbkron.dynamics.points.jacobians` (..., n, 6, nq) of the point forces (at their points) and body
+    torques among ``loads``, in their order; None without such loads."""
+    bodies, points = [], []
+    for load in loads:
+        if isinstance(load, (PointForce, BodyTorque)):
+            b = model.body_index(load.body)
+            bodies.append(b)
+            if isinstance(load, PointForce):
+                T = kin.T[..., b, :, :]
+                points.append((T[..., :3, :3] @ np.asarray(load.point, float)[..., None])[..., 0] + T[..., :3, 3])
+            else:  # a torque's row 3–5 does not depend on the point
+                points.append(np.zeros(3))
+    if not bodies:
+        return None
+    batch = kin.q.shape[:-1]
+    return jacobians(model, kin, bodies, np.stack([np.broadcast_to(p, batch + (3,)) for p in points], axis=-2))
 
 
 def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -365,15 +368,18 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
     q, qd : ndarray, shape (..., nq)
     """
     Q = np.zeros(q.shape)
+    loads = tuple(loads)
+    J = _body_load_jacobians(model, kin, loads)  # ∂p/∂q and ∂ω/∂q̇ of every point force and body torque, one call
+    row = 0
     for load in loads:
         if isinstance(load, PointForce):
-            b = model.body_index(load.body)
-            force = _direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
-            Q += np.einsum("...xk,...x->...k", point_jacobians(kin, b, load.point), force)
+            force = _direction(evaluate_value(load.force, t, q, qd), kin, model.body_index(load.body), load.frame)
+            Q += np.einsum("...xk,...x->...k", J[..., row, :3, :], force)
+            row += 1
         elif isinstance(load, BodyTorque):
-            b = model.body_index(load.body)
-            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
-            Q += np.einsum("...xk,...x->...k", angular_velocity_jacobian(kin, b), torque)
+            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, model.body_index(load.body), load.frame)
+            Q += np.einsum("...xk,...x->...k", J[..., row, 3:, :], torque)
+            row += 1
         elif isinstance(load, (JointTorque, GeneralizedForce, CoordinateLimitForce)):
             Q += joint_space_force(model, kin.grad, load, t, q, qd)
         elif isinstance(load, (SpringDamper, LineForce)):

@@ -9,7 +9,8 @@ below the joint:
 
 with ``a_s`` the centre-of-mass acceleration, ``Ḣ_s = I_s α_s + ω_s × I_s ω_s`` (about the centre of
 mass) and ``o_i`` the origin of body ``i``'s frame. Accelerations come from mbkron's kinematics:
-``T̈_i T_i⁻¹ = Σ_k Ω_ik q̈_k + A_i`` (:func:`mbkron.dynamics.terms.velocity_product_accelerations`).
+``T̈_i T_i⁻¹ = α_i + V_i²`` with the bodies' velocity and acceleration twists ``V_i``, ``α_i`` (Eq. 57, 75:
+:func:`body_motions`, the kernel :func:`mbkron.compiled.dynamics.body_motions`).
 
 The wrench is the *net* joint wrench: constraint forces plus whatever acts inside the joint
 (:class:`~mbkron.dynamics.loads.JointTorque`, :class:`~mbkron.dynamics.loads.GeneralizedForce` actuation). Loads that act
@@ -25,11 +26,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.layout import batch_rows, writable
+from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import terms as dynamics
 from mbkron.dynamics import loads as loads_module
 from mbkron.kinematics.tree import KinematicsData
 
-__all__ = ["JointReactions", "joint_reactions"]
+__all__ = ["JointReactions", "body_motions", "joint_reactions"]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_compiled_dynamics = LazyModule("mbkron.compiled.dynamics")
 
 
 @dataclass(frozen=True)
@@ -48,8 +54,21 @@ class JointReactions:
     moment: NDArray[np.float64]
 
 
-def _axial(skew: NDArray) -> NDArray:
-    return np.stack([skew[..., 2, 1], skew[..., 0, 2], skew[..., 1, 0]], axis=-1)
+def body_motions(model, kin: KinematicsData, qd: NDArray, qdd: NDArray,
+                 convective: NDArray | None = None) -> tuple[NDArray, NDArray]:
+    """The bodies' velocity twists ``V_i = Ṫ_i T_i⁻¹`` and acceleration twists ``α_i`` with ``T̈_i T_i⁻¹ = α_i +
+    V_i²`` (Eq. 57, 75), each (..., nb, 6) as ``(ω, v)``: ``V_i {r; 1} = ω × r + v`` is the velocity of the
+    body's material point at the ground position ``r``, ``ω`` its angular velocity and ``α``'s ``ω`` part its
+    angular acceleration. By the kernel :func:`mbkron.compiled.dynamics.body_motions`. The arguments are those of
+    :func:`joint_reactions` (``convective`` None: zero).
+    """
+    batch, nj, nq = kin.q.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
+    rows = [batch_rows(np.broadcast_to(np.asarray(x, dtype=float), batch + (n,)), batch, 1)
+            for x, n in ((np.zeros(nj) if convective is None else convective, nj), (qd, nq), (qdd, nq))]
+    V, alpha = _compiled_dynamics.body_motions(*model.tree.kernel_arrays, writable(kin.f).reshape(-1, nj),
+                                               batch_rows(kin.grad, batch, 2), *rows)
+    nb = model.nb
+    return V.reshape(batch + (nb, 6)), alpha.reshape(batch + (nb, 6))
 
 
 def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tuple[NDArray, NDArray]:
@@ -118,18 +137,19 @@ def joint_reactions(
     JointReactions
     """
     tree = model.tree
-    V, joint_rates = dynamics.velocity_twists(tree, kin, qd)
-    acceleration = dynamics.velocity_product_accelerations(tree, kin, V, joint_rates, convective) + np.einsum(
-        "...ikxy,...k->...ixy", kin.twists, qdd
-    )  # T̈_i T_i⁻¹
+    V, alpha = body_motions(model, kin, qd, qdd, convective)  # T̈_i T_i⁻¹ = α_i + V_i² (Eq. 57)
+    omega, velocity = V[..., :3], V[..., 3:]
     J = model.pseudo_inertias
     mass = J[:, 3, 3]
     com_world = (kin.T @ J[:, :, 3:4])[..., 0]  # m_i {c_i; 1} in the ground frame
+    first_moment = com_world[..., :3]
     with np.errstate(invalid="ignore", divide="ignore"):
-        c = np.where(mass[:, None] > 0, com_world[..., :3] / mass[:, None], kin.T[..., :3, 3])
-    momentum_rate = (acceleration @ com_world[..., None])[..., :3, 0] - mass[:, None] * model.gravity  # m(a − g)
-    omega = _axial(V[..., :3, :3])
-    alpha = _axial((acceleration - V @ V)[..., :3, :3])
+        c = np.where(mass[:, None] > 0, first_moment / mass[:, None], kin.T[..., :3, 3])
+    # m(a − g), with (α + V²) {m c; m} = α_ω × m c + m α_v + ω × (ω × m c + m v)
+    momentum_rate = (np.cross(alpha[..., :3], first_moment) + mass[:, None] * alpha[..., 3:]
+                     + np.cross(omega, np.cross(omega, first_moment) + mass[:, None] * velocity)
+                     - mass[:, None] * model.gravity)
+    alpha = alpha[..., :3]
     R = kin.T[..., :3, :3]
     inertia_world = R @ np.array([b.inertia for b in model.body_records]) @ np.swapaxes(R, -1, -2)
     angular_rate = (inertia_world @ alpha[..., None])[..., 0] + np.cross(omega, (inertia_world @ omega[..., None])[..., 0])

@@ -18,10 +18,10 @@ pseudo-inertias ``J̄_i = T_i J_i T_iᵀ`` and ``⟨X, Y⟩ = tr(X Yᵀ)``:
 
 ``g`` is the matrix of joint-variable gradients per body. These sums are evaluated state by state by
 :func:`mbkron.compiled.dynamics.equations_of_motion` (through :mod:`mbkron.backends.engine`). This module
-keeps the record of the terms (:class:`EquationsOfMotion`), the pseudo-inertia of Eq. 131, and the
-batched velocity twists and their quadratic accelerations ``A_i`` that the joint reactions
-(:mod:`mbkron.dynamics.reactions`) use. The literal Kronecker forms (Eq. 145, the derived N_i, Eq. 187)
-are in :mod:`mbkron.reference.virtual_work`; the tests hold the engine to them.
+keeps the record of the terms (:class:`EquationsOfMotion`), the pseudo-inertia of Eq. 131 and the subtree sums
+of the joint reactions (:mod:`mbkron.dynamics.reactions`, whose velocity and acceleration twists ``V_i``, ``α_i``
+are the kernel :func:`mbkron.compiled.dynamics.body_motions`, the recursion of the dynamics kernels). The
+literal Kronecker forms (Eq. 145, the derived N_i, Eq. 187) are in :mod:`mbkron.reference.virtual_work`; the tests hold the engine to them.
 """
 
 from __future__ import annotations
@@ -31,14 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.kinematics.tree import KinematicTree, KinematicsData
+from mbkron.kinematics.tree import KinematicTree
 
 __all__ = [
     "EquationsOfMotion",
     "pseudo_inertia",
     "subtree_sum",
-    "velocity_twists",
-    "velocity_product_accelerations",
 ]
 
 
@@ -110,50 +108,3 @@ def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArra
     flat = per_body.reshape(shape[:split] + (-1,)) if trailing else per_body[..., None]
     out = tree.ancestor_or_self.T @ flat
     return out.reshape(shape)
-
-
-def velocity_twists(tree: KinematicTree, kin: KinematicsData, qd: NDArray) -> tuple[NDArray, NDArray]:
-    """Body velocity twists ``V_i = Ṫ_i T_i⁻¹ = Σ_{j⪯i} S_j ḟ_j`` and joint rates per body ``ḟ``.
-
-    Returns
-    -------
-    V : ndarray, shape (..., nb, 4, 4)
-    joint_rates : ndarray, shape (..., nb)
-        ``ḟ_j = ∇f_j · q̇`` of each body's joint (zero for fixed joints).
-    """
-    joint_rates = tree.per_body(np.einsum("...jk,...k->...j", kin.grad, qd))
-    V = subtree_sum_ancestors(tree, kin.joint_twists * joint_rates[..., None, None])
-    return V, joint_rates
-
-
-def subtree_sum_ancestors(tree: KinematicTree, per_body: NDArray) -> NDArray:
-    """``Σ_{j ⪯ i} x_j`` for every body ``i`` (sum over ancestors-or-self) of 4×4 quantities."""
-    shape = per_body.shape
-    return (tree.ancestor_or_self @ per_body.reshape(shape[:-2] + (16,))).reshape(shape)
-
-
-def velocity_product_accelerations(
-    tree: KinematicTree, kin: KinematicsData, V: NDArray, joint_rates: NDArray, convective: NDArray | None
-) -> NDArray:
-    """The part of ``T̈_i T_i⁻¹`` that is quadratic in q̇ (the q̈ part is ``Σ_k Ω_ik q̈_k``).
-
-    ``A_i = Σ_{j⪯i} ([V_j, S_j] ḟ_j + S_j q̇ᵀH_j q̇) + V_i V_i``: it equals
-    ``(Σ_lm ∂²T_i/∂q_l∂q_m q̇_l q̇_m) T_i⁻¹``, i.e. the D'_i term of Eq. 57 (tested).
-
-    Parameters
-    ----------
-    V, joint_rates : ndarray
-        From :func:`velocity_twists`.
-    convective : ndarray, shape (..., nj), or None
-        ``q̇ᵀH_j q̇`` per joint variable
-        (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`); None: zero (affine maps).
-
-    Returns
-    -------
-    ndarray, shape (..., nb, 4, 4)
-    """
-    S = kin.joint_twists
-    rates = (V @ S - S @ V) * joint_rates[..., None, None]
-    if convective is not None:
-        rates = rates + S * tree.per_body(convective)[..., None, None]
-    return subtree_sum_ancestors(tree, rates) + V @ V

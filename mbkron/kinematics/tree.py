@@ -313,7 +313,7 @@ class KinematicTree:
         return (self.joint_selection @ flat).reshape(shape[: split - 1] + (self.nb,) + shape[split:])
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class KinematicsData:
     """Per-state kinematic quantities (the evaluation workspace of a model at ``q``).
 
@@ -329,9 +329,15 @@ class KinematicsData:
         ``S_j = T_j Â_j T_j⁻¹``: the unit twist of each body's joint in the ground frame (zero for
         fixed joints), so that ``W_ji = S_j T_i`` (Eq. 76).
     twists : ndarray, shape (..., nb, nq, 4, 4) or None
-        ``Ω_ik = (∂T_i/∂q_k) T_i⁻¹``: world-frame twist matrices, rotational block skew.
+        ``Ω_ik = (∂T_i/∂q_k) T_i⁻¹ = Σ_{j⪯i} S_j ∇f_jk`` (Eq. 75): world-frame twist matrices, rotational block
+        skew. Formed on first use from ``joint_twists``, ``grad`` and the tree's ``links``
+        (:func:`mbkron.compiled.kinematics.twists_of`) where not given: the engine's point Jacobians, moment arms
+        and dynamics use the joint twists (:mod:`mbkron.compiled.points`).
     d2T : ndarray, shape (..., nb, nq, nq, 4, 4) or None
         ``∂²T_i/∂q_k∂q_l`` (D'_i, Eq. 58 and 99).
+    links : ndarray of int64, shape (nb, 2), or None
+        The tree's ``(parent, joint row)`` per body (:attr:`KinematicTree.kernel_arrays`), for the kernels that
+        walk the joints' ground twists.
     """
 
     q: NDArray[np.float64]
@@ -340,10 +346,26 @@ class KinematicsData:
     hess: NDArray[np.float64] | None
     T: NDArray[np.float64]
     joint_twists: NDArray[np.float64] | None
-    twists: NDArray[np.float64] | None
     d2T: NDArray[np.float64] | None
     derivative_transforms: NDArray[np.float64] | None = field(default=None, repr=False)
-    """``dT`` when it was computed together with the rest (the compiled kernels do)."""
+    """``dT`` when it was computed together with the rest (the reference computes it)."""
+    links: NDArray[np.int64] | None = field(default=None, repr=False)
+
+    def __init__(self, q, f, grad, hess, T, joint_twists, twists=None, d2T=None, derivative_transforms=None,
+                 links=None):
+        for name, value in (("q", q), ("f", f), ("grad", grad), ("hess", hess), ("T", T),
+                            ("joint_twists", joint_twists), ("d2T", d2T),
+                            ("derivative_transforms", derivative_transforms), ("links", links)):
+            object.__setattr__(self, name, value)
+        if twists is not None:  # given (the reference): kept as the first use's value
+            self.__dict__["twists"] = twists
+
+    @cached_property
+    def twists(self) -> NDArray[np.float64] | None:
+        """See the class docstring; None below order 1."""
+        if self.joint_twists is None or self.grad is None or self.links is None:
+            return None
+        return compiled_kinematics.twists_of(self.links, self.joint_twists, self.grad)
 
     @cached_property
     def dT(self) -> NDArray[np.float64] | None:
@@ -389,8 +411,9 @@ def rigid_inverse(T: NDArray) -> NDArray:
 
 def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int = 2) -> KinematicsData:
     """Transforms and their first and second derivatives for all bodies at ``q``, by the compiled kernel
-    :func:`mbkron.compiled.kinematics.kinematics` (Eq. 40, 75 and 99 through the world twists
-    ``S_j = T_j Â_j T_j⁻¹``; see the module docstring), state by state over any leading batch axes of ``q``.
+    :func:`mbkron.compiled.kinematics.kinematics` (Eq. 40, 75 and 99 through the joints' ground twists
+    ``S_j = T_j Â_j T_j⁻¹``; see the module docstring; the world twists ``Ω_ik`` are formed on first use,
+    :attr:`KinematicsData.twists`), state by state over any leading batch axes of ``q``.
 
     Parameters
     ----------
@@ -406,8 +429,8 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     KinematicsData
     """
     f, grad, hess = joint_values
-    T, S, twists, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
-    return KinematicsData(q, f, grad, hess, T, S, twists, d2T)  # (positional: quicker for one state)
+    T, S, d2T = compiled_kinematics.kinematics(*tree.kernel_arrays, f, grad, hess, tree.nq, order)
+    return KinematicsData(q, f, grad, hess, T, S, None, d2T, None, tree.kernel_arrays[1])  # (positional: quicker)
 
 
 def _homogeneous(points: NDArray) -> NDArray:

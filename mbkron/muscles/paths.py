@@ -291,7 +291,7 @@ class MuscleSet:
 
     def compiled_lengths_and_moment_arms(self, kin, order: int) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
         """Lengths ``L`` (..., M) and, with ``order`` 1, moment arms ``R = −∂L/∂q`` (..., nq, M) at the states
-        of ``kin`` (with ``order`` 1: first-order kinematics, for the twists), by the path kernels:
+        of ``kin`` (with ``order`` 1: first-order kinematics, for the joints' ground twists), by the path kernels:
         :func:`mbkron.compiled.paths.path_lengths_and_moment_arms` for the straight paths and
         :func:`mbkron.compiled.wrapping.wrapped_lengths_and_moment_arms` for the wrapped ones.
 
@@ -325,7 +325,7 @@ class MuscleSet:
         batch, P, wrapping = kin.q.shape[:-1], self.point_body.size, self.wrapping
         # one active row for all states (read-only: one kernel specialisation), or a row per state
         active = self.all_active if self.active_points is None else self.active_points.active(kin.q)
-        twists = kin.twists if order else None
+        joints = (kin.links, kin.joint_twists, kin.grad) if order else None  # the point Jacobians' (Eq. 46, 75)
         rows, *arrays = self._straight
         if rows.size:
             if wrapping is None:
@@ -333,7 +333,7 @@ class MuscleSet:
             else:
                 straight_active = self._straight_all_active if self.active_points is None else active[..., rows]
             lengths, R, short, straight_nodes = _compiled_paths.path_lengths_and_moment_arms(
-                kin.T, twists, *arrays[:4], offsets, gradients, arrays[4], self.size, ZERO_LENGTH, straight_active,
+                kin.T, joints, *arrays[:4], offsets, gradients, arrays[4], self.size, ZERO_LENGTH, straight_active,
                 record)
             if short >= 0:
                 state, segment = divmod(short, arrays[4].size)
@@ -344,7 +344,7 @@ class MuscleSet:
             positions, forces, keys = np.zeros(batch + (P, 3)), np.zeros(batch + (P, 3)), np.full(batch + (P,), np.inf)
         if wrapping is not None:
             wrapped_lengths, wrapped_R, short, wrapped_nodes = _compiled_wrapping.wrapped_lengths_and_moment_arms(
-                kin.T, twists, self.point_body, self.moving_of_point, self.local_points, offsets, gradients, active,
+                kin.T, joints, self.point_body, self.moving_of_point, self.local_points, offsets, gradients, active,
                 wrapping.tables, TANGENT_TOLERANCE, MAX_SWEEPS, ZERO_LENGTH, kin.q, record)
             if short >= 0:
                 state, muscle = divmod(short, wrapping.muscles.size)
