@@ -34,14 +34,15 @@ def _provider(model):
 @contextlib.contextmanager
 def python_constraint_solver():
     """Expression groups built inside call their Python functions back from the compiled continuation
-    (:data:`mbkron.jointvars.compiled.GENERATED_CALLBACKS` False: :class:`mbkron.jointvars.compiled.PythonConstraints`)
+    (:data:`mbkron.jointvars.constraint_callbacks.GENERATED_CALLBACKS` False:
+    :class:`mbkron.jointvars.constraint_callbacks.PythonConstraints`)
     instead of compiling functions generated for each group — for the fuzzers' thousands of mutated groups, where
     compiling each group's generated functions would cost seconds, and numba's compiler calls ``eval`` (in
     ``collections.namedtuple``), which the fuzzers' guards forbid. Loop closures keep their library callbacks
     (:mod:`mbkron.compiled.closures`), compiled once, nothing per group."""
-    from mbkron.jointvars import compiled
+    from mbkron.jointvars import constraint_callbacks
 
-    with mock.patch.object(compiled, "GENERATED_CALLBACKS", False):
+    with mock.patch.object(constraint_callbacks, "GENERATED_CALLBACKS", False):
         yield
 
 

@@ -301,6 +301,8 @@ model.joint_variables(model.default_q + 0.01, 2)  # the step alone
 
 
 @needs_numba
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"),
+                    reason="nothing is compiled or cached with NUMBA_DISABLE_JIT")
 def test_second_process_loads_the_generated_functions_and_a_closed_loop_model_compiles_none(tmp_path):
     """numba's cache debug output: the first process with an expression group saves its generated constraint
     functions (``first`` and ``second``), the second loads them and saves nothing; a third process with a

@@ -5,7 +5,7 @@ loop closures' :mod:`mbkron.compiled.closure_callbacks`), which pass ``x`` and `
 its :data:`~mbkron.compiled.calls.PYTHON_CALLBACK` (:func:`~mbkron.compiled.calls.call_python`): ``data`` holds the
 two Python callbacks' addresses (``first``'s, ``second``'s), the callback gets the address of ``out`` as its float
 argument (a user-space address is below 2⁵³, so a double holds it exactly) and that of ``x`` as its integer, and
-writes the values at ``x`` into ``out`` (:class:`mbkron.jointvars.compiled.PythonConstraints`). So a constraint system
+writes the values at ``x`` into ``out`` (:class:`mbkron.jointvars.constraint_callbacks.PythonConstraints`). So a constraint system
 with no compiled form, or one whose generated functions are not worth compiling (thousands of throw-away groups),
 runs in the same compiled continuation as every other. The callback takes the GIL itself.
 
@@ -16,7 +16,6 @@ imported when such a group first needs it.
 from __future__ import annotations
 
 import numba
-import numpy as np
 from numba.core import config
 
 from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
@@ -37,7 +36,7 @@ def _callback(function):
 @jitable
 def _call(x, out, address):  # pragma: no cover - compiled
     """The Python callback at ``address`` with the addresses of ``out`` (as a double) and ``x``."""
-    return call_python(np.int64(address), float(out.ctypes.data), np.int64(x.ctypes.data))
+    return call_python(int(address), float(out.ctypes.data), int(x.ctypes.data))
 
 
 @_callback

@@ -231,7 +231,7 @@ class PositionSolver:
     **One implementation.** The assembly, the walks round the periods and every solve are the one compiled
     continuation (:func:`mbkron.jointvars.compiled.step_kernel`, Eq. 100-120), with the group's constraint
     functions as C callbacks (generated from its expressions, the library's loop closures, or any other system's
-    Python functions called back: :func:`mbkron.jointvars.compiled.constraint_callbacks`) and, where the inputs
+    Python functions called back: :func:`mbkron.jointvars.constraint_callbacks.constraint_callbacks`) and, where the inputs
     are not affine in ``q``, ``p(q)`` and its derivatives through a Python callback (:class:`ExplicitInputs`);
     this class words the kernel's failures from the numbers it reports.
 
