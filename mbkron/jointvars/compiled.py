@@ -181,7 +181,7 @@ def step_work(m, n, nq):  # pragma: no cover - compiled
     return (np.empty(nq), np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m + m * m + m * n),
             np.empty(m), np.empty((m, m)), np.empty((m, n)), np.empty((m, m)), np.empty(m, np.int64), np.empty((m, 1)),
             np.empty(m * m + m * n + m * m * m + m * m * n + m * n * n), np.empty((m, nq)), np.empty((m, m)),
-            np.empty(m), np.full(SCALARS + 3 * nq + 2 * m, np.nan), np.zeros(nq + n + n * nq + n * nq * nq))
+            np.empty(m), np.empty(SCALARS + 3 * nq + 2 * m), np.empty(nq + n + n * nq + n * nq * nq))
 
 
 @jit
@@ -483,20 +483,20 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     _note(report, SCALARS + 2 * nq, q)
     _note(report, SCALARS + 3 * nq, current_f)
     report[3] = current_condition
-    if shift == LOST:
-        return LOST, q0[:0].copy(), f0.copy(), tangent0.copy(), 0, 0.0, tangent0.copy(), curvature0.copy()
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
-    # one step: the common case (also a change that is not finite: the step says what fails)
-    if shift != OK and (predicted <= max_step or not predicted < np.inf):
-        result = _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q),
-                                  borrowed(q0), borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature,
-                                  det_sign0, settings, max_step, max_condition, order, projection, borrowed(work)))
-        if result[0] == OK or result[0] == ILL_CONDITIONED or max_abs(change) < minimum:
-            return result
+    # one step: the common case (also a change that is not finite: the step says what fails; and a shift lost to
+    # rounding, where the step is too long: SUBDIVIDE, reported as LOST)
+    if shift != OK and (predicted <= max_step or not predicted < np.inf or shift == LOST):
+        status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0), borrowed(f0),
+            borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0, settings, max_step, max_condition,
+            order, projection, borrowed(work)))
+        if shift == LOST:
+            status = LOST
+        if status == OK or status == ILL_CONDITIONED or status == LOST or max_abs(change) < minimum:
+            return status, p, f, tangent, det_sign, condition, grad, hess
         fraction = 0.5  # walk: the step halved, as after any failed step
     curved = use_curvature and shift != OK  # H at the start, for the first step's predictor: not after a shift
-    status, p, f, tangent, det_sign, condition = NOT_ARRIVED, q0[:0].copy(), f0.copy(), tangent0.copy(), 0, 0.0
-    grad, hess = tangent0.copy(), curvature0.copy()
     for _ in range(int(max_steps)):
         remaining = sum_scaled(q, -1.0, current_q)
         distance = max_abs(remaining)

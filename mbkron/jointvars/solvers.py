@@ -71,6 +71,14 @@ class ExplicitInputs:
         The model's explicit joint variables (rows solved by constraints are unused).
     rows : ndarray of int
         The explicit joint variables the group uses.
+
+    Attributes
+    ----------
+    affine : bool
+        Whether ``p`` is affine in ``q`` (``matrix q + constant``): none of ``rows`` is given by a provider.
+    callback : (ctypes callback, int) or None
+        Where ``p`` is not affine: the :data:`~mbkron.compiled.calls.PYTHON_CALLBACK` by which the compiled
+        continuation evaluates it (:meth:`evaluate` into the step's buffer) and its address; None where affine.
     """
 
     def __init__(self, joint_variables: JointVariables, rows: NDArray[np.intp]):
@@ -462,14 +470,7 @@ class PositionSolver:
 
     def solve(self, q: NDArray, start: Solution | None = None, curvature: NDArray | None = None) -> Solution:
         """Solve at ``q`` by continuation from ``start`` (default: the assembly :attr:`reference`); ``start``
-        itself where ``q`` is its ``q``. See :meth:`evaluate`.
-
-        Raises
-        ------
-        ConfigurationError
-            If the path from ``start`` to ``q`` meets a singular configuration or a branch
-            jump, or ``∂g/∂f`` is ill-conditioned at ``q``.
-        """
+        itself where ``q`` is its ``q``. :meth:`evaluate` without derivatives, raising its errors."""
         current = self.reference if start is None else start
         target = self._target(q)
         if np.array_equal(target, current.q):
