@@ -78,6 +78,33 @@ def test_exact_solvers_match_closed_form_inverse_kinematics(solver, kind):
         np.testing.assert_allclose(hess[k, rows], np.array(hess_ref(x, y), dtype=float), rtol=1e-10, atol=1e-11)
 
 
+class _ProviderFailure(Exception):
+    """Raised by a patched explicit joint variable (below)."""
+
+
+def test_an_error_of_a_non_affine_input_reaches_the_caller_unchanged(monkeypatch):
+    """The non-affine input X = x + 0.3 y² is evaluated from inside the compiled continuation through a Python
+    callback: an exception it raises there is raised to the caller as it is (not a message about the constraints),
+    and the next call works again."""
+    model = arm("lu")
+    provider = model.joint_variable_map.providers[-1][1]
+    inputs = provider.solver.inputs
+    original = inputs.evaluate
+
+    def failing(q):
+        if q[1] > 0.5:
+            raise _ProviderFailure(f"no X at y = {q[1]}")
+        return original(q)
+
+    monkeypatch.setattr(inputs, "evaluate", failing)
+    with pytest.raises(_ProviderFailure, match="no X at y = 0.5") as error:  # where the walk first evaluates it
+        model.joint_variables([0.5, 0.55])
+    assert 0.5 < float(str(error.value).split("= ")[1]) <= 0.55
+    f_ref = closed_form_arm()[0]
+    np.testing.assert_allclose(model.joint_variables([0.43, 0.32], 0)[0][[2, 3]], np.ravel(f_ref(0.43, 0.32)),
+                               rtol=1e-12, atol=1e-13)
+
+
 def test_finite_differences_and_premodel_match_closed_form():
     f_ref, grad_ref, hess_ref = closed_form_arm()
     q = np.array([0.43, 0.32])

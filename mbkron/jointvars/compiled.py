@@ -1,22 +1,20 @@
-"""The compiled Newton step of constraint groups: expression groups and loop closures.
+"""The compiled continuation of constraint groups (Eq. 100-120): the one implementation of their position solve.
 
-A constraint group solved at every state spends its time in Python: the Newton update from the
-previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
-are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
-the continuation from the previous solution — one step, or where the state is further away the Python
-solver's walk of steps of at most ``max_step`` — by the Python solver's
-damped Newton iteration, no branch check firing, inputs affine in ``q``. The constraint functions ``g``,
-``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
+Damped Newton with continuation along one assembly branch and ``∇f``, ``H`` by the implicit-function theorem
+(Eq. 101-102, 105-120) are one compiled function: from a given solution, one predictor-corrector step
+(:func:`_single_step`) or, where the state is further away or the step fails, the walk of steps of at most
+``max_step``, halved after a failure and doubled after a success, bounded by ``max_steps``
+(:func:`step_kernel_into`); a long walk first shifts its start by whole periods where the equations are periodic
+(:func:`_period_shift`). :class:`mbkron.jointvars.solvers.PositionSolver` drives it for the assembly (from the
+guess, on no branch yet), the walks that confirm the periods and every solve, and words a failure from the
+status and the report the kernel returns (:data:`REPORT`): nothing is redone elsewhere. The constraint functions
+``g``, ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
 expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
 :mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
 :meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates
-no code. A long walk first shifts its start by whole periods where the equations are periodic, as the Python
-solver does (:func:`_period_shift`). Whenever the state leaves that case — a walk that cannot go on (a step fails
-even when halved to the Python solver's smallest), a shift lost to rounding, an
-ill-conditioned configuration, a floating-point error — the kernel returns a status and the state is
-redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the
-Python solver's. The two routes are tested equal.
+no code; any other system's Python functions are called back (:mod:`mbkron.jointvars.constraint_callbacks`).
+Inputs that are not affine in ``q`` are evaluated through a Python callback (``settings[10]``, :func:`_single_step`).
 
 The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
@@ -106,10 +104,10 @@ SCALARS = 4
 """The number of :data:`REPORT`'s scalars."""
 
 SHORT_WALK = 8.0
-"""Continuation steps (of ``max_step`` each) beyond which the solvers look for a shift of the start by whole periods
-(``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the equations'
-periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) first shifts its start, in the
-kernel as in the Python solver (:func:`_period_shift`), then walks."""
+"""Continuation steps (of ``max_step`` each) beyond which the walk looks for a shift of the start by whole periods:
+a longer walk that changes a coordinate by half the shortest of the equations' periods or more
+(:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) first shifts its start (:func:`_period_shift`),
+then walks."""
 
 
 STEP_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], "
@@ -493,7 +491,8 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             order, projection, borrowed(work)))
         if shift == LOST:
             status = LOST
-        if status == OK or status == ILL_CONDITIONED or status == LOST or max_abs(change) < minimum:
+        final = status == OK or status == ILL_CONDITIONED or status == LOST or status == INPUTS_FAILED
+        if final or max_abs(change) < minimum:
             return status, p, f, tangent, det_sign, condition, grad, hess
         fraction = 0.5  # walk: the step halved, as after any failed step
     curved = use_curvature and shift != OK  # H at the start, for the first step's predictor: not after a shift
@@ -511,7 +510,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             borrowed(curvature0),
             curved and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
             order if final else np.int64(0), projection, borrowed(work)))
-        if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
+        if status == ILL_CONDITIONED or status == INPUTS_FAILED or (status != OK and fraction * distance < minimum):
             return status, p, f, tangent, det_sign, condition, grad, hess
         if status != OK:
             fraction *= 0.5
