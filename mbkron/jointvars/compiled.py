@@ -920,7 +920,7 @@ class FastStep:
     @classmethod
     def placeholder(cls, nq: int) -> FastStep:
         """A step of one joint variable over ``nq`` coordinates that calls no constraint functions, of the types every
-        group's step has (:func:`supports_fast_step`: the kernels are compiled once for every model): for compiling
+        group's step has (the kernels are compiled once for every model): for compiling
         the kernels of any group's runs ahead, with no group at hand (:meth:`compile_dynamics`,
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
