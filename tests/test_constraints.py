@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 import mbkron
 from mbkron import ConfigurationError, ModelError
 from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
-from mbkron.jointvars.solvers import LUFactors
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.examples import linkages
@@ -77,6 +76,33 @@ def test_exact_solvers_match_closed_form_inverse_kinematics(solver, kind):
         np.testing.assert_allclose(f[k, rows], np.ravel(f_ref(x, y)), rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(grad[k, rows], np.array(grad_ref(x, y), dtype=float), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(hess[k, rows], np.array(hess_ref(x, y), dtype=float), rtol=1e-10, atol=1e-11)
+
+
+class _ProviderFailure(Exception):
+    """Raised by a patched explicit joint variable (below)."""
+
+
+def test_an_error_of_a_non_affine_input_reaches_the_caller_unchanged(monkeypatch):
+    """The non-affine input X = x + 0.3 y² is evaluated from inside the compiled continuation through a Python
+    callback: an exception it raises there is raised to the caller as it is (not a message about the constraints),
+    and the next call works again."""
+    model = arm("lu")
+    provider = model.joint_variable_map.providers[-1][1]
+    inputs = provider.solver.inputs
+    original = inputs.evaluate
+
+    def failing(q):
+        if q[1] > 0.5:
+            raise _ProviderFailure(f"no X at y = {q[1]}")
+        return original(q)
+
+    monkeypatch.setattr(inputs, "evaluate", failing)
+    with pytest.raises(_ProviderFailure, match="no X at y = 0.5") as error:  # where the walk first evaluates it
+        model.joint_variables([0.5, 0.55])
+    assert 0.5 < float(str(error.value).split("= ")[1]) <= 0.55
+    f_ref = closed_form_arm()[0]
+    np.testing.assert_allclose(model.joint_variables([0.43, 0.32], 0)[0][[2, 3]], np.ravel(f_ref(0.43, 0.32)),
+                               rtol=1e-12, atol=1e-13)
 
 
 def test_finite_differences_and_premodel_match_closed_form():
@@ -137,16 +163,23 @@ def test_projection_equals_literal_kronecker_form_and_lu(m, k, seed):
     np.testing.assert_allclose(np.einsum("ij,ji->i", rows, J), 1.0, rtol=bound)
 
 
-def test_lu_factors_condition_and_determinant_sign():
-    rng = np.random.default_rng(3)
-    for _ in range(20):
-        J = rng.normal(size=(4, 4))
-        lu = LUFactors(J)
-        assert lu.det_sign == np.sign(np.linalg.det(J))
-        assert lu.condition == pytest.approx(np.linalg.cond(J, 1), rel=0.5)  # LAPACK's estimate
-        b = rng.normal(size=(4, 3))
-        np.testing.assert_allclose(lu.solve(b), np.linalg.solve(J, b), rtol=1e-10, atol=1e-12)
-    assert LUFactors(np.ones((3, 3))).condition == np.inf
+@pytest.mark.parametrize("kind", ["symbolic", "closure"])
+def test_condition_number_and_determinant_sign_of_a_solution_are_numpys(kind):
+    """A solution's condition number is ``‖[∂g/∂f, ∂g/∂q]‖₁ ‖(∂g/∂f)⁻¹‖₁`` and its ``det_sign`` the sign of
+    ``det ∂g/∂f``, both from numpy on the system's own (Python) derivatives at the solution; ``∂g/∂q`` through the
+    non-affine input ``X = x + 0.3 y²`` (its ``∂p/∂q``)."""
+    provider = arm("lu", kind).joint_variable_map.providers[-1][1]
+    solver = provider.solver
+    for q in ([0.6, 0.4], [0.5, 0.55], [0.3, -0.6]):
+        solution = solver.solve(np.array(q))
+        _, J, g_p = solver.system.first(solution.f, solution.p)
+        g_q = g_p @ solution.P
+        norm = max(np.abs(J).sum(axis=0).max(), np.abs(g_q).sum(axis=0).max())
+        expected = norm * np.abs(np.linalg.inv(J)).sum(axis=0).max()
+        # at the last Newton iteration's Jacobian: f moved by the last step since, ~tolerance (1e-9)
+        assert solution.condition == pytest.approx(expected, rel=1e-7)
+        assert solution.det_sign == np.sign(np.linalg.det(J))
+        np.testing.assert_allclose(solution.P[0], [1.0, 0.6 * q[1]], rtol=1e-15)  # ∂X/∂q, the explicit input
 
 
 def test_hessian_right_hand_side_by_taylor_remainder():
@@ -174,19 +207,29 @@ def test_hessian_right_hand_side_by_taylor_remainder():
 
 
 def test_hessian_right_hand_side_matches_index_formula():
+    """Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ (Eq. 120), the
+    q-derivatives at fixed f through p = P q: ∂²g/∂q² = Pᵀ ∂²g/∂p² P, ∂²g/∂f∂q = ∂²g/∂f∂p P; written index by index."""
     rng = np.random.default_rng(7)
-    m, nq = 3, 2
+    m, n, nq = 3, 4, 2
     g_uu = rng.normal(size=(m, m, m))
     g_uu = g_uu + np.swapaxes(g_uu, 1, 2)
-    g_uq, g_qq, grad = rng.normal(size=(m, m, nq)), rng.normal(size=(m, nq, nq)), rng.normal(size=(m, nq))
+    g_pp = rng.normal(size=(m, n, n))
+    g_pp = g_pp + np.swapaxes(g_pp, 1, 2)
+    g_up, P, grad = rng.normal(size=(m, m, n)), rng.normal(size=(n, nq)), rng.normal(size=(m, nq))
     expected = np.zeros((m, nq, nq))
     for i in range(m):
-        expected[i] = g_qq[i]
-        for j in range(m):
-            expected[i] += np.outer(g_uq[i, j], grad[j]) + np.outer(grad[j], g_uq[i, j])
-            for k in range(m):
-                expected[i] += g_uu[i, j, k] * np.outer(grad[j], grad[k])
-    np.testing.assert_allclose(hessian_right_hand_side(g_uu, g_uq, g_qq, grad), expected, rtol=1e-12)
+        for k in range(nq):
+            for l in range(nq):
+                value = sum(P[a, k] * g_pp[i, a, b] * P[b, l] for a in range(n) for b in range(n))
+                for j in range(m):
+                    g_qf_k = sum(g_up[i, j, a] * P[a, k] for a in range(n))
+                    g_qf_l = sum(g_up[i, j, a] * P[a, l] for a in range(n))
+                    value += g_qf_k * grad[j, l] + grad[j, k] * g_qf_l
+                    for r in range(m):
+                        value += g_uu[i, j, r] * grad[j, k] * grad[r, l]
+                expected[i, k, l] = value
+    gamma = hessian_right_hand_side(P, grad, g_uu, g_up, g_pp, np.empty((m, nq, nq)))
+    np.testing.assert_allclose(gamma, expected, rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------

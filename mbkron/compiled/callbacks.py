@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["CONSTRAINT_SIGNATURE", "CONSTRAINT_FUNCTION", "constraint_function"]
+__all__ = ["CONSTRAINT_SIGNATURE", "CONSTRAINT_FUNCTION", "callback_address", "constraint_function"]
 
 if AVAILABLE:
     import warnings
 
     from numba import types
-    from numba.core import cgutils
+    from numba.core import cgutils, config
     from numba.core.errors import NumbaExperimentalFeatureWarning
     from numba.extending import intrinsic
 
@@ -45,6 +45,10 @@ if AVAILABLE:
     # they have been stable since numba 0.49 and are what keeps the kernels model-independent
     warnings.filterwarnings("ignore", message=".*First-class function type feature is experimental",
                             category=NumbaExperimentalFeatureWarning)
+else:  # pragma: no cover - exercised where numba is absent
+    CONSTRAINT_SIGNATURE = CONSTRAINT_FUNCTION = None
+
+if AVAILABLE and not config.DISABLE_JIT:
 
     @intrinsic
     def constraint_function(typingctx, address):
@@ -62,9 +66,23 @@ if AVAILABLE:
             return value._getvalue()
 
         return CONSTRAINT_FUNCTION(address), codegen
-else:  # pragma: no cover - exercised where numba is absent
-    CONSTRAINT_SIGNATURE = CONSTRAINT_FUNCTION = None
+
+    def callback_address(function) -> int:
+        """The address a kernel takes for the callback ``function`` (a ``cfunc`` of :data:`CONSTRAINT_SIGNATURE`):
+        its C address."""
+        return function.address
+else:  # pragma: no cover - exercised where numba does not compile (NUMBA_DISABLE_JIT=1) or is absent
+    _PYTHON_CALLBACKS: dict[int, object] = {}
+    """The Python functions behind the callbacks' addresses where nothing is compiled (kept alive here)."""
+
+    def callback_address(function) -> int:
+        """Where nothing is compiled: a key for the Python function of the callback ``function`` (a ``cfunc``'s
+        own, or a plain function), which :func:`constraint_function` turns back into it."""
+        python = getattr(function, "_pyfunc", function)
+        _PYTHON_CALLBACKS[id(python)] = python
+        return id(python)
 
     def constraint_function(address):
-        """Without numba there are no generated ``cfunc``\\ s (the compiled path is not used)."""
-        raise RuntimeError("compiled constraint functions need numba (the `fast` extra)")
+        """The Python function registered by :func:`callback_address` under ``address``: the kernels run as plain
+        Python and call it."""
+        return _PYTHON_CALLBACKS[address]

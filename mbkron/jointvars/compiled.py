@@ -1,22 +1,20 @@
-"""The compiled Newton step of constraint groups: expression groups and loop closures.
+"""The compiled continuation of constraint groups (Eq. 100-120): the one implementation of their position solve.
 
-A constraint group solved at every state spends its time in Python: the Newton update from the
-previous state, the LU of ``∂g/∂f``, the branch checks and the derivatives (Eq. 101-102, 105-120)
-are a few dozen small numpy and LAPACK calls. Here the common case runs as one compiled function:
-the continuation from the previous solution — one step, or where the state is further away the Python
-solver's walk of steps of at most ``max_step`` — by the Python solver's
-damped Newton iteration, no branch check firing, inputs affine in ``q``. The constraint functions ``g``,
-``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
+Damped Newton with continuation along one assembly branch and ``∇f``, ``H`` by the implicit-function theorem
+(Eq. 101-102, 105-120) are one compiled function: from a given solution, one predictor-corrector step
+(:func:`_single_step`) or, where the state is further away or the step fails, the walk of steps of at most
+``max_step``, halved after a failure and doubled after a success, bounded by ``max_steps``
+(:func:`step_kernel_into`); a long walk first shifts its start by whole periods where the equations are periodic
+(:func:`_period_shift`). :class:`mbkron.jointvars.solvers.PositionSolver` drives it for the assembly (from the
+guess, on no branch yet), the walks that confirm the periods and every solve, and words a failure from the
+status and the report the kernel returns (:data:`REPORT`): nothing is redone elsewhere. The constraint functions
+``g``, ``∂g``, ``∂²g`` of a group given as expressions are generated as straight-line code from its sympy
 expressions (:meth:`mbkron.jointvars.constraints.BoundConstraints.expressions`), printed by
 :mod:`mbkron.expressions.codegen`; those of loop closures are the library's own callbacks
 (:mod:`mbkron.compiled.closures`: the tree's kinematics along the chains that
 :meth:`~mbkron.jointvars.constraints.BoundConstraints.kernel_data` packs), so a closed-loop model generates
-no code. A long walk first shifts its start by whole periods where the equations are periodic, as the Python
-solver does (:func:`_period_shift`). Whenever the state leaves that case — a walk that cannot go on (a step fails
-even when halved to the Python solver's smallest), a shift lost to rounding, an
-ill-conditioned configuration, a floating-point error — the kernel returns a status and the state is
-redone by :class:`mbkron.jointvars.solvers.PositionSolver`, so branch checks and error messages are the
-Python solver's. The two routes are tested equal.
+no code; any other system's Python functions are called back (:mod:`mbkron.jointvars.constraint_callbacks`).
+Inputs that are not affine in ``q`` are evaluated through a Python callback (``settings[10]``, :func:`_single_step`).
 
 The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
@@ -60,37 +58,56 @@ printed from sympy expression trees, never user text.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
-from mbkron.compiled.callbacks import constraint_function
-from mbkron.compiled.calls import borrowed, by_address, refer, referent
-from mbkron.compiled.common import AVAILABLE, jit, jitable
+from mbkron.compiled.callbacks import callback_address, constraint_function
+from mbkron.compiled.calls import borrowed, by_address, call_python, refer, referent
+from mbkron.compiled.common import jit, jitable
 from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
-from mbkron.jointvars import generated
-from mbkron.jointvars.derivatives import projection_rows, projection_solve
-from mbkron.jointvars.solvers import Solution
+from mbkron.jointvars.constraint_callbacks import constraint_callbacks
+from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
+from mbkron.jointvars.solution import Solution
 
-__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "RUNGE_KUTTA_STEP", "FastStep",
+__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP", "FastStep",
            "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
            "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
-           "step_rows", "step_work", "supports_fast_step"]
+           "step_rows", "step_work"]
 
-OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE = range(8)
-"""Kernel status codes: only ``OK`` is a result; every other code sends the state to the Python solver."""
+(OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE, SIGN_CHANGED, LOST, NOT_ARRIVED,
+ INPUTS_FAILED) = range(12)
+"""Kernel status codes. ``OK`` is a result; every other code is a failure, which
+:class:`mbkron.jointvars.solvers.PositionSolver` reports from the numbers the kernel leaves in the report array
+(:data:`REPORT`): a Newton failure (``SINGULAR``: a zero pivot of ``∂g/∂f``; ``DAMPED``: no descent; ``NOT_CONVERGED``:
+``max_iterations`` used up; ``NOT_FINITE``: the constraint functions are not finite), a branch check
+(``SIGN_CHANGED``: the sign of ``det ∂g/∂f``; ``BRANCH``: the corrector's jump), ``ILL_CONDITIONED`` (the condition
+number at the solution above ``max_condition``), ``LOST`` (``q`` so large that its place within a period is lost to
+rounding), ``NOT_ARRIVED`` (``max_steps`` used up), ``INPUTS_FAILED`` (the Python callback of non-affine inputs
+raised); ``SUBDIVIDE`` is internal (a step longer than ``max_step``)."""
+
+REPORT = ("residual", "correction", "allowed", "condition")
+"""The scalars first in a step's report array (:func:`step_work`'s last but one), what a failure message prints: the
+last ``‖g‖₂``, the corrector's move and what was allowed, the condition number of ``∂g/∂f`` at the last accepted
+point of the walk (NaN: the start); then ``q`` at the start of the walk (after any shift by whole periods), at the
+last accepted point and at the failed trial, ``f`` at the last accepted point and where Newton failed
+(:meth:`FastStep.report`)."""
+
+SCALARS = 4
+"""The number of :data:`REPORT`'s scalars."""
 
 SHORT_WALK = 8.0
-"""Continuation steps (of ``max_step`` each) beyond which the solvers look for a shift of the start by whole periods
-(``PositionSolver._SHORT_WALK``): a longer walk that changes a coordinate by half the shortest of the equations'
-periods or more (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) first shifts its start, in the
-kernel as in the Python solver (:func:`_period_shift`), then walks."""
+"""Continuation steps (of ``max_step`` each) beyond which the walk looks for a shift of the start by whole periods:
+a longer walk that changes a coordinate by half the shortest of the equations' periods or more
+(:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`) first shifts its start (:func:`_period_shift`),
+then walks."""
 
 
 STEP_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, ::1], "
@@ -106,7 +123,7 @@ right-hand side above it needs neither the constraint step nor the dynamics comp
 
 _NO_DATA = np.zeros(0)
 _NO_DATA.setflags(write=False)
-"""The ``data`` argument of generated callbacks (which read none): read-only, as every group's description."""
+"""The ``data`` argument of callbacks that read none (a placeholder step's): read-only, as every group's description."""
 
 CONTINUATION = slice(-6, None)
 """Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
@@ -121,42 +138,6 @@ def _one_norm(A):  # pragma: no cover - compiled
             total += abs(A[r, c])
         best = max(best, total)
     return best
-
-
-@jit
-def _curvature_terms(A, grad, g_uu, g_up, g_pp, gamma):  # pragma: no cover - compiled
-    """Γ of Eq. 120 as :func:`mbkron.jointvars.derivatives.hessian_right_hand_side`, by loops (a few
-    dozen tiny matrix products would each cost a BLAS call), into ``gamma`` (m, nq, nq): ``Γ_i = Aᵀ g_pp,i A + X_i +
-    X_iᵀ + ∇fᵀ g_uu,i ∇f`` with ``X_i[k, l] = Σ_j (g_up,i A)[j, k] ∇f[j, l]``."""
-    m, n = g_up.shape[0], g_up.shape[2]
-    nq = A.shape[1]
-    up_A = np.empty((m, nq))  # (g_up,i A)[j, k]
-    pp_A = np.empty((n, nq))  # (g_pp,i A)[a, l]
-    uu_grad = np.empty((m, nq))  # (g_uu,i ∇f)[j, l]
-    for i in range(m):
-        for j in range(m):
-            for k in range(nq):
-                up, uu = 0.0, 0.0
-                for a in range(n):
-                    up += g_up[i, j, a] * A[a, k]
-                for r in range(m):
-                    uu += g_uu[i, j, r] * grad[r, k]
-                up_A[j, k], uu_grad[j, k] = up, uu
-        for a in range(n):
-            for l in range(nq):
-                value = 0.0
-                for b in range(n):
-                    value += g_pp[i, a, b] * A[b, l]
-                pp_A[a, l] = value
-        for k in range(nq):
-            for l in range(nq):
-                value = 0.0
-                for a in range(n):
-                    value += A[a, k] * pp_A[a, l]
-                for j in range(m):
-                    value += up_A[j, k] * grad[j, l] + up_A[j, l] * grad[j, k] + grad[j, k] * uu_grad[j, l]
-                gamma[i, k, l] = value
-    return gamma
 
 
 @jit
@@ -191,12 +172,14 @@ def _take_residuals(values, m, n, g, J, g_p):  # pragma: no cover - compiled
 def step_work(m, n, nq):  # pragma: no cover - compiled
     """The arrays :func:`_single_step` works in for ``m`` unknowns, ``n`` inputs and ``nq`` coordinates: ``(Δq,
     predicted step, prediction, current, trial, the first callback's values, g, ∂g/∂u, ∂g/∂p, LU, pivots, Newton
-    step, the second callback's blocks, ∂g/∂q, (∂g/∂u)⁻¹, difference)``. Allocated once by the caller (a run's
-    state context, a batch of rows, one call from Python), not at every step."""
+    step, the second callback's blocks, ∂g/∂q, (∂g/∂u)⁻¹, difference, report, inputs)``: the report of a failure
+    (:data:`REPORT`) and the buffer ``(q, p, ∂p/∂q, ∂²p/∂q²)`` where the Python callback of inputs that are not
+    affine in ``q`` reads ``q`` and writes the rest. Allocated once by the caller (a run's state context, a batch
+    of rows, one call from Python), not at every step."""
     return (np.empty(nq), np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m + m * m + m * n),
             np.empty(m), np.empty((m, m)), np.empty((m, n)), np.empty((m, m)), np.empty(m, np.int64), np.empty((m, 1)),
             np.empty(m * m + m * n + m * m * m + m * m * n + m * n * n), np.empty((m, nq)), np.empty((m, m)),
-            np.empty(m))
+            np.empty(m), np.empty(SCALARS + 3 * nq + 2 * m), np.empty(nq + n + n * nq + n * nq * nq))
 
 
 @jit
@@ -204,17 +187,25 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                  max_step, max_condition, order, projection, work):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
     damped Newton iteration from the predicted ``f`` (Eq. 100-101) with the branch checks of
-    :meth:`mbkron.jointvars.solvers.PositionSolver._step`, and the implicit derivatives ∇f, H at the solution
-    (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for the settings' (``inf``: unchecked).
+    :class:`mbkron.jointvars.solvers.PositionSolver` (``det_sign0`` 0: no branch yet, the assembly), and the
+    implicit derivatives ∇f, H at the solution (Eq. 101-102, 120). ``max_step`` and ``max_condition`` stand for
+    the settings' (``inf``: unchecked).
 
-    The arithmetic is that of the Python solver's numpy expressions, written as loops into the arrays of ``work``
-    (:func:`step_work`): each allocation, and each array passed on, costs the runtime's reference counting (about
-    half of a state's time before).
+    The inputs are ``p = A q + c`` (Eq. 100's ``q`` with the explicit joint variables of an affine map), or, where
+    ``settings[10]`` is the address of a :data:`~mbkron.compiled.calls.PYTHON_CALLBACK`, ``p(q)``, ``∂p/∂q`` and
+    ``∂²p/∂q²`` written by it into ``work``'s input buffer (:func:`step_work`; explicit joint variables given by
+    providers such as splines), with the chain rule's term ``Σ_a ∂g/∂p_a ∂²p_a/∂q²`` in ``Γ`` (Eq. 120).
 
-    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``: new arrays.
+    The arithmetic is written as loops into the arrays of ``work``: each allocation, and each array passed on,
+    costs the runtime's reference counting (about half of a state's time before). A failure leaves the numbers its
+    message needs in ``work``'s report (:data:`REPORT`: ``‖g‖``, the corrector's move and its bound, and ``f``
+    where Newton stopped).
+
+    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``: new arrays (``f`` and ``condition`` also
+    where the status is ``ILL_CONDITIONED``).
     """
     residuals, derivatives_at = constraint_function(first), constraint_function(second)
-    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _, _ = settings
+    tolerance, max_iterations, _, jump_ratio, jump_tolerance, max_newton_step, _, _, _, _, inputs = settings
     n, nq = A.shape
     f = np.empty(m)
     grad = np.zeros((m, nq))
@@ -224,13 +215,25 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     # the results outlive every call below and work is held by the caller: borrowed, passing them costs no atomic
     # reference counting
     (dq, predicted_step, prediction, current, trial, values, g, J, g_p, LU, piv, column, blocks, g_q, inverse,
-     difference) = borrowed(work)
+     difference, report, buffer) = borrowed(work)
     f_, grad_, hess_, tangent_, x_ = borrowed((f, grad, hess, tangent, x))
-    for k in range(n):  # p = A q + c
-        value = 0.0
-        for j in range(nq):
-            value += A[k, j] * q[j]
-        x_[m + k] = value + c[k]
+    failed_f = report[SCALARS + 3 * nq + m:]  # where Newton stops
+    report[0] = report[1] = report[2] = np.nan
+    P = A
+    if inputs != 0:  # p(q), ∂p/∂q, ∂²p/∂q² from the Python callback, into the buffer
+        for k in range(nq):
+            buffer[k] = q[k]
+        if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
+            return INPUTS_FAILED, x[m:], f, tangent, 0, 0.0, grad, hess
+        P = buffer[nq + n:nq + n + n * nq].reshape(n, nq)
+        for k in range(n):
+            x_[m + k] = buffer[nq + k]
+    else:
+        for k in range(n):  # p = A q + c
+            value = 0.0
+            for j in range(nq):
+                value += A[k, j] * q[j]
+            x_[m + k] = value + c[k]
     for k in range(nq):  # Δq = q − q0
         dq[k] = q[k] + (-1.0) * q0[k]
     for i in range(m):  # ∇f₀ Δq
@@ -251,7 +254,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             predicted_step[i] += 0.5 * total
     for k in range(m):
         prediction[k] = f0[k] + 1.0 * predicted_step[k]
-        x_[k] = current[k] = prediction[k]
+        x_[k] = current[k] = failed_f[k] = prediction[k]
     _zero(values)
     residuals(x_, values, data)
     if not _finite(values):
@@ -265,6 +268,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     condition = 0.0
     converged = False
     for _ in range(max_iterations):
+        for k in range(m):
+            failed_f[k] = current[k]
+        report[0] = residual
         det_sign = lu_factor(J, LU, piv)
         if det_sign == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
@@ -273,7 +279,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
         lu_solve(LU, piv, column)
         size = max_abs(step)
         if size <= tolerance * (1.0 + max_abs(current)):
-            matmul_into(g_p, A, g_q)
+            matmul_into(g_p, P, g_q)
             for i in range(m):
                 for k in range(nq):
                     tangent_[i, k] = -g_q[i, k]
@@ -306,25 +312,28 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
             if new_residual <= (1.0 - 1e-4 * scale) * residual:
                 break
             scale *= 0.5
-            if scale < 1e-6:  # no descent: the Python solver redoes the state and says so
+            if scale < 1e-6:  # no descent
                 return DAMPED, x[m:], f, tangent, 0, 0.0, grad, hess
         _take_residuals(values, m, n, g, J, g_p)
         for k in range(m):
             current[k] = trial[k]
         residual = new_residual
     if not converged:
+        report[0] = residual
         return NOT_CONVERGED, x[m:], f, tangent, 0, 0.0, grad, hess
-    if det_sign != det_sign0:
-        return BRANCH, x[m:], f, tangent, 0, 0.0, grad, hess
+    if det_sign0 != 0 and det_sign != det_sign0:
+        return SIGN_CHANGED, x[m:], f, tangent, 0, 0.0, grad, hess
     for k in range(m):
         difference[k] = f_[k] + (-1.0) * prediction[k]
-    if max_abs(difference) > jump_ratio * max_abs(predicted_step) + jump_tolerance:
+    report[1] = max_abs(difference)
+    report[2] = jump_ratio * max_abs(predicted_step) + jump_tolerance
+    if report[1] > report[2]:
         return BRANCH, x[m:], f, tangent, 0, 0.0, grad, hess
     if not condition <= max_condition:
-        return ILL_CONDITIONED, x[m:], f, tangent, 0, 0.0, grad, hess
+        return ILL_CONDITIONED, x[m:], f, tangent, det_sign, condition, grad, hess
     if order == 0:
         return OK, x[m:], f, tangent, det_sign, condition, grad, hess
-    # derivatives at the solution (Eq. 101-102, 120), as implicit_derivatives
+    # derivatives at the solution (Eq. 101-102, 120)
     for k in range(m):
         x_[k] = f_[k]
     _zero(blocks)
@@ -341,7 +350,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     g_up = blocks[start:start + m * m * n].reshape(m, m, n)
     start += m * m * n
     g_pp = blocks[start:start + m * n * n].reshape(m, n, n)
-    matmul_into(g_p, A, g_q)
+    matmul_into(g_p, P, g_q)
     if projection:
         rows = projection_rows(g_u)
         copy_into(grad_, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
@@ -353,7 +362,16 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                 grad_[i, k] = -g_q[i, k]
         lu_solve(LU, piv, grad_)
     if order >= 2:
-        _curvature_terms(A, grad_, g_uu, g_up, g_pp, hess_)  # Γ, in H's array
+        hessian_right_hand_side(P, grad_, g_uu, g_up, g_pp, hess_)  # Γ, in H's array
+        if inputs != 0:  # + Σ_a ∂g_i/∂p_a ∂²p_a/∂q² (the chain rule through p(q))
+            d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
+            for i in range(m):
+                for k in range(nq):
+                    for l in range(nq):
+                        value = 0.0
+                        for a in range(n):
+                            value += g_p[i, a] * d2p[a, k, l]
+                        hess_[i, k, l] += value
         flat = hess_.reshape(m, nq * nq)
         if projection:
             copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))  # (it copies Γ first)
@@ -379,9 +397,9 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     corrected by Newton at the shifted inputs; kept where that converges on the start's branch (the sign of
     ``det ∂g/∂f``) within the rounding of the shift.
 
-    Returns ``(status, q, f, tangent, det_sign)``: ``OK`` with the shifted start, ``SUBDIVIDE`` where ``q`` is
-    so large that its place within the period is lost to rounding (the Python solver says so), else another
-    status and the start is kept (no turn, or the correction failed).
+    Returns ``(status, q, f, tangent, det_sign, condition)``: ``OK`` with the shifted start, ``LOST`` where ``q``
+    is so large that its place within the period is lost to rounding, else another status and the start is kept
+    (no turn, or the correction failed; ``condition`` NaN: the start's).
     """
     jump_tolerance, max_step, periodic = settings[4], settings[6], settings[9]
     nq = q0.size
@@ -395,7 +413,7 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
             shifted_q[k] = q0[k] + shift
             largest = max(largest, abs(shift))
     if largest == 0.0:
-        return NOT_CONVERGED, q0, f0, tangent0, det_sign0
+        return NOT_CONVERGED, q0, f0, tangent0, det_sign0, np.nan
     shifted_f = np.empty(m)
     for i in range(m):
         value = 0.0
@@ -406,17 +424,24 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     error = 4.0 * np.finfo(np.float64).eps * (largest + max_abs(q0))
     allowed = jump_tolerance + max_abs(tangent0.ravel()) * error
     if allowed > max_step:
-        return SUBDIVIDE, q0, f0, tangent0, det_sign0
-    status, _, f, tangent, det_sign, _, _, _ = _single_step_at((
+        return LOST, q0, f0, tangent0, det_sign0, np.nan
+    status, _, f, tangent, det_sign, condition, _, _ = _single_step_at((
         first, second, borrowed(data), m, borrowed(A), borrowed(c), shifted_q, shifted_q, shifted_f,
         borrowed(tangent0), borrowed(curvature0), False, det_sign0, settings, np.inf, np.inf, np.int64(0),
         projection, borrowed(work)))  # Newton at the shifted inputs, from the shifted f (no predicted step)
     if status != OK or det_sign != det_sign0:
-        return BRANCH, q0, f0, tangent0, det_sign0
+        return BRANCH, q0, f0, tangent0, det_sign0, np.nan
     for i in range(m):
         if not abs(f[i] - shifted_f[i]) <= allowed:
-            return BRANCH, q0, f0, tangent0, det_sign0
-    return OK, shifted_q, f, tangent, det_sign
+            return BRANCH, q0, f0, tangent0, det_sign0, np.nan
+    return OK, shifted_q, f, tangent, det_sign, condition
+
+
+@jit
+def _note(report, start, values):  # pragma: no cover - compiled
+    """``values`` into ``report`` from ``start`` on."""
+    for k in range(values.size):
+        report[start + k] = values[k]
 
 
 @jit
@@ -424,51 +449,68 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
                      order, projection, work):  # pragma: no cover - compiled
     """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there, the steps working in
     ``work`` (:func:`step_work`): :func:`step_kernel`'s body, called by address from it, from :func:`step_rows`
-    (one ``work`` for every row) and from :func:`group_forward_into` (a run's ``work``).
+    (one ``work`` for every row) and from :func:`group_forward_into` (a run's ``work``). A failure leaves what its
+    message needs in ``work``'s report (:data:`REPORT`).
 
     Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
     """
     max_condition, max_step, max_steps, half_period = settings[2], settings[6], settings[7], settings[8]
+    nq = q.size
     held = borrowed(work)  # Δq and the predicted step in the step's own arrays (it fills them again)
-    change, predicted_step = held[0], held[1]
-    for k in range(q.size):
+    change, predicted_step, report = held[0], held[1], held[16]
+    for k in range(nq):
         change[k] = q[k] + (-1.0) * q0[k]
     for i in range(m):
         value = 0.0
-        for k in range(q.size):
+        for k in range(nq):
             value += tangent0[i, k] * change[k]
         predicted_step[i] = value
     predicted = max_abs(predicted_step)
-    # where the Python solver may shift the start by whole periods first (PositionSolver._shifted): a long walk and
-    # a change of half a period or more in some coordinate (half_period: half the shortest, conservatively)
+    # a long walk first shifts the start by whole periods where that is a solution (the equations periodic in a
+    # coordinate that changes by half a period or more; half_period: half the shortest, conservatively)
     shifted = predicted > SHORT_WALK * max_step and max_abs(change) >= half_period
     shift = NOT_CONVERGED  # no shift tried
+    current_condition = np.nan  # the start's (the caller knows it)
     if shifted:  # the start moved by whole periods, where that is a solution: the walk goes on from there
-        shift, current_q, current_f, current_tangent, current_sign = _period_shift(
+        shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift(
             first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change)
-    # one step: the common case; an infinite or NaN change (NOT_FINITE), a shift lost to rounding: the Python solver
-    if predicted <= max_step or not predicted < np.inf or shift == SUBDIVIDE:
-        return _single_step_at((first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0),
-                                borrowed(f0), borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0,
-                                settings, max_step, max_condition, order, projection, borrowed(work)))
     if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
         current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
-    curved = use_curvature and shift != OK  # H at the start, for the first step's predictor: not after a shift
+    _note(report, SCALARS, current_q)  # where the walk starts
+    _note(report, SCALARS + nq, current_q)
+    _note(report, SCALARS + 2 * nq, q)
+    _note(report, SCALARS + 3 * nq, current_f)
+    report[3] = current_condition
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
+    # one step: the common case (also a change that is not finite: the step says what fails; and a shift lost to
+    # rounding, where the step is too long: SUBDIVIDE, reported as LOST)
+    if shift != OK and (predicted <= max_step or not predicted < np.inf or shift == LOST):
+        status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0), borrowed(f0),
+            borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0, settings, max_step, max_condition,
+            order, projection, borrowed(work)))
+        if shift == LOST:
+            status = LOST
+        final = status == OK or status == ILL_CONDITIONED or status == LOST or status == INPUTS_FAILED
+        if final or max_abs(change) < minimum:
+            return status, p, f, tangent, det_sign, condition, grad, hess
+        fraction = 0.5  # walk: the step halved, as after any failed step
+    curved = use_curvature and shift != OK  # H at the start, for the first step's predictor: not after a shift
     for _ in range(int(max_steps)):
         remaining = sum_scaled(q, -1.0, current_q)
         distance = max_abs(remaining)
-        change = max_abs(matvec(current_tangent, remaining))
-        if change * fraction > max_step:
-            fraction = max_step / change
+        change_f = max_abs(matvec(current_tangent, remaining))
+        if change_f * fraction > max_step:
+            fraction = max_step / change_f
         final = fraction >= 1.0
         trial = q.copy() if final else sum_scaled(current_q, fraction, remaining)
+        _note(report, SCALARS + 2 * nq, trial)
         status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
             first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
             borrowed(curvature0),
             curved and not started, current_sign, settings, np.inf, max_condition if final else np.inf,
             order if final else np.int64(0), projection, borrowed(work)))
-        if status == ILL_CONDITIONED or (status != OK and fraction * distance < minimum):
+        if status == ILL_CONDITIONED or status == INPUTS_FAILED or (status != OK and fraction * distance < minimum):
             return status, p, f, tangent, det_sign, condition, grad, hess
         if status != OK:
             fraction *= 0.5
@@ -477,8 +519,11 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             return status, p, f, tangent, det_sign, condition, grad, hess
         started = True
         current_q, current_f, current_tangent, current_sign = trial, f, tangent, det_sign
+        _note(report, SCALARS + nq, current_q)
+        _note(report, SCALARS + 3 * nq, current_f)
+        report[3] = condition
         fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))
-    return NOT_CONVERGED, p, f, tangent, det_sign, condition, grad, hess
+    return NOT_ARRIVED, p, f, tangent, det_sign, condition, grad, hess
 
 
 _step_kernel_into_at = by_address(step_kernel_into, returns=STEP_RETURNS)
@@ -495,19 +540,24 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     (:func:`mbkron.jointvars.generated.module_source`; called through
     :func:`mbkron.compiled.callbacks.constraint_function`), so this
     kernel is compiled once for every model. One step (:func:`_single_step`) where the predicted change
-    ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step``; beyond, the walk of
-    :meth:`mbkron.jointvars.solvers.PositionSolver._walk` (the step shortened to ``max_step``, halved where a
+    ``‖∇f₀ Δq‖∞`` is at most the solver's ``max_step`` and it succeeds; otherwise the walk of
+    :class:`mbkron.jointvars.solvers.PositionSolver` (the step shortened to ``max_step``, halved where a
     step fails, doubled after one succeeds, at most ``max_steps`` steps, the condition number checked at the
-    end only). A walk longer than :data:`SHORT_WALK` steps that changes a coordinate by ``settings[8]`` or more
-    (half the shortest of the equations' periods, infinite where they are not periodic) first shifts its start by
-    whole periods where that is a solution (:func:`_period_shift`, as the Python solver); every failure, and a
-    shift lost to rounding, returns a status other than ``OK``: the Python solver redoes the state (and raises its
-    errors). :func:`step_kernel_into` in arrays of its own (one call from Python).
+    end only; a failure once the step is below ``1e-9 (1 + ‖q‖∞)``). A walk longer than :data:`SHORT_WALK` steps
+    that changes a coordinate by ``settings[8]`` or more (half the shortest of the equations' periods, infinite
+    where they are not periodic) first shifts its start by whole periods where that is a solution
+    (:func:`_period_shift`); every failure, and a shift lost to rounding, returns a status other than ``OK``, and
+    the numbers of its message in ``report``. :func:`step_kernel_into` in arrays of its own (one call from
+    Python)
 
-    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess)``.
+    Returns ``(status, p, f, tangent, det_sign, condition, grad, hess, report)``: ``report`` the numbers a failure's
+    message needs (:data:`REPORT`, :meth:`FastStep.report`).
     """
-    return _step_kernel_into_at((first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature,
-                                 det_sign0, settings, order, projection, step_work(m, A.shape[0], A.shape[1])))
+    work = step_work(m, A.shape[0], A.shape[1])
+    status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
+        first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, order,
+        projection, work))
+    return status, p, f, tangent, det_sign, condition, grad, hess, work[16]
 
 
 @jit
@@ -691,82 +741,118 @@ def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, 
     return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), 0, np.empty((0, 0)), np.empty((0, 0, 0))
 
 
-def supports_fast_step(solver) -> bool:
-    """Whether a constraint group can take the compiled step: numba is installed, the group's
-    inputs are affine in q and its system is evaluated by library callbacks
-    (:meth:`mbkron.jointvars.constraints.BoundConstraints.kernel_data`: loop closures) or has an expression form
-    (:meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`: expression groups; deriving it is the
-    system's work of this call)."""
-    system = solver.system
-    return AVAILABLE and solver.inputs.affine and (system.kernel_data() is not None
-                                                   or system.expressions() is not None)
+def _no_periods(nq: int, m: int) -> NDArray:
+    """The periodic table of a step that shifts no walk: NaN periods (read-only)."""
+    table = np.full((nq, 1 + m), np.nan)
+    table.setflags(write=False)
+    return table
+
+
+def _periodic_settings(solver) -> tuple[float, NDArray]:
+    """``settings[8:10]`` of a step with ``solver``'s periods: half the shortest of the equations' periods by their
+    structure (:meth:`~mbkron.jointvars.solvers.PositionSolver.candidate_periods`; a walk longer than
+    :data:`SHORT_WALK` steps that changes a coordinate by this or more shifts its start by whole periods) and the
+    table ``(T_i, d_i)`` (nq, 1 + m) of the periods its walks confirmed and the joint variables' windings, NaN
+    periods where none (:attr:`~mbkron.jointvars.solvers.PositionSolver.periods`)."""
+    candidates = solver.candidate_periods()
+    half_period = 0.5 * float(candidates[np.isfinite(candidates)].min()) if np.isfinite(candidates).any() else np.inf
+    periods, windings = solver.periods
+    table = np.ascontiguousarray(np.column_stack([periods, windings]), dtype=float)
+    table.setflags(write=False)
+    return half_period, table
 
 
 class FastStep:
-    """The compiled path of one constraint group, built from its expressions.
+    """The compiled continuation of one constraint group (:func:`step_kernel` and the kernels above it).
 
     Parameters
     ----------
     solver : PositionSolver
-        One for which :func:`supports_fast_step` holds.
+        Its system's callbacks are :func:`constraint_callbacks`'.
     method : {"lu", "projection"}
+    periodic : bool
+        Whether a long walk shifts its start by whole periods (:attr:`PositionSolver.periods`); False for the walks
+        that find them.
+
     """
 
-    def __init__(self, solver, method: str):
+    def __init__(self, solver, method: str = "lu", periodic: bool = True):
         system = solver.system
         self.m = system.size
-        data = system.kernel_data()
-        # loop closures: the library's callbacks read the group from ``data``; expressions: generated ones
-        if data is not None:
-            from mbkron.compiled import (
-                closure_callbacks,  # compiles (or loads) the callbacks on first use
-            )
-
-            self.kernels = closure_callbacks
-        else:
-            self.kernels = generated.kernel_module(system.expressions())
         # the kernels call the callbacks by their addresses: valid while ``kernels`` is referenced
-        self.functions = (self.kernels.first.address, self.kernels.second.address,
-                          _NO_DATA if data is None else data)
-        self.A = np.ascontiguousarray(solver.inputs.matrix)
-        self.c = np.ascontiguousarray(solver.inputs.constant)
-        # a walk longer than SHORT_WALK steps and a change of |Δq_i| ≥ this in some coordinate are left to the Python
-        # solver, which may shift by whole periods there (never where every |Δq_i| is below half the shortest period)
-        periods = solver.candidate_periods()
-        half_period = 0.5 * float(periods[np.isfinite(periods)].min()) if np.isfinite(periods).any() else np.inf
-        # the periods the Python solver shifts a long walk's start by (confirmed by a walk round each) and the joint
-        # variables' windings: (nq, 1 + m), NaN periods where none (PositionSolver.periods)
-        periods, windings = solver.periods
-        periodic = np.ascontiguousarray(np.column_stack([periods, windings]), dtype=float)
-        periodic.setflags(write=False)
+        self.kernels, data = constraint_callbacks(system, solver.inputs.matrix.shape[0])
+        self.functions = (callback_address(self.kernels.first), callback_address(self.kernels.second), data)
+        self.A = np.ascontiguousarray(solver.inputs.matrix, dtype=float)
+        self.c = np.ascontiguousarray(solver.inputs.constant, dtype=float)
+        # p(q), ∂p/∂q, ∂²p/∂q² through a Python callback where the inputs are not affine (kept alive by the inputs)
+        self.inputs = solver.inputs
+        address = 0 if solver.inputs.callback is None else solver.inputs.callback[1]
+        nq = self.A.shape[1]
+        half_period, periodic_table = _periodic_settings(solver) if periodic else (np.inf, _no_periods(nq, self.m))
         self.settings = (solver.tolerance, solver.max_iterations, solver.max_condition, solver.jump_ratio,
                          solver.jump_tolerance, solver.max_newton_step, solver.max_step, float(solver.max_steps),
-                         half_period, periodic)
+                         half_period, periodic_table, address)
         self.projection = method == "projection"
-        nq = self.A.shape[1]
         self._zero_curvature = np.zeros((self.m, nq, nq))
 
-    def step(self, start: Solution, curvature: NDArray | None, q: NDArray, order: int):
-        """Solve at ``q`` from ``start`` (with ``H`` at ``start``, ``curvature``, if known) and
-        differentiate; None when the Python solver must.
+    def with_periods(self, solver) -> FastStep:
+        """This step with the solver's :attr:`~PositionSolver.periods` (a long walk shifts its start by them)."""
+        step = copy.copy(self)
+        step.settings = (*self.settings[:8], *_periodic_settings(solver), self.settings[10])
+        return step
+
+    def with_method(self, method: str) -> FastStep:
+        """This step with the derivatives by ``method`` (``"lu"`` or ``"projection"``)."""
+        step = copy.copy(self)
+        step.projection = method == "projection"
+        return step
+
+    def assembly_settings(self) -> tuple:
+        """The settings of the assembly's Newton solve: no bound on the corrector's move (no prediction yet)."""
+        settings = list(self.settings)
+        settings[4] = np.inf
+        return tuple(settings)
+
+    def report(self, report: NDArray) -> dict:
+        """A failure's numbers from the report array of :func:`step_kernel` (:data:`REPORT`): the scalars by name,
+        ``first_q``, ``current_q``, ``trial_q`` (nq,) and ``current_f``, ``failed_f`` (m,)."""
+        nq, m = self.A.shape[1], self.m
+        values = {name: float(report[k]) for k, name in enumerate(REPORT)}
+        start = SCALARS
+        for name, size in (("first_q", nq), ("current_q", nq), ("trial_q", nq), ("current_f", m), ("failed_f", m)):
+            values[name] = report[start:start + size].copy()
+            start += size
+        return values
+
+    def solution(self, q: NDArray, p: NDArray, f: NDArray, tangent: NDArray, det_sign, condition) -> Solution:
+        """The :class:`Solution` of a kernel's values at ``q`` (``∂p/∂q`` and ``∂²p/∂q²`` evaluated again where the
+        inputs are not affine: only the singularity check of :mod:`mbkron.integrate.simulate` reads them)."""
+        if self.inputs.affine:
+            return Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition))
+        _, P, d2p = self.inputs.evaluate(q)
+        return Solution(q.copy(), p.copy(), P, d2p, f, tangent, int(det_sign), float(condition))
+
+    def step(self, start: Solution, curvature: NDArray | None, q: NDArray, order: int, settings: tuple | None = None):
+        """Solve at ``q`` from ``start`` (with ``H`` at ``start``, ``curvature``, if known) and differentiate.
 
         Returns
         -------
-        (Solution, grad, hess) or None
-            ``grad``/``hess`` are None below ``order``.
+        (status, Solution, grad, hess, report)
+            ``status`` :data:`OK` (``grad``/``hess`` None below ``order``) or a failure, with the report array
+            (:meth:`report`); the solution where the status is ``OK`` or ``ILL_CONDITIONED`` (else None).
         """
         use_curvature = curvature is not None
         curvature = curvature if use_curvature else self._zero_curvature
-        try:
-            status, p, f, tangent, det_sign, condition, grad, hess = step_kernel(
-                *self.functions, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature,
-                use_curvature, start.det_sign, self.settings, order, self.projection)
-        except (ArithmeticError, ValueError):
-            return None
-        if status != OK:
-            return None
-        solution = Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition))
-        return solution, (grad if order >= 1 else None), (hess if order >= 2 else None)
+        q = np.ascontiguousarray(q, dtype=float)
+        status, p, f, tangent, det_sign, condition, grad, hess, report = step_kernel(
+            *self.functions, self.m, self.A, self.c, q, np.ascontiguousarray(start.q, dtype=float),
+            np.ascontiguousarray(start.f, dtype=float), np.ascontiguousarray(start.tangent, dtype=float), curvature,
+            use_curvature, int(start.det_sign), self.settings if settings is None else settings, order,
+            self.projection)
+        if status != OK and status != ILL_CONDITIONED:
+            return status, None, None, None, report
+        solution = self.solution(q, p, f, tangent, det_sign, condition)
+        return status, solution, (grad if order >= 1 else None), (hess if order >= 2 else None), report
 
     def rows(self, start: Solution, curvature: NDArray | None, Q: NDArray, order: int):
         """:meth:`step` at the rows of ``Q`` (k, nq, C-contiguous floats) in order, each from the previous one, in
@@ -790,8 +876,7 @@ class FastStep:
             return 0, None, None, None, None
         if done == 0:
             return 0, None, None, None, None
-        solution = Solution(Q[done - 1].copy(), p.copy(), self.A, None, F[done - 1].copy(), tangent, int(det_sign),
-                            float(condition))
+        solution = self.solution(Q[done - 1], p, F[done - 1].copy(), tangent, det_sign, condition)
         return (done, F[:done], G[:done] if order >= 1 else None, H[:done] if order >= 2 else None,
                 (solution, last_hess if order >= 2 else None))
 
@@ -815,7 +900,7 @@ class FastStep:
             return None
         if status != OK or code != 0:
             return None
-        return Solution(q.copy(), p.copy(), self.A, None, f, tangent, int(det_sign), float(condition)), hess, qdd
+        return self.solution(q, p, f, tangent, det_sign, condition), hess, qdd
 
     def state_context(self, start: Solution, curvature: NDArray | None, force: NDArray, model_arrays: tuple,
                       matrix: NDArray, constant: NDArray, rows: NDArray) -> tuple:
@@ -835,16 +920,16 @@ class FastStep:
     @classmethod
     def placeholder(cls, nq: int) -> FastStep:
         """A step of one joint variable over ``nq`` coordinates that calls no constraint functions, of the types every
-        group's step has (:func:`supports_fast_step`: the kernels are compiled once for every model): for compiling
+        group's step has (the kernels are compiled once for every model): for compiling
         the kernels of any group's runs ahead, with no group at hand (:meth:`compile_dynamics`,
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
-        step.m, step.kernels = 1, None
+        step.m, step.kernels, step.inputs = 1, None, None
         step.functions = (0, 0, _NO_DATA)
         step.A, step.c = np.zeros((1, nq)), np.zeros(1)
         periodic = np.full((nq, 2), np.nan)
         periodic.setflags(write=False)
-        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf, periodic)  # the types of __init__'s
+        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf, periodic, 0)  # the types of __init__'s
         step.projection = False
         step._zero_curvature = np.zeros((1, nq, nq))
         return step

@@ -1,11 +1,8 @@
 """Joint variables solved from constraints at every state: the provider behind the LU and projection solvers.
 
 Positions by :class:`~mbkron.jointvars.solvers.PositionSolver` (Newton continuation on one assembly
-branch), exact ``∇f`` and ``H`` by :func:`~mbkron.jointvars.solvers.implicit_derivatives`
-(Eq. 101-102, 105-120). With the ``compiled`` backend a group with an expression form (equations
-given as expressions, or loop closures) takes the compiled step of :mod:`mbkron.jointvars.compiled`
-for every state it can handle (chosen when the model is built, never after a number of
-evaluations), and the Python solver for the others.
+branch) and exact ``∇f`` and ``H`` (Eq. 101-102, 105-120) in the same call: the compiled continuation of
+:mod:`mbkron.jointvars.compiled`, the one implementation, which also raises the solver's errors.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ __all__ = ["ConstrainedJointVariables"]
 # numba: imported when a model with constraint groups is built (its compiled step) or evaluated, not with this
 # module (mbkron.core.lazy)
 _compiled = LazyModule("mbkron.jointvars.compiled")
-_derivatives = LazyModule("mbkron.jointvars.derivatives")
 
 
 class ConstrainedJointVariables(JointVariableProvider):
@@ -41,9 +37,12 @@ class ConstrainedJointVariables(JointVariableProvider):
     solver : PositionSolver
     method : {"lu", "projection"}
 
-    Groups with an expression form (expressions or loop closures;
-    :meth:`~mbkron.jointvars.constraints.BoundConstraints.expressions`) with inputs affine in q take the
-    compiled Newton step; the others, and the states it declines, the Python solver.
+    Attributes
+    ----------
+    fast_step : FastStep or None
+        The compiled step of this group (:class:`mbkron.jointvars.compiled.FastStep`) where its inputs are affine
+        in ``q``: what the model's one-call forward dynamics takes (:mod:`mbkron.model.forward`); None where they
+        are given by providers (the step then calls them back through Python at every state).
     """
 
     def __init__(self, solver: PositionSolver, method: str = "lu"):
@@ -51,7 +50,8 @@ class ConstrainedJointVariables(JointVariableProvider):
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
         self.solver = solver
         self.method = method
-        self.fast_step = _compiled.FastStep(solver, method) if _compiled.supports_fast_step(solver) else None
+        self.step = _compiled.FastStep(solver, method)
+        self.fast_step = self.step if solver.inputs.affine else None
 
     @property
     def size(self) -> int:
@@ -62,38 +62,24 @@ class ConstrainedJointVariables(JointVariableProvider):
         return Continuation(self.solver.reference)
 
     def _state(self, q: NDArray, order: int, continuation: Continuation):
-        if not np.isfinite(q).all():  # refused before any step (the solver's own check, for both routes)
-            return self.solver.solve(q, continuation.start)
-        if self.fast_step is not None:
-            fast = self.fast_step.step(continuation.start, continuation.curvature,
-                                       np.ascontiguousarray(q, dtype=float), order)
-            if fast is not None:
-                solution, grad, hess = fast
-                continuation.advance(solution, hess)
-                return solution.f, grad, hess
-        solution = self.solver.solve(q, continuation.start, continuation.curvature)
-        if order == 0:
-            continuation.advance(solution, None)
-            return solution.f, None, None
-        # The position solver has checked the condition number at this configuration.
-        grad, hess = _derivatives.implicit_derivatives(self.solver.system, solution, order, self.method, None)
+        solution, grad, hess = self.solver.evaluate(q, continuation.start, continuation.curvature, order, self.step)
         continuation.advance(solution, hess)
         return solution.f, grad, hess
 
     def evaluate(self, q, order, state: Continuation | None = None):
         continuation = self.new_state() if state is None else state
         q = np.asarray(q)
-        if q.ndim < 2 or self.fast_step is None or not q.size or not np.isfinite(q).all():
+        if q.ndim < 2 or not q.size or not np.isfinite(q).all():
             return evaluate_states(q, order, self.size, lambda qi, o: self._state(qi, o, continuation))
-        # a batch: the compiled step walks its rows in one call; a row it declines is solved alone (the Python
-        # solver where the compiled step declines it again), and the walk goes on from there
+        # a batch: the compiled step walks its rows in one call; at a row it fails on, that row alone raises the
+        # solver's error
         batch, nq = q.shape[:-1], q.shape[-1]
         rows = np.ascontiguousarray(q.reshape(-1, nq), dtype=float)
         parts: list[tuple] = []
         start = 0
         while start < len(rows):
-            done, f, grad, hess, reached = self.fast_step.rows(continuation.start, continuation.curvature,
-                                                               rows[start:], order)
+            done, f, grad, hess, reached = self.step.rows(continuation.start, continuation.curvature, rows[start:],
+                                                          order)
             if done:
                 continuation.advance(*reached)
                 parts.append((f, grad, hess))

@@ -3,7 +3,9 @@
 Differentiating ``g_i(f(q), q) = 0`` gives linear systems with the matrix ``J = ∂g/∂f`` (columns
 ``ḡ_j``, Eq. 104), solved by one LU factorisation reused for both orders or by the seed's
 analytical projection (Eq. 105-119); the derivation of Eq. 120's right-hand side is in
-docs/seed-notes/constraints.md. See :mod:`mbkron.jointvars.solvers` for the positions.
+docs/seed-notes/constraints.md. These are the kernels the compiled step
+(:func:`mbkron.jointvars.compiled.step_kernel`) computes ``∇f`` and ``H`` with at every solution; see
+:mod:`mbkron.jointvars.solvers` for the positions.
 """
 
 from __future__ import annotations
@@ -12,54 +14,61 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
-from mbkron.core.errors import ConfigurationError
-from mbkron.jointvars.constraints import BoundConstraints
-from mbkron.jointvars.solvers import LUFactors, Solution, format_values
 
-__all__ = ["chain_rule", "hessian_right_hand_side", "projection_rows", "projection_solve", "implicit_derivatives"]
+__all__ = ["hessian_right_hand_side", "projection_rows", "projection_solve"]
 
 
-def chain_rule(
-    g_p: NDArray, g_up: NDArray, g_pp: NDArray, P: NDArray, d2p: NDArray | None
-) -> tuple[NDArray, NDArray, NDArray]:
-    """Partial ``q``-derivatives at fixed ``u`` through ``p(q)``.
+@jit
+def hessian_right_hand_side(P, grad, g_uu, g_up, g_pp, gamma):  # pragma: no cover - compiled
+    """``Γ_i`` of ``Σ_j ∂g_i/∂f_j H_j = −Γ_i`` (Eq. 120, derived in docs/seed-notes/constraints.md) for inputs
+    ``p`` with ``∂p/∂q = P``, into ``gamma`` (m, nq, nq), by loops (a few dozen tiny matrix products would each
+    cost a BLAS call):
 
-    Returns
-    -------
-    g_q : ndarray, shape (m, nq)
-        ``∂g/∂q = g_p P``.
-    g_uq : ndarray, shape (m, m, nq)
-        ``∂²g/∂u∂q = g_up P``.
-    g_qq : ndarray, shape (m, nq, nq)
-        ``∂²g/∂q² = Pᵀ g_pp P + Σ_a g_p,a ∂²p_a/∂q²``.
-    """
-    g_q = g_p @ P
-    g_uq = g_up @ P
-    g_qq = P.T @ g_pp @ P
-    if d2p is not None:
-        g_qq = g_qq + np.einsum("ia,akl->ikl", g_p, d2p)
-    return g_q, g_uq, g_qq
+        Γ_i = Pᵀ ∂²g_i/∂p² P + X_i + X_iᵀ + ∇fᵀ ∂²g_i/∂f² ∇f,   X_i[k, l] = Σ_j (∂²g_i/∂f_j∂p P)_k ∇f_j,l,
 
-
-def hessian_right_hand_side(g_uu: NDArray, g_uq: NDArray, g_qq: NDArray, grad: NDArray) -> NDArray:
-    """``Γ_i`` of ``Σ_j ∂g_i/∂f_j H_j = −Γ_i`` (Eq. 120, derived in docs/seed-notes/constraints.md).
-
-    ``Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ``.
+    i.e. ``∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ`` with the
+    partial ``q``-derivatives at fixed ``f`` taken through ``p`` (the seed's ``Γ`` of Eq. 120 is ``−vec`` of
+    ours). Where ``p`` is not affine in ``q`` the caller adds ``Σ_a ∂g_i/∂p_a ∂²p_a/∂q²``.
 
     Parameters
     ----------
-    g_uu : ndarray, shape (m, m, m)
-    g_uq : ndarray, shape (m, m, nq)
-    g_qq : ndarray, shape (m, nq, nq)
+    P : ndarray, shape (n, nq)
     grad : ndarray, shape (m, nq)
         ``∇f`` (row ``j`` is ``∇f_jᵀ``).
-
-    Returns
-    -------
-    ndarray, shape (m, nq, nq)
+    g_uu, g_up, g_pp : ndarray, shapes (m, m, m), (m, m, n), (m, n, n)
+        ``∂²g/∂f²``, ``∂²g/∂f∂p``, ``∂²g/∂p²``.
+    gamma : ndarray, shape (m, nq, nq)
+        Overwritten with ``Γ``; returned.
     """
-    mixed = np.swapaxes(g_uq, -1, -2) @ grad  # [i, k, l] = Σ_j ∂²g_i/∂q_k∂f_j ∂f_j/∂q_l
-    return g_qq + mixed + np.swapaxes(mixed, -1, -2) + grad.T @ g_uu @ grad
+    m, n = g_up.shape[0], g_up.shape[2]
+    nq = P.shape[1]
+    up_P = np.empty((m, nq))  # (g_up,i P)[j, k]
+    pp_P = np.empty((n, nq))  # (g_pp,i P)[a, l]
+    uu_grad = np.empty((m, nq))  # (g_uu,i ∇f)[j, l]
+    for i in range(m):
+        for j in range(m):
+            for k in range(nq):
+                up, uu = 0.0, 0.0
+                for a in range(n):
+                    up += g_up[i, j, a] * P[a, k]
+                for r in range(m):
+                    uu += g_uu[i, j, r] * grad[r, k]
+                up_P[j, k], uu_grad[j, k] = up, uu
+        for a in range(n):
+            for l in range(nq):
+                value = 0.0
+                for b in range(n):
+                    value += g_pp[i, a, b] * P[b, l]
+                pp_P[a, l] = value
+        for k in range(nq):
+            for l in range(nq):
+                value = 0.0
+                for a in range(n):
+                    value += P[a, k] * pp_P[a, l]
+                for j in range(m):
+                    value += up_P[j, k] * grad[j, l] + up_P[j, l] * grad[j, k] + grad[j, k] * uu_grad[j, l]
+                gamma[i, k, l] = value
+    return gamma
 
 
 @jit
@@ -149,54 +158,3 @@ def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
             for column in range(k):
                 eta_plus_c[r, column] += J[r, i] * x[i, column]
     return x
-
-
-def implicit_derivatives(
-    system: BoundConstraints, solution: Solution, order: int, method: str, max_condition: float | None,
-) -> tuple[NDArray, NDArray | None]:
-    """Exact ``∇f`` (Eq. 101-102) and ``H`` (Eq. 120) at a solved configuration.
-
-    Parameters
-    ----------
-    system : BoundConstraints
-    solution : Solution
-    order : {1, 2}
-    method : {"lu", "projection"}
-        One LU of ``∂g/∂f`` reused for both stages, or the analytical projection (Eq. 105-119)
-        with the ``γ_i`` computed once and reused for the Hessian stage.
-    max_condition : float or None
-        None skips the check (the position solver has checked this configuration).
-
-    Returns
-    -------
-    grad : ndarray, shape (m, nq)
-    hess : ndarray, shape (m, nq, nq), or None when ``order < 2``
-
-    Raises
-    ------
-    ConfigurationError
-        If ``∂g/∂f`` is singular (condition number above ``max_condition``).
-    """
-    g_u, g_p, g_uu, g_up, g_pp = system.second(solution.f, solution.p)
-    g_q, g_uq, g_qq = chain_rule(g_p, g_up, g_pp, solution.P, solution.d2p)
-    m, nq = g_q.shape
-    lu = LUFactors(g_u, g_q) if method == "lu" or max_condition is not None else None
-    if max_condition is not None and lu.condition > max_condition:
-        raise ConfigurationError(
-            f"singular configuration at q = {format_values(solution.q)}: ∂g/∂f has condition number "
-            f"{lu.condition:.3g} > {max_condition:.3g} (f = {format_values(solution.f)})"
-        )
-    if method == "lu":
-        grad = -lu.solve(g_q)
-        hess = None
-        if order >= 2:
-            gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-            hess = -lu.solve(gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
-        return grad, hess
-    rows = projection_rows(g_u)
-    grad = projection_solve(rows, g_u, g_q)
-    hess = None
-    if order >= 2:
-        gamma = hessian_right_hand_side(g_uu, g_uq, g_qq, grad)
-        hess = projection_solve(rows, g_u, gamma.reshape(m, nq * nq)).reshape(m, nq, nq)
-    return grad, hess

@@ -5,9 +5,9 @@ equations are generated from :class:`LoopClosure` declarations (plus orientation
 space). They are the tree's own kinematics in the joint variables: ground points ``r = A_0 ⋯ A_{L−1} v``
 along the chain of joints to each closure body (Eq. 40, 44), differentiated exactly by the joints' ground
 twists (Eq. 75, 76, 99). One implementation evaluates them, :func:`mbkron.compiled.closures.evaluate`, from
-the bodies, points and directions packed by :meth:`_BoundClosures.kernel_data`: called from Python by the
-Python solver and through C callbacks by the compiled Newton step (:mod:`mbkron.jointvars.compiled`), with
-no code generated for a closed-loop model.
+the bodies, points and directions packed by :meth:`_BoundClosures.kernel_data`: through C callbacks by the
+compiled continuation (:mod:`mbkron.jointvars.compiled`), and from Python where Python reads the constraints
+(:meth:`_BoundClosures.first`: the singularity check of a run), with no code generated for a closed-loop model.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _perpendicular_pair(axis: NDArray) -> tuple[NDArray, NDArray]:
 
 class _BoundClosures(BoundConstraints):
     """Loop-closure equations evaluated by :func:`mbkron.compiled.closures.evaluate` (Eq. 40, 75, 76, 99): the
-    same compiled code as the constraint step's callbacks, called from Python by the Python solver."""
+    same compiled code as the constraint step's callbacks, called from Python where Python reads them."""
 
     def __init__(self, arrays: _ClosureArrays, tree, unknown_rows, explicit_rows, nq):
         super().__init__(unknown_rows, explicit_rows, nq)

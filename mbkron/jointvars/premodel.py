@@ -27,7 +27,7 @@ The fit error is estimated after fitting by solving afresh at check points of ev
 the midpoints (cell centres for two coordinates) and, for the quintic fit, also a fraction
 ``(1 − 1/√5)/2`` into each interval, where its gradient error peaks (the derivative of
 ``(x − a)³ (x − b)³`` is largest there and zero at the midpoint) — and comparing values, gradients
-and Hessians with the exact ones (:func:`mbkron.jointvars.solvers.implicit_derivatives`); see :attr:`PremodelJointVariables.fit_error`.
+and Hessians with the exact ones (:meth:`mbkron.jointvars.solvers.PositionSolver.evaluate`); see :attr:`PremodelJointVariables.fit_error`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ __all__ = ["FitError", "PremodelJointVariables"]
 # scipy.interpolate (~0.3 s of CPU) and the derivative kernels (numba): imported when a pre-modelled group is
 # fitted, not with this module, which every model build imports (mbkron.core.lazy)
 _interpolate = LazyModule("scipy.interpolate")
-_derivatives = LazyModule("mbkron.jointvars.derivatives")
 
 
 @dataclass(frozen=True)
@@ -73,13 +72,17 @@ class FitError:
     points: int
 
 
-def _sweep(solver: PositionSolver, grid: NDArray) -> list[Solution]:
-    """Solve along consecutive points ``grid`` (shape (n, nq)), continuing from the reference."""
-    solutions, start = [], solver.reference
+def _sweep(solver: PositionSolver, grid: NDArray, order: int = 0) -> list[tuple[Solution, NDArray | None, NDArray | None]]:
+    """Solve along consecutive points ``grid`` (shape (n, nq)), continuing from the reference: each point's
+    ``(solution, ∇f, H)`` (the exact derivatives up to ``order``, Eq. 101-102, 120; None above)."""
+    results, start = [], solver.reference
     for q in grid:
-        start = solver.solve(q, start=start)
-        solutions.append(start)
-    return solutions
+        if order == 0:
+            start, grad, hess = solver.solve(q, start=start), None, None
+        else:
+            start, grad, hess = solver.evaluate(q, start, None, order)
+        results.append((start, grad, hess))
+    return results
 
 
 class _QuinticHermite:
@@ -226,9 +229,8 @@ class PremodelJointVariables(JointVariableProvider):
     def _spline(self, grids: list[NDArray]):
         if len(grids) == 1:
             x = grids[0]
-            solutions = _sweep(self.solver, x[:, None])
-            derivatives = [_derivatives.implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
-                           for s in solutions]
+            swept = _sweep(self.solver, x[:, None], 2)
+            solutions, derivatives = [s for s, _, _ in swept], [(g, h) for _, g, h in swept]
             width = np.diff(x)
             self._check_points = np.sort(np.concatenate([x[:-1] + 0.5 * width,
                                                          x[:-1] + 0.5 * (1.0 - 5.0**-0.5) * width]))[:, None]
@@ -237,7 +239,7 @@ class PremodelJointVariables(JointVariableProvider):
         x, y = grids
         # Boustrophedon order keeps consecutive sweep points adjacent.
         snake = [(i, j) for i in range(x.size) for j in (range(y.size) if i % 2 == 0 else reversed(range(y.size)))]
-        solutions = _sweep(self.solver, np.array([(x[i], y[j]) for i, j in snake]))
+        solutions = [s for s, _, _ in _sweep(self.solver, np.array([(x[i], y[j]) for i, j in snake]))]
         values = np.empty((x.size, y.size, self.size))
         for (i, j), s in zip(snake, solutions):
             values[i, j] = s.f
@@ -251,7 +253,7 @@ class PremodelJointVariables(JointVariableProvider):
         n = math.ceil(2.0 * np.pi / step)
         n += 1 - n % 2  # odd
         theta = 2.0 * np.pi * np.arange(n + 1) / n
-        solutions = _sweep(self.solver, (q0 + theta)[:, None])
+        solutions = [s for s, _, _ in _sweep(self.solver, (q0 + theta)[:, None])]
         values = np.array([s.f for s in solutions])
         turns = (values[-1] - values[0]) / (2.0 * np.pi)
         winding = np.round(turns)
@@ -265,11 +267,10 @@ class PremodelJointVariables(JointVariableProvider):
 
     def _estimate_error(self) -> FitError:
         points = self._check_points
-        exact = _sweep(self.solver, points)
+        exact = _sweep(self.solver, points, 2)
         f, grad, hess = self._fit(points, 2)
         errors = [0.0, 0.0, 0.0]
-        for k, s in enumerate(exact):
-            g, h = _derivatives.implicit_derivatives(self.solver.system, s, 2, "lu", self.solver.max_condition)
+        for k, (s, g, h) in enumerate(exact):
             errors[0] = max(errors[0], np.max(np.abs(f[k] - s.f)))
             errors[1] = max(errors[1], np.max(np.abs(grad[k] - g)))
             errors[2] = max(errors[2], np.max(np.abs(hess[k] - h)))

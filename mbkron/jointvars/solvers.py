@@ -3,7 +3,9 @@
 Position
     :class:`PositionSolver` -- damped Newton with continuation in ``q`` from a given solution,
     tracking one assembly branch (see the class docstring for the step control and the branch
-    checks).
+    checks). The iteration, the walk and the derivatives are one compiled continuation
+    (:func:`mbkron.jointvars.compiled.step_kernel`); the solver validates its settings, drives it (the assembly,
+    the walks round the periods, every solve) and words its failures.
 
 Gradients and Hessians (implicit function theorem)
     Differentiating ``g_i(f(q), q) = 0`` once gives Eq. 101,
@@ -16,20 +18,22 @@ Gradients and Hessians (implicit function theorem)
         Γ_i = ∂²g_i/∂q² + Σ_j (∂²g_i/∂q∂f_j ∇f_jᵀ + ∇f_j ∂²g_i/∂f_j∂qᵀ) + Σ_jk ∂²g_i/∂f_j∂f_k ∇f_j ∇f_kᵀ
 
     (the seed's ``Γ`` of Eq. 120 is ``−vec`` of ours). Both are linear systems with the same matrix
-    ``J = ∂g/∂f`` (columns ``ḡ_j``, Eq. 104); :func:`mbkron.jointvars.derivatives.implicit_derivatives` solves them either
-    with one LU factorisation of ``J`` reused for both (``"lu"``, the default) or with the
-    seed's analytical projection (``"projection"``, Eq. 105-119), both in :mod:`mbkron.jointvars.derivatives`.
+    ``J = ∂g/∂f`` (columns ``ḡ_j``, Eq. 104), solved in the compiled step either with one LU factorisation of
+    ``J`` reused for both (``"lu"``, the default) or with the seed's analytical projection (``"projection"``,
+    Eq. 105-119); ``Γ`` is :func:`mbkron.jointvars.derivatives.hessian_right_hand_side`.
 
 The ``q``-derivatives above are partial at fixed ``f``; when ``g`` also uses explicit joint
 variables ``f_e(q)`` the system's inputs are ``p = (f_e, q)`` and the chain rule through ``p(q)``
-gives them (:func:`mbkron.jointvars.derivatives.chain_rule`).
+gives them: ``∂g/∂q = ∂g/∂p ∂p/∂q``, and ``∂²g/∂q² = Pᵀ ∂²g/∂p² P + Σ_a ∂g/∂p_a ∂²p_a/∂q²`` where ``p`` is not
+affine in ``q`` (:class:`ExplicitInputs`, evaluated for the compiled step through a Python callback).
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,21 +43,21 @@ from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.constraints import BoundConstraints
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.jointvars.periods import coordinate_periods
+from mbkron.jointvars.solution import Solution
 
 __all__ = [
     "ExplicitInputs",
     "Solution",
     "PositionSolver",
-    "LUFactors",
     "Continuation",
     "format_values",
     "evaluate_states",
     "METHODS",
 ]
 
-# scipy.linalg (~0.2 s of CPU): imported by the first solve, not with this module, which every model build imports
-# (mbkron.core.lazy)
-lapack = LazyModule("scipy.linalg.lapack")
+# numba: imported when a solver is made (its compiled continuation), not with this module, which every model build
+# imports (mbkron.core.lazy)
+_compiled = LazyModule("mbkron.jointvars.compiled")
 
 METHODS = ("lu", "projection")
 
@@ -67,6 +71,14 @@ class ExplicitInputs:
         The model's explicit joint variables (rows solved by constraints are unused).
     rows : ndarray of int
         The explicit joint variables the group uses.
+
+    Attributes
+    ----------
+    affine : bool
+        Whether ``p`` is affine in ``q`` (``matrix q + constant``): none of ``rows`` is given by a provider.
+    callback : (ctypes callback, int) or None
+        Where ``p`` is not affine: the :data:`~mbkron.compiled.calls.PYTHON_CALLBACK` by which the compiled
+        continuation evaluates it (:meth:`evaluate` into the step's buffer) and its address; None where affine.
     """
 
     def __init__(self, joint_variables: JointVariables, rows: NDArray[np.intp]):
@@ -81,6 +93,8 @@ class ExplicitInputs:
         self.matrix = matrix
         self.constant = np.concatenate([joint_variables.constant[self.rows], np.zeros(nq)])
         self._zero_hessians = np.zeros((matrix.shape[0], nq, nq))
+        self._errors = threading.local()
+        self.callback = None if self.affine else _compiled_callback(self)
 
     def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray, NDArray | None]:
         """``p``, ``∂p/∂q`` (np, nq) and ``∂²p/∂q²`` (np, nq, nq; None when ``p`` is affine in q).
@@ -100,99 +114,37 @@ class ExplicitInputs:
         return p, P, d2p
 
 
-class LUFactors:
-    """LU factorisation ``J = P L U`` of a square matrix with its condition number and determinant sign.
-
-    Uses LAPACK ``getrf``/``getrs``/``gecon`` directly: one state is a handful of small
-    matrices, and the wrappers' checks would cost more than the arithmetic.
-
-    Parameters
-    ----------
-    J : ndarray, shape (m, m)
-        ``∂g/∂f``.
-    coupling : ndarray, shape (m, nq), optional
-        ``∂g/∂q``. When given, the condition number is taken relative to the whole constraint
-        Jacobian, ``κ = ‖[∂g/∂f, ∂g/∂q]‖₁ ‖(∂g/∂f)⁻¹‖₁``: this is ``cond₁(∂g/∂f)`` when
-        ``∂g/∂q`` is not larger than ``∂g/∂f``, and it still detects a singular ``∂g/∂f`` with a
-        single equation (where ``cond`` is always 1), e.g. at a fold ``∂g/∂f → 0``.
-
-    Attributes
-    ----------
-    singular : bool
-        Exactly singular (a zero pivot).
-    coupling : ndarray or None
-        As the parameter; may be set before :attr:`condition` is first read.
-    condition : float
-        Condition number estimate (``inf`` if singular).
-    det_sign : int
-        Sign of ``det J`` (0 if singular).
-    """
-
-    def __init__(self, J: NDArray, coupling: NDArray | None = None):
-        self.lu, self.piv, info = lapack.dgetrf(J)
-        self._J, self.coupling, self.singular = J, coupling, info > 0
-        self._condition: float | None = None
-
-    @property
-    def condition(self) -> float:
-        """1-norm condition number estimate (LAPACK ``gecon``), computed on first use."""
-        if self._condition is None:
-            with np.errstate(over="ignore"):  # a norm that overflows is inf: condition inf
-                norm = abs(self._J).sum(axis=0).max()
-                if self.coupling is not None and self.coupling.size:
-                    norm = max(norm, abs(self.coupling).sum(axis=0).max())
-            rcond = 0.0 if self.singular or not np.isfinite(norm) else lapack.dgecon(self.lu, norm, norm="1")[0]
-            self._condition = 1.0 / rcond if rcond > 0 and np.isfinite(rcond) else np.inf
-        return self._condition
-
-    @property
-    def det_sign(self) -> int:
-        """Sign of ``det J`` from the LU factors (0 if singular)."""
-        if self.singular:
+    def _write(self, t: float, address: int) -> int:
+        """The :data:`~mbkron.compiled.calls.PYTHON_CALLBACK` of non-affine inputs: reads ``q`` from the buffer at
+        ``address`` (:func:`mbkron.jointvars.compiled.step_work`'s last array) and writes ``(p, ∂p/∂q, ∂²p/∂q²)``
+        after it; 0 where that raised (kept for :meth:`raise_error`, per thread), else 1."""
+        try:
+            nq, n = self.matrix.shape[1], self.matrix.shape[0]
+            size = nq + n + n * nq + n * nq * nq
+            buffer = np.ctypeslib.as_array((ctypes.c_double * size).from_address(address))
+            p, P, d2p = self.evaluate(buffer[:nq].copy())
+            buffer[nq:nq + n] = p
+            buffer[nq + n:nq + n + n * nq] = np.ravel(P)
+            buffer[nq + n + n * nq:] = np.ravel(d2p)
+            return 1
+        except BaseException as error:  # noqa: BLE001 - raised again by the driver, after the kernel returns
+            self._errors.error = error
             return 0
-        swaps = np.count_nonzero(self.piv != np.arange(self.piv.size))
-        negative = np.count_nonzero(np.diagonal(self.lu) < 0)
-        return -1 if (swaps + negative) % 2 else 1
 
-    def solve(self, b: NDArray) -> NDArray:
-        """``J⁻¹ b`` for ``b`` of shape (m,) or (m, k).
-
-        Column by column: a multi-column ``getrs`` goes through level-3 BLAS, whose threads
-        cost milliseconds on a busy machine for these tiny matrices.
-        """
-        if b.ndim == 1:
-            return lapack.dgetrs(self.lu, self.piv, b)[0]
-        return np.stack([lapack.dgetrs(self.lu, self.piv, column)[0] for column in b.T], axis=-1)
+    def raise_error(self) -> None:
+        """Raise what the callback caught last in this thread (the kernel said ``INPUTS_FAILED``)."""
+        error, self._errors.error = getattr(self._errors, "error", None), None
+        if error is not None:
+            raise error
+        raise RuntimeError("the explicit joint variables' callback failed")  # pragma: no cover - defensive
 
 
-@dataclass(frozen=True, eq=False)
-class Solution:
-    """A solved configuration of one constraint group.
+def _compiled_callback(inputs: ExplicitInputs):
+    """``(ctypes callback, its address)`` of ``inputs._write`` (kept alive with ``inputs``)."""
+    from mbkron.compiled.calls import PYTHON_CALLBACK
 
-    Attributes
-    ----------
-    q : ndarray, shape (nq,)
-    p, P, d2p : ndarray
-        Inputs, ``∂p/∂q`` and ``∂²p/∂q²`` (None when affine) at ``q``.
-    f : ndarray, shape (m,)
-        The solved joint variables.
-    tangent : ndarray, shape (m, nq)
-        ``∇f`` from the last Newton Jacobian (a predictor for continuation, accurate to the
-        Newton tolerance; the exact gradient comes from :func:`mbkron.jointvars.derivatives.implicit_derivatives`).
-    det_sign : int
-        Sign of ``det ∂g/∂f``: constant along a regular branch.
-    condition : float
-        Condition number of ``∂g/∂f``.
-    """
-
-    q: NDArray
-    p: NDArray
-    P: NDArray
-    d2p: NDArray | None
-    f: NDArray
-    tangent: NDArray
-    det_sign: int
-    condition: float
+    callback = PYTHON_CALLBACK(inputs._write)
+    return callback, ctypes.cast(callback, ctypes.c_void_p).value
 
 
 class Continuation:
@@ -220,10 +172,6 @@ class Continuation:
     def advance(self, solution: Solution, curvature: NDArray | None) -> None:
         """Continue the next solve from ``solution`` (with its Hessians ``curvature``, if known)."""
         self.start, self.curvature = solution, curvature
-
-
-class _NewtonFailure(Exception):
-    """Internal: Newton did not converge, or a branch check failed, on one continuation step."""
 
 
 def _positive(name: str, value) -> float:
@@ -275,17 +223,25 @@ class PositionSolver:
     most ``max_steps`` continuation steps (accepted or rejected), each at most ``max_iterations``
     Newton iterations; a walk that needs more ends with a ConfigurationError naming ``q``. A
     coordinate in which the equations are periodic (a revolute angle, :mod:`mbkron.jointvars.periods`)
-    needs no walk proportional to its value: when the walk would be long, it starts from the start
-    shifted by whole periods ``k T_i``, with the solved joint variables shifted by ``k d_i``, their
-    change over one period along the assembly branch (a dependent angle that winds by ``2π`` per
-    turn of the coordinate; found when the solver is made by walking one period, :attr:`periods`). That is a solution
-    (``g`` is periodic) and the one the continuous walk reaches, so the result is the same as
-    without the shift, and the remaining walk is at most half a period in each such coordinate.
+    needs no walk proportional to its value: when the walk would be long (more than
+    :data:`mbkron.jointvars.compiled.SHORT_WALK` steps), it starts from the start shifted by whole periods
+    ``k T_i``, with the solved joint variables shifted by ``k d_i``, their change over one period along the
+    assembly branch (a dependent angle that winds by ``2π`` per turn of the coordinate; found when the solver is
+    made by walking one period, :attr:`periods`). That is a solution (``g`` is periodic) and the one the
+    continuous walk reaches, so the result is the same as without the shift, and the remaining walk is at most
+    half a period in each such coordinate.
 
     **Newton step control.** Steps are limited to ``max_newton_step`` (∞-norm, in the joint
     variables' units) and backtracked (halved) until ``‖g‖₂`` decreases (Armijo condition
     with slope ``1e-4``). Convergence: ``‖Δf‖∞ ≤ tolerance · (1 + ‖f‖∞)``; the last step is
     applied, so by quadratic convergence the returned ``f`` is accurate to ``~tolerance²``.
+
+    **One implementation.** The assembly, the walks round the periods and every solve are the one compiled
+    continuation (:func:`mbkron.jointvars.compiled.step_kernel`, Eq. 100-120), with the group's constraint
+    functions as C callbacks (generated from its expressions, the library's loop closures, or any other system's
+    Python functions called back: :func:`mbkron.jointvars.constraint_callbacks.constraint_callbacks`) and, where the inputs
+    are not affine in ``q``, ``p(q)`` and its derivatives through a Python callback (:class:`ExplicitInputs`);
+    this class words the kernel's failures from the numbers it reports.
 
     Parameters
     ----------
@@ -298,7 +254,9 @@ class PositionSolver:
     tolerance, max_iterations, max_condition, jump_ratio, jump_tolerance, max_newton_step, max_step
         See above. Defaults: 1e-9, 30, 1e10, 0.5, 1e-6, 0.5, 0.2; each a finite positive number
         (``max_iterations`` an integer ≤ 1000). ``max_condition`` bounds the condition number of
-        ``∂g/∂f`` relative to the whole constraint Jacobian (see :class:`LUFactors`).
+        ``∂g/∂f`` relative to the whole constraint Jacobian, ``κ = ‖[∂g/∂f, ∂g/∂q]‖₁ ‖(∂g/∂f)⁻¹‖₁``: this is
+        ``cond₁(∂g/∂f)`` when ``∂g/∂q`` is not larger than ``∂g/∂f``, and it still detects a singular ``∂g/∂f``
+        with a single equation (where ``cond`` is always 1), e.g. at a fold ``∂g/∂f → 0``.
     max_steps : int
         Continuation steps per solve (default 2000, at most 10⁶).
 
@@ -309,8 +267,6 @@ class PositionSolver:
     ConfigurationError
         The initial assembly failed.
     """
-
-    _SHORT_WALK = 8  # predicted steps below which no period shift is looked for
 
     def __init__(
         self,
@@ -341,16 +297,28 @@ class PositionSolver:
         self.max_step = _positive("max_step", max_step)
         self.max_steps = _count("max_steps", max_steps, 1_000_000)
         q = np.array(reference_q, dtype=float)
-        p, P, d2p = inputs.evaluate(q)
-        try:
-            self.reference = self._correct(q, p, P, d2p, np.array(guess, dtype=float))
-        except _NewtonFailure as failure:
+        guess = np.array(guess, dtype=float)
+        m = system.size
+        if q.shape != (inputs.matrix.shape[1],) or not np.all(np.isfinite(q)):
+            raise ValueError(f"`reference_q` must be {inputs.matrix.shape[1]} finite numbers, got {format_values(q)}")
+        if guess.shape != (m,) or not np.all(np.isfinite(guess)):
+            raise ValueError(f"`guess` must be {m} finite numbers, got {format_values(guess)}")
+        walk = _compiled.FastStep(self, "lu", periodic=False)  # the periods are not known yet
+        nq = q.size
+        start = Solution(q, walk.c, walk.A, None, guess, np.zeros((m, nq)), 0, math.nan)  # det_sign 0: no branch yet
+        status, reference, _, _, report = walk.step(start, None, q, 0, walk.assembly_settings())
+        if status == _compiled.ILL_CONDITIONED:
+            raise self._ill_conditioned(q, reference)
+        if status != _compiled.OK:
+            if status == _compiled.INPUTS_FAILED:
+                inputs.raise_error()
             raise ConfigurationError(
                 f"initial assembly of ({', '.join(self.names)}) failed at q = {format_values(q)} from the guess "
-                f"f = {format_values(guess)}: {failure}; give a better initial guess"
-            ) from None
-        self._check_condition(self.reference)
-        self._periods = self._walked_periods()
+                f"f = {format_values(guess)}: {self._failure(status, walk.report(report))}; give a better initial guess"
+            )
+        self.reference = reference
+        self._periods = self._walked_periods(walk)
+        self._step = walk.with_periods(self)
 
     def _structural_periods(self) -> tuple[NDArray, NDArray]:
         """The equations' periods by their structure, before any walk: in each coordinate (nq,) and in each
@@ -378,20 +346,19 @@ class PositionSolver:
     def periods(self) -> tuple[NDArray, NDArray]:
         """Periods ``T_i`` of the equations in each coordinate (``nan``: not periodic, or unusable) and
         the windings ``d_i = f(q + T_i e_i) − f(q)`` of the assembly branch (shape (nq, m)), found when the
-        solver is made (:meth:`_walked_periods`)."""
+        solver is made (a walk of one period from the assembly per periodic coordinate)."""
         return self._periods
 
-    def _walked_periods(self) -> tuple[NDArray, NDArray]:
-        """:attr:`periods`: a walk of one period from the assembly per periodic coordinate, kept only where
-        ``d_i`` is a whole number of the equations' periods in each unknown (so ``f + k d_i`` solves
-        ``g`` at ``q + k T_i``, as the continuous walk would give it); a walk that fails makes that period
-        ``nan``."""
+    def _walked_periods(self, walk) -> tuple[NDArray, NDArray]:
+        """:attr:`periods`: a walk of one period from the assembly per periodic coordinate (the compiled walk
+        ``walk``, without period shifts), kept only where ``d_i`` is a whole number of the equations' periods in
+        each unknown (so ``f + k d_i`` solves ``g`` at ``q + k T_i``, as the continuous walk would give it); a walk
+        that fails makes that period ``nan``."""
         nq, m = self.reference.q.size, self.system.size
         (periods, unknown), windings = self._structural_periods(), np.zeros((nq, m))
         for i in np.flatnonzero(np.isfinite(periods)):
-            try:
-                end = self._walk(self.reference, self.reference.q + periods[i] * np.eye(nq)[i], None)
-            except ConfigurationError:  # the branch does not go round (a singular configuration within a period)
+            status, end, _, _, _ = walk.step(self.reference, None, self.reference.q + periods[i] * np.eye(nq)[i], 0)
+            if status != _compiled.OK:  # the branch does not go round (a singular configuration within a period)
                 periods[i] = np.nan
                 continue
             turns = (end.f - self.reference.f) / np.where(np.isfinite(unknown), unknown, np.inf)
@@ -405,84 +372,69 @@ class PositionSolver:
         windings.setflags(write=False)
         return periods, windings
 
-    # ------------------------------------------------------------------ Newton
-    def _correct(self, q, p, P, d2p, f) -> Solution:
-        """Damped Newton from ``f`` at fixed inputs; the result carries the last LU's data.
+    # ------------------------------------------------------------------ messages
+    def _failure(self, status: int, report: dict) -> str:
+        """What failed in one continuation step, from the kernel's ``status`` and :meth:`FastStep.report`."""
+        failed = format_values(report["failed_f"])
+        if status == _compiled.SINGULAR:
+            return (f"∂g/∂f is singular (condition number inf) at f = {failed}: the constraints may not determine "
+                    f"these joint variables")
+        if status == _compiled.DAMPED:
+            return f"no descent from f = {failed} (‖g‖ = {report['residual']:.3g})"
+        if status == _compiled.NOT_CONVERGED:
+            return f"Newton did not converge in {self.max_iterations} iterations (‖g‖ = {report['residual']:.3g})"
+        if status == _compiled.SIGN_CHANGED:
+            return "the sign of det ∂g/∂f changed"
+        if status == _compiled.BRANCH:
+            return f"the corrector moved f by {report['correction']:.3g} (more than {report['allowed']:.3g})"
+        return f"the constraints or their derivatives are not finite at f = {failed}"
 
-        Absurd constraint data (lengths of 1e308, a guess of 1e300) make the residual non-finite,
-        which ends Newton with a failure (a ConfigurationError for the caller); numpy's
-        floating-point warnings on the way there are silenced, so none leaks to the user.
-        """
-        with np.errstate(all="ignore"):
-            return self._newton(q, p, P, d2p, f)
+    def _ill_conditioned(self, q: NDArray, solution: Solution) -> ConfigurationError:
+        return ConfigurationError(
+            f"singular configuration at q = {format_values(q)}: ∂g/∂f of ({', '.join(self.names)}) has "
+            f"condition number {solution.condition:.3g} > {self.max_condition:.3g} "
+            f"(f = {format_values(solution.f)}); the constraints do not determine these joint variables here"
+        )
 
-    def _newton(self, q, p, P, d2p, f) -> Solution:
-        system = self.system
-        try:
-            g, J, g_p = system.first(f, p)
-        except (ValueError, OverflowError, ZeroDivisionError) as error:
-            raise _NewtonFailure(f"the constraints cannot be evaluated at f = {format_values(f)} ({error})") from None
-        residual = math.hypot(*g)  # no overflow of the squares for huge residuals
-        if not math.isfinite(residual) or not np.all(np.isfinite(J)):
-            raise _NewtonFailure(f"the constraints or their derivatives are not finite at f = {format_values(f)}")
-        for _ in range(self.max_iterations):
-            lu = LUFactors(J)
-            if lu.singular:
-                raise _NewtonFailure(
-                    f"∂g/∂f is singular (condition number inf) at f = {format_values(f)}: the constraints may not "
-                    f"determine these joint variables"
-                )
-            step = lu.solve(g)
-            size = abs(step).max()
-            if size <= self.tolerance * (1.0 + abs(f).max()):
-                g_q = g_p @ P
-                lu.coupling = g_q
-                return Solution(q, p, P, d2p, f - step, -lu.solve(g_q), lu.det_sign, lu.condition)
-            scale = min(1.0, self.max_newton_step / size)
-            while True:
-                trial = f - scale * step
-                try:
-                    g_new, J_new, g_p_new = system.first(trial, p)
-                    new_residual = math.hypot(*g_new) if np.all(np.isfinite(J_new)) else np.inf
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    new_residual = np.inf
-                if new_residual <= (1.0 - 1e-4 * scale) * residual:
-                    break
-                scale *= 0.5
-                if scale < 1e-6:
-                    raise _NewtonFailure(f"no descent from f = {format_values(f)} (‖g‖ = {residual:.3g})")
-            f, g, J, g_p, residual = trial, g_new, J_new, g_p_new, new_residual
-        raise _NewtonFailure(f"Newton did not converge in {self.max_iterations} iterations (‖g‖ = {residual:.3g})")
-
-    def _check_condition(self, solution: Solution) -> None:
-        if solution.condition > self.max_condition:
-            raise ConfigurationError(
-                f"singular configuration at q = {format_values(solution.q)}: ∂g/∂f of ({', '.join(self.names)}) has "
-                f"condition number {solution.condition:.3g} > {self.max_condition:.3g} "
-                f"(f = {format_values(solution.f)}); the constraints do not determine these joint variables here"
+    def _error(self, status: int, report: dict, start: Solution, target: NDArray, reached) -> ConfigurationError:
+        """The ConfigurationError of a failed solve from ``start`` towards ``target``."""
+        names = ", ".join(self.names)
+        if status == _compiled.ILL_CONDITIONED:
+            return self._ill_conditioned(target, reached)
+        if status == _compiled.LOST:
+            return ConfigurationError(
+                f"cannot solve ({names}) at q = {format_values(target)}: `q` is so large that its position within "
+                f"the constraints' period ({format_values(self.periods[0])}) is lost to rounding"
             )
+        if status == _compiled.NOT_ARRIVED:
+            return ConfigurationError(
+                f"cannot solve ({names}) at q = {format_values(target)}: the continuation from "
+                f"q = {format_values(report['first_q'])} did not arrive in {self.max_steps} steps (reached "
+                f"q = {format_values(report['current_q'])}); `q` is too far from the assembly or the previous state "
+                f"in a coordinate in which the constraints are not periodic"
+            )
+        condition = report["condition"] if math.isfinite(report["condition"]) else start.condition
+        return ConfigurationError(
+            f"cannot continue the solution of ({names}) from q = {format_values(report['current_q'])} "
+            f"(f = {format_values(report['current_f'])}, condition number of ∂g/∂f {condition:.3g}) towards "
+            f"q = {format_values(target)}: {self._failure(status, report)} at q = {format_values(report['trial_q'])}; "
+            f"the path meets a singular configuration, leaves the assembly branch or leaves the region where the "
+            f"constraints have a solution"
+        )
 
     # ------------------------------------------------------------------ continuation
-    def _step(self, start: Solution, q: NDArray, curvature: NDArray | None) -> Solution:
-        """One predictor-corrector step from ``start`` to ``q`` with the branch checks; ``curvature``
-        is ``H`` at ``start`` (or None)."""
-        p, P, d2p = self.inputs.evaluate(q)
-        dq = q - start.q
-        predicted_step = start.tangent @ dq
-        if curvature is not None:
-            predicted_step = predicted_step + 0.5 * (curvature @ dq) @ dq
-        prediction = start.f + predicted_step
-        solution = self._correct(q, p, P, d2p, prediction)
-        if solution.det_sign != start.det_sign:
-            raise _NewtonFailure("the sign of det ∂g/∂f changed")
-        correction = abs(solution.f - prediction).max()
-        allowed = self.jump_ratio * abs(predicted_step).max() + self.jump_tolerance
-        if correction > allowed:
-            raise _NewtonFailure(f"the corrector moved f by {correction:.3g} (more than {allowed:.3g})")
-        return solution
+    def _target(self, q: NDArray) -> NDArray:
+        target = np.array(q, dtype=float)  # a copy: a solution kept by the caller must not alias its buffer
+        if not np.all(np.isfinite(target)):
+            raise ConfigurationError(
+                f"`q` must be finite to solve ({', '.join(self.names)}) from the constraints, got q = {format_values(target)}"
+            )
+        return target
 
-    def solve(self, q: NDArray, start: Solution | None = None, curvature: NDArray | None = None) -> Solution:
-        """Solve at ``q`` by continuation from ``start`` (default: the assembly :attr:`reference`).
+    def evaluate(self, q: NDArray, start: Solution | None = None, curvature: NDArray | None = None, order: int = 0,
+                 step=None) -> tuple[Solution, NDArray | None, NDArray | None]:
+        """The solution at ``q`` by continuation from ``start`` (default: the assembly :attr:`reference`) and the
+        exact derivatives there (Eq. 101-102, 120) up to ``order``: one call of the compiled continuation.
 
         Parameters
         ----------
@@ -490,6 +442,15 @@ class PositionSolver:
         start : Solution, optional
         curvature : ndarray, shape (m, nq, nq), optional
             The Hessians ``H`` at ``start``, for a second-order predictor on the first step.
+        order : {0, 1, 2}
+        step : FastStep, optional
+            The compiled step to use (:class:`mbkron.jointvars.compiled.FastStep`: its method, ``"lu"`` or
+            ``"projection"``); default the solver's own (LU).
+
+        Returns
+        -------
+        (Solution, grad, hess)
+            ``grad`` (m, nq) and ``hess`` (m, nq, nq) are None below ``order``.
 
         Raises
         ------
@@ -498,90 +459,23 @@ class PositionSolver:
             jump, or ``∂g/∂f`` is ill-conditioned at ``q``.
         """
         current = self.reference if start is None else start
-        target = np.array(q, dtype=float)  # a copy: a solution kept by the caller must not alias its buffer
-        if not np.all(np.isfinite(target)):
-            raise ConfigurationError(
-                f"`q` must be finite to solve ({', '.join(self.names)}) from the constraints, got q = {format_values(target)}"
-            )
+        target = self._target(q)
+        kernel = self._step if step is None else step
+        status, solution, grad, hess, report = kernel.step(current, curvature, target, order)
+        if status != _compiled.OK:
+            if status == _compiled.INPUTS_FAILED:
+                self.inputs.raise_error()
+            raise self._error(status, kernel.report(report), current, target, solution)
+        return solution, grad, hess
+
+    def solve(self, q: NDArray, start: Solution | None = None, curvature: NDArray | None = None) -> Solution:
+        """Solve at ``q`` by continuation from ``start`` (default: the assembly :attr:`reference`); ``start``
+        itself where ``q`` is its ``q``. :meth:`evaluate` without derivatives, raising its errors."""
+        current = self.reference if start is None else start
+        target = self._target(q)
         if np.array_equal(target, current.q):
             return current
-        first = self._shifted(current, target)
-        return self._walk(first, target, curvature if first is start else None)
-
-    def _walk(self, first: Solution, target: NDArray, curvature: NDArray | None) -> Solution:
-        """The continuation from ``first`` to ``target`` (``curvature``: H at ``first``), bounded by
-        ``max_steps``; see :meth:`solve`."""
-        current = first
-        fraction, minimum = 1.0, 1e-9 * (1.0 + np.max(np.abs(target)))
-        for _ in range(self.max_steps):
-            remaining = target - current.q
-            distance = abs(remaining).max()
-            predicted = abs(current.tangent @ remaining).max()
-            if predicted * fraction > self.max_step:
-                fraction = self.max_step / predicted
-            trial_q = target if fraction >= 1.0 else current.q + fraction * remaining
-            try:
-                current = self._step(current, trial_q, curvature if current is first else None)
-            except _NewtonFailure as failure:
-                if fraction * distance < minimum:
-                    raise ConfigurationError(
-                        f"cannot continue the solution of ({', '.join(self.names)}) from q = {format_values(current.q)} "
-                        f"(f = {format_values(current.f)}, condition number of ∂g/∂f {current.condition:.3g}) towards "
-                        f"q = {format_values(target)}: {failure} at q = {format_values(trial_q)}; the path meets a singular "
-                        f"configuration, leaves the assembly branch or leaves the region where the "
-                        f"constraints have a solution"
-                    ) from None
-                fraction *= 0.5
-                continue
-            if fraction >= 1.0:
-                break
-            fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))  # double the step length
-        else:
-            raise ConfigurationError(
-                f"cannot solve ({', '.join(self.names)}) at q = {format_values(target)}: the continuation from "
-                f"q = {format_values(first.q)} did not arrive in {self.max_steps} steps (reached "
-                f"q = {format_values(current.q)}); `q` is too far from the assembly or the previous state in a "
-                f"coordinate in which the constraints are not periodic"
-            )
-        self._check_condition(current)
-        return current
-
-    def _shifted(self, start: Solution, target: NDArray) -> Solution:
-        """``start`` shifted by whole periods towards ``target`` when the walk from it would be long.
-
-        The shifted point is a solution because ``g`` is periodic there; Newton polishes it (the
-        period is a float). Any failure keeps ``start`` (the walk is bounded anyway).
-        """
-        remaining = target - start.q
-        with np.errstate(all="ignore"):
-            predicted = abs(start.tangent @ remaining).max(initial=0.0)
-        if not predicted > self._SHORT_WALK * self.max_step:
-            return start
-        periods, windings = self.periods
-        turns = np.zeros_like(remaining)
-        periodic = np.isfinite(periods)
-        turns[periodic] = np.round(remaining[periodic] / periods[periodic])
-        if not turns.any():
-            return start
-        shift = turns * np.where(periodic, periods, 0.0)
-        # The float period and the shifted q are exact to a few ulps of |shift|: f moves by about
-        # ‖∇f‖ times that. Beyond a continuation step, q's magnitude hides where in its period it is.
-        error = 4.0 * np.finfo(float).eps * (abs(shift).max() + abs(start.q).max())
-        allowed = self.jump_tolerance + abs(start.tangent).max() * error
-        if allowed > self.max_step:
-            raise ConfigurationError(
-                f"cannot solve ({', '.join(self.names)}) at q = {format_values(target)}: `q` is so large that its "
-                f"position within the constraints' period ({format_values(periods)}) is lost to rounding"
-            )
-        q, f = start.q + shift, start.f + turns @ windings
-        p, P, d2p = self.inputs.evaluate(q)
-        try:
-            shifted = self._correct(q, p, P, d2p, f)
-        except _NewtonFailure:
-            return start
-        if shifted.det_sign != start.det_sign or abs(shifted.f - f).max() > allowed:
-            return start
-        return shifted
+        return self.evaluate(target, current, curvature if start is not None else None)[0]
 
 
 def evaluate_states(

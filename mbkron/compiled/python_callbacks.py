@@ -1,0 +1,51 @@
+"""Constraint callbacks that call Python: a constraint system evaluated by Python functions, in the compiled step.
+
+Two C callbacks of :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`, compiled once (library code, like the
+loop closures' :mod:`mbkron.compiled.closure_callbacks`), which pass ``x`` and ``out`` on to a Python function through
+its :data:`~mbkron.compiled.calls.PYTHON_CALLBACK` (:func:`~mbkron.compiled.calls.call_python`): ``data`` holds the
+two Python callbacks' addresses (``first``'s, ``second``'s), the callback gets the address of ``out`` as its float
+argument (a user-space address is below 2⁵³, so a double holds it exactly) and that of ``x`` as its integer, and
+writes the values at ``x`` into ``out`` (:class:`mbkron.jointvars.constraint_callbacks.PythonConstraints`). So a constraint system
+with no compiled form, or one whose generated functions are not worth compiling (thousands of throw-away groups),
+runs in the same compiled continuation as every other. The callback takes the GIL itself.
+
+A module of its own because a ``numba.cfunc`` is compiled (or loaded from numba's disk cache) when it is defined:
+imported when such a group first needs it.
+"""
+
+from __future__ import annotations
+
+import numba
+from numba.core import config
+
+from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
+from mbkron.compiled.calls import call_python
+from mbkron.compiled.common import jitable
+
+__all__ = ["first", "second"]
+
+
+def _callback(function):
+    """``function`` as a C callback of :data:`CONSTRAINT_SIGNATURE`; unchanged where numba does not compile
+    (``NUMBA_DISABLE_JIT=1``: the kernels run as Python and call it)."""
+    if config.DISABLE_JIT:
+        return function
+    return numba.cfunc(CONSTRAINT_SIGNATURE, cache=True)(function)
+
+
+@jitable
+def _call(x, out, address):  # pragma: no cover - compiled
+    """The Python callback at ``address`` with the addresses of ``out`` (as a double) and ``x``."""
+    return call_python(int(address), float(out.ctypes.data), int(x.ctypes.data))
+
+
+@_callback
+def first(x, out, data):  # pragma: no cover - compiled
+    """``(g, ∂g/∂u, ∂g/∂p)`` at ``x = (u, p)`` by the Python callback at ``data[0]``."""
+    return _call(x, out, data[0])
+
+
+@_callback
+def second(x, out, data):  # pragma: no cover - compiled
+    """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` by the Python callback at ``data[1]``."""
+    return _call(x, out, data[1])
