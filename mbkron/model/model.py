@@ -517,7 +517,8 @@ class Model:
 
     def _all_terms(self, q, qd, loads, t, muscle_forces, workspace) -> dynamics.EquationsOfMotion:
         """:meth:`equations_of_motion` at validated ``q``, ``qd``: chunked where a batch is large."""
-        chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))  # bounds the (states, nb, nq, 4, 4) twists
+        # bounds what a load may form from the kinematics: `kin.twists`, (states, nb, nq, 4, 4), on first use
+        chunk = max(1, _CHUNK_ELEMENTS // (16 * self.nb * self.nq))
         kinematics_free = not (self.loads if loads is None else loads) and muscle_forces is None
         if q.ndim == 2 and qd.shape == q.shape and q.shape[0] > chunk and not kinematics_free:
             states = q.shape[0]
