@@ -10,8 +10,7 @@ import pytest
 
 import mbkron
 from mbkron import reference
-from mbkron.dynamics.points import jacobians
-from mbkron.dynamics.reactions import body_motions
+from mbkron.dynamics.points import body_motions, jacobians
 from tests.random_trees import build_model, random_tree
 
 

@@ -214,6 +214,8 @@ def _kinematics_columns(model_file: ModelFile, points: list[_Point], trajectory:
 def _kinematics_rows(model_file: ModelFile, points: list[_Point], t, q, qd, qdd) -> np.ndarray:
     import numpy as np
 
+    from mbkron.dynamics import points as motions
+    from mbkron.jointvars.explicit import quadratic_forms
     from mbkron.kinematics import tree as kinematics
 
     model = model_file.model
@@ -222,11 +224,13 @@ def _kinematics_rows(model_file: ModelFile, points: list[_Point], t, q, qd, qdd)
     parts = [] if t is None else [t[:, None]]
     parts += [q / scales, qd / scales, qdd / scales]
     parts += [np.concatenate([kin.T[:, :, :3, 3], kin.T[:, :, :3, :3].reshape(q.shape[0], -1, 9)], axis=-1).reshape(q.shape[0], -1)]
+    convective = None if kin.hess is None else quadratic_forms(kin.hess, qd)
     for point in points:
         body = model.body_index(point.body)
         position = np.asarray(point.position)
-        parts += [kinematics.point_positions(kin, body, position), kinematics.point_velocities(kin, body, position, qd),
-                  kinematics.point_accelerations(kin, body, position, qd, qdd)]
+        parts += [kinematics.point_positions(kin, body, position),
+                  motions.point_velocities(model, kin, body, position, qd),
+                  motions.point_accelerations(model, kin, body, position, qd, qdd, convective)]
     return np.concatenate(parts, axis=-1)
 
 

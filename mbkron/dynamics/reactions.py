@@ -10,7 +10,7 @@ below the joint:
 with ``a_s`` the centre-of-mass acceleration, ``Ḣ_s = I_s α_s + ω_s × I_s ω_s`` (about the centre of
 mass) and ``o_i`` the origin of body ``i``'s frame. Accelerations come from mbkron's kinematics:
 ``T̈_i T_i⁻¹ = α_i + V_i²`` with the bodies' velocity and acceleration twists ``V_i``, ``α_i`` (Eq. 57, 75:
-:func:`body_motions`, the kernel :func:`mbkron.compiled.dynamics.body_motions`).
+:func:`mbkron.dynamics.points.body_motions`, the kernel :func:`mbkron.compiled.dynamics.body_motions`).
 
 The wrench is the *net* joint wrench: constraint forces plus whatever acts inside the joint
 (:class:`~mbkron.dynamics.loads.JointTorque`, :class:`~mbkron.dynamics.loads.GeneralizedForce` actuation). Loads that act
@@ -26,16 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.layout import batch_rows, writable
-from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import terms as dynamics
 from mbkron.dynamics import loads as loads_module
+from mbkron.dynamics.points import body_motions
 from mbkron.kinematics.tree import KinematicsData
 
-__all__ = ["JointReactions", "body_motions", "joint_reactions"]
-
-# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
-_compiled_dynamics = LazyModule("mbkron.compiled.dynamics")
+__all__ = ["JointReactions", "joint_reactions"]
 
 
 @dataclass(frozen=True)
@@ -52,23 +48,6 @@ class JointReactions:
 
     force: NDArray[np.float64]
     moment: NDArray[np.float64]
-
-
-def body_motions(model, kin: KinematicsData, qd: NDArray, qdd: NDArray,
-                 convective: NDArray | None = None) -> tuple[NDArray, NDArray]:
-    """The bodies' velocity twists ``V_i = Ṫ_i T_i⁻¹`` and acceleration twists ``α_i`` with ``T̈_i T_i⁻¹ = α_i +
-    V_i²`` (Eq. 57, 75), each (..., nb, 6) as ``(ω, v)``: ``V_i {r; 1} = ω × r + v`` is the velocity of the
-    body's material point at the ground position ``r``, ``ω`` its angular velocity and ``α``'s ``ω`` part its
-    angular acceleration. By the kernel :func:`mbkron.compiled.dynamics.body_motions`. The arguments are those of
-    :func:`joint_reactions` (``convective`` None: zero).
-    """
-    batch, nj, nq = kin.q.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
-    rows = [batch_rows(np.broadcast_to(np.asarray(x, dtype=float), batch + (n,)), batch, 1)
-            for x, n in ((np.zeros(nj) if convective is None else convective, nj), (qd, nq), (qdd, nq))]
-    V, alpha = _compiled_dynamics.body_motions(*model.tree.kernel_arrays, writable(kin.f).reshape(-1, nj),
-                                               batch_rows(kin.grad, batch, 2), *rows)
-    nb = model.nb
-    return V.reshape(batch + (nb, 6)), alpha.reshape(batch + (nb, 6))
 
 
 def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tuple[NDArray, NDArray]:

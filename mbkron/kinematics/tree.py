@@ -1,4 +1,4 @@
-"""Tree kinematics: A_4, joint matrices, B_i, D_i, D'_i, points and angular velocities (Eq. 38-99).
+"""Tree kinematics: A_4, joint matrices, B_i, D_i, D'_i and point positions (Eq. 38-99).
 
 Layout (see docs/conventions.md): for body ``i`` the world transform ``T_i = ⁰_iA_4`` (Eq. 40)
 maps body coordinates to ground coordinates; the seed's ``B_i`` is ``T_iᵀ``. Derivatives use the
@@ -21,8 +21,8 @@ and, since ``∂S_j/∂q_l = [Ω_jl, S_j]`` (commutator),
     ∂²T_i/∂q_k∂q_l = (Σ_{j ⪯ i} [Ω_jl, S_j] ∇f_jk + S_j H_jkl) T_i + Ω_ik Ω_il T_i  (Eq. 99)
 
 (``j ⪯ i``: j is i or an ancestor of i). This module keeps the tree's description as arrays and the
-quantities computed from :class:`KinematicsData` (points, velocities, accelerations, angular
-velocities). The recursions (Eq. 77, 89) and the literal closed forms (Eq. 94-99) are in
+positions of body points computed from :class:`KinematicsData` (Eq. 41); the points' velocities and accelerations and
+the bodies' angular velocities are read from the bodies' twists (:mod:`mbkron.dynamics.points`, Eq. 44, 57, 177). The recursions (Eq. 77, 89) and the literal closed forms (Eq. 94-99) are in
 :mod:`mbkron.reference.transforms`; the tests hold the kernel to them.
 """
 
@@ -51,9 +51,6 @@ __all__ = [
     "compute_kinematics",
     "rigid_inverse",
     "point_positions",
-    "point_velocities",
-    "point_accelerations",
-    "angular_velocities",
 ]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
@@ -433,11 +430,6 @@ def compute_kinematics(tree: KinematicTree, joint_values, q: NDArray, order: int
     return KinematicsData(q, f, grad, hess, T, S, None, d2T, None, tree.kernel_arrays[1])  # (positional: quicker)
 
 
-def _homogeneous(points: NDArray) -> NDArray:
-    points = np.asarray(points, dtype=float)
-    return np.concatenate([points, np.ones(points.shape[:-1] + (1,))], axis=-1)
-
-
 def point_positions(kin: KinematicsData, body: int, points: NDArray) -> NDArray:
     """Ground-frame positions of body-fixed points (Eq. 41).
 
@@ -455,77 +447,3 @@ def point_positions(kin: KinematicsData, body: int, points: NDArray) -> NDArray:
     """
     T = kin.T[..., body, :, :]
     return (T[..., :3, :3] @ np.asarray(points, dtype=float)[..., None])[..., 0] + T[..., :3, 3]
-
-
-def point_velocities(kin: KinematicsData, body: int, points: NDArray, qd: NDArray) -> NDArray:
-    """Ground-frame velocities ``{v; 0} = D_iᵀ({r; 1} ⊗ q̇)`` (Eq. 44).
-
-    In the natural layout: ``v = Σ_k (∂T_i/∂q_k) {r; 1} q̇_k``.
-
-    Parameters
-    ----------
-    points : ndarray, shape (..., 3)
-    qd : ndarray, shape (..., nq)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    rate = np.einsum("...kxy,...k->...xy", kin.dT[..., body, :, :, :], qd)
-    return (rate @ _homogeneous(points)[..., None])[..., :3, 0]
-
-
-def point_accelerations(
-    kin: KinematicsData, body: int, points: NDArray, qd: NDArray, qdd: NDArray
-) -> NDArray:
-    """Ground-frame accelerations ``{a; 0} = D'_iᵀ({r;1} ⊗ q̇ ⊗ q̇) + D_iᵀ({r;1} ⊗ q̈)`` (Eq. 57).
-
-    Parameters
-    ----------
-    points : ndarray, shape (..., 3)
-    qd, qdd : ndarray, shape (..., nq)
-
-    Returns
-    -------
-    ndarray, shape (..., 3)
-    """
-    rate = np.einsum("...klxy,...k,...l->...xy", kin.d2T[..., body, :, :, :, :], qd, qd)
-    rate = rate + np.einsum("...kxy,...k->...xy", kin.dT[..., body, :, :, :], qdd)
-    return (rate @ _homogeneous(points)[..., None])[..., :3, 0]
-
-
-def angular_velocities(
-    tree: KinematicTree, kin: KinematicsData, qd: NDArray, frame: str = "world"
-) -> NDArray:
-    """Angular velocities of all bodies (Eq. 177-182).
-
-    ``ω_i = Σ_{j ⪯ i} ϑ_j (axis of joint j) (∇f_j · q̇)``: the seed's Eq. 180,
-    ``ω = β_iᵀ ϑ J q̇`` with ``β_ji = ⁱ_jA V_θj`` (body frame); in the ground frame the axis of
-    joint ``j`` is ``R_j V_θj``. ``ϑ_j`` is 1 for revolute joints, 0 otherwise (Eq. 178).
-
-    Parameters
-    ----------
-    tree : KinematicTree
-    kin : KinematicsData
-        Computed with ``order >= 1``.
-    qd : ndarray, shape (..., nq)
-    frame : {"world", "body"}
-        Express each body's angular velocity in the ground frame or in its own frame.
-
-    Returns
-    -------
-    ndarray, shape (..., nb, 3)
-    """
-    joint_rates = tree.per_body(np.einsum("...jk,...k->...j", kin.grad, qd)) * tree.is_revolute
-    # R_j V_θj is the axial vector of the rotational block of S_j = T_j Â_j T_j⁻¹ (Ṽ ↦ R Ṽ Rᵀ).
-    R = kin.T[..., :3, :3]
-    axes_body = np.stack(
-        [tree.joint_matrices[:, 2, 1], tree.joint_matrices[:, 0, 2], tree.joint_matrices[:, 1, 0]], axis=-1
-    )
-    world_axes = (R @ axes_body[..., None])[..., 0]  # (..., nb, 3)
-    omega = np.einsum("ij,...j,...jx->...ix", tree.ancestor_or_self, joint_rates, world_axes)
-    if frame == "world":
-        return omega
-    if frame == "body":
-        return (np.swapaxes(R, -1, -2) @ omega[..., None])[..., 0]
-    raise ValueError(f"`frame` must be 'world' or 'body', got {frame!r}")

@@ -24,8 +24,8 @@ from mbkron.compiled.layout import inertia_rows, spring_rows
 from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
-from mbkron.dynamics import loads as loads_module, reactions, terms as dynamics
-from mbkron.jointvars.explicit import JointVariables
+from mbkron.dynamics import loads as loads_module, points as motions, reactions, terms as dynamics
+from mbkron.jointvars.explicit import JointVariables, quadratic_forms
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.forward import ForwardDynamics
 from mbkron.model.summary import summary
@@ -292,34 +292,52 @@ class Model:
 
     def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, *,
                        workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Ground-frame velocity of a body-fixed point (Eq. 44)."""
-        kin, index, point, qd = (self.kinematics(q, 1, workspace=workspace), self.body_index(body),
-                                 _as_point(point), self._as_q(qd, "qd"))
-        return finite_evaluation(lambda: kinematics.point_velocities(kin, index, point, qd), "point velocity", kin.q,
-                                 qd=qd)
+        """Ground-frame velocity of a body-fixed point (Eq. 44), m/s: ``ω × r + v`` with the body's velocity twist
+        (:func:`mbkron.dynamics.points.point_velocities`)."""
+        index, point = self.body_index(body), _as_point(point)
+        q, qd = self._with_rates(q, qd)
+        kin = self.kinematics(q, 1, workspace=workspace)
+        return finite_evaluation(lambda: motions.point_velocities(self, kin, index, point, qd), "point velocity",
+                                 kin.q, qd=qd)
 
     def point_acceleration(
         self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
         workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
-        """Ground-frame acceleration of a body-fixed point (Eq. 57)."""
-        kin, index, point = self.kinematics(q, 2, workspace=workspace), self.body_index(body), _as_point(point)
-        qd, qdd = self._as_q(qd, "qd"), self._as_q(qdd, "qdd")
-        return finite_evaluation(lambda: kinematics.point_accelerations(kin, index, point, qd, qdd),
+        """Ground-frame acceleration of a body-fixed point (Eq. 57), m/s²: ``(α_i + V_i²) {r; 1}`` with the body's
+        twists (:func:`mbkron.dynamics.points.point_accelerations`)."""
+        index, point = self.body_index(body), _as_point(point)
+        q, qd, qdd = self._with_rates(q, qd, qdd)
+        kin = self.kinematics(q, 2, workspace=workspace)
+        convective = None if kin.hess is None else quadratic_forms(kin.hess, qd)
+        return finite_evaluation(lambda: motions.point_accelerations(self, kin, index, point, qd, qdd, convective),
                                  "point acceleration", kin.q, qd=qd, qdd=qdd)
 
     def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world", *,
                          workspace: Workspace | None = None) -> NDArray[np.float64]:
-        """Angular velocity of a body (Eq. 177-182), in the ground frame or the body's own frame.
+        """Angular velocity of a body (Eq. 177-182), in the ground frame or the body's own frame
+        (:func:`mbkron.dynamics.points.angular_velocities`).
 
         Returns
         -------
         ndarray, shape (..., 3)
             rad/s.
         """
-        kin, index, qd = self.kinematics(q, 1, workspace=workspace), self.body_index(body), self._as_q(qd, "qd")
-        return finite_evaluation(lambda: kinematics.angular_velocities(self.tree, kin, qd, frame)[..., index, :],
+        if frame not in ("world", "body"):  # before any evaluation
+            raise ValueError(f"`frame` must be 'world' or 'body', got {frame!r}")
+        index = self.body_index(body)
+        q, qd = self._with_rates(q, qd)
+        kin = self.kinematics(q, 1, workspace=workspace)
+        return finite_evaluation(lambda: motions.angular_velocities(self, kin, qd, frame)[..., index, :],
                                  "angular velocity", kin.q, qd=qd)
+
+    def _with_rates(self, q: ArrayLike, *rates: ArrayLike) -> tuple[NDArray[np.float64], ...]:
+        """``q`` and its rates (``qd``, then ``qdd``) checked (:meth:`_as_q`), ``q`` broadcast to the rates' batch
+        where theirs is larger (the kinematics are evaluated at every state)."""
+        q = self._as_q(q)
+        rates = tuple(self._as_q(rate, name) for rate, name in zip(rates, ("qd", "qdd")))
+        shape = np.broadcast_shapes(q.shape, *(rate.shape for rate in rates))
+        return (q if q.shape == shape else np.broadcast_to(q, shape).copy(), *rates)
 
     # ------------------------------------------------------------------ muscles
     @property
