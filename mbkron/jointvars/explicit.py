@@ -197,7 +197,7 @@ class ExplicitProvider(JointVariableProvider):
     """Joint variables that are explicit functions of ``q`` with no state, evaluated by the compiled kernel of
     explicit joint variables (:func:`mbkron.compiled.tabulated.explicit_state`) from a description packed once
     (:meth:`pack`): a model's map of them and its affine part in one kernel call (:class:`ExplicitMap`), each
-    provider alone the same way (:meth:`evaluate`).
+    provider alone the same way (:meth:`alone`, :meth:`evaluate`).
 
     Subclasses set ``nq`` and implement :meth:`pack` and ``size``.
     """
@@ -224,20 +224,18 @@ class ExplicitProvider(JointVariableProvider):
             function returning its address (compiling it on the first call).
         """
 
-    def _alone(self) -> JointVariables:
-        """The map of this provider alone (rows ``0 … size − 1``, no affine part), built once."""
-        alone = self.__dict__.get("_map")
-        if alone is None:
-            alone = JointVariables(_read_only(np.zeros((self.size, self.nq))), _read_only(np.zeros(self.size)),
-                                   ((np.arange(self.size), self),))
-            self.__dict__["_map"] = alone
-        return alone
+    def alone(self) -> JointVariables:
+        """A map of this provider alone (rows ``0 … size − 1``, no affine part), packed now: what evaluates it on its
+        own (a caller evaluating it often keeps one, as a muscle set's moving points do; a model's map packs all of
+        its providers when it is built)."""
+        return JointVariables(_read_only(np.zeros((self.size, self.nq))), _read_only(np.zeros(self.size)),
+                              ((np.arange(self.size), self),))
 
     def evaluate(self, q, order):
-        return self._alone().evaluate(q, order)
+        return self.alone().evaluate(q, order)
 
     def evaluate_convective(self, q, qd, state=None):
-        return self._alone().evaluate_convective(q, qd)
+        return self.alone().evaluate_convective(q, qd)
 
 
 def _read_only(values: NDArray) -> NDArray:

@@ -94,13 +94,16 @@ class EmpiricalFunction(ABC):
             :data:`mbkron.compiled.layout.FUNCTION_COLUMNS` entries (``ROW`` and ``COORDINATE`` zero).
         """
 
+    def _pack_alone(self) -> None:
+        """Pack this function alone for :meth:`evaluate` (:func:`pack_functions`): called once, at the end of its
+        construction, by the library's functions (no cache is filled while evaluating)."""
+        object.__setattr__(self, "_alone", pack_functions([self]))
+
     def _packed(self) -> tuple[NDArray[np.int64], FloatArray]:
-        """This function alone, packed (:func:`pack_functions`), once."""
+        """This function alone, packed: at construction (:meth:`_pack_alone`), or on each call for a function that
+        was not."""
         packed = self.__dict__.get("_alone")
-        if packed is None:
-            packed = pack_functions([self])
-            object.__setattr__(self, "_alone", packed)
-        return packed
+        return pack_functions([self]) if packed is None else packed
 
     def evaluate(self, x: ArrayLike, order: int = 2) -> Evaluation:
         """Value and derivatives at ``x``, by the kernel :func:`mbkron.compiled.tabulated.functions_at`.
@@ -206,6 +209,7 @@ class _PiecewiseCubic(EmpiricalFunction):
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "_pieces", pieces)
+        self._pack_alone()
 
     def pieces(self) -> FloatArray:
         """The pieces as polynomials in ``dx = x − anchor``, in order along ``x``.
@@ -431,6 +435,7 @@ class PiecewiseConstant(EmpiricalFunction):
         x, y = _knots(x, y)
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
+        self._pack_alone()
 
     @property
     def kind(self) -> str:
@@ -467,6 +472,10 @@ class AffineMapped(EmpiricalFunction):
     function: EmpiricalFunction
     argument: tuple[float, float] = (1.0, 0.0)
     value: tuple[float, float] = (1.0, 0.0)
+
+    def __post_init__(self) -> None:
+        if self.function.__dict__.get("_alone") is not None:  # a function the kernel evaluates (not one that
+            self._pack_alone()  # cannot be packed, such as a GCV spline of several columns: refused when evaluated)
 
     def pack(self, floats: list) -> list[int]:
         """The innermost function's row, its maps ``(c, d, a, b)`` after its numbers, the outermost first."""
@@ -532,6 +541,7 @@ class FourierSeries(EmpiricalFunction):
         object.__setattr__(self, "a0", float(a0))
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
+        self._pack_alone()
 
     def pack(self, floats: list) -> list[int]:
         """``ω = 2π/period``, ``a0``, the cosine then the sine coefficients (:data:`mbkron.compiled.layout.FOURIER`)."""

@@ -492,6 +492,9 @@ class GCVSpline(EmpiricalFunction):
         columns = [gcvspl(xs, column, m, error_variance) for column in ys.reshape(xs.size, -1).T]
         self.coefficients = np.stack([c for c, _ in columns], axis=-1).reshape(ys.shape)
         self.smoothing = np.array([p for _, p in columns]).reshape(ys.shape[1:])
+        self._packed_columns = self._pack_columns()
+        if self.coefficients.ndim == 1:  # one function (several columns are refused as one: pack)
+            self._pack_alone()
 
     def __call__(self, t: ArrayLike, derivative: int = 0) -> FloatArray:
         """Value (``derivative = 0``) or a derivative of any order at ``t``.
@@ -508,16 +511,16 @@ class GCVSpline(EmpiricalFunction):
         return values.reshape(tt.shape + self.coefficients.shape[1:])
 
     def _columns(self) -> tuple[NDArray[np.int64], FloatArray]:
-        """Each column's spline packed (:meth:`pack`, one knot vector per column), read-only, once."""
-        packed = self.__dict__.get("_packed_columns")
-        if packed is None:
-            floats: list = []
-            columns = self.coefficients.reshape(self.x.size, -1).T
-            rows = np.array([self._pack_column(floats, column) for column in columns], dtype=np.int64)
-            packed = rows.reshape(-1, layout.FUNCTION_COLUMNS), np.array(floats, dtype=float)
-            for array in packed:
-                array.setflags(write=False)
-            self.__dict__["_packed_columns"] = packed
+        """Each column's spline packed (:meth:`pack`, one knot vector per column), read-only: at construction."""
+        return self._packed_columns
+
+    def _pack_columns(self) -> tuple[NDArray[np.int64], FloatArray]:
+        floats: list = []
+        columns = self.coefficients.reshape(self.x.size, -1).T
+        rows = np.array([self._pack_column(floats, column) for column in columns], dtype=np.int64)
+        packed = rows.reshape(-1, layout.FUNCTION_COLUMNS), np.array(floats, dtype=float)
+        for array in packed:
+            array.setflags(write=False)
         return packed
 
     def _pack_column(self, floats: list, coefficients: FloatArray) -> list[int]:

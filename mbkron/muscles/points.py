@@ -177,10 +177,10 @@ class MovingPointTerms:
             self.domain = None
         if general:
             provider = CoordinateFunctionVariables.from_descriptions([slots[t][2] for t in general], names)
-            self.groups.append((np.array(general), "provider", provider, None))
+            self.groups.append((np.array(general), "provider", provider.alone(), None))  # packed once, here
         if symbolic:
             provider = SymbolicJointVariables([slots[t][2] for t in symbolic], [sympy.Symbol(n) for n in names])
-            self.groups.append((np.array(symbolic), "provider", provider, None))
+            self.groups.append((np.array(symbolic), "provider", provider.alone(), None))
         self.n_terms = len(slots)
 
     def _check_domain(self, q: NDArray) -> None:
