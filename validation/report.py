@@ -9,7 +9,7 @@ with ``--update-report``: one table per case with the maximum
 and RMS errors, the tolerances and pass/fail, the timings, the date and git commit) and
 ``DIR/REPORT.json`` (the same numbers, machine-readable), atomically. ``--quick`` runs short
 trajectories and few samples (what CI runs, after ``mbkron compile``); the default runs the long
-versions. Every model is evaluated by the one engine, the compiled kernels (:mod:`mbkron.backends`).
+versions. Every model is evaluated by the one engine, the compiled kernels (:mod:`mbkron.compiled`).
 
 Cases and references (none of the references calls mbkron's dynamics):
 

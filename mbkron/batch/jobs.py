@@ -37,7 +37,7 @@ METHODS = ("TRBDF2", "RKF45", "RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 """The solvers of :func:`mbkron.simulate` (its ``METHODS``; a test keeps them equal), checked in a batch
 file before anything numerical is imported."""
 BACKENDS = ("compiled",)
-"""The values of the ``backend`` field, kept for compatibility: the one engine (:mod:`mbkron.backends`;
+"""The values of the ``backend`` field, kept for compatibility: the one engine (:mod:`mbkron.model.backend`;
 the numpy route was removed)."""
 MODEL_CACHE = 8
 """Models kept per worker process (the most recently used)."""

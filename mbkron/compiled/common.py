@@ -1,7 +1,7 @@
 """Support for the compiled kernels: whether numba is installed, the compiling decorator, array layouts.
 
 numba is a core dependency: every model is evaluated by these kernels (the one engine,
-:mod:`mbkron.backends.engine`). :data:`AVAILABLE` says whether it is installed; without numba,
+:mod:`mbkron.compiled`). :data:`AVAILABLE` says whether it is installed; without numba,
 :func:`jit` returns the function unchanged, so the kernels' modules still import and the plain Python
 functions remain callable (slowly) for reading and testing.
 

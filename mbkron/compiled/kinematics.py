@@ -1,6 +1,6 @@
 """Compiled kinematics: transforms, joint twists and their derivatives (Eq. 40, 75, 99), state by state.
 
-The kernels of the one engine (:mod:`mbkron.backends.engine`).
+The kinematics kernels of the one engine, called by :func:`mbkron.kinematics.tree.compute_kinematics`.
 
 Vectorised numpy evaluations (the former ``numpy`` route) are bound by
 numpy's per-call overhead for one state (a 4×4 product costs ~1.5 µs on a small machine and a state

@@ -17,7 +17,7 @@ pseudo-inertias ``J̄_i = T_i J_i T_iᵀ`` and ``⟨X, Y⟩ = tr(X Yᵀ)``:
 - ``G = gᵀ γ``, ``γ_j = ḡᵀ S_j Σ_{i⪰j} m_i p̄_i`` (Eq. 187, 197), ``ḡ = {g; 0}``;
 
 ``g`` is the matrix of joint-variable gradients per body. These sums are evaluated state by state by
-:func:`mbkron.compiled.dynamics.equations_of_motion` (through :mod:`mbkron.backends.engine`). This module
+:func:`mbkron.compiled.dynamics.equations_of_motion` (:func:`inertial_terms`). This module
 keeps the record of the terms (:class:`EquationsOfMotion`), the pseudo-inertia of Eq. 131 and the subtree sums
 of the joint reactions (:mod:`mbkron.dynamics.reactions`, whose velocity and acceleration twists ``V_i``, ``α_i``
 are the kernel :func:`mbkron.compiled.dynamics.body_motions`, the recursion of the dynamics kernels). The
@@ -27,17 +27,24 @@ literal Kronecker forms (Eq. 145, the derived N_i, Eq. 187) are in :mod:`mbkron.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.core.lazy import LazyModule
 from mbkron.kinematics.tree import KinematicTree
 
 __all__ = [
     "EquationsOfMotion",
+    "InertialTerms",
+    "inertial_terms",
     "pseudo_inertia",
     "subtree_sum",
 ]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_compiled_dynamics = LazyModule("mbkron.compiled.dynamics")
 
 
 @dataclass(frozen=True)
@@ -108,3 +115,36 @@ def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArra
     flat = per_body.reshape(shape[:split] + (-1,)) if trailing else per_body[..., None]
     out = tree.ancestor_or_self.T @ flat
     return out.reshape(shape)
+
+
+class InertialTerms(NamedTuple):
+    """``(M, N q̇, G, spring_forces)`` at a batch of states.
+
+    ``spring_forces`` are the generalized forces of the spring-dampers asked for, or None where the kernel
+    did not compute them (a singular state of a spring's direction: the caller applies them as loads).
+    """
+
+    mass_matrix: NDArray[np.float64]
+    velocity_forces: NDArray[np.float64]
+    gravity_forces: NDArray[np.float64]
+    spring_forces: NDArray[np.float64] | None = None
+
+
+def inertial_terms(model, qd: NDArray[np.float64], joint_values, spring_rows: NDArray[np.float64]) -> InertialTerms:
+    """``M``, ``N q̇``, ``G`` (Eq. 145, 126, 187) and the generalized forces of the spring-dampers and constant line
+    forces in ``spring_rows`` (:func:`mbkron.compiled.layout.spring_rows`, Eq. 46, 161) at a batch of states, by
+    the kernel :func:`mbkron.compiled.dynamics.equations_of_motion`.
+
+    Parameters
+    ----------
+    model : Model
+        Its tree's packed arrays, pseudo-inertia rows and gravity are read.
+    qd : ndarray, shape (..., nq)
+    joint_values : tuple
+        ``(f, ∇f, c)``: the convective terms ``c`` (..., nj) in place of the Hessians
+        (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`).
+    spring_rows : ndarray
+    """
+    M, velocity, gravity, spring_forces, regular = _compiled_dynamics.equations_of_motion(
+        *model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, *joint_values, qd)
+    return InertialTerms(M, velocity, gravity, spring_forces if regular else None)

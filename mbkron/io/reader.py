@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mbkron.backends import check_backend
+from mbkron.model.backend import check_backend
 from mbkron.core.errors import ModelError
 from mbkron.io.reader_bodies import BodyReader
 from mbkron.io.reader_constraints import ConstraintReader
@@ -91,7 +91,7 @@ def load_model(path: str | Path, backend: str | None = None, *, wrapping: str = 
     path : str or path-like
     backend : {"compiled"}, optional
         Kept for compatibility: every model is evaluated by the one engine, ``"compiled"``
-        (:mod:`mbkron.backends`); ``"numpy"`` (the removed route) raises ValueError.
+        (:mod:`mbkron.model.backend`); ``"numpy"`` (the removed route) raises ValueError.
     wrapping : {"import", "ignore", "error"}
         ``.osim`` files only: paths keep their wrap objects (``"import"``, default), are imported
         without them with a warning (``"ignore"``), or raise a ModelError naming every such path

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mbkron.core.lazy import LazyModule, is_sympy_expression
-from mbkron.backends import check_backend
+from mbkron.model.backend import check_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
 from mbkron.kinematics import tree as kinematics
@@ -288,7 +288,7 @@ class ModelBuilder:
         Parameters
         ----------
         backend : {"compiled"}, optional
-            Kept for compatibility: the one engine, ``"compiled"`` (:mod:`mbkron.backends`), evaluates every
+            Kept for compatibility: the one engine, ``"compiled"`` (:mod:`mbkron.model.backend`), evaluates every
             model; ``"numpy"`` (the removed route) raises ValueError.
         source : str, optional
             Where the description comes from (a model file), named in warnings; by default the

@@ -25,7 +25,7 @@ from mbkron.compiled.layout import batch_rows, writable
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import loads as loads_module
 
-__all__ = ["ForwardDynamics", "StateKernel"]
+__all__ = ["ForwardDynamics", "StateKernel", "solve_positive_definite"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 compiled_trbdf2 = LazyModule("mbkron.compiled.trbdf2")
@@ -343,3 +343,11 @@ def _read_only(values: NDArray) -> NDArray[np.float64]:
     out = np.array(values, dtype=float)
     out.setflags(write=False)
     return out
+
+
+def solve_positive_definite(M: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``M⁻¹ b`` for stacks ``M`` (..., n, n), ``b`` (..., n) by one Cholesky factorisation ``M = L Lᵀ``
+    (:func:`mbkron.compiled.forward.solve_positive_definite`); None if some ``M`` is not positive definite
+    (the factorisation fails): the forward dynamics' general route (Eq. 198)."""
+    x, ok = _forward.solve_positive_definite(M, b)
+    return x if ok else None

@@ -6,7 +6,7 @@ arrays live in :class:`~mbkron.kinematics.tree.KinematicsData`). The one thing a
 from state to state -- where the constraint solvers continue from -- lives in a caller-owned
 :class:`Workspace` (``model.workspace()``), passed as ``workspace=`` to any evaluation; without
 one, constraint groups start from their assembly configuration. The per-state work is done by the one
-engine, the compiled kernels (:mod:`mbkron.backends.engine`).
+engine, the compiled kernels (:mod:`mbkron.compiled`), each called by the module of its algorithm.
 Build models with :class:`mbkron.ModelBuilder`.
 """
 
@@ -19,7 +19,6 @@ import functools
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.backends import check_backend, engine
 from mbkron.compiled.layout import inertia_rows, spring_rows
 from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
@@ -27,7 +26,8 @@ from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import loads as loads_module, points as motions, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables, quadratic_forms
 from mbkron.kinematics import tree as kinematics
-from mbkron.model.forward import ForwardDynamics
+from mbkron.model.backend import check_backend
+from mbkron.model.forward import ForwardDynamics, solve_positive_definite
 from mbkron.model.summary import summary
 from mbkron.model.workspace import Workspace
 from mbkron.muscles.paths import MuscleSet
@@ -73,7 +73,7 @@ class Model:
         How the joint variables without an explicit ``variable`` are solved
         (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
     backend : {"compiled"}
-        The engine that evaluates the model: always ``"compiled"``, the one engine (:mod:`mbkron.backends`).
+        The engine that evaluates the model: always ``"compiled"``, the one engine (:mod:`mbkron.model.backend`).
         Kept for compatibility; ``"numpy"`` (removed) raises ValueError.
     kernel_inertia : ndarray, shape (nb, 13)
         Derived once when the model is made (not arguments): the pseudo-inertias as the kernels read them
@@ -268,7 +268,7 @@ class Model:
         if values is None:
             values = self.joint_variable_map.evaluate_silenced(q, order, self._provider_states(workspace))
             self._check_joint_values(values[0], q)
-        kin = engine.kinematics(self, values, q, order)
+        kin = kinematics.compute_kinematics(self.tree, values, q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
 
@@ -374,7 +374,7 @@ class Model:
             return self._paths_kept(q, workspace)[0].copy()
         self._muscle_set()
         kin = self.kinematics(q, 0)
-        return finite_evaluation(lambda: engine.muscle_lengths(self, kin), "muscle lengths", kin.q)
+        return finite_evaluation(lambda: self.muscle_set.compiled_lengths_and_moment_arms(kin, 0)[0], "muscle lengths", kin.q)
 
     def _paths_kept(self, q: ArrayLike, workspace: Workspace) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(L, R)`` at ``q`` from ``workspace.paths`` where its last evaluation of this model's paths was at
@@ -387,7 +387,7 @@ class Model:
             return kept[2], kept[3]
         with np.errstate(all="ignore"):
             kin = self._silenced_kinematics(q, 1, workspace)
-            lengths, arms = engine.lengths_and_moment_arms(self, kin)
+            lengths, arms = self.muscle_set.compiled_lengths_and_moment_arms(kin, 1)
         finite_result(lengths, "muscle lengths", kin.q)
         finite_result(arms, "moment arms R", kin.q)
         kept = (muscle_set, q.copy(), lengths, arms)
@@ -410,7 +410,7 @@ class Model:
             return self._paths_kept(q, workspace)[1].copy()
         self._muscle_set()
         kin = self.kinematics(q, 1)
-        return finite_evaluation(lambda: engine.moment_arms(self, kin), "moment arms R", kin.q)
+        return finite_evaluation(lambda: self.muscle_set.compiled_lengths_and_moment_arms(kin, 1)[1], "moment arms R", kin.q)
 
     def muscle_velocities(self, q: ArrayLike, qd: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon lengthening velocities ``L̇ = −Rᵀ q̇``, m/s, shape (..., n_mt)."""
@@ -424,7 +424,7 @@ class Model:
         muscle_set = self._muscle_set()
         forces = state_array(forces, "muscle_forces", muscle_set.size,
                              f"one tension per muscle: {', '.join(muscle_set.names)}")
-        return np.einsum("...km,...m->...k", engine.moment_arms(self, kin), forces)
+        return np.einsum("...km,...m->...k", self.muscle_set.compiled_lengths_and_moment_arms(kin, 1)[1], forces)
 
     # ------------------------------------------------------------------ dynamics
     def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
@@ -442,8 +442,8 @@ class Model:
         fast = None if self._forward is None else self._forward.terms(q, qd)
         if fast is not None:
             return fast[("mass_matrix", "velocity_forces", "gravity_forces").index(name)]
-        return finite_evaluation(lambda: getattr(engine.inertial_terms(
-            self, q, qd, self._joint_dynamics(q, qd, workspace), ()), name), _TERMS[name], q, qd=qd)
+        return finite_evaluation(lambda: getattr(dynamics.inertial_terms(
+            self, qd, self._joint_dynamics(q, qd, workspace), self.spring_rows(())), name), _TERMS[name], q, qd=qd)
 
     def mass_matrix(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Generalized mass matrix ``M(q)`` (Eq. 145, 189).
@@ -553,7 +553,7 @@ class Model:
         values = self._joint_dynamics(q, qd, workspace)
         loads = self.loads if loads is None else tuple(loads)
         springs = self._model_springs if loads is self.loads else tuple(load for load in loads if loads_module.in_kernel(load))
-        M, velocity, gravity, applied = engine.inertial_terms(self, q, qd, values, springs)
+        M, velocity, gravity, applied = dynamics.inertial_terms(self, qd, values, self.spring_rows(springs))
         if applied is None:
             applied = np.zeros(q.shape)
         elif loads:  # the kernel did the spring-dampers and constant line forces; joint-space loads need no kinematics
@@ -563,7 +563,7 @@ class Model:
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
             loads = tuple(load for load in loads if not (isinstance(load, joint_space) or loads_module.in_kernel(load)))
         if loads or muscle_forces is not None:
-            kin = engine.kinematics(self, (*values[:2], None), q, 1)
+            kin = kinematics.compute_kinematics(self.tree, (*values[:2], None), q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)
         return dynamics.EquationsOfMotion(mass_matrix=M, velocity_forces=velocity, gravity_forces=gravity,
                                           applied_forces=applied)
@@ -625,7 +625,7 @@ class Model:
         """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
 
         ``M`` is factored once by Cholesky, whose failure is the check that it is positive definite
-        (:func:`mbkron.backends.engine.solve_positive_definite`). A model whose own loads are spring-dampers and constant joint torques or generalized forces,
+        (:func:`mbkron.model.forward.solve_positive_definite`). A model whose own loads are spring-dampers and constant joint torques or generalized forces,
         called without ``loads`` and ``muscle_forces``, is evaluated in one kernel call
         (:mod:`mbkron.model.forward`).
 
@@ -660,7 +660,7 @@ class Model:
                 return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
         with np.errstate(all="ignore"):
-            qdd = engine.solve_positive_definite(M, rhs if tau is None else rhs + tau)
+            qdd = solve_positive_definite(M, rhs if tau is None else rhs + tau)
         if qdd is None:
             raise ConfigurationError(self._not_positive_definite(M, q))
         return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
