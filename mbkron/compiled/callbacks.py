@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["CONSTRAINT_SIGNATURE", "CONSTRAINT_FUNCTION", "callback_address", "constraint_function"]
+__all__ = ["CONSTRAINT_SIGNATURE", "CONSTRAINT_FUNCTION", "callback_address", "constraint_cfunc", "constraint_function"]
 
 if AVAILABLE:
     import warnings
@@ -71,6 +71,14 @@ if AVAILABLE and not config.DISABLE_JIT:
         """The address a kernel takes for the callback ``function`` (a ``cfunc`` of :data:`CONSTRAINT_SIGNATURE`):
         its C address."""
         return function.address
+
+    def constraint_cfunc(function, **options):
+        """``function`` as a C callback of :data:`CONSTRAINT_SIGNATURE` (``numba.cfunc``, cached on disk, with numba's
+        ``options``): the library's callbacks (:mod:`mbkron.compiled.closure_callbacks`,
+        :mod:`mbkron.compiled.python_callbacks`)."""
+        import numba
+
+        return numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, **options)(function)
 else:  # pragma: no cover - exercised where numba does not compile (NUMBA_DISABLE_JIT=1) or is absent
     _PYTHON_CALLBACKS: dict[int, object] = {}
     """The Python functions behind the callbacks' addresses where nothing is compiled (kept alive here)."""
@@ -86,3 +94,7 @@ else:  # pragma: no cover - exercised where numba does not compile (NUMBA_DISABL
         """The Python function registered by :func:`callback_address` under ``address``: the kernels run as plain
         Python and call it."""
         return _PYTHON_CALLBACKS[address]
+
+    def constraint_cfunc(function, **options):
+        """Where nothing is compiled: ``function`` unchanged (the kernels run as Python and call it)."""
+        return function

@@ -8,27 +8,23 @@ so importing mbkron compiles nothing.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from numba.core import config
 
-from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
+from mbkron.compiled.callbacks import constraint_cfunc
 from mbkron.compiled.calls import by_address
 from mbkron.compiled.closures import evaluate
 
 __all__ = ["first", "second"]
 
+
+def _callback(function):
+    """:func:`~mbkron.compiled.callbacks.constraint_cfunc` with numpy's error model (a division by zero gives inf)."""
+    return constraint_cfunc(function, error_model="numpy")
+
+
 _evaluate_at = by_address(evaluate, returns="none")
 """:func:`~mbkron.compiled.closures.evaluate` called through its address (:mod:`mbkron.compiled.calls`): compiled
 once, on the first call, not again inside each callback (nor to define them: its return type is declared)."""
-
-
-def _callback(function):
-    """``function`` as a C callback of :data:`CONSTRAINT_SIGNATURE`; unchanged where numba does not compile
-    (``NUMBA_DISABLE_JIT=1``: the kernels run as Python and call it, :func:`~mbkron.compiled.callbacks.callback_address`)."""
-    if config.DISABLE_JIT:
-        return function
-    return numba.cfunc(CONSTRAINT_SIGNATURE, cache=True, error_model="numpy")(function)
 
 
 @_callback

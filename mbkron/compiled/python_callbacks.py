@@ -15,22 +15,12 @@ imported when such a group first needs it.
 
 from __future__ import annotations
 
-import numba
-from numba.core import config
 
-from mbkron.compiled.callbacks import CONSTRAINT_SIGNATURE
+from mbkron.compiled.callbacks import constraint_cfunc
 from mbkron.compiled.calls import call_python
 from mbkron.compiled.common import jitable
 
 __all__ = ["first", "second"]
-
-
-def _callback(function):
-    """``function`` as a C callback of :data:`CONSTRAINT_SIGNATURE`; unchanged where numba does not compile
-    (``NUMBA_DISABLE_JIT=1``: the kernels run as Python and call it)."""
-    if config.DISABLE_JIT:
-        return function
-    return numba.cfunc(CONSTRAINT_SIGNATURE, cache=True)(function)
 
 
 @jitable
@@ -39,13 +29,13 @@ def _call(x, out, address):  # pragma: no cover - compiled
     return call_python(int(address), float(out.ctypes.data), int(x.ctypes.data))
 
 
-@_callback
+@constraint_cfunc
 def first(x, out, data):  # pragma: no cover - compiled
     """``(g, ∂g/∂u, ∂g/∂p)`` at ``x = (u, p)`` by the Python callback at ``data[0]``."""
     return _call(x, out, data[0])
 
 
-@_callback
+@constraint_cfunc
 def second(x, out, data):  # pragma: no cover - compiled
     """``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` at ``x = (u, p)`` by the Python callback at ``data[1]``."""
     return _call(x, out, data[1])

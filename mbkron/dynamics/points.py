@@ -23,8 +23,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.core.lazy import LazyModule
+from mbkron.kinematics.tree import point_positions
 
-__all__ = ["angular_velocities", "body_motions", "jacobians", "point_accelerations", "point_velocities"]
+__all__ = ["angular_velocities", "body_motions", "jacobians", "point_accelerations", "point_velocities",
+           "twist_acceleration"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 _compiled_points = LazyModule("mbkron.compiled.points")
@@ -75,12 +77,6 @@ def body_motions(model, kin, qd: NDArray, qdd: NDArray,
     return V.reshape(batch + (nb, 6)), alpha.reshape(batch + (nb, 6))
 
 
-def _ground_points(kin, body: int, points: ArrayLike) -> NDArray[np.float64]:
-    """Ground positions ``r = T_i {p; 1}`` of body-fixed points ``p`` (..., 3) of ``body`` (Eq. 41)."""
-    T = kin.T[..., body, :, :]
-    return (T[..., :3, :3] @ np.asarray(points, dtype=float)[..., None])[..., 0] + T[..., :3, 3]
-
-
 def point_velocities(model, kin, body: int, points: ArrayLike, qd: ArrayLike) -> NDArray[np.float64]:
     """Ground-frame velocities of body-fixed points (Eq. 44), shape (..., 3): ``ω × r + v`` with the body's velocity
     twist ``V_i = (ω, v)`` (:func:`body_motions`) and the point's ground position ``r``.
@@ -97,7 +93,7 @@ def point_velocities(model, kin, body: int, points: ArrayLike, qd: ArrayLike) ->
     """
     V, _ = body_motions(model, kin, qd, np.zeros(kin.q.shape[-1]))
     omega, v = V[..., body, :3], V[..., body, 3:]
-    return np.cross(omega, _ground_points(kin, body, points)) + v
+    return np.cross(omega, point_positions(kin, body, points)) + v
 
 
 def point_accelerations(model, kin, body: int, points: ArrayLike, qd: ArrayLike, qdd: ArrayLike,
@@ -115,9 +111,15 @@ def point_accelerations(model, kin, body: int, points: ArrayLike, qd: ArrayLike,
         ``q̇ᵀ H_j q̇`` per joint variable; None: zero (affine joint variables).
     """
     V, alpha = body_motions(model, kin, qd, qdd, convective)
-    r = _ground_points(kin, body, points)
-    omega, v = V[..., body, :3], V[..., body, 3:]
-    return np.cross(alpha[..., body, :3], r) + alpha[..., body, 3:] + np.cross(omega, np.cross(omega, r) + v)
+    return twist_acceleration(V[..., body, :], alpha[..., body, :], point_positions(kin, body, points), 1.0)
+
+
+def twist_acceleration(V: NDArray, alpha: NDArray, r: NDArray, w) -> NDArray[np.float64]:
+    """``(α + V²) {r; w}`` (Eq. 57) for twists ``V = (ω, v)``, ``α = (α_ω, α_v)`` (..., 6) and a ground vector
+    ``{r; w}``: ``α_ω × r + w α_v + ω × (ω × r + w v)`` — a point's acceleration (``w = 1``), or a body's rate of
+    momentum ``m a_c`` (``{m c; m}``, :func:`mbkron.dynamics.reactions.joint_reactions`)."""
+    omega = V[..., :3]
+    return np.cross(alpha[..., :3], r) + w * alpha[..., 3:] + np.cross(omega, np.cross(omega, r) + w * V[..., 3:])
 
 
 def angular_velocities(model, kin, qd: ArrayLike, frame: str = "world") -> NDArray[np.float64]:

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from mbkron.dynamics import terms as dynamics
 from mbkron.dynamics import loads as loads_module
-from mbkron.dynamics.points import body_motions
+from mbkron.dynamics.points import body_motions, twist_acceleration
 from mbkron.kinematics.tree import KinematicsData
 
 __all__ = ["JointReactions", "joint_reactions"]
@@ -117,17 +117,15 @@ def joint_reactions(
     """
     tree = model.tree
     V, alpha = body_motions(model, kin, qd, qdd, convective)  # T̈_i T_i⁻¹ = α_i + V_i² (Eq. 57)
-    omega, velocity = V[..., :3], V[..., 3:]
+    omega = V[..., :3]
     J = model.pseudo_inertias
     mass = J[:, 3, 3]
     com_world = (kin.T @ J[:, :, 3:4])[..., 0]  # m_i {c_i; 1} in the ground frame
     first_moment = com_world[..., :3]
     with np.errstate(invalid="ignore", divide="ignore"):
         c = np.where(mass[:, None] > 0, first_moment / mass[:, None], kin.T[..., :3, 3])
-    # m(a − g), with (α + V²) {m c; m} = α_ω × m c + m α_v + ω × (ω × m c + m v)
-    momentum_rate = (np.cross(alpha[..., :3], first_moment) + mass[:, None] * alpha[..., 3:]
-                     + np.cross(omega, np.cross(omega, first_moment) + mass[:, None] * velocity)
-                     - mass[:, None] * model.gravity)
+    # m(a − g), with m a = (α + V²) {m c; m}
+    momentum_rate = twist_acceleration(V, alpha, first_moment, mass[:, None]) - mass[:, None] * model.gravity
     alpha = alpha[..., :3]
     R = kin.T[..., :3, :3]
     inertia_world = R @ np.array([b.inertia for b in model.body_records]) @ np.swapaxes(R, -1, -2)

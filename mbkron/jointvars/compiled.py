@@ -73,7 +73,7 @@ from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
-from mbkron.jointvars.constraint_callbacks import constraint_callbacks
+from mbkron.jointvars.constraint_callbacks import NO_DATA, constraint_callbacks
 from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
 from mbkron.jointvars.solution import Solution
 
@@ -121,10 +121,6 @@ FORWARD_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], i
 right-hand side above it needs neither the constraint step nor the dynamics compiled."""
 
 
-_NO_DATA = np.zeros(0)
-_NO_DATA.setflags(write=False)
-"""The ``data`` argument of callbacks that read none (a placeholder step's): read-only, as every group's description."""
-
 CONTINUATION = slice(-6, None)
 """Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
 last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`state_rhs` unpacks)."""
@@ -143,7 +139,7 @@ def _one_norm(A):  # pragma: no cover - compiled
 @jit
 def _finite(values):  # pragma: no cover - compiled
     """Whether every entry of the 1-D ``values`` is finite (the generated functions return ``inf`` or
-    ``nan`` where the Python route would raise: numpy's error model)."""
+    ``nan`` where evaluating them in Python would raise: numpy's error model)."""
     for k in range(values.size):
         if not math.isfinite(values[k]):
             return False
@@ -294,7 +290,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
                 f_[k] = current[k] + (-1.0) * step[k]
             converged = True
             break
-        # the damped Newton step of PositionSolver._newton: at most max_newton_step, halved until ‖g‖ decreases
+        # the damped Newton step (PositionSolver's docstring): at most max_newton_step, halved until ‖g‖ decreases
         # (Armijo, slope 1e-4); a full step where it decreases (the common case)
         scale = min(1.0, max_newton_step / size)
         while True:
@@ -391,7 +387,7 @@ _single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work,
                   change):  # pragma: no cover - compiled
     """The start ``(q0, f0)`` of a long walk shifted by whole periods towards ``q0 + change``, as
-    :meth:`mbkron.jointvars.solvers.PositionSolver._shifted`: ``round(Δq_i / T_i)`` turns of each periodic
+    :class:`mbkron.jointvars.solvers.PositionSolver` documents it: ``round(Δq_i / T_i)`` turns of each periodic
     coordinate (``settings[9][:, 0]``: the periods ``T_i``, NaN where none; ``settings[9][:, 1:]``: the windings
     ``f(q + T_i e_i) − f(q)`` of the joint variables), the joint variables moved by the turns' windings and
     corrected by Newton at the shifted inputs; kept where that converges on the start's branch (the sign of
@@ -678,7 +674,7 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward_into` (the group's step from the
     continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
     solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
-    declines the state (the Python route must do it). ``context`` is :meth:`FastStep.state_context`'s: the
+    declines the state (the model's general route then solves it and raises the step's error). ``context`` is :meth:`FastStep.state_context`'s: the
     generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
     equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
     return _rhs(t, y, refer(context), advance)
@@ -884,7 +880,8 @@ class FastStep:
                 model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):
         """The step at ``q`` and, in the same compiled call, the model's ``q̈`` (Eq. 198) with this group's
         joint variables in ``rows`` and the others affine (``matrix``, ``constant``); ``model_arrays`` as
-        :class:`mbkron.model.forward.ForwardDynamics` holds them. None when the Python route must.
+        :class:`mbkron.model.forward.ForwardDynamics` holds them. None where it declines (the model's general route then
+        solves the state and raises the step's error).
 
         Returns
         -------
@@ -925,7 +922,7 @@ class FastStep:
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
         step.m, step.kernels, step.inputs = 1, None, None
-        step.functions = (0, 0, _NO_DATA)
+        step.functions = (0, 0, NO_DATA)
         step.A, step.c = np.zeros((1, nq)), np.zeros(1)
         periodic = np.full((nq, 2), np.nan)
         periodic.setflags(write=False)

@@ -50,7 +50,7 @@ class ConstrainedJointVariables(JointVariableProvider):
             raise ValueError(f"`method` must be one of {', '.join(METHODS)}, got {method!r}")
         self.solver = solver
         self.method = method
-        self.step = _compiled.FastStep(solver, method)
+        self.step = solver.compiled_step.with_method(method)  # the solver's callbacks and periods, not built again
         self.fast_step = self.step if solver.inputs.affine else None
 
     @property

@@ -16,11 +16,12 @@ import numpy as np
 
 from mbkron.jointvars import generated
 
-__all__ = ["GENERATED_CALLBACKS", "PythonConstraints", "constraint_callbacks"]
+__all__ = ["GENERATED_CALLBACKS", "NO_DATA", "PythonConstraints", "constraint_callbacks"]
 
-_NO_DATA = np.zeros(0)
-_NO_DATA.setflags(write=False)
-"""The ``data`` argument of generated callbacks (which read none): read-only, as every group's description."""
+NO_DATA = np.zeros(0)
+NO_DATA.setflags(write=False)
+"""The ``data`` argument of callbacks that read none (generated ones, a placeholder step's): read-only, as every
+group's description."""
 
 
 GENERATED_CALLBACKS = True
@@ -92,6 +93,6 @@ def constraint_callbacks(system, n: int):
         return closure_callbacks, data
     expressions = system.expressions() if GENERATED_CALLBACKS else None
     if expressions is not None:
-        return generated.kernel_module(expressions), _NO_DATA
+        return generated.kernel_module(expressions), NO_DATA
     callbacks = PythonConstraints(system, n)
     return callbacks, callbacks.data

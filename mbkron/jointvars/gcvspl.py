@@ -493,8 +493,8 @@ class GCVSpline(EmpiricalFunction):
         self.coefficients = np.stack([c for c, _ in columns], axis=-1).reshape(ys.shape)
         self.smoothing = np.array([p for _, p in columns]).reshape(ys.shape[1:])
         self._packed_columns = self._pack_columns()
-        if self.coefficients.ndim == 1:  # one function (several columns are refused as one: pack)
-            self._pack_alone()
+        if self.coefficients.ndim == 1:  # one function, packed as its one column (several are refused as one: pack)
+            self._alone = self._packed_columns
 
     def __call__(self, t: ArrayLike, derivative: int = 0) -> FloatArray:
         """Value (``derivative = 0``) or a derivative of any order at ``t``.
@@ -506,15 +506,12 @@ class GCVSpline(EmpiricalFunction):
         if isinstance(derivative, bool) or not isinstance(derivative, (int, np.integer)) or derivative < 0:
             raise ValueError(f"`derivative` must be an integer ≥ 0, got {derivative!r}")
         tt = real_values(t, "t")
-        rows, floats = self._columns()
+        rows, floats = self._packed_columns
         values = _tabulated.gcv_values(rows, floats, int(derivative), layout.writable(tt.reshape(-1)))
         return values.reshape(tt.shape + self.coefficients.shape[1:])
 
-    def _columns(self) -> tuple[NDArray[np.int64], FloatArray]:
-        """Each column's spline packed (:meth:`pack`, one knot vector per column), read-only: at construction."""
-        return self._packed_columns
-
     def _pack_columns(self) -> tuple[NDArray[np.int64], FloatArray]:
+        """Each column's spline packed (:meth:`pack`, one knot vector per column), read-only: at construction."""
         floats: list = []
         columns = self.coefficients.reshape(self.x.size, -1).T
         rows = np.array([self._pack_column(floats, column) for column in columns], dtype=np.int64)

@@ -318,7 +318,8 @@ class PositionSolver:
             )
         self.reference = reference
         self._periods = self._walked_periods(walk)
-        self._step = walk.with_periods(self)
+        self.compiled_step = walk.with_periods(self)
+        """The group's compiled continuation (a :class:`~mbkron.jointvars.compiled.FastStep`, the derivatives by LU)."""
 
     def _structural_periods(self) -> tuple[NDArray, NDArray]:
         """The equations' periods by their structure, before any walk: in each coordinate (nq,) and in each
@@ -460,7 +461,7 @@ class PositionSolver:
         """
         current = self.reference if start is None else start
         target = self._target(q)
-        kernel = self._step if step is None else step
+        kernel = self.compiled_step if step is None else step
         status, solution, grad, hess, report = kernel.step(current, curvature, target, order)
         if status != _compiled.OK:
             if status == _compiled.INPUTS_FAILED:

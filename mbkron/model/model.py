@@ -24,7 +24,7 @@ from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, 
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import loads as loads_module, points as motions, reactions, terms as dynamics
-from mbkron.jointvars.explicit import JointVariables, quadratic_forms
+from mbkron.jointvars.explicit import JointVariables
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.backend import check_backend
 from mbkron.model.forward import ForwardDynamics, solve_positive_definite
@@ -308,8 +308,8 @@ class Model:
         twists (:func:`mbkron.dynamics.points.point_accelerations`)."""
         index, point = self.body_index(body), _as_point(point)
         q, qd, qdd = self._with_rates(q, qd, qdd)
-        kin = self.kinematics(q, 2, workspace=workspace)
-        convective = None if kin.hess is None else quadratic_forms(kin.hess, qd)
+        f, grad, convective = self._joint_dynamics(q, qd, workspace)  # q̇ᵀH q̇ without the Hessians or D'_i
+        kin = self._checked_kinematics(q, 1, workspace, (f, grad, None))
         return finite_evaluation(lambda: motions.point_accelerations(self, kin, index, point, qd, qdd, convective),
                                  "point acceleration", kin.q, qd=qd, qdd=qdd)
 
