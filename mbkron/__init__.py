@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron import examples
     from mbkron.compiled.common import CompileNotice
     from mbkron.core.errors import ConfigurationError, ModelError, ModelWarning
-    from mbkron.dynamics import loads
+    from mbkron.dynamics import load_records as loads
     from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
     from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
     from mbkron.io import dump_model, load_model
@@ -68,7 +68,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "dump_model": ("mbkron.io", "dump_model"),
     "examples": ("mbkron.examples", None),
     "load_model": ("mbkron.io", "load_model"),
-    "loads": ("mbkron.dynamics.loads", None),
+    "loads": ("mbkron.dynamics.load_records", None),
     "rigid_transform": ("mbkron.model.checks", "rigid_transform"),
     "simulate": ("mbkron.integrate.simulate", "simulate"),
     "simulate_ensemble": ("mbkron.integrate.ensemble", "simulate_ensemble"),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mbkron.analysis.external_loads import external_loads, frame_loads, generalized_forces
-from mbkron.dynamics.loads import BodyTorque, PointForce
+from mbkron.dynamics.load_records import BodyTorque, PointForce
 from mbkron.io.osim.external_loads import ExternalLoadsError, read_external_loads
 from mbkron.io.storage import Storage, StorageError
 from tests import test_analysis_id as shared

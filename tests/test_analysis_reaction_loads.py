@@ -10,7 +10,7 @@ import pytest
 
 from mbkron import analysis
 from mbkron.analysis.motion import TrialKinematics
-from mbkron.dynamics.loads import CoordinateLimitForce, PointForce
+from mbkron.dynamics.load_records import CoordinateLimitForce, PointForce
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.springs import PathSpring
 from mbkron.muscles.wrapping import PathWrap, WrapCylinder

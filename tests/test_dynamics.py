@@ -16,7 +16,7 @@ import mbkron
 from mbkron.dynamics import terms as dynamics
 from mbkron.reference import virtual_work as dynamics_literal
 from mbkron.reference import transforms as kinematics_literal
-from mbkron.dynamics import loads
+from mbkron.dynamics import load_records
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import FIRST, assert_close, first_difference
 from tests.test_muscles import random_paths, with_muscles
@@ -127,10 +127,10 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
         position = lambda body, r: lambda x: model.point_position(body, r, x)  # noqa: E731
         # point force: Q = (∂p/∂q)ᵀ F
         expected = first_difference(position(b, r_b), q, 1e-3) @ force
-        assert_close(model.applied_forces(q, qd, (loads.PointForce(b, r_b, force),)), expected)
+        assert_close(model.applied_forces(q, qd, (load_records.PointForce(b, r_b, force),)), expected)
         # body-frame force: rotate by R_b
         R = model.kinematics(q, 0).T[model.body_index(b), :3, :3]
-        assert_close(model.applied_forces(q, qd, (loads.PointForce(b, r_b, force, frame="body"),)),
+        assert_close(model.applied_forces(q, qd, (load_records.PointForce(b, r_b, force, frame="body"),)),
                      first_difference(position(b, r_b), q, 1e-3) @ (R @ force))
         # pure torque: Q_k = τ · ω-Jacobian column k (ω from finite differences of R along e_k)
         columns = []
@@ -138,23 +138,23 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
             Rk = lambda s, k=k: model.kinematics(q + s * np.eye(model.nq)[k], 0).T[model.body_index(a), :3, :3]  # noqa: E731
             W = sum(w * (Rk(m * 1e-3) - Rk(-m * 1e-3)) for m, w in enumerate(FIRST, 1)) / 1e-3 @ Rk(0.0).T
             columns.append([W[2, 1], W[0, 2], W[1, 0]])
-        assert_close(model.applied_forces(q, qd, (loads.BodyTorque(a, torque),)), np.array(columns) @ torque)
+        assert_close(model.applied_forces(q, qd, (load_records.BodyTorque(a, torque),)), np.array(columns) @ torque)
         # spring-damper between a body and the ground: −∂V/∂q − c L̇ ∂L/∂q
         k_s, c_s, L0 = 120.0, 3.5, 0.4
         length = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - r_g)  # noqa: E731
         dL = first_difference(length, q, 1e-3)
         expected = -k_s * (length(q) - L0) * dL - c_s * (dL @ qd) * dL
-        spring = loads.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0)
+        spring = load_records.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0)
         assert_close(model.applied_forces(q, qd, (spring,)), expected)
         # line force of constant tension between two bodies: Q = −T ∂L/∂q
         between = lambda x: np.linalg.norm(model.point_position(a, r_a, x) - model.point_position(b, r_b, x))  # noqa: E731
-        assert_close(model.applied_forces(q, qd, (loads.LineForce(a, r_a, b, r_b, 7.0),)),
+        assert_close(model.applied_forces(q, qd, (load_records.LineForce(a, r_a, b, r_b, 7.0),)),
                      -7.0 * first_difference(between, q, 1e-3))
         # joint torque: ∇f_jᵀ τ; generalized force on a coordinate
         f, grad, _ = model.joint_variables(q)
         joint = model.joints[1]
-        assert_close(model.applied_forces(q, qd, (loads.JointTorque(joint, 2.5),)), 2.5 * grad[1])
-        assert_close(model.applied_forces(q, qd, (loads.GeneralizedForce(model.coordinates[2], -4.0),)),
+        assert_close(model.applied_forces(q, qd, (load_records.JointTorque(joint, 2.5),)), 2.5 * grad[1])
+        assert_close(model.applied_forces(q, qd, (load_records.GeneralizedForce(model.coordinates[2], -4.0),)),
                      np.array([0.0, 0.0, -4.0]))
 
 
@@ -171,8 +171,8 @@ def test_one_state_terms_of_an_affine_model_with_its_own_loads():
                       for v in spec.variables]  # affine in q
     a, r_a, r_g, k_s, c_s, L0 = "b2", np.array([0.1, -0.2, 0.05]), np.array([0.3, 0.2, 0.1]), 120.0, 3.5, 0.4
     b, r_b = "b5", np.array([-0.1, 0.3, 0.2])
-    own = (loads.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0), loads.JointTorque("b3", 2.5),
-           loads.GeneralizedForce("q3", -4.0), loads.LineForce(a, r_a, b, r_b, 7.0))
+    own = (load_records.SpringDamper(a, r_a, "ground", r_g, k_s, c_s, L0), load_records.JointTorque("b3", 2.5),
+           load_records.GeneralizedForce("q3", -4.0), load_records.LineForce(a, r_a, b, r_b, 7.0))
     model = build_model(spec, loads=own)
     assert not model.joint_variable_map.providers  # affine: no provider
     for q, qd, qdd in rng.uniform(-1.2, 1.2, size=(3, 3, 3)):
@@ -204,7 +204,7 @@ def test_callable_load_values_receive_time_and_state():
         seen.append((t, q.copy(), qd.copy()))
         return 3.0 * t
 
-    load = loads.LineForce("ground", (0.0, 0.1, 0.0), "link2", (0.2, 0.0, 0.0), tension)
+    load = load_records.LineForce("ground", (0.0, 0.1, 0.0), "link2", (0.2, 0.0, 0.0), tension)
     q, qd = np.array([0.3, 0.4]), np.array([1.0, -1.0])
     Q = model.applied_forces(q, qd, (load,), t=2.0)
     assert seen and seen[0][0] == 2.0 and np.array_equal(seen[0][1], q)
@@ -213,7 +213,7 @@ def test_callable_load_values_receive_time_and_state():
 
 def test_inverse_and_forward_dynamics_are_consistent(tree):
     model, states = tree
-    spring = loads.SpringDamper(model.bodies[0], (0.1, 0, 0), "ground", (0.3, 0.2, 0.1), 50.0, 1.0, 0.2)
+    spring = load_records.SpringDamper(model.bodies[0], (0.1, 0, 0), "ground", (0.3, 0.2, 0.1), 50.0, 1.0, 0.2)
     for q, qd, qdd in states:
         tau = model.inverse_dynamics(q, qd, qdd, loads=(spring,))
         expected = (model.mass_matrix(q) @ qdd + model.velocity_forces(q, qd) - model.gravity_forces(q)
@@ -250,9 +250,9 @@ def test_reactions_satisfy_newton_euler_per_body(tree):
     rng = np.random.default_rng(8)
     a = model.bodies[3]
     applied = (
-        loads.PointForce(a, rng.normal(size=3), rng.normal(size=3)),
-        loads.BodyTorque(model.bodies[-1], rng.normal(size=3)),
-        loads.SpringDamper(a, rng.normal(size=3), model.bodies[1], rng.normal(size=3), 40.0, 2.0, 0.1),
+        load_records.PointForce(a, rng.normal(size=3), rng.normal(size=3)),
+        load_records.BodyTorque(model.bodies[-1], rng.normal(size=3)),
+        load_records.SpringDamper(a, rng.normal(size=3), model.bodies[1], rng.normal(size=3), 40.0, 2.0, 0.1),
     )
     parents = model.tree.parent
     for q, qd, qdd in states:
@@ -261,12 +261,12 @@ def test_reactions_satisfy_newton_euler_per_body(tree):
         f_ext = np.zeros((model.nb, 3))
         m_ext = np.zeros((model.nb, 3))  # about the ground origin
         for load in applied:  # independent evaluation of the body loads
-            if isinstance(load, loads.PointForce):
+            if isinstance(load, load_records.PointForce):
                 i = model.body_index(load.body)
                 p = model.point_position(load.body, load.point, q)
                 f_ext[i] += load.force
                 m_ext[i] += np.cross(p, load.force)
-            elif isinstance(load, loads.BodyTorque):
+            elif isinstance(load, load_records.BodyTorque):
                 m_ext[model.body_index(load.body)] += load.torque
             else:
                 pa = model.point_position(load.body_a, load.point_a, q)
@@ -332,9 +332,9 @@ def test_large_batches_are_chunked_with_the_same_result(monkeypatch, route):
     scale = np.arange(1.0, len(model.muscles) + 1)
     applied, muscle_forces = (), None
     if route == "loads":
-        applied = (loads.PointForce("b3", (0.1, -0.2, 0.05),
+        applied = (load_records.PointForce("b3", (0.1, -0.2, 0.05),
                                     lambda t, q, qd: np.stack([np.sin(q[..., 0]), qd[..., 1], q[..., 2] ** 2], -1)),
-                   loads.SpringDamper("ground", (0.3, 0.1, 0.0), "b5", (0.0, 0.2, -0.1), 40.0, 1.5, 0.2))
+                   load_records.SpringDamper("ground", (0.3, 0.1, 0.0), "b5", (0.0, 0.2, -0.1), 40.0, 1.5, 0.2))
     elif route == "muscle force rows":
         muscle_forces = rng.uniform(10.0, 60.0, size=(states, len(model.muscles)))
     else:

@@ -51,12 +51,12 @@ def test_the_removed_numpy_route_is_refused_with_where_to_go(call):
 
 def test_spring_with_coincident_points_is_reported():
     """A spring-damper whose two points coincide has no direction (Eq. 161): a configuration error."""
-    from mbkron.dynamics import loads
+    from mbkron.dynamics import load_records
 
     model = build_model(random_tree(np.random.default_rng(11), nb=7, nq=3, fixed_fraction=0.0))
     q = np.zeros(model.nq)
     T = model.kinematics(q, 0).T[model.body_index("b3")]
-    spring = loads.SpringDamper("b3", (0.0, 0.0, 0.0), "ground", tuple(T[:3, 3]), stiffness=1.0)
+    spring = load_records.SpringDamper("b3", (0.0, 0.0, 0.0), "ground", tuple(T[:3, 3]), stiffness=1.0)
     with pytest.raises(mbkron.ConfigurationError, match="coincide"):  # configuration-dependent: not a ModelError
         model.equations_of_motion(q, q, loads=(spring,))
 

@@ -28,7 +28,7 @@ from mbkron.io import (
     parse_model_file,
     read_model_file,
 )
-from mbkron.dynamics.loads import LineForce, PointForce
+from mbkron.dynamics.load_records import LineForce, PointForce
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as chain_reference

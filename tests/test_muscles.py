@@ -17,7 +17,7 @@ import sympy
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
-from mbkron.dynamics.loads import LineForce
+from mbkron.dynamics.load_records import LineForce
 from mbkron.muscles import MovingPoint, MusclePath, add_moving_point_bodies
 from mbkron.reference import muscle_paths as literal
 from tests.random_trees import build_model, random_tree

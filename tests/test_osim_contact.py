@@ -17,8 +17,9 @@ from scipy.optimize import brentq
 import mbkron
 from mbkron import cli
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.contact import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley import ContactSurface, HuntCrossley
+from mbkron.dynamics.contact import contact_state
+from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley_records import ContactSurface, HuntCrossley
 from mbkron.io import dump_model, model_differences, parse_model_file
 from validation.opensim import compare_contact
 
@@ -85,7 +86,7 @@ def test_elastic_contact_is_the_gradient_of_the_hertz_energy():
         h = 1e-7
         expected = [-(energy(q + h * e) - energy(q - h * e)) / (2 * h) for e in np.eye(3)]
         np.testing.assert_allclose(model.applied_forces(q, np.zeros(3), loads=(load,)), expected, rtol=1e-6)
-        state = load.contact(model, model.kinematics(q, 1), np.zeros(3))
+        state = contact_state(model, load, model.kinematics(q, 1), np.zeros(3))
         np.testing.assert_allclose(state.force, -_hertz(load, delta) * normal, rtol=1e-12)
         np.testing.assert_allclose(state.indentation, delta, rtol=1e-12)
 
@@ -103,14 +104,14 @@ def test_friction_and_damping_in_their_limits():
     q = np.array([0.0, -0.3 + load.radius - delta, 0.0])
     f_elastic = _hertz(load, delta)
     for qd, slip in (([2.0, 0.0, 0.0], 2.0), ([1e-3, 0.0, 0.0], 1e-3)):
-        state = load.contact(model, model.kinematics(q, 1), np.array(qd))
+        state = contact_state(model, load, model.kinematics(q, 1), np.array(qd))
         assert state.indentation == pytest.approx(delta, rel=1e-12)
         np.testing.assert_allclose(state.velocity, [slip, 0, 0], atol=1e-15)
         ratio = slip / load.transition_velocity
         mu = min(ratio, 1) * (0.6 + 2 * 0.3 / (1 + ratio ** 2)) + 0.2 * slip
         np.testing.assert_allclose(state.force, [mu * f_elastic, -f_elastic, 0.0], rtol=1e-9)
     # the sphere moving down at 0.2 m/s: v_n = v·n = 0.2 with n = −ŷ (compressing)
-    state = load.contact(model, model.kinematics(q, 1), np.array([0.0, -0.2, 0.0]))
+    state = contact_state(model, load, model.kinematics(q, 1), np.array([0.0, -0.2, 0.0]))
     np.testing.assert_allclose(state.force, [0.0, -f_elastic * (1 + 1.5 * 0.5 * 0.2), 0.0], rtol=1e-9)
     # the generalized force of a fast slide: the friction drags x back, the normal force lifts y
     Q = model.applied_forces(q, np.array([2.0, 0.0, 0.0]), loads=(load,))
@@ -135,7 +136,7 @@ def test_generalized_forces_by_finite_differences_of_the_contact_points():
     rng = np.random.default_rng(11)
     q, qd = rng.uniform(-0.5, 0.5, (6, 3)), rng.normal(size=(6, 3))
     kin = model.kinematics(q, 1)
-    state = load.contact(model, kin, qd)
+    state = contact_state(model, load, kin, qd)
     Q = model.applied_forces(q, qd)
     for k in range(len(q)):
         expected = np.zeros(3)
@@ -167,7 +168,7 @@ def test_a_dropped_ball_comes_to_rest_where_the_contact_carries_its_weight():
         return 4 / 3 * k * math.sqrt(load.radius * k) * smooth - 2.0 * 9.81
 
     delta = brentq(force, 0.0, 0.05, xtol=1e-15)
-    final = load.contact(model, model.kinematics(result.q[-1], 1), result.qd[-1])
+    final = contact_state(model, load, model.kinematics(result.q[-1], 1), result.qd[-1])
     assert abs(result.qd[-1]).max() < 1e-6
     assert final.indentation == pytest.approx(delta, rel=1e-6)
 
@@ -421,7 +422,7 @@ def test_the_stored_states_exercise_every_branch(tmp_path):
         qd = np.reshape(data["qd"], q.shape)
         kin = model.kinematics(q, 1)
         for load in model.loads:
-            state = load.contact(model, kin, qd)
+            state = contact_state(model, load, kin, qd)
             touching = state.indentation > -2e-3
             vn = np.einsum("...x,...x->...", state.velocity, state.normal)
             slip = np.linalg.norm(state.velocity - vn[:, None] * state.normal, axis=-1)

@@ -18,7 +18,8 @@ import pytest
 import mbkron
 from mbkron import cli
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.loads import CoordinateLimitForce, SpringDamper, coordinate_limit_force
+from mbkron.dynamics.load_records import CoordinateLimitForce, SpringDamper
+from mbkron.dynamics.loads import coordinate_limit_force
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.io.osim import read_osim
 from mbkron.muscles.springs import PathSpring
@@ -464,14 +465,15 @@ def test_a_bushing_in_a_model_file_and_round_trip():
     """A bushing from the ground to a frame 0.1 m ahead of a cart on x (rotated 90° about z: the file's angle
     unit): the deflection is x = s + 0.1 and 90° about z, so Q_s = −400 (s + 0.1) − 7 ṡ (the rotation does not
     change with s); stiffnesses and dampings are SI whatever the angle unit; dump_model round-trips."""
-    from mbkron.dynamics.bushings import BushingForce
+    from mbkron.dynamics.bushing_records import BushingForce
+    from mbkron.dynamics.bushings import bushing_deflection
     model = parse_model_file(BUSHING_MODEL).model
     (bushing,) = model.loads
     assert isinstance(bushing, BushingForce) and bushing.rotational_damping.tolist() == [0.0, 0.0, 0.0]
     s, sd = np.array([[-0.3], [0.0], [0.25]]), np.array([[1.0], [-2.0], [0.5]])
     np.testing.assert_allclose(model.applied_forces(s, sd)[:, 0], -400.0 * (s[:, 0] + 0.1) - 7.0 * sd[:, 0],
                                rtol=1e-13, atol=1e-12)
-    phi, _ = bushing.deflection(model, model.kinematics(s, 1))
+    phi, _ = bushing_deflection(model, bushing, model.kinematics(s, 1))
     np.testing.assert_allclose(phi[:, 2], np.pi / 2, rtol=0, atol=1e-15)
     assert model_differences(model, parse_model_file(dump_model(model)).model) == []
     with pytest.raises(ModelError, match=re.escape("load 0 (BushingForce): `body_1` and `body_2` are both 'cart'")):

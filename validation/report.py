@@ -53,7 +53,7 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron import examples as models
-from mbkron.dynamics.loads import LineForce
+from mbkron.dynamics.load_records import LineForce
 from mbkron.examples import linkages as linkage_models
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
 from mbkron.integrate.simulate import simulate

@@ -29,7 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.loads import BodyTorque, PointForce, generalized_forces
+from mbkron.dynamics.load_records import BodyTorque, PointForce
+from mbkron.dynamics.loads import generalized_forces
 from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
 
 __all__ = ["ACTUATOR_TAGS", "PointActuator", "Reserve", "TorqueActuator", "check_actuators", "read_reserves",

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.dynamics import loads as loads_module
-from mbkron.dynamics.contact import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley import HuntCrossley
+from mbkron.dynamics import load_records
+from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley_records import HuntCrossley
 from mbkron.dynamics.points import jacobians
 from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, read_external_loads
 from mbkron.analysis.motion import splines
@@ -252,8 +252,8 @@ def generalized_forces(model, kin, loads: FrameLoads) -> NDArray[np.float64]:
 
 def body_loads(model, kin, loads: FrameLoads) -> tuple:
     """The loads as :mod:`mbkron.dynamics.loads` loads for :meth:`mbkron.Model.joint_reactions`: per force,
-    a :class:`~mbkron.dynamics.loads.PointForce` at the body's origin and a
-    :class:`~mbkron.dynamics.loads.BodyTorque` with the torque plus the moment of the force about the
+    a :class:`~mbkron.dynamics.load_records.PointForce` at the body's origin and a
+    :class:`~mbkron.dynamics.load_records.BodyTorque` with the torque plus the moment of the force about the
     origin (the same wrench), both in ground, their values (n, 3) per frame."""
     result = []
     for j, body in enumerate(loads.bodies):
@@ -262,8 +262,8 @@ def body_loads(model, kin, loads: FrameLoads) -> tuple:
         T = kin.T[..., model.body_index(body), :, :]
         lever = (T[..., :3, :3] @ loads.point[:, j, :, None])[..., 0]
         force, moment = loads.force[:, j], loads.torque[:, j] + np.cross(lever, loads.force[:, j])
-        result.append(loads_module.PointForce(body, np.zeros(3), PerFrame(force)))
-        result.append(loads_module.BodyTorque(body, PerFrame(moment)))
+        result.append(load_records.PointForce(body, np.zeros(3), PerFrame(force)))
+        result.append(load_records.BodyTorque(body, PerFrame(moment)))
     return tuple(result)
 
 

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, frame_loads, trial_model_loads
 from mbkron.analysis.motion import TrialKinematics
-from mbkron.dynamics import loads as loads_module
+from mbkron.dynamics import load_records
 from mbkron.io.storage import write_storage
 from mbkron.muscles.springs import PathForce
 
@@ -117,7 +117,7 @@ def _joint_layout(model) -> tuple[list, list, list, list, list]:
 
 def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
     """Tensions (n, n_paths) along the paths of ``muscle_set`` as loads on the bodies they pull: per body a
-    :class:`~mbkron.dynamics.loads.PointForce` at its origin and a :class:`~mbkron.dynamics.loads.BodyTorque`
+    :class:`~mbkron.dynamics.load_records.PointForce` at its origin and a :class:`~mbkron.dynamics.load_records.BodyTorque`
     (the moment about the origin), values per frame.
 
     The forces are ``F f_j`` at the path points and, on a wrapped path, at the tangent points on the wrap's
@@ -134,8 +134,8 @@ def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
         force = forces[..., on, :].sum(axis=-2)
         moment = np.cross(points[..., on, :] - origin[..., None, :], forces[..., on, :]).sum(axis=-2)
         name = model.bodies[b]
-        loads += [loads_module.PointForce(name, np.zeros(3), PerFrame(force)),
-                  loads_module.BodyTorque(name, PerFrame(moment))]
+        loads += [load_records.PointForce(name, np.zeros(3), PerFrame(force)),
+                  load_records.BodyTorque(name, PerFrame(moment))]
     return tuple(loads)
 
 

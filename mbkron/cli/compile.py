@@ -88,7 +88,7 @@ def _tree() -> None:
     calling the Python right-hand side back: :func:`mbkron.compiled.trbdf2.callback_trbdf2`)."""
     import numpy as np
 
-    from mbkron.dynamics.loads import LineForce, PointForce
+    from mbkron.dynamics.load_records import LineForce, PointForce
     from mbkron.examples import two_link_arm
     from mbkron.jointvars.explicit import Linear
     from mbkron.model.builder import ModelBuilder

@@ -95,10 +95,10 @@ def _describe_wraps(wraps) -> str:
 
 def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
-    from mbkron.dynamics import loads as L
-    from mbkron.dynamics.bushings import BushingForce
-    from mbkron.dynamics.contact import SmoothSphereHalfSpace
-    from mbkron.dynamics.hunt_crossley import HuntCrossley
+    from mbkron.dynamics import load_records as L
+    from mbkron.dynamics.bushing_records import BushingForce
+    from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
+    from mbkron.dynamics.hunt_crossley_records import HuntCrossley
     from mbkron.muscles.ligaments import Ligament
     from mbkron.muscles.springs import PathSpring
 

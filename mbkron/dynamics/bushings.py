@@ -22,21 +22,20 @@ with ``∂θ/∂q_k = N(θ) R_GMᵀ (ω₂ₖ − ω₁ₖ)`` and ``∂p/∂q_k 
 from the point Jacobians (``ωᵢₖ``: body i's angular velocity per unit ``q̇_k``, Eq. 180; ``∂o/∂q``, Eq. 46: both
 :func:`~mbkron.dynamics.points.jacobians`). ``N`` is singular where ``cos θ₂ = 0``; OpenSim's is too.
 
-:class:`BushingForce` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
-``generalized_forces``), so a model carries it in ``model.loads`` like any other load.
+The description is :class:`~mbkron.dynamics.bushing_records.BushingForce`; a model carries it in ``model.loads``
+like any other load, and :func:`mbkron.dynamics.loads.generalized_forces` evaluates it by :func:`bushing_forces`.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.description import GROUND
+from mbkron.dynamics.bushing_records import BushingForce
 from mbkron.dynamics.points import jacobians
 
-__all__ = ["BushingForce", "body_fixed_xyz"]
+__all__ = ["body_fixed_xyz", "bushing_deflection", "bushing_forces"]
 
 
 def body_fixed_xyz(R: NDArray) -> NDArray[np.float64]:
@@ -56,98 +55,41 @@ def _angle_rates(theta: NDArray, omega: NDArray) -> NDArray[np.float64]:
     return np.stack([first, w0 * s3 + w1 * c3, w2 - first * s2], axis=-2)
 
 
-@dataclass(frozen=True, eq=False)
-class BushingForce:
-    """A linear bushing between frame ``F`` on ``body_1`` and frame ``M`` on ``body_2`` (module docstring).
+def bushing_frame(model, load: BushingForce, kin, which: int) -> tuple[int, NDArray, NDArray, NDArray, NDArray]:
+    """(body index or −1, R_G·, origin, ∂origin/∂q, ω per q̇) of ``load``'s frame ``F`` (1) or ``M`` (2)."""
+    body, frame = (load.body_1, load.frame_1) if which == 1 else (load.body_2, load.frame_2)
+    batch = kin.q.shape[:-1]
+    if body == GROUND:
+        zero = np.zeros(batch + (3, kin.q.shape[-1]))
+        return (-1, np.broadcast_to(frame[:3, :3], batch + (3, 3)), np.broadcast_to(frame[:3, 3], batch + (3,)),
+                zero, zero)
+    b = model.body_index(body)
+    T = kin.T[..., b, :, :]
+    origin = (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3]
+    J = jacobians(model, kin, (b,), origin[..., None, :])[..., 0, :, :]
+    return b, T[..., :3, :3] @ frame[:3, :3], origin, J[..., :3, :], J[..., 3:, :]
 
-    Attributes
-    ----------
-    name : str
-        Any non-empty printable text (messages name the bushing by it).
-    body_1, body_2 : str
-        Body names or ``"ground"``.
-    rotational_stiffness, translational_stiffness : array_like, shape (3,)
-        N·m/rad about, N/m along the deflection's axes; ≥ 0.
-    frame_1, frame_2 : array_like, shape (4, 4)
-        The rigid transforms of ``F`` in ``body_1`` and of ``M`` in ``body_2`` (default: the bodies' frames).
-    rotational_damping, translational_damping : array_like, shape (3,)
-        N·m·s/rad, N·s/m; ≥ 0 (default 0).
-    """
 
-    name: str
-    body_1: str
-    body_2: str
-    rotational_stiffness: NDArray[np.float64]
-    translational_stiffness: NDArray[np.float64]
-    frame_1: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
-    frame_2: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
-    rotational_damping: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
-    translational_damping: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
+def bushing_deflection(model, load: BushingForce, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``φ`` (..., 6) and ``J = ∂φ/∂q`` (..., 6, nq) of ``load`` at the states of ``kin`` (order ≥ 1)."""
+    _, R_GF, o_F, do_F, w_F = bushing_frame(model, load, kin, 1)
+    _, R_GM, o_M, do_M, w_M = bushing_frame(model, load, kin, 2)
+    R_FM = np.swapaxes(R_GF, -1, -2) @ R_GM
+    theta = body_fixed_xyz(R_FM)
+    d = o_M - o_F
+    p = (np.swapaxes(R_GF, -1, -2) @ d[..., None])[..., 0]
+    angle_rates = _angle_rates(theta, np.swapaxes(R_GM, -1, -2) @ (w_M - w_F))
+    moved = do_M - do_F - np.cross(w_F, d[..., :, None], axisa=-2, axisb=-2, axisc=-2)
+    translation_rates = np.swapaxes(R_GF, -1, -2) @ moved
+    return np.concatenate([theta, p], axis=-1), np.concatenate([angle_rates, translation_rates], axis=-2)
 
-    def __post_init__(self):
-        for key in ("frame_1", "frame_2", "rotational_stiffness", "translational_stiffness", "rotational_damping",
-                    "translational_damping"):
-            try:
-                value = np.array(getattr(self, key), dtype=float)
-            except (TypeError, ValueError):
-                continue  # `check` reports it
-            value.setflags(write=False)
-            object.__setattr__(self, key, value)
 
-    def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
-        """Append to ``problems`` everything wrong with this load (``where`` names it)."""
-        if not isinstance(self.name, str) or not self.name or not self.name.isprintable():
-            problems.append(f"{where}: `name` must be a non-empty string of printable characters, got {self.name!r:.80}")
-        for key in ("body_1", "body_2"):
-            body = getattr(self, key)
-            if body != GROUND and body not in bodies:
-                problems.append(f"{where}: `{key}` names unknown body {body!r}; expected `ground` or one of: "
-                                f"{', '.join(sorted(bodies))}")
-        if self.body_1 == self.body_2:
-            problems.append(f"{where}: `body_1` and `body_2` are both {self.body_1!r}: a bushing links two bodies")
-        for key in ("frame_1", "frame_2"):
-            frame = np.asarray(getattr(self, key), dtype=float)
-            rotation = frame[:3, :3] if frame.shape == (4, 4) else None
-            if rotation is None or not np.isfinite(frame).all() or not np.allclose(rotation.T @ rotation, np.eye(3),
-                                                                                    atol=1e-9):
-                problems.append(f"{where}: `{key}` must be a finite rigid transform (4 × 4), got {frame.tolist()!r:.200}")
-        for key in ("rotational_stiffness", "translational_stiffness", "rotational_damping", "translational_damping"):
-            value = np.asarray(getattr(self, key), dtype=float)
-            if value.shape != (3,) or not np.isfinite(value).all() or (value < 0).any():
-                problems.append(f"{where}: `{key}` must be 3 finite non-negative numbers, got {value.tolist()!r:.200}")
-
-    def _frame(self, model, kin, which: int) -> tuple[int, NDArray, NDArray, NDArray, NDArray]:
-        """(body index or −1, R_G·, origin, ∂origin/∂q, ω per q̇) of frame ``F`` (1) or ``M`` (2)."""
-        body, frame = (self.body_1, self.frame_1) if which == 1 else (self.body_2, self.frame_2)
-        batch = kin.q.shape[:-1]
-        if body == GROUND:
-            zero = np.zeros(batch + (3, kin.q.shape[-1]))
-            return (-1, np.broadcast_to(frame[:3, :3], batch + (3, 3)), np.broadcast_to(frame[:3, 3], batch + (3,)),
-                    zero, zero)
-        b = model.body_index(body)
-        T = kin.T[..., b, :, :]
-        origin = (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3]
-        J = jacobians(model, kin, (b,), origin[..., None, :])[..., 0, :, :]
-        return b, T[..., :3, :3] @ frame[:3, :3], origin, J[..., :3, :], J[..., 3:, :]
-
-    def deflection(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``φ`` (..., 6) and ``J = ∂φ/∂q`` (..., 6, nq) at the states of ``kin`` (order ≥ 1)."""
-        _, R_GF, o_F, do_F, w_F = self._frame(model, kin, 1)
-        _, R_GM, o_M, do_M, w_M = self._frame(model, kin, 2)
-        R_FM = np.swapaxes(R_GF, -1, -2) @ R_GM
-        theta = body_fixed_xyz(R_FM)
-        d = o_M - o_F
-        p = (np.swapaxes(R_GF, -1, -2) @ d[..., None])[..., 0]
-        angle_rates = _angle_rates(theta, np.swapaxes(R_GM, -1, -2) @ (w_M - w_F))
-        moved = do_M - do_F - np.cross(w_F, d[..., :, None], axisa=-2, axisb=-2, axisc=-2)
-        translation_rates = np.swapaxes(R_GF, -1, -2) @ moved
-        return np.concatenate([theta, p], axis=-1), np.concatenate([angle_rates, translation_rates], axis=-2)
-
-    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
-        """``Q = Jᵀ (−K φ − D J q̇)``, shape (..., nq) (module docstring)."""
-        phi, J = self.deflection(model, kin)
-        rate = np.einsum("...ik,...k->...i", J, np.broadcast_to(qd, kin.q.shape))
-        stiffness = np.concatenate([self.rotational_stiffness, self.translational_stiffness])
-        damping = np.concatenate([self.rotational_damping, self.translational_damping])
-        f = -stiffness * phi - damping * rate
-        return np.einsum("...ik,...i->...k", J, f)
+def bushing_forces(model, load: BushingForce, kin, qd: NDArray) -> NDArray[np.float64]:
+    """``Q = Jᵀ (−K φ − D J q̇)`` of ``load`` at the states of ``kin`` (order ≥ 1) with coordinate rates ``qd``,
+    shape (..., nq) (module docstring)."""
+    phi, J = bushing_deflection(model, load, kin)
+    rate = np.einsum("...ik,...k->...i", J, np.broadcast_to(qd, kin.q.shape))
+    stiffness = np.concatenate([load.rotational_stiffness, load.translational_stiffness])
+    damping = np.concatenate([load.rotational_damping, load.translational_damping])
+    f = -stiffness * phi - damping * rate
+    return np.einsum("...ik,...i->...k", J, f)

@@ -23,9 +23,9 @@ generalized force follows by virtual work (Eq. 46): ``Q = (J_h(p) − J_s(p))ᵀ
 of the material point of body ``b`` at ``p`` (Eq. 44–46), by the one point-Jacobian kernel
 (:func:`mbkron.dynamics.points.jacobians`).
 
-:class:`SmoothSphereHalfSpace` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
-``generalized_forces``), so a model carries it in ``model.loads``: forward simulation, inverse dynamics
-and every other use of applied loads see it.
+The description is :class:`~mbkron.dynamics.contact_records.SmoothSphereHalfSpace`; a model carries it in
+``model.loads``, and :func:`mbkron.dynamics.loads.generalized_forces` evaluates it by :func:`contact_forces`:
+forward simulation, inverse dynamics and every other use of applied loads see it.
 """
 
 from __future__ import annotations
@@ -35,17 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.core.description import GROUND
+from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
 from mbkron.dynamics.points import jacobians
 
-__all__ = ["SmoothSphereHalfSpace", "ContactState", "smooth_contact_force", "to_ground", "relative_point_jacobian"]
-
-GROUND = "ground"
-#: OpenSim 4.6's defaults (``SmoothSphereHalfSpaceForce::constructProperties``).
-SMOOTH_DEFAULTS = {"stiffness": 1.0, "dissipation": 0.0, "static_friction": 0.0, "dynamic_friction": 0.0,
-                   "viscous_friction": 0.0, "transition_velocity": 0.01, "constant_contact_force": 1e-5,
-                   "hertz_smoothing": 300.0, "hunt_crossley_smoothing": 50.0}
-# parameters that must be positive (the law divides by them or needs a switch of finite width)
-_POSITIVE = ("radius", "transition_velocity", "constant_contact_force", "hertz_smoothing", "hunt_crossley_smoothing")
+__all__ = ["ContactState", "contact_state", "contact_forces", "smooth_contact_force", "to_ground",
+           "relative_point_jacobian"]
 
 
 @dataclass(frozen=True)
@@ -73,106 +68,31 @@ class ContactState:
     indentation: NDArray[np.float64]
 
 
-@dataclass(frozen=True)
-class SmoothSphereHalfSpace:
-    """OpenSim's ``SmoothSphereHalfSpaceForce``: a sphere against a half-space; see the module docstring.
+def contact_state(model, load: SmoothSphereHalfSpace, kin, qd: NDArray) -> ContactState:
+    """The contact point and force of ``load`` at the states of ``kin`` (order ≥ 1) with coordinate rates ``qd``."""
+    return _contact(model, load, kin, qd)[0]
 
-    Attributes
-    ----------
-    name : str
-        Any non-empty printable text (messages name the contact by it).
-    sphere_body : str
-        The body the sphere is fixed on (or ``"ground"``).
-    sphere_center : array_like, shape (3,)
-        ``c`` in ``sphere_body``'s coordinates, m.
-    radius : float
-        ``r`` > 0, m.
-    half_space_body : str
-        The body the half-space is fixed on (or ``"ground"``); not ``sphere_body``.
-    half_space_point : array_like, shape (3,)
-        ``o``, a point of its plane, in ``half_space_body``'s coordinates, m.
-    half_space_normal : array_like, shape (3,)
-        ``n̂``, the plane's outward unit normal (out of the solid), in ``half_space_body``'s coordinates.
-    stiffness : float
-        ``E`` ≥ 0, N/m² (OpenSim's plain-strain modulus).
-    dissipation : float
-        ``c`` ≥ 0, s/m.
-    static_friction, dynamic_friction, viscous_friction : float
-        ``μ_s``, ``μ_d`` ≥ 0 and ``μ_v`` ≥ 0 (s/m).
-    transition_velocity : float
-        ``v_tr`` > 0, m/s.
-    constant_contact_force : float
-        ``c_f`` > 0 (OpenSim's smoothing constant of ``δ²`` and ``|v_t|²``).
-    hertz_smoothing, hunt_crossley_smoothing : float
-        ``b_d`` > 0 (1/m) and ``b_v`` > 0 (s/m): the steepness of the two tanh switches.
-    """
 
-    name: str
-    sphere_body: str
-    sphere_center: ArrayLike
-    radius: float
-    half_space_body: str
-    half_space_point: ArrayLike
-    half_space_normal: ArrayLike
-    stiffness: float = SMOOTH_DEFAULTS["stiffness"]
-    dissipation: float = SMOOTH_DEFAULTS["dissipation"]
-    static_friction: float = SMOOTH_DEFAULTS["static_friction"]
-    dynamic_friction: float = SMOOTH_DEFAULTS["dynamic_friction"]
-    viscous_friction: float = SMOOTH_DEFAULTS["viscous_friction"]
-    transition_velocity: float = SMOOTH_DEFAULTS["transition_velocity"]
-    constant_contact_force: float = SMOOTH_DEFAULTS["constant_contact_force"]
-    hertz_smoothing: float = SMOOTH_DEFAULTS["hertz_smoothing"]
-    hunt_crossley_smoothing: float = SMOOTH_DEFAULTS["hunt_crossley_smoothing"]
+def contact_forces(model, load: SmoothSphereHalfSpace, kin, qd: NDArray) -> NDArray[np.float64]:
+    """``Q = (J_h(p) − J_s(p))ᵀ F`` (Eq. 46) of ``load`` at the states of ``kin`` (order ≥ 1) with coordinate
+    rates ``qd``, shape (..., nq)."""
+    state, J = _contact(model, load, kin, qd)
+    return -np.einsum("...xk,...x->...k", J, state.force)
 
-    def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
-        """Append to ``problems`` everything wrong with this load (``where`` names it)."""
-        if not isinstance(self.name, str) or not self.name.strip() or not self.name.isprintable():
-            problems.append(f"{where}: `name` must be a non-empty printable text, got {self.name!r}")
-        allowed = bodies | {GROUND}
-        for key in ("sphere_body", "half_space_body"):
-            if getattr(self, key) not in allowed:
-                problems.append(f"{where}: `{key}` names unknown body {getattr(self, key)!r}; expected one of: "
-                                f"{', '.join(sorted(allowed))}")
-        if self.sphere_body == self.half_space_body:
-            problems.append(f"{where}: `sphere_body` and `half_space_body` are both {self.sphere_body!r}: the "
-                            "contact never changes; put them on two different bodies")
-        for key in ("sphere_center", "half_space_point", "half_space_normal"):
-            value = np.asarray(getattr(self, key), dtype=object)
-            if value.shape != (3,) or not all(isinstance(v, (int, float, np.floating, np.integer))
-                                              and not isinstance(v, bool) and np.isfinite(v) for v in value):
-                problems.append(f"{where}: `{key}` must be 3 finite numbers, got {getattr(self, key)!r}")
-            elif key == "half_space_normal" and abs(np.linalg.norm(value.astype(float)) - 1.0) > 1e-9:
-                problems.append(f"{where}: `half_space_normal` must be a unit vector (length 1 to 1e-9), got "
-                                f"{getattr(self, key)!r}")
-        for key in ("radius", *SMOOTH_DEFAULTS):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0 \
-                    or (key in _POSITIVE and value == 0):
-                problems.append(f"{where}: `{key}` must be a finite {'positive' if key in _POSITIVE else 'non-negative'} "
-                                f"number, got {value!r}")
 
-    def contact(self, model, kin, qd: NDArray) -> ContactState:
-        """The contact point and force at the states of ``kin`` (order ≥ 1) with coordinate rates ``qd``."""
-        return self._evaluate(model, kin, qd)[0]
-
-    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
-        """``Q = (J_h(p) − J_s(p))ᵀ F`` (Eq. 46), shape (..., nq)."""
-        state, J = self._evaluate(model, kin, qd)
-        return -np.einsum("...xk,...x->...k", J, state.force)
-
-    def _evaluate(self, model, kin, qd: NDArray) -> tuple[ContactState, NDArray[np.float64]]:
-        """The contact and ``J_s(p) − J_h(p)`` (..., 3, nq)."""
-        sphere, half_space = (-1 if body == GROUND else model.body_index(body)
-                              for body in (self.sphere_body, self.half_space_body))
-        center = to_ground(kin, sphere, self.sphere_center, 1.0)
-        origin = to_ground(kin, half_space, self.half_space_point, 1.0)
-        normal = -to_ground(kin, half_space, self.half_space_normal, 0.0)  # into the half-space
-        indentation = np.einsum("...x,...x->...", center - origin, normal) + self.radius
-        point = center + self.radius * normal - 0.5 * indentation[..., None] * normal
-        J = relative_point_jacobian(model, kin, sphere, half_space, point)
-        velocity = np.einsum("...xk,...k->...x", J, np.broadcast_to(qd, kin.q.shape))
-        force = smooth_contact_force(self, indentation, velocity, normal)
-        return ContactState(point, normal, velocity, force, indentation), J
+def _contact(model, load: SmoothSphereHalfSpace, kin, qd: NDArray) -> tuple[ContactState, NDArray[np.float64]]:
+    """The contact and ``J_s(p) − J_h(p)`` (..., 3, nq)."""
+    sphere, half_space = (-1 if body == GROUND else model.body_index(body)
+                          for body in (load.sphere_body, load.half_space_body))
+    center = to_ground(kin, sphere, load.sphere_center, 1.0)
+    origin = to_ground(kin, half_space, load.half_space_point, 1.0)
+    normal = -to_ground(kin, half_space, load.half_space_normal, 0.0)  # into the half-space
+    indentation = np.einsum("...x,...x->...", center - origin, normal) + load.radius
+    point = center + load.radius * normal - 0.5 * indentation[..., None] * normal
+    J = relative_point_jacobian(model, kin, sphere, half_space, point)
+    velocity = np.einsum("...xk,...k->...x", J, np.broadcast_to(qd, kin.q.shape))
+    force = smooth_contact_force(load, indentation, velocity, normal)
+    return ContactState(point, normal, velocity, force, indentation), J
 
 
 def smooth_contact_force(load: SmoothSphereHalfSpace, indentation: NDArray, velocity: NDArray,

@@ -26,203 +26,107 @@ Simbody visits the touching pairs in the order of a sweep along the axis in whic
 centres (a half-space's: its point ``o``) vary most (the largest ``Σ|cᵢ − c̄|``, ties to the lower axis):
 surfaces sorted by the start of their extent ``cᵢ − rᵢ`` along it (a half-space's: −∞; ties in surface
 order), pairs ``(i, j)`` with ``i`` before ``j``. A pair whose ``f ≤ 0`` (a fast separation) **ends**
-Simbody's loop: it and every later pair apply nothing. :class:`HuntCrossley` does the same. (Which of
+Simbody's loop: it and every later pair apply nothing. :func:`hunt_crossley_forces` does the same. (Which of
 two spheres Simbody calls surface 1 — the one first in the sweep — changes the force by round-off only:
 swapping them flips ``n``, ``v`` and ``F`` together and leaves ``p``, ``k`` and ``c`` as they are; here the
 lower index is surface 1.)
+
+The description is :class:`~mbkron.dynamics.hunt_crossley_records.HuntCrossley`; a model carries it in
+``model.loads``, and :func:`mbkron.dynamics.loads.generalized_forces` evaluates it by :func:`hunt_crossley_forces`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from mbkron.dynamics.contact import GROUND, relative_point_jacobian, to_ground
+from mbkron.core.description import GROUND
+from mbkron.dynamics.contact import relative_point_jacobian, to_ground
+from mbkron.dynamics.hunt_crossley_records import HuntCrossley
 
-__all__ = ["ContactSurface", "HuntCrossley", "SURFACE_SHAPES"]
-
-SURFACE_SHAPES = ("sphere", "half_space")
-#: A surface's material parameters (OpenSim's ``HuntCrossleyForce::ContactParameters``, defaults 0).
-MATERIAL = ("stiffness", "dissipation", "static_friction", "dynamic_friction", "viscous_friction")
+__all__ = ["hunt_crossley_forces", "hunt_crossley_depths"]
 
 
-@dataclass(frozen=True)
-class ContactSurface:
-    """A sphere or half-space of a :class:`HuntCrossley` set, fixed on ``body`` (or ``"ground"``).
-
-    Attributes
-    ----------
-    shape : {"sphere", "half_space"}
-    body : str
-    location : array_like, shape (3,)
-        A sphere's centre, a point of a half-space's plane (body coordinates, m).
-    radius : float
-        A sphere's radius > 0, m (0 for a half-space).
-    normal : array_like, shape (3,)
-        A half-space's outward unit normal (out of the solid; unused for a sphere).
-    stiffness : float
-        ``E`` > 0, N/m² (OpenSim's; the law uses ``E^{2/3}``).
-    dissipation, static_friction, dynamic_friction, viscous_friction : float
-        ≥ 0: s/m, –, –, s/m.
-    """
-
-    shape: str
-    body: str
-    location: ArrayLike
-    radius: float = 0.0
-    normal: ArrayLike = (0.0, 0.0, 0.0)
-    stiffness: float = 0.0
-    dissipation: float = 0.0
-    static_friction: float = 0.0
-    dynamic_friction: float = 0.0
-    viscous_friction: float = 0.0
-
-
-def _check_surface(surface: object, label: str, bodies: set[str], problems: list[str]) -> None:
-    if not isinstance(surface, ContactSurface):
-        problems.append(f"{label} must be a ContactSurface, got {type(surface).__name__}")
-        return
-    if surface.shape not in SURFACE_SHAPES:
-        problems.append(f"{label} `shape` must be one of {', '.join(SURFACE_SHAPES)}, got {surface.shape!r}")
-    if surface.body not in bodies | {GROUND}:
-        problems.append(f"{label} `body` names unknown body {surface.body!r}; expected one of: "
-                        f"{', '.join(sorted(bodies | {GROUND}))}")
-    for key in ("location", "normal"):
-        value = np.asarray(getattr(surface, key), dtype=object)
-        if value.shape != (3,) or not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                                          and np.isfinite(v) for v in value):
-            problems.append(f"{label} `{key}` must be 3 finite numbers, got {getattr(surface, key)!r}")
-        elif key == "normal" and surface.shape == "half_space" and abs(np.linalg.norm(value.astype(float)) - 1) > 1e-9:
-            problems.append(f"{label} `normal` must be a unit vector (length 1 to 1e-9), got {surface.normal!r}")
-    for key in ("radius", *MATERIAL):
-        value = getattr(surface, key)
-        positive = key == "stiffness" or (key == "radius" and surface.shape == "sphere")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0 \
-                or (positive and value == 0):
-            problems.append(f"{label} `{key}` must be a finite {'positive' if positive else 'non-negative'} number, "
-                            f"got {value!r}")
-
-
-@dataclass(frozen=True)
-class HuntCrossley:
-    """OpenSim's ``HuntCrossleyForce`` between the spheres and half-spaces of ``surfaces``; see the module
-    docstring.
-
-    Attributes
-    ----------
-    name : str
-    surfaces : tuple of ContactSurface
-        In OpenSim's order (the ``ContactParametersSet``'s entries, each's ``geometry`` in order).
-    transition_velocity : float
-        ``v_tr`` > 0, m/s (OpenSim's default 0.01).
-    """
-
-    name: str
-    surfaces: tuple
-    transition_velocity: float = 0.01
-
-    def check(self, bodies: set[str], joints: set[str], coordinates: set[str], where: str, problems: list[str]) -> None:
-        """Append to ``problems`` everything wrong with this load (``where`` names it)."""
-        if not isinstance(self.name, str) or not self.name.strip() or not self.name.isprintable():
-            problems.append(f"{where}: `name` must be a non-empty printable text, got {self.name!r}")
-        if not isinstance(self.surfaces, tuple) or len(self.surfaces) < 2:
-            problems.append(f"{where}: `surfaces` must be a tuple of at least 2 ContactSurfaces, got {self.surfaces!r}")
-        else:
-            for k, surface in enumerate(self.surfaces):
-                _check_surface(surface, f"{where}: `surfaces[{k}]`", bodies, problems)
-        value = self.transition_velocity
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-            problems.append(f"{where}: `transition_velocity` must be a finite positive number, got {value!r}")
-
-    def pairs(self) -> list[tuple[int, int]]:
-        """The pairs ``(i, j)`` of surface indices that can touch: surface ``i`` is Simbody's surface 1 (the
-        half-space of a half-space–sphere pair, the lower index of two spheres)."""
-        out = []
-        for i, a in enumerate(self.surfaces):
-            for j in range(i + 1, len(self.surfaces)):
-                b = self.surfaces[j]
-                if a.shape == b.shape == "half_space":
-                    continue
-                out.append((j, i) if b.shape == "half_space" else (i, j))
-        return out
-
-    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
-        """``Σ (J₂(p) − J₁(p))ᵀ F`` over the pairs that apply a force (Eq. 46), shape (..., nq)."""
-        qd = np.broadcast_to(qd, kin.q.shape)
-        index = [-1 if s.body == GROUND else model.body_index(s.body) for s in self.surfaces]
-        centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
-        rank = _sweep_ranks(self.surfaces, centers)
-        count = len(self.surfaces)
-        results = []
-        for i, j in self.pairs():
-            J, force, keep = self._pair(model, kin, qd, index, centers, i, j)
-            order = np.minimum(rank[..., i], rank[..., j]) * count + np.maximum(rank[..., i], rank[..., j])
-            results.append((J, force, keep, order))
-        Q = np.zeros(kin.q.shape)
-        if not results:
-            return Q
-        # Simbody stops at the first touching pair (in sweep order) whose f ≤ 0
-        stop = np.full(kin.q.shape[:-1], np.inf)
-        for _, _, keep, order in results:
-            stop = np.where(keep == 0, np.minimum(stop, order), stop)
-        for J, force, keep, order in results:
-            applies = (keep > 0) & (order < stop)
-            Q += np.where(applies[..., None], -np.einsum("...xk,...x->...k", J, force), 0.0)
+def hunt_crossley_forces(model, load: HuntCrossley, kin, qd: NDArray) -> NDArray[np.float64]:
+    """``Σ (J₂(p) − J₁(p))ᵀ F`` over the pairs of ``load`` that apply a force (Eq. 46) at the states of ``kin``
+    (order ≥ 1) with coordinate rates ``qd``, shape (..., nq)."""
+    qd = np.broadcast_to(qd, kin.q.shape)
+    index = [-1 if s.body == GROUND else model.body_index(s.body) for s in load.surfaces]
+    centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, load.surfaces)], axis=-2)
+    rank = _sweep_ranks(load.surfaces, centers)
+    count = len(load.surfaces)
+    results = []
+    for i, j in load.pairs():
+        J, force, keep = _pair_force(model, load, kin, qd, index, centers, i, j)
+        order = np.minimum(rank[..., i], rank[..., j]) * count + np.maximum(rank[..., i], rank[..., j])
+        results.append((J, force, keep, order))
+    Q = np.zeros(kin.q.shape)
+    if not results:
         return Q
+    # Simbody stops at the first touching pair (in sweep order) whose f ≤ 0
+    stop = np.full(kin.q.shape[:-1], np.inf)
+    for _, _, keep, order in results:
+        stop = np.where(keep == 0, np.minimum(stop, order), stop)
+    for J, force, keep, order in results:
+        applies = (keep > 0) & (order < stop)
+        Q += np.where(applies[..., None], -np.einsum("...xk,...x->...k", J, force), 0.0)
+    return Q
 
-    def depths(self, model, kin) -> NDArray[np.float64]:
-        """The depth ``δ`` of each of :meth:`pairs` at the states of ``kin`` (> 0: touching), (..., pairs)."""
-        index = [-1 if s.body == GROUND else model.body_index(s.body) for s in self.surfaces]
-        centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, self.surfaces)], axis=-2)
-        return np.stack([self._geometry(kin, index, centers, i, j)[1] for i, j in self.pairs()], axis=-1)
 
-    def _geometry(self, kin, index, centers, i, j):
-        """The pair's normal ``n``, depth ``δ``, midpoint ``m``, effective radius ``R`` and whether it touches."""
-        a, b = self.surfaces[i], self.surfaces[j]
-        c2 = centers[..., j, :]
-        if a.shape == "half_space":
-            normal = to_ground(kin, index[i], a.normal, 0.0)
-            offset = c2 - centers[..., i, :]
-            along = np.einsum("...x,...x->...", offset, normal)
-            depth = b.radius - along
-            # Simbody's X·(δ/2, y, z): the centre's in-plane part, moved to δ/2 beyond the plane's point along n̂
-            midpoint = centers[..., i, :] + (offset - along[..., None] * normal) - (0.5 * depth)[..., None] * normal
-            return normal, depth, midpoint, b.radius, depth > 0
-        delta = c2 - centers[..., i, :]
-        distance = np.sqrt(np.einsum("...x,...x->...", delta, delta))
-        depth = a.radius + b.radius - distance
-        normal = delta / np.where(distance != 0, distance, 1.0)[..., None]
-        midpoint = centers[..., i, :] + (a.radius - 0.5 * depth)[..., None] * normal
-        return normal, depth, midpoint, a.radius * b.radius / (a.radius + b.radius), (depth > 0) & (distance != 0)
+def hunt_crossley_depths(model, load: HuntCrossley, kin) -> NDArray[np.float64]:
+    """The depth ``δ`` of each of ``load``'s :meth:`~mbkron.dynamics.hunt_crossley_records.HuntCrossley.pairs` at the
+    states of ``kin`` (> 0: touching), (..., pairs)."""
+    index = [-1 if s.body == GROUND else model.body_index(s.body) for s in load.surfaces]
+    centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, load.surfaces)], axis=-2)
+    return np.stack([_pair_geometry(load, kin, index, centers, i, j)[1] for i, j in load.pairs()], axis=-1)
 
-    def _pair(self, model, kin, qd, index, centers, i, j):
-        """``J₁(p) − J₂(p)``, ``F`` and whether the pair touches with ``f > 0`` (1), touches with ``f ≤ 0`` (0) or
-        does not touch (−1)."""
-        a, b = self.surfaces[i], self.surfaces[j]
-        normal, depth, midpoint, radius, touching = self._geometry(kin, index, centers, i, j)
-        k1, k2 = a.stiffness ** (2.0 / 3.0), b.stiffness ** (2.0 / 3.0)  # Simbody's Parameters store E^{2/3}
-        s1 = k2 / (k1 + k2)
-        point = midpoint + (depth * (0.5 - s1))[..., None] * normal
-        J = relative_point_jacobian(model, kin, index[i], index[j], point)
-        velocity = np.einsum("...xk,...k->...x", J, qd)
-        k = k1 * s1
-        c = a.dissipation * s1 + b.dissipation * (1 - s1)
-        depth_on = np.where(touching, depth, 0.0)
-        f = 4.0 / 3.0 * k * depth_on * np.sqrt(radius * k * depth_on)
-        vn = np.einsum("...x,...x->...", velocity, normal)
-        f = f * (1 + 1.5 * c * vn)
-        vt = velocity - vn[..., None] * normal
-        slip = np.sqrt(np.einsum("...x,...x->...", vt, vt))
-        mu_s, mu_d, mu_v = (_harmonic(getattr(a, key), getattr(b, key))
-                            for key in ("static_friction", "dynamic_friction", "viscous_friction"))
-        ratio = slip / self.transition_velocity
-        friction = f * (np.minimum(ratio, 1.0) * (mu_d + 2 * (mu_s - mu_d) / (1 + ratio * ratio)) + mu_v * slip)
-        direction = vt / np.where(slip != 0, slip, 1.0)[..., None]
-        force = f[..., None] * normal + np.where(slip != 0, friction, 0.0)[..., None] * direction
-        keep = np.where(touching, np.where(f > 0, 1, 0), -1)
-        return J, force, keep
+
+def _pair_geometry(load: HuntCrossley, kin, index, centers, i, j):
+    """The pair's normal ``n``, depth ``δ``, midpoint ``m``, effective radius ``R`` and whether it touches."""
+    a, b = load.surfaces[i], load.surfaces[j]
+    c2 = centers[..., j, :]
+    if a.shape == "half_space":
+        normal = to_ground(kin, index[i], a.normal, 0.0)
+        offset = c2 - centers[..., i, :]
+        along = np.einsum("...x,...x->...", offset, normal)
+        depth = b.radius - along
+        # Simbody's X·(δ/2, y, z): the centre's in-plane part, moved to δ/2 beyond the plane's point along n̂
+        midpoint = centers[..., i, :] + (offset - along[..., None] * normal) - (0.5 * depth)[..., None] * normal
+        return normal, depth, midpoint, b.radius, depth > 0
+    delta = c2 - centers[..., i, :]
+    distance = np.sqrt(np.einsum("...x,...x->...", delta, delta))
+    depth = a.radius + b.radius - distance
+    normal = delta / np.where(distance != 0, distance, 1.0)[..., None]
+    midpoint = centers[..., i, :] + (a.radius - 0.5 * depth)[..., None] * normal
+    return normal, depth, midpoint, a.radius * b.radius / (a.radius + b.radius), (depth > 0) & (distance != 0)
+
+
+def _pair_force(model, load: HuntCrossley, kin, qd, index, centers, i, j):
+    """``J₁(p) − J₂(p)``, ``F`` and whether the pair touches with ``f > 0`` (1), touches with ``f ≤ 0`` (0) or
+    does not touch (−1)."""
+    a, b = load.surfaces[i], load.surfaces[j]
+    normal, depth, midpoint, radius, touching = _pair_geometry(load, kin, index, centers, i, j)
+    k1, k2 = a.stiffness ** (2.0 / 3.0), b.stiffness ** (2.0 / 3.0)  # Simbody's Parameters store E^{2/3}
+    s1 = k2 / (k1 + k2)
+    point = midpoint + (depth * (0.5 - s1))[..., None] * normal
+    J = relative_point_jacobian(model, kin, index[i], index[j], point)
+    velocity = np.einsum("...xk,...k->...x", J, qd)
+    k = k1 * s1
+    c = a.dissipation * s1 + b.dissipation * (1 - s1)
+    depth_on = np.where(touching, depth, 0.0)
+    f = 4.0 / 3.0 * k * depth_on * np.sqrt(radius * k * depth_on)
+    vn = np.einsum("...x,...x->...", velocity, normal)
+    f = f * (1 + 1.5 * c * vn)
+    vt = velocity - vn[..., None] * normal
+    slip = np.sqrt(np.einsum("...x,...x->...", vt, vt))
+    mu_s, mu_d, mu_v = (_harmonic(getattr(a, key), getattr(b, key))
+                        for key in ("static_friction", "dynamic_friction", "viscous_friction"))
+    ratio = slip / load.transition_velocity
+    friction = f * (np.minimum(ratio, 1.0) * (mu_d + 2 * (mu_s - mu_d) / (1 + ratio * ratio)) + mu_v * slip)
+    direction = vt / np.where(slip != 0, slip, 1.0)[..., None]
+    force = f[..., None] * normal + np.where(slip != 0, friction, 0.0)[..., None] * direction
+    keep = np.where(touching, np.where(f > 0, 1, 0), -1)
+    return J, force, keep
 
 
 def _harmonic(a: float, b: float) -> float:

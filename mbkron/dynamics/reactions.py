@@ -13,7 +13,7 @@ mass) and ``o_i`` the origin of body ``i``'s frame. Accelerations come from mbkr
 :func:`mbkron.dynamics.points.body_motions`, the kernel :func:`mbkron.compiled.dynamics.body_motions`).
 
 The wrench is the *net* joint wrench: constraint forces plus whatever acts inside the joint
-(:class:`~mbkron.dynamics.loads.JointTorque`, :class:`~mbkron.dynamics.loads.GeneralizedForce` actuation). Loads that act
+(:class:`~mbkron.dynamics.load_records.JointTorque`, :class:`~mbkron.dynamics.load_records.GeneralizedForce` actuation). Loads that act
 at body points — point forces, body torques, the ends of springs and line forces (seed 000's muscles)
 — are external to the bodies and excluded, as seed 000's φ excludes muscle forces. Its component
 along a joint's axis is the joint's generalized force.
@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.dynamics import terms as dynamics
-from mbkron.dynamics import loads as loads_module
+from mbkron.dynamics import load_records, loads as loads_module
 from mbkron.dynamics.points import body_motions, twist_acceleration
 from mbkron.kinematics.tree import KinematicsData
 
@@ -61,20 +61,20 @@ def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tup
         moment[..., body, :] += np.cross(point, f)
 
     for load in loads:
-        if isinstance(load, loads_module.PointForce):
+        if isinstance(load, load_records.PointForce):
             b = model.body_index(load.body)
             T = kin.T[..., b, :, :]
             f = loads_module.evaluate_value(load.force, t, q, qd)
             if load.frame == "body":
                 f = (T[..., :3, :3] @ f[..., None])[..., 0]
             apply(b, f, T[..., :3, :3] @ np.asarray(load.point, float) + T[..., :3, 3])
-        elif isinstance(load, loads_module.BodyTorque):
+        elif isinstance(load, load_records.BodyTorque):
             b = model.body_index(load.body)
             torque = loads_module.evaluate_value(load.torque, t, q, qd)
             if load.frame == "body":
                 torque = (kin.T[..., b, :3, :3] @ torque[..., None])[..., 0]
             moment[..., b, :] += torque
-        elif isinstance(load, (loads_module.SpringDamper, loads_module.LineForce)):
+        elif isinstance(load, (load_records.SpringDamper, load_records.LineForce)):
             tension, _ = loads_module.line_tension(model, kin, load, t, q, qd)
             ends = []
             for body, point in ((load.body_a, load.point_a), (load.body_b, load.point_b)):

@@ -16,7 +16,7 @@ from mbkron.io.reader_values import ValueReader, join, show, suggest
 from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, TIME, VECTOR, VELOCITY_SUFFIX,
                               ExpressionValue)
-from mbkron.dynamics.hunt_crossley import MATERIAL, SURFACE_SHAPES, ContactSurface
+from mbkron.dynamics.hunt_crossley_records import MATERIAL, SURFACE_SHAPES, ContactSurface
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
 from mbkron.model.builder import ModelBuilder
 from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves

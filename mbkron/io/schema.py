@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics.bushings import BushingForce
-from mbkron.dynamics.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley import HuntCrossley
-from mbkron.dynamics.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce, PointForce,
-                                   SpringDamper)
+from mbkron.dynamics.bushing_records import BushingForce
+from mbkron.dynamics.contact_records import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley_records import HuntCrossley
+from mbkron.dynamics.load_records import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
+                                          PointForce, SpringDamper)
 from mbkron.io.formulas import evaluate_expression
 from mbkron.kinematics import tree as kinematics
 from mbkron.muscles.ligaments import Ligament
@@ -71,7 +71,7 @@ TRIPLE, TRANSFORM = "three numbers", "transform"
 # a path's wraps: names of [wraps] tables or tables { object, range, method }, as a muscle's `wraps`
 WRAPS = "wraps"
 # contact surfaces: an array of tables `shape`, `body`, `location`, `radius` (a sphere's) or `normal` (a half-space's)
-# and the material parameters (mbkron.dynamics.hunt_crossley.ContactSurface)
+# and the material parameters (mbkron.dynamics.hunt_crossley_records.ContactSurface)
 SURFACES = "surfaces"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),

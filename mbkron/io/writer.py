@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics.hunt_crossley import MATERIAL
+from mbkron.dynamics.hunt_crossley_records import MATERIAL
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
@@ -255,7 +255,7 @@ def _path_tables(path_points, where: str) -> list[dict]:
 
 
 def surface_table(surface) -> dict:
-    """A contact surface (:class:`~mbkron.dynamics.hunt_crossley.ContactSurface`) as a ``[[loads.surfaces]]`` table."""
+    """A contact surface (:class:`~mbkron.dynamics.hunt_crossley_records.ContactSurface`) as a ``[[loads.surfaces]]`` table."""
     table = {"shape": surface.shape, "body": surface.body, "location": np.asarray(surface.location, float).tolist()}
     if surface.shape == "sphere":
         table["radius"] = float(surface.radius)

@@ -36,7 +36,7 @@ from mbkron.core.errors import ModelError
 from mbkron.expressions import ExpressionError
 from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVariables
 from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
-from mbkron.dynamics.loads import Load, check_load
+from mbkron.dynamics.load_records import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.model.checks import (
     as_linear, check_inertia, check_number, check_offset, check_unit, check_variable, check_vector,

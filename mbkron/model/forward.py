@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.layout import batch_rows, writable
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics import loads as loads_module
+from mbkron.dynamics import load_records
 
 __all__ = ["ForwardDynamics", "StateKernel", "solve_positive_definite"]
 
@@ -68,11 +68,11 @@ class ForwardDynamics:
         load values given as functions)."""
         joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
         for load in model.loads:
-            if loads_module.in_kernel(load):  # spring_rows
+            if load_records.in_kernel(load):  # spring_rows
                 continue
-            if isinstance(load, loads_module.JointTorque) and not callable(load.torque):
+            if isinstance(load, load_records.JointTorque) and not callable(load.torque):
                 joint_torque[model.joints.index(load.joint)] += float(load.torque)
-            elif isinstance(load, loads_module.GeneralizedForce) and not callable(load.value):
+            elif isinstance(load, load_records.GeneralizedForce) and not callable(load.value):
                 generalized[model.coordinates.index(load.coordinate)] += float(load.value)
             else:
                 return None

@@ -23,7 +23,7 @@ from mbkron.compiled.layout import inertia_rows, spring_rows
 from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
-from mbkron.dynamics import loads as loads_module, points as motions, reactions, terms as dynamics
+from mbkron.dynamics import load_records, loads as loads_module, points as motions, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.backend import check_backend
@@ -106,7 +106,7 @@ class Model:
         constant = object.__setattr__
         constant(self, "backend", check_backend(self.backend))  # validated; None becomes "compiled"
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
-        constant(self, "_model_springs", tuple(load for load in self.loads if loads_module.in_kernel(load)))
+        constant(self, "_model_springs", tuple(load for load in self.loads if load_records.in_kernel(load)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
         constant(self, "_path_sets", tuple((load, self._build_path_set(load)) for load in self.loads
                                            if isinstance(load, PathForce)))
@@ -552,16 +552,16 @@ class Model:
             q, qd = np.broadcast_arrays(q, qd)
         values = self._joint_dynamics(q, qd, workspace)
         loads = self.loads if loads is None else tuple(loads)
-        springs = self._model_springs if loads is self.loads else tuple(load for load in loads if loads_module.in_kernel(load))
+        springs = self._model_springs if loads is self.loads else tuple(load for load in loads if load_records.in_kernel(load))
         M, velocity, gravity, applied = dynamics.inertial_terms(self, qd, values, self.spring_rows(springs))
         if applied is None:
             applied = np.zeros(q.shape)
         elif loads:  # the kernel did the spring-dampers and constant line forces; joint-space loads need no kinematics
-            joint_space = (loads_module.JointTorque, loads_module.GeneralizedForce)
+            joint_space = (load_records.JointTorque, load_records.GeneralizedForce)
             for load in loads:
                 if isinstance(load, joint_space):
                     applied = applied + loads_module.joint_space_force(self, values[1], load, t, q, qd)
-            loads = tuple(load for load in loads if not (isinstance(load, joint_space) or loads_module.in_kernel(load)))
+            loads = tuple(load for load in loads if not (isinstance(load, joint_space) or load_records.in_kernel(load)))
         if loads or muscle_forces is not None:
             kin = kinematics.compute_kinematics(self.tree, (*values[:2], None), q, 1)
             applied = applied + self._applied(kin, qd, loads, t, muscle_forces)

@@ -10,7 +10,7 @@ OpenSim's side is
   model — ForceSet and model components alike — disabled, so that ``τ`` is the bias and the element's
   force only).
 
-mbkron's are :meth:`~mbkron.dynamics.contact.SmoothSphereHalfSpace.contact` (the force ``F`` on the
+mbkron's are :func:`~mbkron.dynamics.contact.contact_state` (the force ``F`` on the
 half-space body at the contact point ``p``: the sphere's body gets ``−F`` and the torque
 ``(p − o)×(−F)`` about its origin ``o``) and ``model.applied_forces(q, q̇, loads=(load,))`` (the contact
 loads are matched to OpenSim's contact forces by order).
@@ -49,8 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.dynamics.contact import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley import HuntCrossley
+from mbkron.dynamics.contact import contact_state
+from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
+from mbkron.dynamics.hunt_crossley import hunt_crossley_depths
+from mbkron.dynamics.hunt_crossley_records import HuntCrossley
 from validation.opensim import compare_osim
 from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rounded, stored_osim
 
@@ -224,8 +226,8 @@ def _depth(model, load, pair: int, q: np.ndarray, h: float = 1e-7) -> tuple[floa
     def at(x):
         kin = model.kinematics(x, order=1)
         if isinstance(load, HuntCrossley):
-            return float(load.depths(model, kin)[pair])
-        return float(load.contact(model, kin, np.zeros_like(x)).indentation)
+            return float(hunt_crossley_depths(model, load, kin)[pair])
+        return float(contact_state(model, load, kin, np.zeros_like(x)).indentation)
     steps = np.eye(len(q)) * h
     return at(q), np.array([(at(q + s) - at(q - s)) / (2 * h) for s in steps])
 
@@ -275,9 +277,9 @@ def mbkron_side(data: dict, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndar
         if isinstance(load, HuntCrossley):
             switches.append(np.ones(len(q)))
             moving = [k for k, (i, j) in enumerate(load.pairs()) if load.surfaces[i].body != load.surfaces[j].body]
-            regimes.append(regime(load.depths(model, kin)[:, moving].max(axis=-1), 0.2e-3, 0.0))
+            regimes.append(regime(hunt_crossley_depths(model, load, kin)[:, moving].max(axis=-1), 0.2e-3, 0.0))
             continue
-        state = load.contact(model, kin, qd)
+        state = contact_state(model, load, kin, qd)
         record = []
         for body, sign in ((load.sphere_body, -1.0), (load.half_space_body, 1.0)):
             origin = np.zeros_like(state.point) if body == "ground" else kin.T[:, model.body_index(body), :3, 3]

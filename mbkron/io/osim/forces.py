@@ -4,13 +4,13 @@
   units as OpenSim 4.6 converts them (``CoordinateLimitForce::extendConnectToModel``): for a
   rotational coordinate (``w = π/180``) the limits and the transition are ``w·value`` (degrees to
   radians), the stiffnesses and the damping ``value/w`` (per degree to per radian); for a translational
-  one ``w = 1``. The law is :class:`~mbkron.dynamics.loads.CoordinateLimitForce`'s.
+  one ``w = 1``. The law is :class:`~mbkron.dynamics.load_records.CoordinateLimitForce`'s.
 - ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
   ``GeometryPath``'s points and wraps, read as a muscle's (:mod:`mbkron.io.osim.muscles`; the wrap objects
   they use join ``[wraps]``); the law is :class:`~mbkron.muscles.springs.PathSpring`'s.
 - ``BushingForce`` → ``type = "bushing"``: the bodies and transforms of ``socket_frame1`` and ``socket_frame2``
   (the force's own ``PhysicalOffsetFrame``s, bodies or ground), the rotational and translational stiffnesses
-  and dampings; the law is :class:`~mbkron.dynamics.bushings.BushingForce`'s.
+  and dampings; the law is :class:`~mbkron.dynamics.bushing_records.BushingForce`'s.
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
   tabulated function of the strain ``L / L₀``) and the path's points and wraps; the law is
   :class:`~mbkron.muscles.ligaments.Ligament`'s.
