@@ -22,7 +22,7 @@ from mbkron.io import (
     parse_model_file,
 )
 from mbkron.muscles import MovingPoint
-from mbkron.muscles.hill import HillParameters
+from mbkron.muscles.hill_records import HillParameters
 from validation import shoulder_data
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

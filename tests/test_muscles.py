@@ -316,7 +316,7 @@ def test_bad_descriptions_are_collected():
 
 
 def test_bad_hill_parameters_are_reported():
-    from mbkron.muscles.hill import HillParameters
+    from mbkron.muscles.hill_records import HillParameters
     b = _one_link().add_muscle("m", [("link", (1, 0, 0)), ("ground", (0, 1, 0))], hill=HillParameters(-1.0, 0.1, 0.2, 2.0))
     with pytest.raises(ModelError, match="max_isometric_force.*positive.*\n.*pennation_angle"):
         b.build()

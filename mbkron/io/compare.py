@@ -17,7 +17,7 @@ from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
 from mbkron.io.writer import surface_table
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
-from mbkron.muscles.paths import MusclePath
+from mbkron.muscles.path_records import MusclePath
 from mbkron.muscles.points import point_condition
 from mbkron.muscles.wrapping import shape_fields
 

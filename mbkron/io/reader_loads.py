@@ -19,7 +19,7 @@ from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE,
 from mbkron.dynamics.hunt_crossley_records import MATERIAL, SURFACE_SHAPES, ContactSurface
 from mbkron.jointvars.functions import SPLINE_KINDS, CoordinateFunction, tabulated_function
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
+from mbkron.muscles.hill_records import CURVE_FIELDS, HillParameters, ThelenCurves
 from mbkron.muscles.conditions import PathPointCondition
 from mbkron.muscles.points import MovingPoint
 

@@ -23,7 +23,7 @@ from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicS
 from mbkron.jointvars.gcvspl import GCVSpline
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
-from mbkron.muscles.hill import CURVE_FIELDS, ThelenCurves
+from mbkron.muscles.hill_records import CURVE_FIELDS, ThelenCurves
 from mbkron.muscles.points import MovingPoint, point_condition
 from mbkron.muscles.surfaces import kind_of
 from mbkron.muscles.wrapping import shape_fields
@@ -216,7 +216,7 @@ def _surface_table(surface: object) -> dict:
 
 
 def _muscle_table(path) -> dict:
-    """A :class:`~mbkron.muscles.paths.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
+    """A :class:`~mbkron.muscles.path_records.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
     where = f"muscle `{path.name}`"
     entry: dict[str, object] = {"model": "path" if path.hill is None else "hill"}
     if path.hill is not None:

@@ -43,7 +43,8 @@ from mbkron.model.checks import (
     warn_unphysical_inertias,
 )
 from mbkron.model.model import Model
-from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+from mbkron.muscles.path_records import MusclePath, check_path
+from mbkron.muscles.paths import MuscleSet
 
 __all__ = ["ModelBuilder"]
 

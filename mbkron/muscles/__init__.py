@@ -18,16 +18,15 @@ from mbkron.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron.muscles.conditions import PathPointCondition
-    from mbkron.muscles.paths import MusclePath, MuscleSet
+    from mbkron.muscles.path_records import MusclePath
     from mbkron.muscles.points import MovingPoint, add_moving_point_bodies
 
-__all__ = ["MovingPoint", "MusclePath", "MuscleSet", "PathPointCondition", "add_moving_point_bodies"]
+__all__ = ["MovingPoint", "MusclePath", "PathPointCondition", "add_moving_point_bodies"]
 
 #: The module of each public name (imported when the name is first read).
 _LAZY: dict[str, str] = {
     "MovingPoint": "mbkron.muscles.points",
-    "MusclePath": "mbkron.muscles.paths",
-    "MuscleSet": "mbkron.muscles.paths",
+    "MusclePath": "mbkron.muscles.path_records",
     "PathPointCondition": "mbkron.muscles.conditions",
     "add_moving_point_bodies": "mbkron.muscles.points",
 }

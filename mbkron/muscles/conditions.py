@@ -14,8 +14,8 @@ side: ``lo − 1e-5 ≤ q_c ≤ hi + 1e-5``. mbkron uses the range as given; an 
 OpenSim point uses ``[lo − 1e-5, hi + 1e-5]`` (``tests/test_conditional_points.py`` checks this
 against OpenSim).
 
-:class:`PathPointCondition` describes one condition; :class:`ActivePoints` evaluates all
-conditions of a :class:`~mbkron.muscles.paths.MuscleSet` at a batch of states (which points are
+:class:`PathPointCondition` describes one condition; :class:`~mbkron.muscles.active_points.ActivePoints`
+evaluates all conditions of a :class:`~mbkron.muscles.paths.MuscleSet` at a batch of states (which points are
 active); the path kernels join the active points.
 """
 
@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PathPointCondition", "ActivePoints", "condition_problems", "OPENSIM_RANGE_TOLERANCE"]
+__all__ = ["PathPointCondition", "condition_problems", "OPENSIM_RANGE_TOLERANCE"]
 
 #: OpenSim's widening of a ``ConditionalPathPoint``'s range on each side (rad or m).
 OPENSIM_RANGE_TOLERANCE = 1e-5
@@ -90,36 +89,3 @@ def condition_problems(condition: object, coordinates: set[str], label: str) -> 
         problems.append(f"{label}: the range of its condition [{condition.lo!r}, {condition.hi!r}] has lo > hi; "
                         "expected lo ≤ hi")
     return problems
-
-
-class ActivePoints:
-    """Which path points of a muscle set are active, at a batch of states.
-
-    The path kernels join each active point to the next active one: a muscle's active polyline
-    (:mod:`mbkron.compiled.paths`, :mod:`mbkron.compiled.wrapping`).
-
-    Parameters
-    ----------
-    conditions : sequence of (int, PathPointCondition)
-        The conditional points (their row among all points) and their conditions.
-    coordinate_names : sequence of str
-    n_points : int
-    """
-
-    def __init__(self, conditions: Sequence[tuple[int, PathPointCondition]], coordinate_names: Sequence[str],
-                 n_points: int):
-        names = list(coordinate_names)
-        self.n_points = n_points
-        self.rows = np.array([row for row, _ in conditions], dtype=np.intp)
-        self.columns = np.array([names.index(c.coordinate) for _, c in conditions], dtype=np.intp)
-        self.lo = np.array([float(c.lo) for _, c in conditions])
-        self.hi = np.array([float(c.hi) for _, c in conditions])
-        for array in (self.rows, self.columns, self.lo, self.hi):
-            array.setflags(write=False)
-
-    def active(self, q: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether each point is active at ``q`` (..., nq), shape (..., P)."""
-        active = np.ones(q.shape[:-1] + (self.n_points,), dtype=bool)
-        x = q[..., self.columns]
-        active[..., self.rows] = (self.lo <= x) & (x <= self.hi)
-        return active

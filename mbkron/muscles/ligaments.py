@@ -1,6 +1,6 @@
 """A ligament: OpenSim's ``Ligament``, a passive tension along a musculotendon-like path.
 
-The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points as a muscle's (body-fixed,
+The path is a :class:`~mbkron.muscles.path_records.MusclePath` of the same points as a muscle's (body-fixed,
 moving, conditional, wrapped); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192–195) are the
 path's (:class:`~mbkron.muscles.springs.PathForce`). The tension is OpenSim 4.6's
 ``Ligament::computeForce``,

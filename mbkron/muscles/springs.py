@@ -1,6 +1,6 @@
 """A spring along a musculotendon-like path: OpenSim's ``PathSpring``.
 
-The path is a :class:`~mbkron.muscles.paths.MusclePath` of the same points and wraps as a muscle's
+The path is a :class:`~mbkron.muscles.path_records.MusclePath` of the same points and wraps as a muscle's
 (body-fixed, moving, conditional points; wrap surfaces); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
 one-path :class:`~mbkron.muscles.paths.MuscleSet` of the model's bodies and coordinates, built with the model
 (:meth:`mbkron.Model.path_set`).
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.muscles.paths import MusclePath, MuscleSet, check_path
+from mbkron.muscles.path_records import MusclePath, check_path
+from mbkron.muscles.paths import MuscleSet
 
 __all__ = ["PathForce", "PathSpring", "path_spring_tension"]
 
@@ -38,9 +39,9 @@ class PathForce:
     name : str
         Any non-empty printable text (messages name the path by it).
     path : tuple
-        The path points, origin to insertion, as :attr:`MusclePath.points <mbkron.muscles.paths.MusclePath>`.
+        The path points, origin to insertion, as :attr:`MusclePath.points <mbkron.muscles.path_records.MusclePath>`.
     wraps : tuple of PathWrap
-        The path's wraps in order, as :attr:`MusclePath.wraps <mbkron.muscles.paths.MusclePath>` (keyword only;
+        The path's wraps in order, as :attr:`MusclePath.wraps <mbkron.muscles.path_records.MusclePath>` (keyword only;
         default none).
     """
 

@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 from mbkron.reference import kron
 from mbkron.reference.transforms import model_kinematics
 from mbkron.kinematics.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
-from mbkron.muscles.paths import GROUND, MusclePath
+from mbkron.core.description import GROUND
+from mbkron.muscles.path_records import MusclePath
 from mbkron.muscles.points import MovingPoint, point_condition
 
 __all__ = [
