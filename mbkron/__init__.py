@@ -5,7 +5,7 @@ that embeds joint constraints and empirical joint rhythms directly into ODEs.
 
 The package is layered; each subpackage imports only from the ones below it
 (docs/architecture.md): ``core`` and ``expressions`` → ``compiled`` → ``kinematics`` →
-``jointvars`` → ``dynamics`` → ``muscles`` → ``model`` → ``integrate``, ``io``,
+``jointvars`` → ``muscles`` → ``dynamics`` → ``model`` → ``integrate``, ``io``,
 ``examples`` → ``cli``.
 
 The public names below are imported on first use (PEP 562), so that ``import mbkron`` and the

@@ -22,6 +22,7 @@ from mbkron.dynamics.load_records import CoordinateLimitForce, SpringDamper
 from mbkron.dynamics.loads import coordinate_limit_force
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.io.osim import read_osim
+from mbkron.muscles.path_forces import path_length_and_moment_arms, path_set
 from mbkron.muscles.springs import PathSpring
 from validation.opensim import compare_forces
 
@@ -112,12 +113,12 @@ def test_the_model_loads_enter_every_dynamics_function():
 
 def test_a_path_spring_is_laid_out_with_each_model():
     """``Model.path_set``: a path force of ``model.loads`` has its one-path set built with the model (the same
-    one at every call, the one its ``muscle_set`` gives); the same spring in a model of another layout is laid
+    one at every call, the one ``path_forces.path_set`` gives); the same spring in a model of another layout is laid
     out on that model's coordinates; a spring that is not one of the model's loads gets a new set with the
     same values, bit for bit."""
     spring = PathSpring("band", (("ground", (1.5, 0.2, 0.0)), ("arm", (0.4, 0.0, 0.0))), 300.0, 1.0, 0.2)
     model = _slider_model([spring])
-    assert model.path_set(spring) is model.path_set(spring) is spring.muscle_set(model)
+    assert model.path_set(spring) is model.path_set(spring) is path_set(model, spring)
     b = mbkron.ModelBuilder("arm alone")
     b.add_coordinate("a", range=(-3, 3))
     b.add_body("arm", parent="ground", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0,
@@ -377,13 +378,13 @@ def test_the_force_model_states_exercise_every_branch(tmp_path):
                                         load.upper_limit + load.transition], v)) for v in value}
         assert regions == {0, 1, 2, 3, 4}
     spring = model.loads[2]
-    length, _ = spring.length_and_moment_arms(model, model.kinematics(q, 1))
+    length, _ = path_length_and_moment_arms(model, spring, model.kinematics(q, 1))
     assert (length < spring.resting_length).any() and (length > spring.resting_length).any()
     condition = spring.path[2][2]
     inside = (q[:, 1] >= condition.lo) & (q[:, 1] <= condition.hi)
     assert inside.any() and not inside.all()
     ligament = model.loads[4]
-    length, _ = ligament.length_and_moment_arms(model, model.kinematics(q, 1))
+    length, _ = path_length_and_moment_arms(model, ligament, model.kinematics(q, 1))
     strain = length / ligament.resting_length
     assert set(np.searchsorted([1.0, 1.6], strain)) == {0, 1, 2}
 
@@ -518,7 +519,7 @@ def test_a_ligament_over_a_wrap_pulls_along_the_muscles_path(tmp_path):
     q = np.array([[a, b] for a in (-0.3, 0.4, 1.2) for b in (0.2, 1.0, 2.0)])
     m = model.muscles.index("TRIlat")
     L, R = model.muscle_lengths(q)[:, m], model.moment_arms(q)[:, :, m]
-    length, _ = band.length_and_moment_arms(model, model.kinematics(q, 1))
+    length, _ = path_length_and_moment_arms(model, band, model.kinematics(q, 1))
     np.testing.assert_array_equal(length, L)
     tension = np.where(L > 0.18, 90.0 * opensim_force_length()(L / 0.18), 0.0)  # L: 0.171 … 0.210 m
     assert (tension > 0).any() and (tension == 0).any()

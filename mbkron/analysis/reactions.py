@@ -37,6 +37,7 @@ from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, 
 from mbkron.analysis.motion import TrialKinematics
 from mbkron.dynamics import load_records
 from mbkron.io.storage import write_storage
+from mbkron.muscles.path_forces import path_set, path_tension_and_moment_arms
 from mbkron.muscles.springs import PathForce
 
 __all__ = ["JointReactionLoads", "joint_reactions", "model_loads", "path_loads"]
@@ -158,8 +159,8 @@ def model_loads(model, kin, qd: NDArray[np.float64]) -> tuple:
     loads = []
     for load in trial_model_loads(model, "joint reactions"):
         if isinstance(load, PathForce):
-            tension, _ = load.tension_and_moment_arms(model, kin, qd)
-            loads += path_loads(model, kin, load.muscle_set(model), tension[..., None])
+            tension, _ = path_tension_and_moment_arms(model, load, kin, qd)
+            loads += path_loads(model, kin, path_set(model, load), tension[..., None])
         else:
             loads.append(load)
     return tuple(loads)

@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 from mbkron.dynamics.bushing_records import BushingForce
 from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
 from mbkron.dynamics.hunt_crossley_records import HuntCrossley
+from mbkron.muscles.springs import PathForce
 
 __all__ = [
     "Load",
@@ -203,7 +204,7 @@ class CoordinateLimitForce:
 Load = Union[PointForce, BodyTorque, JointTorque, GeneralizedForce, SpringDamper, LineForce, CoordinateLimitForce]
 #: The library's loads described outside this module, each with its own ``check`` (evaluated by type in
 #: :func:`mbkron.dynamics.loads.generalized_forces`).
-LIBRARY_LOADS = (BushingForce, SmoothSphereHalfSpace, HuntCrossley)
+LIBRARY_LOADS = (BushingForce, SmoothSphereHalfSpace, HuntCrossley, PathForce)
 
 
 def _check_point(point: object, label: str, problems: list[str]) -> None:

@@ -9,7 +9,7 @@ implementation, :mod:`mbkron.compiled.points`).
 
 The library's other loads are evaluated by type by the free functions of their modules
 (:func:`mbkron.dynamics.bushings.bushing_forces`, :func:`mbkron.dynamics.contact.contact_forces`,
-:func:`mbkron.dynamics.hunt_crossley.hunt_crossley_forces`). Loads defined above the library's layers implement
+:func:`mbkron.dynamics.hunt_crossley.hunt_crossley_forces`, :func:`mbkron.muscles.path_forces.path_forces`). Loads defined above the library's layers implement
 the load protocol instead: ``check(bodies, joints, coordinates, where, problems)`` and
 ``generalized_forces(model, kin, t, q, qd)``; :func:`~mbkron.dynamics.load_records.check_load` and
 :func:`generalized_forces` call them.
@@ -31,6 +31,8 @@ from mbkron.dynamics.hunt_crossley_records import HuntCrossley
 from mbkron.dynamics.load_records import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
                                           PointForce, SpringDamper, Value)
 from mbkron.dynamics.points import jacobians
+from mbkron.muscles.path_forces import path_forces
+from mbkron.muscles.springs import PathForce
 
 __all__ = ["coordinate_limit_force", "evaluate_value"]
 
@@ -127,6 +129,8 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
             Q += contact_forces(model, load, kin, qd)
         elif isinstance(load, HuntCrossley):
             Q += hunt_crossley_forces(model, load, kin, qd)
+        elif isinstance(load, PathForce):
+            Q += path_forces(model, load, kin, qd)
         elif callable(getattr(load, "generalized_forces", None)):  # the load protocol (module docstring)
             Q += load.generalized_forces(model, kin, t, q, qd)
         else:

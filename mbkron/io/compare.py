@@ -17,6 +17,7 @@ from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
 from mbkron.io.writer import surface_table
 from mbkron.kinematics import tree as kinematics
 from mbkron.model.model import Model
+from mbkron.muscles.path_forces import path_length_and_moment_arms
 from mbkron.muscles.path_records import MusclePath
 from mbkron.muscles.points import point_condition
 from mbkron.muscles.wrapping import shape_fields
@@ -176,7 +177,7 @@ def _paths_close(a: Model, b: Model, la, lb, q: np.ndarray, rtol: float, atol: f
     evaluated = []
     for model, load in ((a, la), (b, lb)):
         try:
-            evaluated.append(load.length_and_moment_arms(model, model.kinematics(q, 1)))
+            evaluated.append(path_length_and_moment_arms(model, load, model.kinematics(q, 1)))
         except ConfigurationError as exc:
             evaluated.append(str(exc))
     if isinstance(evaluated[0], str) or isinstance(evaluated[1], str):

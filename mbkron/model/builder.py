@@ -338,7 +338,7 @@ class ModelBuilder:
         muscle_set = MuscleSet(self._muscles, index, tuple(c.name for c in coordinates)) if self._muscles else None
         model = Model(name=self.name, gravity=gravity, coordinate_records=tuple(coordinates), body_records=tuple(ordered),
                       tree=tree, joint_variable_map=joint_variable_map, loads=tuple(self._loads),
-                      pseudo_inertias=inertias, _body_index=index, muscle_set=muscle_set,
+                      pseudo_inertias=inertias, body_indices=index, muscle_set=muscle_set,
                       constraint_groups=tuple(self._constraint_groups), backend=backend)
         warn_unphysical_inertias(ordered, source or f"model `{self.name}`")
         return model

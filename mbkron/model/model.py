@@ -31,6 +31,7 @@ from mbkron.model.forward import ForwardDynamics, solve_positive_definite
 from mbkron.model.summary import summary
 from mbkron.model.workspace import Workspace
 from mbkron.muscles.paths import MuscleSet
+from mbkron.muscles import path_forces
 from mbkron.muscles.springs import PathForce
 
 __all__ = ["Model", "Workspace"]
@@ -67,6 +68,8 @@ class Model:
         Applied loads that belong to the system (springs, drives); see :mod:`mbkron.dynamics.loads`.
     pseudo_inertias : ndarray, shape (nb, 4, 4)
         ``J_i`` of Eq. 131 about each body's frame origin.
+    body_indices : mapping of str to int
+        Each body's index (the order of ``body_records``) by its name.
     muscle_set : MuscleSet or None
         The musculotendon paths (:mod:`mbkron.muscles`), compiled; None without muscles.
     constraint_groups : tuple of ConstraintGroup
@@ -78,9 +81,11 @@ class Model:
     kernel_inertia : ndarray, shape (nb, 13)
         Derived once when the model is made (not arguments): the pseudo-inertias as the kernels read them
         (:func:`mbkron.compiled.layout.inertia_rows`); with it, also derived and private, the model's
-        spring-dampers and their kernel rows, its path forces' one-path muscle sets (:meth:`path_set`) and the
-        forward-dynamics plan (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the
-        description.
+        spring-dampers and their kernel rows and the forward-dynamics plan
+        (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the description.
+    path_sets : tuple of (PathForce, MuscleSet)
+        Derived once when the model is made: each path force of ``loads`` with its one-path muscle set
+        (:func:`mbkron.muscles.path_forces.path_set`).
     """
 
     name: str
@@ -91,7 +96,7 @@ class Model:
     joint_variable_map: JointVariables
     loads: tuple
     pseudo_inertias: NDArray[np.float64]
-    _body_index: Mapping[str, int] = field(repr=False)
+    body_indices: Mapping[str, int] = field(repr=False)
     muscle_set: object = field(default=None, repr=False)
     constraint_groups: tuple = field(default=(), repr=False)
     backend: str | None = None
@@ -99,7 +104,7 @@ class Model:
     kernel_inertia: NDArray[np.float64] = field(init=False, repr=False)
     _model_springs: tuple = field(init=False, repr=False)
     _model_spring_rows: NDArray[np.float64] = field(init=False, repr=False)
-    _path_sets: tuple = field(init=False, repr=False)
+    path_sets: tuple = field(init=False, repr=False)
     _forward: ForwardDynamics = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -108,8 +113,8 @@ class Model:
         constant(self, "kernel_inertia", inertia_rows(self.pseudo_inertias))
         constant(self, "_model_springs", tuple(load for load in self.loads if load_records.in_kernel(load)))
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
-        constant(self, "_path_sets", tuple((load, self._build_path_set(load)) for load in self.loads
-                                           if isinstance(load, PathForce)))
+        constant(self, "path_sets", tuple((load, path_forces.one_path_set(load, self.body_indices, self.coordinates))
+                                          for load in self.loads if isinstance(load, PathForce)))
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
     __repr__ = summary  # counts, not arrays
@@ -176,7 +181,7 @@ class Model:
                 raise IndexError(f"body index {body} is outside 0..{self.nb - 1}")
             return int(body)
         try:
-            return self._body_index[body]
+            return self.body_indices[body]
         except (KeyError, TypeError):
             raise KeyError(f"unknown body `{body}`; the model has: {', '.join(self.bodies)}") from None
 
@@ -354,14 +359,7 @@ class Model:
         """The path of a path force (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) as a
         one-path :class:`~mbkron.muscles.paths.MuscleSet` of this model's bodies and coordinates: for one of
         ``model.loads`` the one built with the model, for any other a new one."""
-        for own, muscle_set in self._path_sets:
-            if own is load:
-                return muscle_set
-        return self._build_path_set(load)
-
-    def _build_path_set(self, load: PathForce) -> MuscleSet:
-        """A new one-path muscle set of ``load``'s path (:meth:`path_set`)."""
-        return MuscleSet([load.muscle_path()], self._body_index, self.coordinates)
+        return path_forces.path_set(self, load)
 
     def muscle_lengths(self, q: ArrayLike, *, workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Musculotendon path lengths ``L(q)`` (polylines through the path points), m, shape (..., n_mt).

@@ -3,7 +3,7 @@
 The path is a :class:`~mbkron.muscles.path_records.MusclePath` of the same points and wraps as a muscle's
 (body-fixed, moving, conditional points; wrap surfaces); its length ``L(q)`` and moment arms ``R = −∂L/∂q`` (Eq. 192-195) come from a
 one-path :class:`~mbkron.muscles.paths.MuscleSet` of the model's bodies and coordinates, built with the model
-(:meth:`mbkron.Model.path_set`).
+(:func:`mbkron.muscles.path_forces.path_set`).
 The tension is OpenSim 4.6's ``PathSpring::getTension``,
 
     T = k · max(L − L₀, 0) · (1 + d · L̇),   L̇ = −Rᵀ q̇,
@@ -12,8 +12,8 @@ The tension is OpenSim 4.6's ``PathSpring::getTension``,
 the elastic tension, so a fast enough shortening makes ``T`` negative, as in OpenSim), and the
 generalized force is ``R T`` (Eq. 192: a positive tension pulls the ends together).
 
-:class:`PathSpring` implements the load protocol of :mod:`mbkron.dynamics.loads` (``check``,
-``generalized_forces``), so a model carries it in ``model.loads`` like any other load.
+:class:`PathSpring` has the ``check`` of a load (:func:`mbkron.dynamics.load_records.check_load`), so a model
+carries it in ``model.loads`` like any other load; :func:`mbkron.muscles.path_forces.path_forces` evaluates it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.muscles.path_records import MusclePath, check_path
-from mbkron.muscles.paths import MuscleSet
 
 __all__ = ["PathForce", "PathSpring", "path_spring_tension"]
 
@@ -66,28 +65,6 @@ class PathForce:
     def muscle_path(self) -> MusclePath:
         """The path as a :class:`MusclePath` without a force model."""
         return MusclePath(self.name, tuple(self.path), wraps=tuple(self.wraps))
-
-    def muscle_set(self, model) -> MuscleSet:
-        """The path as a one-path :class:`MuscleSet` of ``model``'s bodies and coordinates,
-        ``model.path_set(self)``: the one built with the model for one of ``model.loads``, else a new one."""
-        return model.path_set(self)
-
-    def length_and_moment_arms(self, model, kin) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``L`` (...) and ``R = −∂L/∂q`` (..., nq) at the states of ``kin`` (order ≥ 1), by the compiled kernels."""
-        length, R = self.muscle_set(model).compiled_lengths_and_moment_arms(kin, 1)
-        return length[..., 0], R[..., 0]
-
-    def tension_and_moment_arms(self, model, kin, qd: NDArray) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The tension ``T`` (...) at the states of ``kin`` with rates ``qd``, and ``R`` (..., nq): the
-        lengthening speed is ``L̇ = −Rᵀ q̇``."""
-        length, R = self.length_and_moment_arms(model, kin)
-        speed = -np.einsum("...k,...k->...", R, np.broadcast_to(qd, R.shape))
-        return self.tension(length, speed), R
-
-    def generalized_forces(self, model, kin, t: float, q: NDArray, qd: NDArray) -> NDArray[np.float64]:
-        """``R T`` (Eq. 192), shape (..., nq)."""
-        tension, R = self.tension_and_moment_arms(model, kin, qd)
-        return R * tension[..., None]
 
 
 @dataclass(frozen=True)
