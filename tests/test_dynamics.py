@@ -211,6 +211,43 @@ def test_callable_load_values_receive_time_and_state():
     np.testing.assert_allclose(Q, 2.0 * model.applied_forces(q, qd, (load,), t=1.0))
 
 
+class _TorsionSpring:
+    """A load defined above the library (a user's): the load protocol, ``check`` and ``generalized_forces``."""
+
+    def __init__(self, coordinate: str, stiffness: float):
+        self.coordinate, self.stiffness = coordinate, stiffness
+
+    def check(self, bodies, joints, coordinates, where, problems):
+        if self.coordinate not in coordinates:
+            problems.append(f"{where}: unknown coordinate {self.coordinate!r}")
+
+    def generalized_forces(self, model, kin, t, q, qd):
+        Q = np.zeros(q.shape)
+        k = model.coordinates.index(self.coordinate)
+        Q[..., k] = -self.stiffness * q[..., k]
+        return Q
+
+
+def test_a_load_defined_above_the_library_keeps_the_load_protocol():
+    """Loads of the library are evaluated by type; any other object with ``check`` and ``generalized_forces`` is
+    checked by the builder and summed by its own method: ``Q_k = −κ q_k`` on its coordinate, zero elsewhere."""
+    b = mbkron.ModelBuilder("arm")
+    b.add_coordinate("a")
+    b.add_body("arm", parent="ground", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0,
+               inertia=(0.01, 0.02, 0.03), com=(0.5, 0.0, 0.0))
+    model = b.add_load(_TorsionSpring("a", 7.0)).build()
+    q, qd = np.array([[0.3], [-1.2]]), np.array([[1.0], [2.0]])
+    np.testing.assert_array_equal(model.applied_forces(q, qd), -7.0 * q)
+    with pytest.raises(mbkron.ModelError, match="load 0 \\(_TorsionSpring\\): unknown coordinate 'b'"):
+        mbkron.ModelBuilder("arm").add_coordinate("a").add_body(
+            "arm", parent="ground", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0,
+            inertia=(0.01, 0.02, 0.03)).add_load(_TorsionSpring("b", 7.0)).build()
+    with pytest.raises(mbkron.ModelError, match="load 0 \\(object\\): not a load"):
+        mbkron.ModelBuilder("arm").add_coordinate("a").add_body(
+            "arm", parent="ground", joint="revolute", axis=(0, 0, 1), variable="a", mass=1.0,
+            inertia=(0.01, 0.02, 0.03)).add_load(object()).build()
+
+
 def test_inverse_and_forward_dynamics_are_consistent(tree):
     model, states = tree
     spring = load_records.SpringDamper(model.bodies[0], (0.1, 0, 0), "ground", (0.3, 0.2, 0.1), 50.0, 1.0, 0.2)
