@@ -25,7 +25,8 @@ from typing import Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mbkron.compiled.layout import batch_rows, line_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
+from mbkron.compiled.layout import line_rows
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.points import jacobians

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.layout import FUNCTION_COLUMNS, writable
+from mbkron.compiled.arrays import writable
+from mbkron.compiled.function_rows import FUNCTION_COLUMNS
 from mbkron.core.lazy import LazyModule, is_sympy_expression
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from mbkron.compiled import layout
+from mbkron.compiled import function_rows
 from mbkron.core.lazy import LazyModule
 from mbkron.jointvars.explicit import ExplicitProvider, real_values
 
@@ -91,7 +91,7 @@ class EmpiricalFunction(ABC):
         Returns
         -------
         list of int
-            :data:`mbkron.compiled.layout.FUNCTION_COLUMNS` entries (``ROW`` and ``COORDINATE`` zero).
+            :data:`mbkron.compiled.function_rows.FUNCTION_COLUMNS` entries (``ROW`` and ``COORDINATE`` zero).
         """
 
     def _pack_alone(self) -> None:
@@ -137,7 +137,7 @@ def pack_functions(functions: Sequence[EmpiricalFunction]) -> tuple[NDArray[np.i
     """The function rows and numbers of ``functions`` (:mod:`mbkron.compiled.tabulated`'s layout), read-only, for
     :func:`mbkron.compiled.tabulated.functions_at` (function ``r`` at column ``r`` of its argument)."""
     floats: list = []
-    rows = np.array([f.pack(floats) for f in functions], dtype=np.int64).reshape(-1, layout.FUNCTION_COLUMNS)
+    rows = np.array([f.pack(floats) for f in functions], dtype=np.int64).reshape(-1, function_rows.FUNCTION_COLUMNS)
     return _read_only(rows), _read_only(np.array(floats, dtype=float))
 
 
@@ -148,8 +148,9 @@ def _read_only(values: NDArray) -> NDArray:
 
 def _row(kind: int, at: int, count: int, half_order: int = 0) -> list[int]:
     """A function row of :mod:`mbkron.compiled.tabulated`'s layout without affine maps."""
-    row = [0] * layout.FUNCTION_COLUMNS
-    row[layout.KIND], row[layout.AT], row[layout.COUNT], row[layout.HALF_ORDER] = kind, at, count, half_order
+    row = [0] * function_rows.FUNCTION_COLUMNS
+    row[function_rows.KIND], row[function_rows.AT] = kind, at
+    row[function_rows.COUNT], row[function_rows.HALF_ORDER] = count, half_order
     return row
 
 
@@ -226,11 +227,11 @@ class _PiecewiseCubic(EmpiricalFunction):
         return self._pieces
 
     def pack(self, floats: list) -> list[int]:
-        """The knots, then the :meth:`pieces` row by row (:data:`mbkron.compiled.layout.CUBIC`)."""
+        """The knots, then the :meth:`pieces` row by row (:data:`mbkron.compiled.function_rows.CUBIC`)."""
         at = len(floats)
         floats.extend(self.x.tolist())
         floats.extend(self._pieces.ravel().tolist())
-        return _row(layout.CUBIC, at, self.x.size)
+        return _row(function_rows.CUBIC, at, self.x.size)
 
 
 def _solve_tridiagonal(lower: FloatArray, diagonal: FloatArray, upper: FloatArray, rhs: FloatArray) -> FloatArray:
@@ -443,11 +444,11 @@ class PiecewiseConstant(EmpiricalFunction):
         return "constant"
 
     def pack(self, floats: list) -> list[int]:
-        """The knots, then the values (:data:`mbkron.compiled.layout.STEP`)."""
+        """The knots, then the values (:data:`mbkron.compiled.function_rows.STEP`)."""
         at = len(floats)
         floats.extend(self.x.tolist())
         floats.extend(self.y.tolist())
-        return _row(layout.STEP, at, self.x.size)
+        return _row(function_rows.STEP, at, self.x.size)
 
     def describe(self) -> str:
         return f"piecewise constant, {self.x.size} knots on [{self.x[0]:.6g}, {self.x[-1]:.6g}]"
@@ -485,7 +486,7 @@ class AffineMapped(EmpiricalFunction):
             maps.extend((float(c), float(d), float(a), float(b)))
             function = function.function
         row = function.pack(floats)
-        row[layout.WRAP_AT], row[layout.WRAPS] = len(floats), len(maps) // 4
+        row[function_rows.WRAP_AT], row[function_rows.WRAPS] = len(floats), len(maps) // 4
         floats.extend(maps)
         return row
 
@@ -544,12 +545,12 @@ class FourierSeries(EmpiricalFunction):
         self._pack_alone()
 
     def pack(self, floats: list) -> list[int]:
-        """``ω = 2π/period``, ``a0``, the cosine then the sine coefficients (:data:`mbkron.compiled.layout.FOURIER`)."""
+        """``ω = 2π/period``, ``a0``, the cosine then the sine coefficients (:data:`mbkron.compiled.function_rows.FOURIER`)."""
         at = len(floats)
         floats.extend((2.0 * np.pi / self.period, self.a0))
         floats.extend(self.a.tolist())
         floats.extend(self.b.tolist())
-        return _row(layout.FOURIER, at, self.a.size)
+        return _row(function_rows.FOURIER, at, self.a.size)
 
     def describe(self) -> str:
         return f"Fourier series, {self.a.size} harmonics, period {self.period:.6g}"
@@ -651,6 +652,6 @@ class CoordinateFunctionVariables(ExplicitProvider):
         packed = []
         for row, function, coordinate in zip(rows, self.functions, self.coordinates):
             entry = function.pack(floats)
-            entry[layout.ROW], entry[layout.COORDINATE] = int(row), int(coordinate)
+            entry[function_rows.ROW], entry[function_rows.COORDINATE] = int(row), int(coordinate)
             packed.append(entry)
         return packed, []
