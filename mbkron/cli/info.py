@@ -34,8 +34,7 @@ def _describe_variable(body) -> str:
     import sympy
 
     from mbkron.expressions import ExpressionError, format_expression
-    from mbkron.jointvars.explicit import Linear
-    from mbkron.jointvars.functions import CoordinateFunction
+    from mbkron.jointvars.records import CoordinateFunction, Linear
 
     variable = body.variable
     if isinstance(variable, str):

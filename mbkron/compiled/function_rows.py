@@ -1,7 +1,7 @@
 """The rows of empirical functions of one variable, as the compiled evaluation of explicit joint variables and
 stacked functions reads them (:mod:`mbkron.compiled.tabulated`): a row of integers per function, its numbers in one
 float array. Constants only (importing them imports neither numpy nor numba), so that packing a description with
-numpy (:meth:`mbkron.jointvars.functions.EmpiricalFunction.pack`) imports no numba.
+numpy (:meth:`mbkron.jointvars.empirical.EmpiricalFunction.pack`) imports no numba.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Explicit joint variables in one compiled pass: ``f = A q + c`` with every provider row, ``∇f``, and ``H`` or
 ``q̇ᵀ H q̇`` (Section 3-1 of the dissertation: the ``f_i(q)``, ``∇f_i``, ``H_i`` of Eq. 57, 126), and the empirical
 functions of one variable they are made of — the one implementation of
-:class:`~mbkron.jointvars.functions.CubicSpline`, :class:`~mbkron.jointvars.functions.PiecewiseLinear`,
-:class:`~mbkron.jointvars.functions.PiecewiseConstant`, :class:`~mbkron.jointvars.functions.FourierSeries`,
-:class:`~mbkron.jointvars.gcvspl.GCVSpline` and :class:`~mbkron.jointvars.functions.AffineMapped` of them, each alone,
+:class:`~mbkron.jointvars.empirical.CubicSpline`, :class:`~mbkron.jointvars.empirical.PiecewiseLinear`,
+:class:`~mbkron.jointvars.empirical.PiecewiseConstant`, :class:`~mbkron.jointvars.empirical.FourierSeries`,
+:class:`~mbkron.jointvars.gcvspl.GCVSpline` and :class:`~mbkron.jointvars.empirical.AffineMapped` of them, each alone,
 stacked (moving path points), or as a model's joint variables.
 
 The description is packed with numpy when a model is built (:mod:`mbkron.compiled.function_rows`:
-:meth:`mbkron.jointvars.functions.EmpiricalFunction.pack`, :meth:`mbkron.jointvars.explicit.JointVariables.explicit`):
+:meth:`mbkron.jointvars.empirical.EmpiricalFunction.pack`, :meth:`mbkron.jointvars.explicit.JointVariables.explicit`):
 a row per function of an integer table and its numbers in one float array —
 
 - a piecewise cubic (:data:`~mbkron.compiled.function_rows.CUBIC`): its ``n`` knots, then ``n + 1`` pieces

@@ -17,9 +17,8 @@ from mbkron.dynamics.hunt_crossley import MATERIAL
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.explicit import Linear
-from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
-                                       PiecewiseLinear)
+from mbkron.jointvars.records import CoordinateFunction, Linear
+from mbkron.jointvars.empirical import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant, PiecewiseLinear
 from mbkron.jointvars.gcvspl import GCVSpline
 from mbkron.kinematics import tree_description
 from mbkron.model.model import Model

@@ -58,8 +58,8 @@ from numpy.typing import ArrayLike, NDArray
 from mbkron.compiled import function_rows
 from mbkron.compiled.arrays import writable
 from mbkron.core.lazy import LazyModule
-from mbkron.jointvars.explicit import real_values
-from mbkron.jointvars.functions import EmpiricalFunction
+from mbkron.core.arguments import real_values
+from mbkron.jointvars.empirical import EmpiricalFunction
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 _tabulated = LazyModule("mbkron.compiled.tabulated")
@@ -453,8 +453,8 @@ def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float)
 class GCVSpline(EmpiricalFunction):
     """OpenSim's ``GCVSpline``: GCVSPL's spline of half order ``m`` through or near the data.
 
-    An :class:`~mbkron.jointvars.functions.EmpiricalFunction` (for one column of data): a
-    :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated by the compiled
+    An :class:`~mbkron.jointvars.empirical.EmpiricalFunction` (for one column of data): a
+    :class:`~mbkron.jointvars.records.CoordinateFunction` of it is a joint variable, evaluated by the compiled
     kernel of explicit joint variables (:mod:`mbkron.compiled.tabulated`).
 
     Parameters

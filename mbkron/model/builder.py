@@ -34,8 +34,9 @@ from mbkron.dynamics import terms as dynamics
 from mbkron.kinematics import tree_description
 from mbkron.core.errors import ModelError
 from mbkron.expressions import ExpressionError
-from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVariables
-from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
+from mbkron.jointvars.functions import CoordinateFunctionVariables
+from mbkron.jointvars.records import CoordinateFunction, Linear
+from mbkron.jointvars.explicit import JointVariables, SymbolicJointVariables
 from mbkron.dynamics.loads import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.model.checks import (
