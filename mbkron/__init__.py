@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from mbkron.integrate.ensemble import EnsembleResult, simulate_ensemble
     from mbkron.integrate.simulate import SimulationInterrupted, SimulationResult, simulate
     from mbkron.io import dump_model, load_model
-    from mbkron.jointvars.explicit import Linear
+    from mbkron.jointvars.records import Linear
     from mbkron.model.builder import ModelBuilder
     from mbkron.model.checks import rigid_transform
     from mbkron.model.model import Model
@@ -58,7 +58,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "CompileNotice": ("mbkron.compiled.common", "CompileNotice"),
     "ConfigurationError": ("mbkron.core.errors", "ConfigurationError"),
     "EnsembleResult": ("mbkron.integrate.ensemble", "EnsembleResult"),
-    "Linear": ("mbkron.jointvars.explicit", "Linear"),
+    "Linear": ("mbkron.jointvars.records", "Linear"),
     "Model": ("mbkron.model.model", "Model"),
     "ModelBuilder": ("mbkron.model.builder", "ModelBuilder"),
     "ModelError": ("mbkron.core.errors", "ModelError"),

@@ -16,8 +16,9 @@ import sympy
 
 import mbkron
 from mbkron.jointvars.explicit import JointVariables, SymbolicJointVariables
-from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CoordinateFunctionVariables, CubicSpline,
-                                        FourierSeries, PiecewiseConstant)
+from mbkron.jointvars.empirical import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant
+from mbkron.jointvars.functions import CoordinateFunctionVariables
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.jointvars.gcvspl import GCVSpline
 from mbkron.model.builder import ModelBuilder
 from tests.test_dynamics import _literal_terms

@@ -17,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.reference import transforms as kinematics_literal
 from mbkron.reference import kron
 from tests.random_trees import build_model, chain_spec, random_tree, sympy_transforms
@@ -250,7 +251,7 @@ def test_rotation_formula_matches_scipy():
         axis = rng.normal(size=3)
         axis /= np.linalg.norm(axis)
         angle = rng.uniform(-7, 7)
-        np.testing.assert_allclose(kinematics.rotation_matrix(axis, angle),
+        np.testing.assert_allclose(tree_description.rotation_matrix(axis, angle),
                                    Rotation.from_rotvec(angle * axis).as_matrix(), atol=1e-14)
 
 
@@ -261,7 +262,7 @@ def test_joint_matrix_and_derivative_of_joint_transform():
     for joint in ("revolute", "prismatic"):
         spec = chain_spec([joint], [x], [x], rng)
         A = sympy_transforms(spec)[0]
-        Ahat = kinematics.joint_matrix(joint, spec.rotation_axes[0], spec.translation_axes[0], spec.theta[0])
+        Ahat = tree_description.joint_matrix(joint, spec.rotation_axes[0], spec.translation_axes[0], spec.theta[0])
         for value in (-0.8, 0.1, 2.0):
             A_value = np.array(A.subs(x, value), dtype=float)
             dA_value = np.array(A.diff(x).subs(x, value), dtype=float)
@@ -273,7 +274,7 @@ def test_seed_eq_64_66_factor_of_two():
     f = sympy.Symbol("f")
     v = np.array([0.3, -0.5, 0.81])
     v /= np.linalg.norm(v)
-    K = sympy.Matrix(kinematics.skew(v))
+    K = sympy.Matrix(tree_description.skew(v))
     At = sympy.eye(3) + K.T * sympy.sin(f) + 2 * (K.T) ** 2 * sympy.sin(f / 2) ** 2  # Eq. 60
     derivative = At.diff(f)
     corrected = K.T * sympy.cos(f) + (K.T) ** 2 * sympy.sin(f)

@@ -24,7 +24,8 @@ import sympy
 
 import mbkron
 from mbkron.examples.andrews import andrews_squeezer
-from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
+from mbkron.jointvars.empirical import CubicSpline, FourierSeries
+from mbkron.jointvars.records import CoordinateFunction
 
 
 def _contracted(model, q, qd):

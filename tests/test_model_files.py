@@ -17,7 +17,8 @@ from scipy.spatial.transform import Rotation
 import mbkron
 import mbkron.examples
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.functions import CoordinateFunction, CubicSpline, FourierSeries
+from mbkron.jointvars.empirical import CubicSpline, FourierSeries
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.io import (
     ExpressionValue,
     dump_model,

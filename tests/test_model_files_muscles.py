@@ -13,7 +13,8 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+from mbkron.jointvars.empirical import CubicSpline
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.io import (
     dump_model,
     format_toml,
@@ -75,7 +76,7 @@ point = [-0.02, -0.01, 0]
 
 
 def parabola(x, y):
-    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.jointvars.functions)."""
+    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.jointvars.empirical)."""
     return np.poly1d(np.polyfit(x, y, 2))
 
 

@@ -16,7 +16,8 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+from mbkron.jointvars.empirical import CubicSpline
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.dynamics.load_records import LineForce
 from mbkron.muscles import MovingPoint, MusclePath, add_moving_point_bodies
 from mbkron.reference import muscle_paths as literal

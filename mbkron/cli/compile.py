@@ -90,7 +90,7 @@ def _tree() -> None:
 
     from mbkron.dynamics.load_records import LineForce, PointForce
     from mbkron.examples import two_link_arm
-    from mbkron.jointvars.explicit import Linear
+    from mbkron.jointvars.records import Linear
     from mbkron.model.builder import ModelBuilder
 
     model = two_link_arm()
@@ -138,7 +138,8 @@ def _muscles() -> None:
     decisions over a batch of segments."""
     import numpy as np
 
-    from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+    from mbkron.jointvars.empirical import CubicSpline
+    from mbkron.jointvars.records import CoordinateFunction
     from mbkron.model.builder import ModelBuilder
     from mbkron.muscles.conditions import PathPointCondition
     from mbkron.muscles.points import MovingPoint

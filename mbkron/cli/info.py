@@ -34,8 +34,7 @@ def _describe_variable(body) -> str:
     import sympy
 
     from mbkron.expressions import ExpressionError, format_expression
-    from mbkron.jointvars.explicit import Linear
-    from mbkron.jointvars.functions import CoordinateFunction
+    from mbkron.jointvars.records import CoordinateFunction, Linear
 
     variable = body.variable
     if isinstance(variable, str):
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
 
     from mbkron.core.description import GROUND
     from mbkron.io import read_model_file
-    from mbkron.kinematics import tree as kinematics
+    from mbkron.kinematics import tree_description
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -199,11 +198,11 @@ def run(args: argparse.Namespace) -> int:
         kids = children.get(name, [])
         for i, body in enumerate(kids):
             last = i == len(kids) - 1
-            if body.joint == kinematics.FIXED:
+            if body.joint == tree_description.FIXED:
                 joint = "fixed"
             else:
-                axis = body.rotation_axis if body.joint == kinematics.REVOLUTE else body.translation_axis
-                joint = f"{body.joint} about {_fmt(axis, 4)}" if body.joint == kinematics.REVOLUTE else f"{body.joint} along {_fmt(axis, 4)}"
+                axis = body.rotation_axis if body.joint == tree_description.REVOLUTE else body.translation_axis
+                joint = f"{body.joint} about {_fmt(axis, 4)}" if body.joint == tree_description.REVOLUTE else f"{body.joint} along {_fmt(axis, 4)}"
             lines.append(f"{indent}{'└─' if last else '├─'} {body.name}  [{joint}; mass {body.mass:.6g} kg, "
                          f"com {_fmt(body.com, 4)} m; offset {_fmt(body.offset[:3, 3], 4)} m]")
             walk(body.name, indent + ("   " if last else "│  "))
@@ -219,9 +218,9 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  {c.name:<{width}} {shown:<4} range [{low:.6g}, {high:.6g}]  default {c.default / factor:.6g}"
                      + ("  periodic" if c.periodic else "") + (f"  (OpenSim name {c.original_name!r})" if c.original_name else ""))
     lines += ["", f"joint variables (f, {model.nj}; SI units)"]
-    width = _width(b.name for b in model.body_records if b.joint != kinematics.FIXED)
+    width = _width(b.name for b in model.body_records if b.joint != tree_description.FIXED)
     for body in model.body_records:
-        if body.joint != kinematics.FIXED:
+        if body.joint != tree_description.FIXED:
             lines.append(f"  {body.name:<{width}} {model_file.solved.get(body.name) or _describe_variable(body)}")
     lines += ["", f"loads ({len(model.loads)})"]
     lines += [f"  {i}: {_describe_load(load, units)}" for i, load in enumerate(model.loads)] or ["  none"]

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.calls import borrowed
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
-from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.compiled.kinematics import transforms_and_joint_twists, twist_bracket
 from mbkron.compiled.points import add_wrench_power, body_gradients
 

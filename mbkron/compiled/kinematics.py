@@ -36,7 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
-from mbkron.compiled.layout import _PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION, batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
+from mbkron.compiled.layout import _PRISMATIC, _REVOLUTE, _ROTATION, _TRANSLATION
 
 __all__ = ["kinematics", "transforms_and_joint_twists", "twists_of"]
 

@@ -3,7 +3,8 @@
 Building a model packs its tree, inertias and spring-dampers for the kernels once; these functions do
 that without importing numba (which :mod:`mbkron.compiled.common` and every kernel module import), so
 that loading a model costs no numba import: numba is imported by the first evaluation, which calls a
-kernel. The kernel modules re-export these names where they were defined before.
+kernel. How per-state arrays are handed to the kernels is :mod:`mbkron.compiled.arrays`; the rows of
+empirical functions, :mod:`mbkron.compiled.function_rows`.
 """
 
 from __future__ import annotations
@@ -11,29 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["CUBIC", "FOURIER", "FUNCTION_COLUMNS", "GCV", "GEOMETRY_WIDTH", "SPRING_COLUMNS", "STEP", "batch_rows",
-           "inertia_rows", "line_rows", "spring_rows", "tree_geometry", "writable"]
+__all__ = ["GEOMETRY_WIDTH", "SPRING_COLUMNS", "inertia_rows", "line_rows", "spring_rows", "tree_geometry"]
 
 _ROTATION, _TRANSLATION, _REVOLUTE, _PRISMATIC, GEOMETRY_WIDTH = 64, 67, 70, 71, 72  # tree_geometry columns
-
-
-def writable(values: NDArray) -> NDArray[np.float64]:
-    """``values`` as a C-contiguous, writeable float array. numba compiles a kernel separately for
-    read-only arrays; passing per-state arrays always writeable (and the model's constant arrays
-    always read-only) keeps each kernel to one compilation."""
-    values = np.ascontiguousarray(values, dtype=float)
-    return values if values.flags.writeable else values.copy()
-
-
-def batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArray[np.float64]:
-    """``values`` of shape ``batch + rest`` as a C-contiguous (states or 1, *rest) float array; a
-    batch-broadcast array (all batch strides 0, e.g. constant gradients) becomes one row."""
-    nbatch = values.ndim - trailing
-    if nbatch == 0:
-        return writable(values)[None]
-    if all(stride == 0 for stride in values.strides[:nbatch]):
-        return writable(values[(0,) * nbatch])[None]
-    return writable(values).reshape((-1,) + values.shape[nbatch:])
 
 
 def tree_geometry(local_coefficients: NDArray, joint_matrices: NDArray, is_revolute: NDArray,
@@ -112,18 +93,3 @@ def spring_rows(body_indices: NDArray, lines) -> NDArray[np.float64]:
 
 SPRING_COLUMNS = 12
 """Columns of :func:`spring_rows`."""
-
-
-CUBIC, STEP, FOURIER, GCV = 0, 1, 2, 3
-"""The kinds of empirical functions of one variable in the rows of an explicit joint-variable description
-(:mod:`mbkron.compiled.tabulated`): a piecewise cubic (cubic splines, linear interpolation), OpenSim's step function,
-a Fourier series, a GCVSPL spline."""
-
-KIND, AT, COUNT, HALF_ORDER, WRAP_AT, WRAPS, ROW, COORDINATE = range(8)
-"""The columns of a function row: its kind, where its numbers start in the float array, how many knots (harmonics)
-it has, a GCV spline's half order, where its affine wrappers ``a·G(c·x + d) + b`` start (four numbers ``c, d, a, b``
-each, the outermost first) and how many there are; for a joint variable, its row ``j`` in the joint-variable map and
-the coordinate ``k`` of its argument."""
-
-FUNCTION_COLUMNS = 8
-"""Columns of a function row (:data:`KIND` … :data:`COORDINATE`)."""

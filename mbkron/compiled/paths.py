@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.common import inline_jit, jit, jitable
 from mbkron.compiled.kinematics import twist_vector
-from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.compiled.points import add_body_wrench, add_subtree_power, body_gradients, gradient_columns
 
 __all__ = ["path_lengths_and_moment_arms"]
@@ -172,7 +172,7 @@ def path_lengths_and_moment_arms(T: NDArray, joints: tuple | None, point_body: N
     point_body, point_muscle, moving_of_point : ndarray of int64, shape (P,)
         Body of each point (``nb`` for the ground), its muscle, its row among the moving points (−1).
     local_points : ndarray, shape (P, 3)
-        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.layout.writable`.)
+        (These and ``segment_start`` are constant arrays: pass them read-only, see :func:`mbkron.compiled.arrays.writable`.)
     offsets, offset_gradients : ndarray, shapes (..., n_moving, 3), (..., n_moving, 3, nq), or None
     segment_start : ndarray of int64, shape (n_segments,)
         First point of each segment (every point but the muscles' last ones).

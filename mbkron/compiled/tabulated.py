@@ -1,23 +1,23 @@
 """Explicit joint variables in one compiled pass: ``f = A q + c`` with every provider row, ``∇f``, and ``H`` or
 ``q̇ᵀ H q̇`` (Section 3-1 of the dissertation: the ``f_i(q)``, ``∇f_i``, ``H_i`` of Eq. 57, 126), and the empirical
 functions of one variable they are made of — the one implementation of
-:class:`~mbkron.jointvars.functions.CubicSpline`, :class:`~mbkron.jointvars.functions.PiecewiseLinear`,
-:class:`~mbkron.jointvars.functions.PiecewiseConstant`, :class:`~mbkron.jointvars.functions.FourierSeries`,
-:class:`~mbkron.jointvars.gcvspl.GCVSpline` and :class:`~mbkron.jointvars.functions.AffineMapped` of them, each alone,
+:class:`~mbkron.jointvars.empirical.CubicSpline`, :class:`~mbkron.jointvars.empirical.PiecewiseLinear`,
+:class:`~mbkron.jointvars.empirical.PiecewiseConstant`, :class:`~mbkron.jointvars.empirical.FourierSeries`,
+:class:`~mbkron.jointvars.gcvspl.GCVSpline` and :class:`~mbkron.jointvars.empirical.AffineMapped` of them, each alone,
 stacked (moving path points), or as a model's joint variables.
 
-The description is packed with numpy when a model is built (:mod:`mbkron.compiled.layout`'s function rows:
-:meth:`mbkron.jointvars.functions.EmpiricalFunction.pack`, :meth:`mbkron.jointvars.explicit.JointVariables.explicit`):
+The description is packed with numpy when a model is built (:mod:`mbkron.compiled.function_rows`:
+:meth:`mbkron.jointvars.empirical.EmpiricalFunction.pack`, :meth:`mbkron.jointvars.explicit.JointVariables.explicit`):
 a row per function of an integer table and its numbers in one float array —
 
-- a piecewise cubic (:data:`~mbkron.compiled.layout.CUBIC`): its ``n`` knots, then ``n + 1`` pieces
+- a piecewise cubic (:data:`~mbkron.compiled.function_rows.CUBIC`): its ``n`` knots, then ``n + 1`` pieces
   ``(anchor, value, b, c, d)``: piece 0 the straight line below the first knot, then the cubics, then the straight
   line above the last knot; at ``x`` the piece is the number of knots ``≤ x`` (the last knot itself belongs to the
   last cubic);
-- a step function (:data:`~mbkron.compiled.layout.STEP`): its ``n`` knots, then its ``n`` values;
-- a Fourier series (:data:`~mbkron.compiled.layout.FOURIER`): ``ω = 2π/period``, ``a0``, then the ``n`` cosine and
+- a step function (:data:`~mbkron.compiled.function_rows.STEP`): its ``n`` knots, then its ``n`` values;
+- a Fourier series (:data:`~mbkron.compiled.function_rows.FOURIER`): ``ω = 2π/period``, ``a0``, then the ``n`` cosine and
   the ``n`` sine coefficients;
-- a GCVSPL spline (:data:`~mbkron.compiled.layout.GCV`) of half order ``m``: its ``n`` knots, then its ``n``
+- a GCVSPL spline (:data:`~mbkron.compiled.function_rows.GCV`) of half order ``m``: its ``n`` knots, then its ``n``
   coefficients (Woltring's ``SPLDER``, :func:`gcv_derivative`);
 
 each possibly inside affine maps ``a·G(c·x + d) + b``. Joint variables given as expressions are one C callback per
@@ -34,8 +34,9 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.calls import by_address
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
-from mbkron.compiled.layout import (AT, COORDINATE, COUNT, CUBIC, FOURIER, GCV, HALF_ORDER, KIND, ROW, STEP, WRAP_AT,
-                                    WRAPS, writable)
+from mbkron.compiled.arrays import writable
+from mbkron.compiled.function_rows import (AT, COORDINATE, COUNT, CUBIC, FOURIER, GCV, HALF_ORDER, KIND, ROW, STEP,
+                                           WRAP_AT, WRAPS)
 
 __all__ = ["VALUES", "HESSIANS", "CONVECTIVE", "affine_values", "cubic_piece", "explicit_batch", "explicit_state",
            "explicit_state_at", "functions_at", "gcv_derivative", "gcv_values", "register_callback", "scratch_size"]

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled.common import jit
-from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.compiled.linalg import copy_into
 from mbkron.compiled.paths import add_point_moment_arms, joint_rows, state_joint_twists
 from mbkron.compiled.points import add_subtree_power

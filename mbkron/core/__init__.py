@@ -1,10 +1,13 @@
-"""The foundation: errors and the description records (the Kronecker calculus is in :mod:`mbkron.reference.kron`).
+"""The foundation: errors, argument checks, modules imported on first use (the Kronecker calculus is in
+:mod:`mbkron.reference.kron`).
 
 - :mod:`mbkron.core.errors` -- ``ModelError`` and ``ConfigurationError``;
-- :mod:`mbkron.core.description` -- ``GROUND``, ``Coordinate`` and ``Body`` records.
+- :mod:`mbkron.core.arguments` -- checks of array arguments and results;
+- :mod:`mbkron.core.lazy` -- ``LazyModule``;
+- :mod:`mbkron.core.description` -- ``GROUND``, ``Coordinate`` and ``Body`` records (a model's description: imported
+  from there, not from :mod:`mbkron.core`).
 """
 
-from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError, ModelError
 
-__all__ = ["GROUND", "Body", "Coordinate", "ConfigurationError", "ModelError"]
+__all__ = ["ConfigurationError", "ModelError"]

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 
-__all__ = ["all_finite", "finite_evaluation", "finite_result", "order_argument", "state_array"]
+__all__ = ["all_finite", "finite_evaluation", "finite_result", "order_argument", "real_values", "state_array"]
 
 _FLOAT = np.dtype(np.float64)
 _SHOWN = 6
@@ -173,3 +173,17 @@ def finite_evaluation(compute, quantity: str, q: NDArray, **others: NDArray):
     with np.errstate(all="ignore"):
         values = compute()
     return finite_result(values, quantity, q, **others)
+
+
+def real_values(x: object, name: str = "x") -> NDArray:
+    """``x`` as an array of floats.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is complex (casting would drop the imaginary parts; no evaluation of mbkron takes complex
+        steps: derivatives are exact or checked against central differences).
+    """
+    if np.iscomplexobj(x):
+        raise TypeError(f"`{name}` must be real, got complex values (their imaginary parts would be lost)")
+    return np.asarray(x, dtype=float)

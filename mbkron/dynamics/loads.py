@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbkron.compiled.layout import batch_rows, line_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
+from mbkron.compiled.layout import line_rows
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.bushing_records import BushingForce

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.core.lazy import LazyModule
 from mbkron.kinematics.tree import point_positions
 

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.lazy import LazyModule
-from mbkron.kinematics.tree import KinematicTree
+from mbkron.kinematics.tree_description import KinematicTree
 
 __all__ = [
     "EquationsOfMotion",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbkron.model.builder import ModelBuilder
-from mbkron.jointvars.explicit import Linear
+from mbkron.jointvars.records import Linear
 from mbkron.dynamics.load_records import LineForce, Load, PointForce
 from mbkron.model.model import Model
 

@@ -15,7 +15,7 @@ from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics.loads import evaluate_value
 from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, SURFACES, VECTOR, WRAPS
 from mbkron.io.writer import surface_table
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.model.model import Model
 from mbkron.muscles.path_forces import path_length_and_moment_arms
 from mbkron.muscles.path_records import MusclePath
@@ -106,11 +106,11 @@ def model_differences(a: Model, b: Model, *, rtol: float = 1e-12, atol: float = 
 
 def _constant_transform(body) -> np.ndarray:
     """The joint transform's constant factor(s): Trans(d V_d) for revolute, Rot(V_θ, θ) for prismatic."""
-    if body.joint == kinematics.REVOLUTE:
-        return kinematics.joint_transform(np.eye(4), body.translation_axis, body.d, body.rotation_axis, 0.0)
-    if body.joint == kinematics.PRISMATIC:
-        return kinematics.joint_transform(np.eye(4), body.translation_axis, 0.0, body.rotation_axis, body.theta)
-    return kinematics.joint_transform(np.eye(4), body.translation_axis, body.d, body.rotation_axis, body.theta)
+    if body.joint == tree_description.REVOLUTE:
+        return tree_description.joint_transform(np.eye(4), body.translation_axis, body.d, body.rotation_axis, 0.0)
+    if body.joint == tree_description.PRISMATIC:
+        return tree_description.joint_transform(np.eye(4), body.translation_axis, 0.0, body.rotation_axis, body.theta)
+    return tree_description.joint_transform(np.eye(4), body.translation_axis, body.d, body.rotation_axis, body.theta)
 
 
 def _body_differences(ba, bb, rtol: float, atol: float) -> list[str]:
@@ -119,7 +119,7 @@ def _body_differences(ba, bb, rtol: float, atol: float) -> list[str]:
     for key in ("parent", "joint", "joint_name"):
         if getattr(ba, key) != getattr(bb, key):
             return [f"{where}: `{key}` {getattr(ba, key)!r} vs {getattr(bb, key)!r}"]
-    axis = {kinematics.REVOLUTE: "rotation_axis", kinematics.PRISMATIC: "translation_axis"}.get(ba.joint)
+    axis = {tree_description.REVOLUTE: "rotation_axis", tree_description.PRISMATIC: "translation_axis"}.get(ba.joint)
     if axis and not _close(getattr(ba, axis), getattr(bb, axis), rtol, atol):
         out.append(f"{where}: joint axis {getattr(ba, axis).tolist()} vs {getattr(bb, axis).tolist()}")
     if not _close(ba.offset @ _constant_transform(ba), bb.offset @ _constant_transform(bb), rtol, atol):

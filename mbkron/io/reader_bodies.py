@@ -16,7 +16,7 @@ from mbkron.core.lazy import LazyModule
 from mbkron.core.description import GROUND
 from mbkron.io.reader_values import Symbols, ValueReader, join, show
 from mbkron.io.schema import ANGLE_UNITS, COORDINATE_UNITS, JOINTS, TIME, VELOCITY_SUFFIX
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.model.builder import ModelBuilder
 
 __all__ = ["BodyReader"]
@@ -176,25 +176,25 @@ class BodyReader(ValueReader):
         if table is None:
             return
         common = ["parent", "joint", "offset", "mass", "com", "inertia", "joint_name"]
-        joint = self.string(table.get("joint", kinematics.REVOLUTE), join(path, "joint"), JOINTS)
+        joint = self.string(table.get("joint", tree_description.REVOLUTE), join(path, "joint"), JOINTS)
         variable = [] if name in self.solved else ["variable"]
         solved = {"variable": f"the joint variable of `{name}` is solved from [[constraints]]; remove `variable`"} \
             if name in self.solved else {}
-        if joint == kinematics.REVOLUTE:
+        if joint == tree_description.REVOLUTE:
             self.keys(table, path, ["axis", *variable], common + ["d", "translation_axis"], {**solved,
                 "theta": "a revolute joint's angle is its joint variable (`variable`); rotate the joint frame with `offset`",
                 "rotation_axis": "give a revolute joint's rotation axis as `axis`"})
-        elif joint == kinematics.PRISMATIC:
+        elif joint == tree_description.PRISMATIC:
             self.keys(table, path, ["axis", *variable], common + ["theta", "rotation_axis"], {**solved,
                 "d": "a prismatic joint's displacement is its joint variable (`variable`); move the joint frame with `offset`",
                 "translation_axis": "give a prismatic joint's translation axis as `axis`"})
-        elif joint == kinematics.FIXED:
+        elif joint == tree_description.FIXED:
             self.keys(table, path, [], common + ["d", "translation_axis", "theta", "rotation_axis"], {
                 "axis": "a fixed joint has no axis; give its constant transform as `offset` (or d, theta)",
                 "variable": "a fixed joint has no joint variable; remove `variable` or make the joint revolute or prismatic"})
         parent = self.string(table.get("parent", GROUND), join(path, "parent")) or GROUND
-        kwargs: dict[str, object] = {"parent": parent, "joint": joint or kinematics.FIXED}
-        if joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
+        kwargs: dict[str, object] = {"parent": parent, "joint": joint or tree_description.FIXED}
+        if joint in (tree_description.REVOLUTE, tree_description.PRISMATIC):
             kwargs["axis"] = (self.direction(table["axis"], join(path, "axis")) if "axis" in table else None) or (0.0, 0.0, 1.0)
             if name not in self.solved:
                 kwargs["variable"] = self.joint_variable(table.get("variable", 0.0), join(path, "variable"), joint)
@@ -254,7 +254,7 @@ class BodyReader(ValueReader):
             if axis is None or angle is None:
                 rotation = None
             elif rotation is not None:
-                rotation = rotation @ kinematics.rotation_matrix(np.array(axis), angle)
+                rotation = rotation @ tree_description.rotation_matrix(np.array(axis), angle)
         return rotation
 
     def inertia(self, value: object, path: str) -> list | None:
@@ -268,14 +268,14 @@ class BodyReader(ValueReader):
     # ------------------------------------------------------------------ joint variables
     def joint_variable(self, value: object, path: str, joint: str) -> object:
         """A body's ``variable``: expression string, number or function table; 0.0 if invalid."""
-        output_scale = self.angle_scale if joint == kinematics.REVOLUTE else 1.0
+        output_scale = self.angle_scale if joint == tree_description.REVOLUTE else 1.0
         if isinstance(value, str) and value in self.coordinate_units and (
-                self.angle_unit == "rad" or (self.coordinate_units[value] != "angle" and joint != kinematics.REVOLUTE)):
+                self.angle_unit == "rad" or (self.coordinate_units[value] != "angle" and joint != tree_description.REVOLUTE)):
             # a coordinate's name, no unit to convert: the name itself (the builder's own form, as from Python),
             # which is the parsed formula's value without parsing it (no sympy for an OpenSim model's joints)
             return value
         if isinstance(value, str):
-            expr = self.coordinate_expression(value, path, output_angle=joint == kinematics.REVOLUTE)
+            expr = self.coordinate_expression(value, path, output_angle=joint == tree_description.REVOLUTE)
             return expr if expr is not None else 0.0
         if isinstance(value, dict):
             return self.function_variable(value, path, output_scale)

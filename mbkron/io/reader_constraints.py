@@ -14,7 +14,7 @@ from mbkron.expressions import ExpressionError, check_name
 from mbkron.io.reader_values import ValueReader, join, show
 from mbkron.jointvars.constraints import SymbolicConstraints
 from mbkron.jointvars.loop_closures import LoopClosure
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.constraint_groups import SOLVERS
 
@@ -32,7 +32,7 @@ class ConstraintReader(ValueReader):
     def declare_joint_names(self, bodies: dict) -> None:
         """Symbols for the moving bodies' joint variables, usable in constraint equations."""
         for name, table in bodies.items():
-            if not isinstance(table, dict) or table.get("joint", kinematics.REVOLUTE) == kinematics.FIXED:
+            if not isinstance(table, dict) or table.get("joint", tree_description.REVOLUTE) == tree_description.FIXED:
                 continue
             try:
                 check_name(name)
@@ -51,7 +51,7 @@ class ConstraintReader(ValueReader):
         if not isinstance(joints, list) or not joints or not all(isinstance(j, str) for j in joints):
             self.problem(join(path, "joints"), f"expected an array of body names, got {show(joints)}")
             return
-        revolute = {n for n, t in bodies.items() if isinstance(t, dict) and t.get("joint", kinematics.REVOLUTE) == kinematics.REVOLUTE}
+        revolute = {n for n, t in bodies.items() if isinstance(t, dict) and t.get("joint", tree_description.REVOLUTE) == tree_description.REVOLUTE}
         for k, name in enumerate(joints):
             if name in self.symbols and name not in self.joint_symbols:
                 self.problem(join(join(path, "joints"), k),

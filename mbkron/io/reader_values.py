@@ -23,7 +23,8 @@ from mbkron.core.errors import elide
 from mbkron.expressions import ExpressionError, check_name
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, VELOCITY_SUFFIX, exact_angle_scale, toml_string
-from mbkron.jointvars.functions import SPLINE_KINDS, AffineMapped, CoordinateFunction, FourierSeries, tabulated_function
+from mbkron.jointvars.empirical import SPLINE_KINDS, AffineMapped, FourierSeries, tabulated_function
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]

@@ -19,7 +19,7 @@ from mbkron.dynamics.hunt_crossley_records import HuntCrossley
 from mbkron.dynamics.load_records import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
                                           PointForce, SpringDamper)
 from mbkron.io.formulas import evaluate_expression
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.muscles.ligaments import Ligament
 from mbkron.muscles.springs import PathSpring
 
@@ -53,7 +53,7 @@ MAX_ENTRIES = {"parameters": 50_000, "coordinates": 10_000, "bodies": 10_000, "c
 TIME = "t"
 VELOCITY_SUFFIX = "_dot"
 SECTIONS = ("model", "units", "parameters", "coordinates", "bodies", "loads", "constraints", "wraps", "muscles")
-JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
+JOINTS = (tree_description.REVOLUTE, tree_description.PRISMATIC, tree_description.FIXED)
 MUSCLE_MODELS = ("hill", "path")
 #: Hill parameters in a ``[muscles.NAME]`` section: (key, is an angle), in HillParameters' order.
 HILL_FIELDS = (("max_isometric_force", False), ("optimal_fiber_length", False), ("tendon_slack_length", False),

@@ -17,11 +17,10 @@ from mbkron.dynamics.hunt_crossley_records import MATERIAL
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
 from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.explicit import Linear
-from mbkron.jointvars.functions import (AffineMapped, CoordinateFunction, CubicSpline, FourierSeries, PiecewiseConstant,
-                                       PiecewiseLinear)
+from mbkron.jointvars.records import CoordinateFunction, Linear
+from mbkron.jointvars.empirical import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant, PiecewiseLinear
 from mbkron.jointvars.gcvspl import GCVSpline
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.model.model import Model
 from mbkron.muscles.hill_records import CURVE_FIELDS, ThelenCurves
 from mbkron.muscles.points import MovingPoint, point_condition
@@ -315,16 +314,16 @@ def dump_model(model: Model) -> str:
         entry = {"parent": b.parent, "joint": b.joint}
         if b.joint_name:
             entry["joint_name"] = b.joint_name
-        if b.joint == kinematics.REVOLUTE:
+        if b.joint == tree_description.REVOLUTE:
             entry["axis"] = b.rotation_axis.tolist()
-        elif b.joint == kinematics.PRISMATIC:
+        elif b.joint == tree_description.PRISMATIC:
             entry["axis"] = b.translation_axis.tolist()
-        if b.joint != kinematics.FIXED and b.name not in solved:
+        if b.joint != tree_description.FIXED and b.name not in solved:
             entry["variable"] = _variable_text(b.variable, b.name)
-        if b.joint != kinematics.PRISMATIC:
+        if b.joint != tree_description.PRISMATIC:
             entry["d"] = float(b.d)
             entry["translation_axis"] = b.translation_axis.tolist()
-        if b.joint != kinematics.REVOLUTE:
+        if b.joint != tree_description.REVOLUTE:
             entry["theta"] = float(b.theta)
             entry["rotation_axis"] = b.rotation_axis.tolist()
         entry["mass"] = float(b.mass)

@@ -45,7 +45,7 @@ from mbkron.core.lazy import LazyModule
 from mbkron.core.errors import ModelError
 from mbkron.expressions import ExpressionError
 from mbkron.jointvars.periods import input_period
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 
 __all__ = [
     "ConstraintContext",
@@ -83,7 +83,7 @@ class ConstraintContext:
     coordinates: tuple[str, ...]
     joints: tuple[str, ...]
     unknowns: tuple[str, ...]
-    tree: kinematics.KinematicTree
+    tree: tree_description.KinematicTree
     body_index: Mapping[str, int]
 
 

@@ -2,12 +2,14 @@
 
 Section 3-1 of the dissertation: every joint variable ``f_i`` is a smooth function of the
 generalized coordinates ``q``; the kinematics needs its gradient ``∇f_i`` and Hessian ``H_i``.
-This module holds the explicit kinds:
+This module evaluates the explicit kinds:
 
-- :class:`Linear` -- ``f = c + Σ_k a_k q_k`` (identity maps, relative angles ``θ_i − θ_{i−1}``);
+- affine maps ``f = c + Σ_k a_k q_k`` (identity maps, relative angles ``θ_i − θ_{i−1}``; described by
+  :class:`mbkron.jointvars.records.Linear`);
 - sympy expressions -- general smooth functions with exact derivatives, printed once
   (:mod:`mbkron.expressions.codegen`) as a C callback (:mod:`mbkron.jointvars.generated`);
-- empirical functions of one coordinate (:mod:`mbkron.jointvars.functions`).
+- empirical functions of one coordinate (:mod:`mbkron.jointvars.functions`, described by
+  :class:`mbkron.jointvars.records.CoordinateFunction`).
 
 All of them are :class:`ExplicitProvider` s: a map of them is described once, in numpy, when the model is built
 (:class:`ExplicitMap`), and evaluated with its affine part by one compiled kernel
@@ -22,24 +24,24 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.layout import FUNCTION_COLUMNS, writable
+from mbkron.compiled.arrays import writable
+from mbkron.compiled.function_rows import FUNCTION_COLUMNS
+from mbkron.core.arguments import real_values
 from mbkron.core.lazy import LazyModule, is_sympy_expression
 
 
 __all__ = [
-    "Linear",
     "JointVariableProvider",
     "ExplicitProvider",
     "ExplicitMap",
     "SymbolicJointVariables",
     "JointVariables",
-    "real_values",
 ]
 
 # sympy (~0.2 s of CPU to import): imported by the first formula, not by reading numbers and coordinate names
@@ -49,39 +51,6 @@ codegen = LazyModule("mbkron.expressions.codegen")
 # the kernels and the generated callbacks import numba: imported by the first evaluation, not by building a model
 _tabulated = LazyModule("mbkron.compiled.tabulated")
 _generated = LazyModule("mbkron.jointvars.generated")
-
-
-def real_values(x: object, name: str = "x") -> NDArray:
-    """``x`` as an array of floats.
-
-    Raises
-    ------
-    TypeError
-        ``x`` is complex (casting would drop the imaginary parts; no evaluation of mbkron takes complex
-        steps: derivatives are exact or checked against central differences).
-    """
-    if np.iscomplexobj(x):
-        raise TypeError(f"`{name}` must be real, got complex values (their imaginary parts would be lost)")
-    return np.asarray(x, dtype=float)
-
-
-@dataclass(frozen=True)
-class Linear:
-    """A joint variable that is an affine function of the coordinates.
-
-    ``f = constant + Σ coefficients[name] * q[name]``. A coordinate name given as a plain string
-    to the model builder means ``Linear({name: 1.0})``.
-
-    Parameters
-    ----------
-    coefficients : mapping of str to float
-        Coordinate name → coefficient.
-    constant : float
-        The constant term.
-    """
-
-    coefficients: Mapping[str, float]
-    constant: float = 0.0
 
 
 class JointVariableProvider(ABC):

@@ -55,10 +55,11 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled import layout
+from mbkron.compiled import function_rows
+from mbkron.compiled.arrays import writable
 from mbkron.core.lazy import LazyModule
-from mbkron.jointvars.explicit import real_values
-from mbkron.jointvars.functions import EmpiricalFunction
+from mbkron.core.arguments import real_values
+from mbkron.jointvars.empirical import EmpiricalFunction
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 _tabulated = LazyModule("mbkron.compiled.tabulated")
@@ -452,8 +453,8 @@ def _checked(x: ArrayLike, y: ArrayLike, half_order: int, error_variance: float)
 class GCVSpline(EmpiricalFunction):
     """OpenSim's ``GCVSpline``: GCVSPL's spline of half order ``m`` through or near the data.
 
-    An :class:`~mbkron.jointvars.functions.EmpiricalFunction` (for one column of data): a
-    :class:`~mbkron.jointvars.functions.CoordinateFunction` of it is a joint variable, evaluated by the compiled
+    An :class:`~mbkron.jointvars.empirical.EmpiricalFunction` (for one column of data): a
+    :class:`~mbkron.jointvars.records.CoordinateFunction` of it is a joint variable, evaluated by the compiled
     kernel of explicit joint variables (:mod:`mbkron.compiled.tabulated`).
 
     Parameters
@@ -507,7 +508,7 @@ class GCVSpline(EmpiricalFunction):
             raise ValueError(f"`derivative` must be an integer ≥ 0, got {derivative!r}")
         tt = real_values(t, "t")
         rows, floats = self._packed_columns
-        values = _tabulated.gcv_values(rows, floats, int(derivative), layout.writable(tt.reshape(-1)))
+        values = _tabulated.gcv_values(rows, floats, int(derivative), writable(tt.reshape(-1)))
         return values.reshape(tt.shape + self.coefficients.shape[1:])
 
     def _pack_columns(self) -> tuple[NDArray[np.int64], FloatArray]:
@@ -515,21 +516,21 @@ class GCVSpline(EmpiricalFunction):
         floats: list = []
         columns = self.coefficients.reshape(self.x.size, -1).T
         rows = np.array([self._pack_column(floats, column) for column in columns], dtype=np.int64)
-        packed = rows.reshape(-1, layout.FUNCTION_COLUMNS), np.array(floats, dtype=float)
+        packed = rows.reshape(-1, function_rows.FUNCTION_COLUMNS), np.array(floats, dtype=float)
         for array in packed:
             array.setflags(write=False)
         return packed
 
     def _pack_column(self, floats: list, coefficients: FloatArray) -> list[int]:
-        row = [0] * layout.FUNCTION_COLUMNS
-        row[layout.KIND], row[layout.AT] = layout.GCV, len(floats)
-        row[layout.COUNT], row[layout.HALF_ORDER] = self.x.size, self.half_order
+        row = [0] * function_rows.FUNCTION_COLUMNS
+        row[function_rows.KIND], row[function_rows.AT] = function_rows.GCV, len(floats)
+        row[function_rows.COUNT], row[function_rows.HALF_ORDER] = self.x.size, self.half_order
         floats.extend(self.x.tolist())
         floats.extend(coefficients.tolist())
         return row
 
     def pack(self, floats: list) -> list[int]:
-        """The knots, then the coefficients (:data:`mbkron.compiled.layout.GCV`, the half order in its row).
+        """The knots, then the coefficients (:data:`mbkron.compiled.function_rows.GCV`, the half order in its row).
 
         Raises
         ------

@@ -31,11 +31,12 @@ from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.model.backend import check_backend
 from mbkron.model import constraint_groups
 from mbkron.dynamics import terms as dynamics
-from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.core.errors import ModelError
 from mbkron.expressions import ExpressionError
-from mbkron.jointvars.functions import CoordinateFunction, CoordinateFunctionVariables
-from mbkron.jointvars.explicit import JointVariables, Linear, SymbolicJointVariables
+from mbkron.jointvars.functions import CoordinateFunctionVariables
+from mbkron.jointvars.records import CoordinateFunction, Linear
+from mbkron.jointvars.explicit import JointVariables, SymbolicJointVariables
 from mbkron.dynamics.load_records import Load, check_load
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.model.checks import (
@@ -57,8 +58,8 @@ MAX_DENSE_ENTRIES = 2**25
 """Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
 ``nj × nq``. Larger models are refused by :meth:`ModelBuilder.build` before anything is allocated (the
 kernels walk the parent links: no ``nb × nb`` matrix is built unless an evaluation on the vectorised
-formulas asks for :attr:`mbkron.kinematics.tree.KinematicTree.ancestor_or_self`)."""
-_JOINTS = (kinematics.REVOLUTE, kinematics.PRISMATIC, kinematics.FIXED)
+formulas asks for :attr:`mbkron.kinematics.tree_description.KinematicTree.ancestor_or_self`)."""
+_JOINTS = (tree_description.REVOLUTE, tree_description.PRISMATIC, tree_description.FIXED)
 
 
 @dataclass
@@ -126,7 +127,7 @@ class ModelBuilder:
         name: str,
         *,
         parent: str = GROUND,
-        joint: str = kinematics.REVOLUTE,
+        joint: str = tree_description.REVOLUTE,
         axis: ArrayLike | None = None,
         variable: object = None,
         offset: ArrayLike | None = None,
@@ -319,7 +320,7 @@ class ModelBuilder:
             problems.append("the model has no bodies (nothing moves); add at least one body")
         order = self._topological_order(bodies, problems)
         body_names = {b.name for b in bodies if isinstance(b.name, str)}
-        joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != kinematics.FIXED}
+        joint_names = {b.name for b in bodies if isinstance(b.name, str) and b.joint != tree_description.FIXED}
         for index, load in enumerate(self._loads):
             check_load(load, body_names, joint_names, names, index, problems)
         self._check_muscles(body_names, names, problems)
@@ -347,7 +348,7 @@ class ModelBuilder:
     def _check_size(bodies: list[Body], coordinates: list[Coordinate]) -> None:
         """Refuse a model whose dense matrices would exceed :data:`MAX_DENSE_ENTRIES` (before building them)."""
         nq = len(coordinates)
-        nj = sum(b.joint != kinematics.FIXED for b in bodies)
+        nj = sum(b.joint != tree_description.FIXED for b in bodies)
         matrices = [(nj, nq, "the joint-variable map (joint variables × coordinates)", "")]
         problems = [f"the model is too large: {label} would be a dense {rows:,} × {columns:,} matrix of "
                     f"{rows * columns * 8 / 2**20:,.0f} MiB; at most {MAX_DENSE_ENTRIES:,} entries "
@@ -418,21 +419,21 @@ class ModelBuilder:
         default_rotation, default_translation = (0.0, 0.0, 1.0), (1.0, 0.0, 0.0)
         rotation_axis = b.rotation_axis if b.rotation_axis is not None else default_rotation
         translation_axis = b.translation_axis if b.translation_axis is not None else default_translation
-        if joint == kinematics.REVOLUTE:
+        if joint == tree_description.REVOLUTE:
             rotation_axis = self._joint_axis(b, b.rotation_axis, "rotation_axis", where, problems, rotation_axis)
-        elif joint == kinematics.PRISMATIC:
+        elif joint == tree_description.PRISMATIC:
             translation_axis = self._joint_axis(b, b.translation_axis, "translation_axis", where, problems,
                                                 translation_axis)
         elif b.axis is not None:
             problems.append(f"{where}: a fixed joint has no `axis`; give the constant transform as `offset`")
         rotation_axis = check_unit(rotation_axis, f"{where}: `rotation_axis`", problems)
         translation_axis = check_unit(translation_axis, f"{where}: `translation_axis`", problems)
-        if joint == kinematics.FIXED and b.variable is not None:
+        if joint == tree_description.FIXED and b.variable is not None:
             problems.append(f"{where}: a fixed joint has no joint variable; remove `variable`")
         if isinstance(b.name, str) and b.name in solved:
             if b.variable is not None:
                 problems.append(f"{where}: its joint variable is solved by `add_constraints`; remove `variable`")
-        elif joint in (kinematics.REVOLUTE, kinematics.PRISMATIC):
+        elif joint in (tree_description.REVOLUTE, tree_description.PRISMATIC):
             check_variable(b.variable, coordinate_names, where, problems)
         mass = check_number(b.mass, f"{where}: `mass`", problems)
         if mass is not None and mass < 0:
@@ -499,7 +500,7 @@ class ModelBuilder:
         names = [c.name for c in coordinates]
         column = {name: k for k, name in enumerate(names)}
         symbols = symbol_set = None  # sympy symbols of the coordinates, made for the first sympy variable
-        moving = [b for b in bodies if b.joint != kinematics.FIXED]
+        moving = [b for b in bodies if b.joint != tree_description.FIXED]
         matrix = np.zeros((len(moving), len(names)))
         constant = np.zeros(len(moving))
         symbolic_rows, symbolic_exprs = [], []
@@ -550,7 +551,7 @@ class ModelBuilder:
         return JointVariables(matrix, constant, providers)
 
     @staticmethod
-    def _tree_and_inertias(gravity, coordinates, bodies) -> tuple[kinematics.KinematicTree, np.ndarray]:
+    def _tree_and_inertias(gravity, coordinates, bodies) -> tuple[tree_description.KinematicTree, np.ndarray]:
         """The kinematic tree of the ordered ``bodies`` and their pseudo-inertias (Eq. 131), read-only, with the
         bodies' and ``gravity``'s arrays made read-only too (they belong to the model from now on)."""
         index = {b.name: i for i, b in enumerate(bodies)}
@@ -558,10 +559,10 @@ class ModelBuilder:
         joint_of_body = np.full(len(bodies), -1, dtype=np.intp)
         row = 0
         for i, b in enumerate(bodies):
-            if b.joint != kinematics.FIXED:
+            if b.joint != tree_description.FIXED:
                 joint_of_body[i] = row
                 row += 1
-        tree = kinematics.KinematicTree.build(
+        tree = tree_description.KinematicTree.build(
             parent=parent,
             joint_types=tuple(b.joint for b in bodies),
             joint_of_body=joint_of_body,

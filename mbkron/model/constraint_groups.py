@@ -40,7 +40,7 @@ from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
 from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
 from mbkron.core.description import Body, Coordinate
-from mbkron.kinematics.tree import FIXED, KinematicTree
+from mbkron.kinematics.tree_description import FIXED, KinematicTree
 from mbkron.jointvars.premodel import PremodelJointVariables
 
 __all__ = ["SOLVERS", "ConstraintGroup", "attach", "solved_joints"]

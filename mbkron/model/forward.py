@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.layout import batch_rows, writable
+from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import load_records
 

@@ -26,6 +26,7 @@ from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import load_records, loads as loads_module, points as motions, reactions, terms as dynamics
 from mbkron.jointvars.explicit import JointVariables
 from mbkron.kinematics import tree as kinematics
+from mbkron.kinematics import tree_description
 from mbkron.model.backend import check_backend
 from mbkron.model.forward import ForwardDynamics, solve_positive_definite
 from mbkron.model.summary import summary
@@ -92,7 +93,7 @@ class Model:
     gravity: NDArray[np.float64]
     coordinate_records: tuple[Coordinate, ...]
     body_records: tuple[Body, ...]
-    tree: kinematics.KinematicTree
+    tree: tree_description.KinematicTree
     joint_variable_map: JointVariables
     loads: tuple
     pseudo_inertias: NDArray[np.float64]
@@ -149,7 +150,7 @@ class Model:
     @property
     def joints(self) -> tuple[str, ...]:
         """Names of the joint variables (each named after its body), in the order of ``f``."""
-        return tuple(b.name for b in self.body_records if b.joint != kinematics.FIXED)
+        return tuple(b.name for b in self.body_records if b.joint != tree_description.FIXED)
 
     @property
     def nq(self) -> int:

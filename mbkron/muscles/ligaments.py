@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.jointvars.functions import EmpiricalFunction, tabulated_function
+from mbkron.jointvars.empirical import EmpiricalFunction, tabulated_function
 from mbkron.muscles.springs import PathForce
 
 __all__ = ["Ligament", "OPENSIM_FORCE_LENGTH", "opensim_force_length"]
@@ -52,7 +52,7 @@ class Ligament(PathForce):
     pcsa_force : float
         ``F_pcsa`` ≥ 0, N: the force at the strain where ``f = 1``.
     force_length : EmpiricalFunction
-        ``f``, of the strain ``L / L₀`` (a tabulated function of :mod:`mbkron.jointvars.functions`;
+        ``f``, of the strain ``L / L₀`` (a tabulated function of :mod:`mbkron.jointvars.empirical`;
         default: OpenSim's, :func:`opensim_force_length`).
     """
 
@@ -73,7 +73,7 @@ class Ligament(PathForce):
                                 f"number, got {value!r}")
         if not isinstance(self.force_length, EmpiricalFunction):
             problems.append(f"{where}: `force_length` must be a tabulated function of the strain "
-                            f"(mbkron.jointvars.functions), got {type(self.force_length).__name__}")
+                            f"(mbkron.jointvars.empirical), got {type(self.force_length).__name__}")
 
     def tension(self, length: NDArray, speed: NDArray) -> NDArray[np.float64]:
         length = np.asarray(length, dtype=float)

@@ -10,14 +10,10 @@ from numpy.typing import NDArray
 
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
+from mbkron.jointvars.empirical import CubicSpline, PiecewiseLinear, StackedPiecewiseCubic
 from mbkron.jointvars.explicit import SymbolicJointVariables
-from mbkron.jointvars.functions import (
-    CoordinateFunction,
-    CoordinateFunctionVariables,
-    CubicSpline,
-    PiecewiseLinear,
-    StackedPiecewiseCubic,
-)
+from mbkron.jointvars.functions import CoordinateFunctionVariables
+from mbkron.jointvars.records import CoordinateFunction
 
 __all__ = ["MovingPointTerms"]
 

@@ -15,7 +15,7 @@ representations:
 
 ``tests/test_muscles.py`` shows that the two give the same lengths and moment arms.
 
-Each coordinate of a moving point is a number, a :class:`~mbkron.jointvars.functions.CoordinateFunction`
+Each coordinate of a moving point is a number, a :class:`~mbkron.jointvars.records.CoordinateFunction`
 (an empirical function of one coordinate, e.g. OpenSim's ``SimmSpline``), a sympy expression in the
 coordinate names, or a sequence of these, summed (Holzbaur's DELT2 via point moves with both
 elevation and axial rotation).
@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.lazy import LazyModule, is_sympy_expression
-from mbkron.jointvars.functions import CoordinateFunction
+from mbkron.jointvars.records import CoordinateFunction
 from mbkron.muscles.conditions import PathPointCondition
 
 __all__ = ["MovingPoint", "add_moving_point_bodies", "point_condition"]
@@ -68,7 +68,7 @@ class MovingPoint:
         The body whose frame the position is given in (``"ground"`` allowed).
     location : sequence of 3 components
         ``x, y, z`` in body coordinates, m. Each is a number, a
-        :class:`~mbkron.jointvars.functions.CoordinateFunction`, a sympy expression in the coordinate names, or
+        :class:`~mbkron.jointvars.records.CoordinateFunction`, a sympy expression in the coordinate names, or
         a sequence of these (summed).
     extrapolate : bool
         Whether tabulated functions may be evaluated outside their knots (as straight lines with the
@@ -80,7 +80,8 @@ class MovingPoint:
 
     Examples
     --------
-    >>> from mbkron.jointvars.functions import CoordinateFunction, CubicSpline
+    >>> from mbkron.jointvars.empirical import CubicSpline
+    >>> from mbkron.jointvars.records import CoordinateFunction
     >>> lift = CoordinateFunction(CubicSpline([0.0, 3.14159], [0.0, 0.0059], kind="fmm"), "shoulder_elv")
     >>> point = MovingPoint("humerus", (0.0272, (0.00535, lift), 0.04807))   # y = 0.00535 + lift(q)
     >>> point.constant_part.tolist(), len(point.varying_terms())

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from mbkron.reference import kron
 from mbkron.reference.transforms import model_kinematics
-from mbkron.kinematics.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
+from mbkron.kinematics.tree_description import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
 from mbkron.core.description import GROUND
 from mbkron.muscles.path_records import MusclePath
 from mbkron.muscles.points import MovingPoint, point_condition

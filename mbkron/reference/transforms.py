@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.reference import kron
-from mbkron.kinematics.tree import KinematicsData, KinematicTree, local_transforms, rigid_inverse
+from mbkron.kinematics.tree import KinematicsData, local_transforms, rigid_inverse
+from mbkron.kinematics.tree_description import KinematicTree
 
 __all__ = [
     "transforms",

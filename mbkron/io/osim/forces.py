@@ -39,7 +39,7 @@ from mbkron.io.osim.joints import GROUND, resolve_socket
 from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, read_geometry_path
 from mbkron.io.osim.wraps import WrapObjects
 from mbkron.io.osim.xml import XmlReader
-from mbkron.jointvars.functions import SPLINE_KINDS
+from mbkron.jointvars.empirical import SPLINE_KINDS
 from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
 
 __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]

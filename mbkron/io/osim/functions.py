@@ -14,7 +14,7 @@ or a :class:`Multi` of several:
   from ``x`` and ``y`` alone (Simbody's ``SplineFitter``, unit weights: its ``weights`` and stored
   ``coefficients`` are not read), and so does mbkron (:class:`mbkron.jointvars.gcvspl.GCVSpline`, a
   port of that fit). ``PiecewiseConstantFunction`` is kind ``"constant"``
-  (:class:`mbkron.jointvars.functions.PiecewiseConstant`, OpenSim's ``calcValue``; one knot: a
+  (:class:`mbkron.jointvars.empirical.PiecewiseConstant`, OpenSim's ``calcValue``; one knot: a
   constant). Composed with affine functions these two keep their data and map their argument and
   value (``argument``, ``value``: ``a·G(c·q + d) + b``), the other kinds transform ``x`` and ``y``;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
@@ -46,7 +46,7 @@ import numpy as np
 
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.jointvars.functions import AffineMapped, EmpiricalFunction, tabulated_function
+from mbkron.jointvars.empirical import AffineMapped, EmpiricalFunction, tabulated_function
 from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
