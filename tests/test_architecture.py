@@ -87,3 +87,57 @@ def test_no_private_scipy_imports():
                         for line in path.read_text().splitlines() if line.lstrip().startswith(("from scipy", "import scipy"))
                         for part in line.split()[1].split("."))]
     assert not offenders, f"private scipy modules imported in {offenders}"
+
+
+def _layers_below_model() -> list[str]:
+    """The subpackages below ``model`` in pyproject.toml's layers contract of ``mbkron``."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    [layers] = [c["layers"] for c in config["contracts"] if c["type"] == "layers" and c.get("containers") == ["mbkron"]]
+    rows = [[name.strip() for name in row.split("|")] for row in layers]
+    below = [row for depth, row in enumerate(rows) if depth > next(d for d, r in enumerate(rows) if "model" in r)]
+    return [name for row in below for name in row]
+
+
+def _model_uses(path: Path) -> list[tuple[int, str, bool]]:
+    """``(line, attribute, called)`` of every ``model.<attribute>`` in the module at ``path``."""
+    uses = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "model":
+            uses.append((node.lineno, node.func.attr, True))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "model":
+            uses.append((node.lineno, node.attr, False))
+    return uses
+
+
+def _lower_modules() -> list[Path]:
+    """Every module below the model layer, and the algorithms still kept in ``mbkron/model/`` (the forward
+    dynamics' plan)."""
+    paths = [path for name in _layers_below_model() for path in sorted((ROOT / "mbkron" / name).rglob("*.py"))]
+    return paths + [path for path in [ROOT / "mbkron" / "model" / "forward.py"] if path.exists()]
+
+
+def test_no_lower_layer_calls_back_into_the_model():
+    """Issue 26 item 3: the algorithms below the model read its description (dataclass fields, and the
+    properties ``nq``, ``nb``, ``nj``, ``coordinates``, ``bodies``, ``joints`` made of them) and call none of its
+    methods; a ``Model`` is passed down, never called back."""
+    import dataclasses
+
+    from mbkron.model.model import Model
+
+    allowed = {f.name for f in dataclasses.fields(Model) if not f.name.startswith("_")}
+    allowed |= {"nq", "nb", "nj", "coordinates", "bodies", "joints"}
+    offenders = [f"{path.relative_to(ROOT)}:{line}: model.{attribute}{'(…)' if called else ''}"
+                 for path in _lower_modules() for line, attribute, called in _model_uses(path)
+                 if called or attribute not in allowed]
+    assert not offenders, "lower layers call back into the model:\n" + "\n".join(offenders)
+
+
+def test_the_model_use_check_finds_calls_and_private_reads(tmp_path):
+    """The check above can fail: a method call and a private read are found, a field read is not flagged."""
+    source = tmp_path / "module.py"
+    source.write_text("def f(model, kin):\n    a = model.tree\n    b = model.body_index('x')\n    return model._forward\n")
+    assert sorted(_model_uses(source)) == [(2, "tree", False), (3, "body_index", False), (3, "body_index", True),
+                                           (4, "_forward", False)]

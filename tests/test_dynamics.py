@@ -211,6 +211,22 @@ def test_callable_load_values_receive_time_and_state():
     np.testing.assert_allclose(Q, 2.0 * model.applied_forces(q, qd, (load,), t=1.0))
 
 
+@pytest.mark.parametrize("load, message", [
+    (load_records.PointForce("forearm", (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)), "unknown body `forearm`; the model has: link1, link2"),
+    (load_records.BodyTorque("hand", (0.0, 0.0, 1.0)), "unknown body `hand`"),
+    (load_records.LineForce("ground", (0.0, 0.1, 0.0), "hand", (0.2, 0.0, 0.0), 3.0), "unknown body `hand`"),
+    (load_records.JointTorque("wrist", 1.0), "unknown joint `wrist`; the model has: link1, link2"),
+    (load_records.GeneralizedForce("wrist", 1.0), "unknown coordinate `wrist`; the model has: alpha1, alpha2"),
+])
+def test_loads_given_by_the_caller_that_name_unknown_parts_are_refused_by_name(load, message):
+    """A load passed with ``loads=`` (not checked by the builder) that names a body, joint or coordinate the model
+    does not have: a KeyError naming it and listing the model's."""
+    model = mbkron.examples.two_link_arm()
+    assert model.bodies == ("link1", "link2") and model.coordinates == ("alpha1", "alpha2")
+    with pytest.raises(KeyError, match=message):
+        model.applied_forces(np.zeros(2), np.zeros(2), (load,))
+
+
 class _TorsionSpring:
     """A load defined above the library (a user's): the load protocol, ``check`` and ``generalized_forces``."""
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.core.errors import ConfigurationError
 
-__all__ = ["all_finite", "finite_evaluation", "finite_result", "order_argument", "real_values", "state_array"]
+__all__ = [
+    "all_finite", "finite_evaluation", "finite_result", "named_index", "order_argument", "real_values", "state_array",
+]
 
 _FLOAT = np.dtype(np.float64)
 _SHOWN = 6
@@ -187,3 +190,16 @@ def real_values(x: object, name: str = "x") -> NDArray:
     if np.iscomplexobj(x):
         raise TypeError(f"`{name}` must be real, got complex values (their imaginary parts would be lost)")
     return np.asarray(x, dtype=float)
+
+
+def named_index(indices: Mapping[str, int], name: object, kind: str) -> int:
+    """``indices[name]``: the row of a named body, joint or coordinate (``kind``) of a model, or a KeyError naming
+    it and listing the names there are.
+
+    The algorithms read a model's ``body_indices``, ``joint_indices`` and ``coordinate_indices`` with it (a load
+    given by the caller may name a part the model does not have).
+    """
+    try:
+        return indices[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"unknown {kind} `{name}`; the model has: {', '.join(indices)}") from None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.core.arguments import named_index
 from mbkron.core.description import GROUND
 from mbkron.dynamics.bushing_records import BushingForce
 from mbkron.dynamics.points import jacobians
@@ -63,7 +64,7 @@ def bushing_frame(model, load: BushingForce, kin, which: int) -> tuple[int, NDAr
         zero = np.zeros(batch + (3, kin.q.shape[-1]))
         return (-1, np.broadcast_to(frame[:3, :3], batch + (3, 3)), np.broadcast_to(frame[:3, 3], batch + (3,)),
                 zero, zero)
-    b = model.body_index(body)
+    b = named_index(model.body_indices, body, "body")
     T = kin.T[..., b, :, :]
     origin = (T[..., :3, :3] @ frame[:3, 3]) + T[..., :3, 3]
     J = jacobians(model, kin, (b,), origin[..., None, :])[..., 0, :, :]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.core.arguments import named_index
 from mbkron.core.description import GROUND
 from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
 from mbkron.dynamics.points import jacobians
@@ -82,7 +83,7 @@ def contact_forces(model, load: SmoothSphereHalfSpace, kin, qd: NDArray) -> NDAr
 
 def _contact(model, load: SmoothSphereHalfSpace, kin, qd: NDArray) -> tuple[ContactState, NDArray[np.float64]]:
     """The contact and ``J_s(p) − J_h(p)`` (..., 3, nq)."""
-    sphere, half_space = (-1 if body == GROUND else model.body_index(body)
+    sphere, half_space = (-1 if body == GROUND else named_index(model.body_indices, body, "body")
                           for body in (load.sphere_body, load.half_space_body))
     center = to_ground(kin, sphere, load.sphere_center, 1.0)
     origin = to_ground(kin, half_space, load.half_space_point, 1.0)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.core.arguments import named_index
 from mbkron.core.description import GROUND
 from mbkron.dynamics.contact import relative_point_jacobian, to_ground
 from mbkron.dynamics.hunt_crossley_records import HuntCrossley
@@ -51,7 +52,7 @@ def hunt_crossley_forces(model, load: HuntCrossley, kin, qd: NDArray) -> NDArray
     """``Σ (J₂(p) − J₁(p))ᵀ F`` over the pairs of ``load`` that apply a force (Eq. 46) at the states of ``kin``
     (order ≥ 1) with coordinate rates ``qd``, shape (..., nq)."""
     qd = np.broadcast_to(qd, kin.q.shape)
-    index = [-1 if s.body == GROUND else model.body_index(s.body) for s in load.surfaces]
+    index = [-1 if s.body == GROUND else named_index(model.body_indices, s.body, "body") for s in load.surfaces]
     centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, load.surfaces)], axis=-2)
     rank = _sweep_ranks(load.surfaces, centers)
     count = len(load.surfaces)
@@ -76,7 +77,7 @@ def hunt_crossley_forces(model, load: HuntCrossley, kin, qd: NDArray) -> NDArray
 def hunt_crossley_depths(model, load: HuntCrossley, kin) -> NDArray[np.float64]:
     """The depth ``δ`` of each of ``load``'s :meth:`~mbkron.dynamics.hunt_crossley_records.HuntCrossley.pairs` at the
     states of ``kin`` (> 0: touching), (..., pairs)."""
-    index = [-1 if s.body == GROUND else model.body_index(s.body) for s in load.surfaces]
+    index = [-1 if s.body == GROUND else named_index(model.body_indices, s.body, "body") for s in load.surfaces]
     centers = np.stack([to_ground(kin, b, s.location, 1.0) for b, s in zip(index, load.surfaces)], axis=-2)
     return np.stack([_pair_geometry(load, kin, index, centers, i, j)[1] for i, j in load.pairs()], axis=-1)
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.compiled.layout import line_rows
+from mbkron.core.arguments import named_index
 from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics.bushing_records import BushingForce
@@ -80,7 +81,7 @@ def _body_load_jacobians(model, kin, loads) -> np.ndarray | None:
     bodies, points = [], []
     for load in loads:
         if isinstance(load, (PointForce, BodyTorque)):
-            b = model.body_index(load.body)
+            b = named_index(model.body_indices, load.body, "body")
             bodies.append(b)
             if isinstance(load, PointForce):
                 T = kin.T[..., b, :, :]
@@ -112,11 +113,13 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
     row = 0
     for load in loads:
         if isinstance(load, PointForce):
-            force = _direction(evaluate_value(load.force, t, q, qd), kin, model.body_index(load.body), load.frame)
+            b = named_index(model.body_indices, load.body, "body")
+            force = _direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", J[..., row, :3, :], force)
             row += 1
         elif isinstance(load, BodyTorque):
-            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, model.body_index(load.body), load.frame)
+            b = named_index(model.body_indices, load.body, "body")
+            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", J[..., row, 3:, :], torque)
             row += 1
         elif isinstance(load, (JointTorque, GeneralizedForce, CoordinateLimitForce)):
@@ -146,9 +149,10 @@ def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd
     Needs only the joint-variable gradients ``grad`` (..., nj, nq), no kinematics.
     """
     if isinstance(load, JointTorque):
-        return grad[..., model.joints.index(load.joint), :] * evaluate_value(load.torque, t, q, qd)[..., None]
+        j = named_index(model.joint_indices, load.joint, "joint")
+        return grad[..., j, :] * evaluate_value(load.torque, t, q, qd)[..., None]
     Q = np.zeros(q.shape)
-    k = model.coordinates.index(load.coordinate)
+    k = named_index(model.coordinate_indices, load.coordinate, "coordinate")
     if isinstance(load, CoordinateLimitForce):
         Q[..., k] = coordinate_limit_force(load, q[..., k], np.broadcast_to(qd, q.shape)[..., k])
     else:
@@ -166,7 +170,8 @@ def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
     ConfigurationError
         Where the two points coincide (the direction is undefined).
     """
-    bodies = [model.nb if body == "ground" else model.body_index(body) for body in (load.body_a, load.body_b)]
+    bodies = [model.nb if body == "ground" else named_index(model.body_indices, body, "body")
+              for body in (load.body_a, load.body_b)]
     row = line_rows([bodies], [load])
     row.setflags(write=False)
     batch, nj, nq = kin.f.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.core.arguments import named_index
 from mbkron.dynamics import terms as dynamics
 from mbkron.dynamics import load_records, loads as loads_module
 from mbkron.dynamics.points import body_motions, twist_acceleration
@@ -62,14 +63,14 @@ def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tup
 
     for load in loads:
         if isinstance(load, load_records.PointForce):
-            b = model.body_index(load.body)
+            b = named_index(model.body_indices, load.body, "body")
             T = kin.T[..., b, :, :]
             f = loads_module.evaluate_value(load.force, t, q, qd)
             if load.frame == "body":
                 f = (T[..., :3, :3] @ f[..., None])[..., 0]
             apply(b, f, T[..., :3, :3] @ np.asarray(load.point, float) + T[..., :3, 3])
         elif isinstance(load, load_records.BodyTorque):
-            b = model.body_index(load.body)
+            b = named_index(model.body_indices, load.body, "body")
             torque = loads_module.evaluate_value(load.torque, t, q, qd)
             if load.frame == "body":
                 torque = (kin.T[..., b, :3, :3] @ torque[..., None])[..., 0]
@@ -82,7 +83,7 @@ def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tup
                 if body == "ground":
                     ends.append((-1, np.broadcast_to(point, q.shape[:-1] + (3,))))
                 else:
-                    b = model.body_index(body)
+                    b = named_index(model.body_indices, body, "body")
                     T = kin.T[..., b, :, :]
                     ends.append((b, T[..., :3, :3] @ point + T[..., :3, 3]))
             (a, pa), (b, pb) = ends

@@ -32,11 +32,15 @@ from numpy.typing import NDArray
 
 from mbkron.compiled.arrays import writable
 from mbkron.compiled.function_rows import FUNCTION_COLUMNS
-from mbkron.core.arguments import real_values
+from mbkron.core.arguments import all_finite, real_values
+from mbkron.core.errors import ConfigurationError
 from mbkron.core.lazy import LazyModule, is_sympy_expression
 
 
 __all__ = [
+    "check_joint_values",
+    "joint_dynamics",
+    "joint_values",
     "JointVariableProvider",
     "ExplicitProvider",
     "ExplicitMap",
@@ -557,3 +561,40 @@ class JointVariables:
             grad[..., rows, :] = pgrad
             convective[..., rows] = pconvective
         return f, grad, convective
+
+
+def joint_values(model, q: NDArray[np.float64], order: int, states: tuple | None):
+    """``(f, ∇f, H)`` of ``model``'s joint variables to ``order`` at a validated ``q`` (Eq. 100–120), from the
+    providers' ``states`` (:meth:`JointVariables.evaluate`); a joint variable that is not finite raises
+    ConfigurationError naming it (:func:`check_joint_values`). ``model`` is read, never called: its
+    ``joint_variable_map`` and ``joints``."""
+    return _checked(model, q, lambda jv: jv.evaluate(q, order, states))
+
+
+def joint_dynamics(model, q: NDArray[np.float64], qd: NDArray[np.float64], states: tuple | None):
+    """``(f, ∇f, c)`` with the convective terms ``c_j = q̇ᵀ H_j q̇`` (:meth:`JointVariables.evaluate_convective`:
+    all the dynamics needs of the Hessians, Eq. 57 and 126, without them) at validated ``q``, ``qd``, from the
+    providers' ``states``; ``f`` checked finite as by :func:`joint_values`."""
+    return _checked(model, q, lambda jv: jv.evaluate_convective(q, qd, states))
+
+
+def _checked(model, q: NDArray[np.float64], evaluate):
+    """``evaluate(model.joint_variable_map)``, the providers' floating-point warnings silenced (a value that is not
+    finite is reported by name instead), its ``f`` checked."""
+    jv = model.joint_variable_map
+    if jv.providers:
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            values = evaluate(jv)
+    else:
+        values = evaluate(jv)
+    check_joint_values(model, values[0], q)
+    return values
+
+
+def check_joint_values(model, f: NDArray[np.float64], q: NDArray[np.float64]) -> None:
+    """Raise ConfigurationError naming the first joint variable of ``f`` (at states ``q``) that is not finite."""
+    if not all_finite(f):
+        where = np.argwhere(~np.isfinite(f))[0]
+        raise ConfigurationError(
+            f"joint variable `{model.joints[where[-1]]}` is not finite at q = {q[tuple(where[:-1])].tolist()}"
+        )

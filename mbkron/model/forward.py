@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from mbkron.compiled.arrays import batch_rows, writable
 from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import load_records
+from mbkron.jointvars.explicit import joint_dynamics
 
 __all__ = ["ForwardDynamics", "StateKernel", "solve_positive_definite"]
 
@@ -71,15 +72,16 @@ class ForwardDynamics:
             if load_records.in_kernel(load):  # spring_rows
                 continue
             if isinstance(load, load_records.JointTorque) and not callable(load.torque):
-                joint_torque[model.joints.index(load.joint)] += float(load.torque)
+                joint_torque[model.joint_indices[load.joint]] += float(load.torque)
             elif isinstance(load, load_records.GeneralizedForce) and not callable(load.value):
-                generalized[model.coordinates.index(load.coordinate)] += float(load.value)
+                generalized[model.coordinate_indices[load.coordinate]] += float(load.value)
             else:
                 return None
         return cls(model, spring_rows, _read_only(joint_torque), _read_only(generalized))
 
-    def __call__(self, model, q: NDArray, qd: NDArray, tau, workspace) -> NDArray[np.float64] | None:
-        """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), or None when the general route must do it."""
+    def __call__(self, model, q: NDArray, qd: NDArray, tau, states) -> NDArray[np.float64] | None:
+        """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), from the joint-variable providers' ``states`` (a
+        workspace's, or None: from the assembly), or None when the general route must do it."""
         force = self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float)
         one = q.ndim == 1 and qd.ndim == 1 and force.ndim == 1
         if self.simple is not None and q.shape == qd.shape and force.shape[-1:] == (self.nq,):
@@ -91,10 +93,10 @@ class ForwardDynamics:
                                                                  *self.explicit.arguments(), writable(q), writable(qd)))
             return qdd if status == _forward.OK else None
         if self.group is not None and one:
-            qdd = self._with_group(model, q, qd, force, workspace)
+            qdd = self._with_group(model, q, qd, force, states)
             if qdd is not None:
                 return qdd
-        return self._given(model, q, qd, force, workspace)
+        return self._given(model, q, qd, force, states)
 
     def terms(self, q: NDArray, qd: NDArray, qdd: NDArray | None = None) -> tuple | None:
         """``(M, N q̇, G, Q, τ)`` of one state of a model with explicit joint variables in one call of
@@ -152,11 +154,11 @@ class ForwardDynamics:
             return None
         return self._articulated(q, qd, self.generalized, q.shape[:-1], qdd)
 
-    def _with_group(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
+    def _with_group(self, model, q, qd, force, states) -> NDArray[np.float64] | None:
         """One state of a model with one compiled constraint group: its step, continued from the
-        workspace's state, and the dynamics in one call; None when the general route must."""
-        jv = model.joint_variable_map
-        continuation = jv.providers[0][1].new_state() if workspace is None else workspace.states_for(jv)[0]
+        provider's state in ``states`` (None: from the assembly), and the dynamics in one call; None when the
+        general route must."""
+        continuation = model.joint_variable_map.providers[0][1].new_state() if states is None else states[0]
         rows, fast_step = self.group
         result = fast_step.forward(continuation.start, continuation.curvature, writable(q), writable(qd),
                                    writable(force), self.arrays, self.matrix, self.constant, rows)
@@ -203,9 +205,9 @@ class ForwardDynamics:
             else:
                 StateKernel(fast_step, None, context).compile_steps()
 
-    def _given(self, model, q, qd, force, workspace) -> NDArray[np.float64] | None:
+    def _given(self, model, q, qd, force, states) -> NDArray[np.float64] | None:
         """Joint variables from the model's providers, then one call for the rest."""
-        f, grad, convective = model._joint_dynamics(q, qd, workspace)
+        f, grad, convective = joint_dynamics(model, q, qd, states)
         if q.ndim == 1 and qd.ndim == 1 and force.ndim == 1:  # one state: no broadcasting work
             qdd, status = _forward.forward_given(*self.arrays, writable(force)[None], writable(f)[None],
                                                  writable(grad)[None], writable(convective)[None], writable(qd)[None])

@@ -20,11 +20,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.compiled.layout import inertia_rows, spring_rows
-from mbkron.core.arguments import all_finite, finite_evaluation, finite_result, order_argument, state_array
+from mbkron.core.arguments import finite_evaluation, named_index, finite_result, order_argument, state_array
 from mbkron.core.description import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
 from mbkron.dynamics import load_records, loads as loads_module, points as motions, reactions, terms as dynamics
-from mbkron.jointvars.explicit import JointVariables
+from mbkron.jointvars.explicit import JointVariables, check_joint_values, joint_dynamics, joint_values
 from mbkron.kinematics import tree as kinematics
 from mbkron.kinematics import tree_description
 from mbkron.model.backend import check_backend
@@ -84,6 +84,10 @@ class Model:
         (:func:`mbkron.compiled.layout.inertia_rows`); with it, also derived and private, the model's
         spring-dampers and their kernel rows and the forward-dynamics plan
         (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the description.
+    joint_indices, coordinate_indices : mapping of str to int
+        Derived once when the model is made: the row of each joint variable (named after its body) in ``f`` and of
+        each coordinate in ``q``; the algorithms read them (:func:`mbkron.core.arguments.named_index`) instead of
+        calling back into the model.
     path_sets : tuple of (PathForce, MuscleSet)
         Derived once when the model is made: each path force of ``loads`` with its one-path muscle set
         (:func:`mbkron.muscles.path_forces.path_set`).
@@ -106,6 +110,8 @@ class Model:
     _model_springs: tuple = field(init=False, repr=False)
     _model_spring_rows: NDArray[np.float64] = field(init=False, repr=False)
     path_sets: tuple = field(init=False, repr=False)
+    joint_indices: Mapping[str, int] = field(init=False, repr=False)
+    coordinate_indices: Mapping[str, int] = field(init=False, repr=False)
     _forward: ForwardDynamics = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -116,6 +122,8 @@ class Model:
         constant(self, "_model_spring_rows", self._build_spring_rows(self._model_springs))
         constant(self, "path_sets", tuple((load, path_forces.one_path_set(load, self.body_indices, self.coordinates))
                                           for load in self.loads if isinstance(load, PathForce)))
+        constant(self, "joint_indices", {name: j for j, name in enumerate(self.joints)})
+        constant(self, "coordinate_indices", {name: k for k, name in enumerate(self.coordinates)})
         constant(self, "_forward", ForwardDynamics.plan(self, self._model_spring_rows))
 
     __repr__ = summary  # counts, not arrays
@@ -181,10 +189,7 @@ class Model:
             if not 0 <= body < self.nb:
                 raise IndexError(f"body index {body} is outside 0..{self.nb - 1}")
             return int(body)
-        try:
-            return self.body_indices[body]
-        except (KeyError, TypeError):
-            raise KeyError(f"unknown body `{body}`; the model has: {', '.join(self.bodies)}") from None
+        return named_index(self.body_indices, body, "body")
 
     @property
     def default_q(self) -> NDArray[np.float64]:
@@ -216,39 +221,18 @@ class Model:
         return self._joint_values(self._as_q(q), order_argument(order), workspace)
 
     def _joint_values(self, q: NDArray[np.float64], order: int, workspace: Workspace | None):
-        """:meth:`joint_variables` for a validated ``q``; non-finite values raise ConfigurationError."""
-        return self._checked_values(q, lambda jv, states: jv.evaluate(q, order, states), workspace)
+        """:meth:`joint_variables` for a validated ``q`` (:func:`mbkron.jointvars.explicit.joint_values`)."""
+        return joint_values(self, q, order, self._provider_states(workspace))
 
     def _joint_dynamics(self, q: NDArray[np.float64], qd: NDArray[np.float64], workspace: Workspace | None):
-        """``(f, ∇f, c)`` with the convective terms ``c_j = q̇ᵀ H_j q̇`` (:meth:`JointVariables.evaluate_convective`:
-        all the dynamics needs of the Hessians, without them) at validated ``q``, ``qd``; ``f`` checked finite."""
-        return self._checked_values(q, lambda jv, states: jv.evaluate_convective(q, qd, states), workspace)
-
-    def _checked_values(self, q: NDArray[np.float64], evaluate, workspace: Workspace | None):
-        """``evaluate(joint_variable_map, states)`` with the workspace's states; non-finite ``f`` raise
-        ConfigurationError."""
-        jv = self.joint_variable_map
-        if jv.providers:
-            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                values = evaluate(jv, self._provider_states(workspace))
-        else:
-            values = evaluate(jv, None)
-        self._check_joint_values(values[0], q)
-        return values
+        """``(f, ∇f, q̇ᵀHq̇)`` at validated ``q``, ``qd`` (:func:`mbkron.jointvars.explicit.joint_dynamics`)."""
+        return joint_dynamics(self, q, qd, self._provider_states(workspace))
 
     def _provider_states(self, workspace: Workspace | None) -> tuple | None:
         """The joint-variable providers' states in ``workspace`` (checked to be this model's), or None: without a
         workspace or without providers."""
         jv = self.joint_variable_map
         return None if workspace is None or not jv.providers else workspace.states_for(jv)
-
-    def _check_joint_values(self, f: NDArray[np.float64], q: NDArray[np.float64]) -> None:
-        """Raise ConfigurationError naming the first joint variable of ``f`` (at states ``q``) that is not finite."""
-        if not all_finite(f):
-            where = np.argwhere(~np.isfinite(f))[0]
-            raise ConfigurationError(
-                f"joint variable `{self.joints[where[-1]]}` is not finite at q = {q[tuple(where[:-1])].tolist()}"
-            )
 
     def kinematics(self, q: ArrayLike, order: int = 2, *, workspace: Workspace | None = None) -> kinematics.KinematicsData:
         """Transforms ``⁰_iA_4`` and their first (D_i) and second (D'_i) derivatives at ``q``.
@@ -270,10 +254,11 @@ class Model:
 
     def _silenced_kinematics(self, q: NDArray, order: int, workspace: Workspace | None, values: tuple | None = None):
         """:meth:`_checked_kinematics` for a caller that has silenced numpy's floating-point warnings
-        (``np.errstate(all="ignore")``); the joint variables' evaluation and check are :meth:`_checked_values`'s."""
+        (``np.errstate(all="ignore")``); the joint variables checked as by
+        :func:`~mbkron.jointvars.explicit.joint_values`."""
         if values is None:
             values = self.joint_variable_map.evaluate_silenced(q, order, self._provider_states(workspace))
-            self._check_joint_values(values[0], q)
+            check_joint_values(self, values[0], q)
         kin = kinematics.compute_kinematics(self.tree, values, q, order)
         finite_result(kin.T, "body transforms", q)
         return kin
@@ -654,7 +639,7 @@ class Model:
         if tau is not None:
             tau = state_array(tau, "tau", self.nq, "one generalized force per coordinate")
         if self._forward is not None and loads is None and muscle_forces is None:
-            qdd = self._forward(self, q, qd, tau, workspace)
+            qdd = self._forward(self, q, qd, tau, self._provider_states(workspace))
             if qdd is not None:
                 return finite_result(qdd, _ACCELERATIONS, q, qd=qd)
         M, rhs = self._equation_terms(q, qd, loads, t, muscle_forces, workspace)
