@@ -57,11 +57,10 @@ def test_an_unknown_name_in_a_formula_still_lists_the_names_of_the_file():
     assert "unknown name `heigth`" in problem and "body_mass" in problem and "did you mean `height`?" in problem
 
 
-def test_a_2000_body_chain_loads_without_building_dense_body_masks():
+def test_a_2000_body_chain_loads_and_evaluates():
     n = 2000
     model = parse_model_file(chain_text(n), "chain.toml").model
     assert model.tree.nb == n and len(model.coordinates) == n
-    assert "ancestor_or_self" not in model.tree.__dict__ and "joint_selection" not in model.tree.__dict__
     # the tip of a straight chain of 0.1 m links at q = 0 (offset of body k: 0.1 m along x)
     assert np.allclose(model.point_position(f"b{n - 1}", (0.0, 0.0, 0.0), np.zeros(n)), [0.1 * (n - 1), 0.0, 0.0])
 
@@ -77,9 +76,24 @@ def test_the_ancestor_masks_of_random_trees_match_walks_up_the_parent_links(seed
         while j >= 0:
             expected[i, j] = 1.0
             j = spec.parents[j]
-    assert np.array_equal(tree.ancestor_or_self, expected)
+    assert np.array_equal(tree.ancestor_or_self(), expected)
     bodies = rng.choice(12, size=3, replace=False)
     assert np.array_equal(tree.ancestors_or_self_of(bodies), expected[bodies].any(axis=0))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_per_body_values_are_their_joint_variables_rows_and_zero_on_fixed_joints(seed):
+    """``KinematicTree.per_body``: body ``i`` gets the row of its joint variable, a body on a fixed joint zeros,
+    along the joint-variable axis with ``trailing`` axes after it (a loop over the bodies is the oracle)."""
+    rng = np.random.default_rng(seed)
+    tree = build_model(random_tree(rng, nb=12, fixed_fraction=0.4)).tree
+    nj = int((tree.joint_of_body >= 0).sum())
+    for trailing, values in ((0, rng.normal(size=(3, nj))), (2, rng.normal(size=(3, nj, 4, 2)))):
+        expected = np.zeros(values.shape[:1] + (12,) + values.shape[2:])
+        for i, j in enumerate(tree.joint_of_body):
+            if j >= 0:
+                expected[:, i] = values[:, j]
+        assert np.array_equal(tree.per_body(values, trailing), expected)
 
 
 def test_a_file_beyond_the_size_limit_is_refused_before_parsing():

@@ -113,7 +113,7 @@ def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArra
     shape = per_body.shape
     split = len(shape) - trailing
     flat = per_body.reshape(shape[:split] + (-1,)) if trailing else per_body[..., None]
-    out = tree.ancestor_or_self.T @ flat
+    out = tree.ancestor_or_self().T @ flat
     return out.reshape(shape)
 
 

@@ -11,7 +11,6 @@ with numpy alone. The kinematics at states (Eq. 40-99) is :mod:`mbkron.kinematic
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -138,10 +137,9 @@ class KinematicTree:
     nq : int
         Number of generalized coordinates.
 
-    The dense ``nb × nb`` and ``nb × nj`` masks of the vectorised formulas (angular velocities, joint
-    reactions), :attr:`ancestor_or_self` and :attr:`joint_selection`, are built on first use, not with the
-    tree: loading a model costs memory and time linear in ``nb`` (the compiled kernels walk the
-    parent links instead).
+    The tree keeps nothing filled on use: the dense ``nb × nb`` mask of the joint reactions' subtree sums,
+    :meth:`ancestor_or_self`, is built by the call that needs it, and :meth:`per_body` gathers rows; loading a model
+    costs memory and time linear in ``nb`` (the compiled kernels walk the parent links).
     """
 
     parent: NDArray[np.intp]
@@ -160,14 +158,13 @@ class KinematicTree:
     def nb(self) -> int:
         return self.parent.size
 
-    @cached_property
     def ancestor_or_self(self) -> NDArray[np.float64]:
-        """``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors, shape (nb, nb) (built on first use)."""
+        """``[i, j] = 1`` when body ``j`` is ``i`` or one of its ancestors, shape (nb, nb): built at each call (the
+        tree keeps nothing filled on use; the kernels walk the parent links instead)."""
         mask = np.eye(self.nb)
         for i, parent in enumerate(self.parent):
             if parent >= 0:
                 mask[i] += mask[parent]
-        mask.setflags(write=False)
         return mask
 
     def ancestors_or_self_of(self, bodies: NDArray[np.intp]) -> NDArray[np.bool_]:
@@ -181,15 +178,6 @@ class KinematicTree:
                 mask[body] = True
                 body = self.parent[body]
         return mask
-
-    @cached_property
-    def joint_selection(self) -> NDArray[np.float64]:
-        """``[i, joint_of_body[i]] = 1``: maps joint-variable rows to bodies, shape (nb, nj) (built on first use)."""
-        moving = self.joint_of_body >= 0
-        selection = np.zeros((self.nb, int(moving.sum())))
-        selection[np.flatnonzero(moving), self.joint_of_body[moving]] = 1.0
-        selection.setflags(write=False)
-        return selection
 
     def __post_init__(self):
         links = np.stack([self.parent, self.joint_of_body], axis=1).astype(np.int64)
@@ -275,9 +263,8 @@ class KinematicTree:
         """
         if np.all(self.joint_of_body >= 0):
             return per_joint  # no fixed joints: rows are bodies, in order
-        if trailing == 0:
-            return per_joint @ self.joint_selection.T
-        shape = per_joint.shape
-        split = len(shape) - trailing
-        flat = per_joint.reshape(shape[: split - 1] + (shape[split - 1], -1))
-        return (self.joint_selection @ flat).reshape(shape[: split - 1] + (self.nb,) + shape[split:])
+        axis = per_joint.ndim - 1 - trailing
+        moving = np.flatnonzero(self.joint_of_body >= 0)
+        out = np.zeros(per_joint.shape[:axis] + (self.nb,) + per_joint.shape[axis + 1:])
+        out[(slice(None),) * axis + (moving,)] = np.take(per_joint, self.joint_of_body[moving], axis=axis)
+        return out

@@ -57,8 +57,8 @@ _UNITS = ("rad", "m", "1")
 MAX_DENSE_ENTRIES = 2**25
 """Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
 ``nj × nq``. Larger models are refused by :meth:`ModelBuilder.build` before anything is allocated (the
-kernels walk the parent links: no ``nb × nb`` matrix is built unless an evaluation on the vectorised
-formulas asks for :attr:`mbkron.kinematics.tree_description.KinematicTree.ancestor_or_self`)."""
+kernels walk the parent links: no ``nb × nb`` matrix is built unless the joint reactions' subtree sums ask for
+:meth:`mbkron.kinematics.tree_description.KinematicTree.ancestor_or_self`)."""
 _JOINTS = (tree_description.REVOLUTE, tree_description.PRISMATIC, tree_description.FIXED)
 
 
