@@ -179,6 +179,57 @@ def step_work(m, n, nq):  # pragma: no cover - compiled
 
 
 @jit
+def _projected(g_u, right, out):  # pragma: no cover - compiled
+    """``out`` = the projection method's solution of ``∂g/∂u X = −right`` (:func:`projection_solve` with the rows
+    of :func:`projection_rows`): ∇f or H of :func:`_single_step` by ``method="projection"``, a kernel of its own
+    (called by address) so that a step by LU compiles none of it."""
+    copy_into(out, np.ascontiguousarray(projection_solve(projection_rows(g_u), g_u, right)))
+
+
+_projected_at = by_address(_projected, returns="none")
+
+
+@jit
+def _callback_inputs(inputs, m, q, buffer, x):  # pragma: no cover - compiled
+    """Inputs not affine in ``q`` for :func:`_single_step`: ``q`` into ``buffer`` (:func:`step_work`'s last), the
+    Python callback at the address ``inputs`` (:data:`~mbkron.compiled.calls.PYTHON_CALLBACK`, with the buffer's
+    address) writing ``p(q)``, ``∂p/∂q`` and ``∂²p/∂q²`` after it, and ``p`` into ``x[m:]``; False where the callback
+    failed (it raised). A kernel of its own (called by address), so that a step of affine inputs compiles none of
+    it."""
+    nq, n = q.size, x.size - m
+    for k in range(nq):
+        buffer[k] = q[k]
+    if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
+        return False
+    for k in range(n):
+        x[m + k] = buffer[nq + k]
+    return True
+
+
+_callback_inputs_at = by_address(_callback_inputs, returns="boolean")
+
+
+@jit
+def _input_curvature(g_p, buffer, hess):  # pragma: no cover - compiled
+    """``hess[i] += Σ_a ∂g_i/∂p_a ∂²p_a/∂q²`` (Eq. 120's ``Γ`` through inputs ``p(q)`` that are not affine, the chain
+    rule's second term), ``∂²p/∂q²`` from the end of :func:`_callback_inputs`' ``buffer``: a kernel of its own, as
+    that one."""
+    m, n = g_p.shape
+    nq = hess.shape[1]
+    d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
+    for i in range(m):
+        for k in range(nq):
+            for l in range(nq):
+                value = 0.0
+                for a in range(n):
+                    value += g_p[i, a] * d2p[a, k, l]
+                hess[i, k, l] += value
+
+
+_input_curvature_at = by_address(_input_curvature, returns="none")
+
+
+@jit
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                  max_step, max_condition, order, projection, work):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
@@ -217,13 +268,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     report[0] = report[1] = report[2] = np.nan
     P = A
     if inputs != 0:  # p(q), ∂p/∂q, ∂²p/∂q² from the Python callback, into the buffer
-        for k in range(nq):
-            buffer[k] = q[k]
-        if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
+        if not _callback_inputs_at((inputs, m, borrowed(q), buffer, x_)):
             return INPUTS_FAILED, x[m:], f, tangent, 0, 0.0, grad, hess
         P = buffer[nq + n:nq + n + n * nq].reshape(n, nq)
-        for k in range(n):
-            x_[m + k] = buffer[nq + k]
     else:
         for k in range(n):  # p = A q + c
             value = 0.0
@@ -348,8 +395,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     g_pp = blocks[start:start + m * n * n].reshape(m, n, n)
     matmul_into(g_p, P, g_q)
     if projection:
-        rows = projection_rows(g_u)
-        copy_into(grad_, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
+        _projected_at((borrowed(g_u), borrowed(g_q), grad_))
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
@@ -360,17 +406,10 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     if order >= 2:
         hessian_right_hand_side(P, grad_, g_uu, g_up, g_pp, hess_)  # Γ, in H's array
         if inputs != 0:  # + Σ_a ∂g_i/∂p_a ∂²p_a/∂q² (the chain rule through p(q))
-            d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
-            for i in range(m):
-                for k in range(nq):
-                    for l in range(nq):
-                        value = 0.0
-                        for a in range(n):
-                            value += g_p[i, a] * d2p[a, k, l]
-                        hess_[i, k, l] += value
+            _input_curvature_at((borrowed(g_p), buffer, hess_))
         flat = hess_.reshape(m, nq * nq)
         if projection:
-            copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))  # (it copies Γ first)
+            _projected_at((borrowed(g_u), flat, flat))  # (it copies Γ first)
         else:
             for i in range(m):  # H = −(∂g/∂u)⁻¹ Γ, solved in place
                 for k in range(nq * nq):
@@ -433,6 +472,12 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     return OK, shifted_q, f, tangent, det_sign, condition
 
 
+_period_shift_at = by_address(_period_shift, returns="Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, "
+                                                   "float64))")
+""":func:`_period_shift` called through its address: compiled where a walk is long enough to shift its start (not
+for a run that never walks that far)."""
+
+
 @jit
 def _note(report, start, values):  # pragma: no cover - compiled
     """``values`` into ``report`` from ``start`` on."""
@@ -468,8 +513,9 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     shift = NOT_CONVERGED  # no shift tried
     current_condition = np.nan  # the start's (the caller knows it)
     if shifted:  # the start moved by whole periods, where that is a solution: the walk goes on from there
-        shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift(
-            first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change)
+        shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift_at((
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), q0, f0, tangent0, borrowed(curvature0), det_sign0,
+            settings, projection, borrowed(work), borrowed(change)))  # (q0, f0, tangent0 may be returned: owned)
     if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
         current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     _note(report, SCALARS, current_q)  # where the walk starts
