@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.calls import borrowed
+from mbkron.compiled.calls import borrowed, by_address
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 from mbkron.compiled.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
@@ -102,6 +102,12 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
     if not cholesky_solve(M, rhs, L, qdd):
         return NOT_POSITIVE_DEFINITE
     return OK
+
+
+_forward_state_at = by_address(_forward_state, returns="int64")
+""":func:`_forward_state` called through its address by :func:`forward_solved`: compiled apart (a helper process
+compiles it while a command compiles the constraint step and :func:`forward_solved` around it,
+:mod:`mbkron.cli.prefetch`)."""
 
 
 @jitable
@@ -203,8 +209,8 @@ def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque
         convective[j] = convective_rows[i]
         for k in range(nq):
             grad[j, k] = grad_rows[i, k]
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
-                            qd, qdd, terms, workspace)
+    status = _forward_state_at((geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad,
+                                convective, qd, qdd, terms, workspace))
     return qdd, status
 
 

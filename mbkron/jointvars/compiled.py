@@ -68,7 +68,7 @@ from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import callback_address, constraint_function
 from mbkron.compiled.calls import borrowed, by_address, call_python, refer, referent
 from mbkron.compiled.common import jit, jitable
-from mbkron.compiled.forward import forward_scratch, forward_solved
+from mbkron.compiled.forward import _forward_state, forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
@@ -739,7 +739,7 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
                         max_steps)  # context: the caller's
 
 
-AHEAD = {"dynamics": forward_solved, "steps": group_trbdf2}
+AHEAD = {"dynamics": _forward_state, "steps": group_trbdf2}
 """The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (:meth:`FastStep.compile_dynamics`,
 the TR-BDF2 steps), in the order a run needs them: what the command line's helper process compiles
 (:mod:`mbkron.cli.prefetch`)."""
@@ -993,9 +993,10 @@ class FastStep:
 
         (_, _, _, m, A, _, _, _, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
          constant, rows, scratch, _, start_q, start_f, start_tangent, *_) = context
-        arguments = (geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows,
-                     start_f, start_tangent, start_q, start_q, start_q, scratch)  # f, ∇f, q̇ᵀHq̇, q, q̇
-        forward_solved.compile(tuple(typeof(value) for value in arguments))
+        f, grad, convective, qdd, terms, workspace = scratch
+        arguments = (geometry, links, inertia_rows, gravity, springs, joint_torque, force, f, grad, convective,
+                     start_q, qdd, terms, workspace)  # q̇ as the state's q
+        _forward_state.compile(tuple(typeof(value) for value in arguments))
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
