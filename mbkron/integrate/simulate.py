@@ -262,6 +262,8 @@ def simulate(
             rhs_batched(t0, y0[None])
         if kernel is not None:
             kernel.load()  # from the initial state's solution
+            # the table's joint variables at the output rows first: a helper process may be compiling the steps
+            kernel.compile_rows()
             if compiled_steps and solver_class is TRBDF2:  # its kernel (with its own Jacobian)
                 kernel.compile_steps()
             elif compiled_steps:

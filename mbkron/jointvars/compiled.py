@@ -907,13 +907,9 @@ class FastStep:
             ``continuation`` the ``(Solution, hess)`` at the last row solved (None where ``done`` is 0), what
             :meth:`mbkron.jointvars.solvers.Continuation.advance` takes.
         """
-        use_curvature = curvature is not None
-        held = curvature if use_curvature else self._zero_curvature
         try:
-            done, F, G, H, p, tangent, det_sign, condition, last_hess = step_rows(  # writable copies: one type
-                *self.functions, self.m, self.A, self.c, Q, np.array(start.q, dtype=float),  # for the loop's start
-                np.array(start.f, dtype=float), np.array(start.tangent, dtype=float), np.array(held, dtype=float),
-                use_curvature, start.det_sign, self.settings, order, self.projection)
+            done, F, G, H, p, tangent, det_sign, condition, last_hess = step_rows(
+                *self._rows_arguments(start, curvature, Q, order))
         except (ArithmeticError, ValueError):
             return 0, None, None, None, None
         if done == 0:
@@ -921,6 +917,25 @@ class FastStep:
         solution = self.solution(Q[done - 1], p, F[done - 1].copy(), tangent, det_sign, condition)
         return (done, F[:done], G[:done] if order >= 1 else None, H[:done] if order >= 2 else None,
                 (solution, last_hess if order >= 2 else None))
+
+    def _rows_arguments(self, start: Solution, curvature: NDArray | None, Q: NDArray, order: int) -> tuple:
+        """The arguments of :func:`step_rows` for :meth:`rows`."""
+        use_curvature = curvature is not None
+        held = curvature if use_curvature else self._zero_curvature
+        return (*self.functions, self.m, self.A, self.c, Q, np.array(start.q, dtype=float),  # writable copies: one
+                np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),  # type for the loop's start
+                np.array(held, dtype=float), use_curvature, start.det_sign, self.settings, order, self.projection)
+
+    def compile_rows(self, start: Solution) -> None:
+        """Compile (or load from numba's disk cache) :func:`step_rows` for the argument types of every :meth:`rows`
+        call (rows of writable C-contiguous floats, as the model's batched evaluations pass them) from ``start``,
+        evaluating nothing: a run compiles the kernel of its table of joint variables before its steps, which a
+        helper process may still be compiling (:mod:`mbkron.cli.prefetch`). Nothing without numba."""
+        if hasattr(step_rows, "compile"):  # a numba dispatcher (not under NUMBA_DISABLE_JIT)
+            from numba import typeof
+
+            arguments = self._rows_arguments(start, None, np.zeros((1, self.A.shape[1])), 0)
+            step_rows.compile(tuple(typeof(value) for value in arguments))
 
     def forward(self, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
                 model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):

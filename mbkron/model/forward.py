@@ -250,6 +250,11 @@ class StateKernel:
                    times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE), lower=np.zeros(nq),
                    upper=np.zeros(nq), max_steps=0)
 
+    def compile_rows(self) -> None:
+        """Compile (or load from the cache) the kernel of the joint variables at a run's output rows
+        (:meth:`mbkron.jointvars.compiled.FastStep.compile_rows`), evaluating nothing."""
+        self.fast_step.compile_rows(self.continuation.start)
+
     def runge_kutta(self, mode: int, *arguments):
         """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
         and this right-hand side."""
