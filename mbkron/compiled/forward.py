@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.calls import borrowed, by_address
+from mbkron.compiled.calls import address_only, borrowed, by_address
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 from mbkron.compiled.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
@@ -80,7 +80,7 @@ def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64]
     return x.reshape(batch + (n,)), ok
 
 
-@jit
+@address_only
 def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
     """``q̈`` of one state into ``qdd``; returns the status. ``convective`` (nj,) is ``q̇ᵀ H_j q̇`` per joint

@@ -66,7 +66,7 @@ from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
 from mbkron.compiled.callbacks import callback_address, constraint_function
-from mbkron.compiled.calls import borrowed, by_address, call_python, refer, referent
+from mbkron.compiled.calls import address_only, borrowed, by_address, call_python, refer, referent
 from mbkron.compiled.common import jit, jitable
 from mbkron.compiled.forward import _forward_state, forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
@@ -178,7 +178,7 @@ def step_work(m, n, nq):  # pragma: no cover - compiled
             np.empty(m), np.empty(SCALARS + 3 * nq + 2 * m), np.empty(nq + n + n * nq + n * nq * nq))
 
 
-@jit
+@address_only
 def _projected(g_u, right, out):  # pragma: no cover - compiled
     """``out`` = the projection method's solution of ``∂g/∂u X = −right`` (:func:`projection_solve` with the rows
     of :func:`projection_rows`): ∇f or H of :func:`_single_step` by ``method="projection"``, a kernel of its own
@@ -189,7 +189,7 @@ def _projected(g_u, right, out):  # pragma: no cover - compiled
 _projected_at = by_address(_projected, returns="none")
 
 
-@jit
+@address_only
 def _callback_inputs(inputs, m, q, buffer, x):  # pragma: no cover - compiled
     """Inputs not affine in ``q`` for :func:`_single_step`: ``q`` into ``buffer`` (:func:`step_work`'s last), the
     Python callback at the address ``inputs`` (:data:`~mbkron.compiled.calls.PYTHON_CALLBACK`, with the buffer's
@@ -209,7 +209,7 @@ def _callback_inputs(inputs, m, q, buffer, x):  # pragma: no cover - compiled
 _callback_inputs_at = by_address(_callback_inputs, returns="boolean")
 
 
-@jit
+@address_only
 def _input_curvature(g_p, buffer, hess):  # pragma: no cover - compiled
     """``hess[i] += Σ_a ∂g_i/∂p_a ∂²p_a/∂q²`` (Eq. 120's ``Γ`` through inputs ``p(q)`` that are not affine, the chain
     rule's second term), ``∂²p/∂q²`` from the end of :func:`_callback_inputs`' ``buffer``: a kernel of its own, as
@@ -229,7 +229,7 @@ def _input_curvature(g_p, buffer, hess):  # pragma: no cover - compiled
 _input_curvature_at = by_address(_input_curvature, returns="none")
 
 
-@jit
+@address_only
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                  max_step, max_condition, order, projection, work):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
@@ -422,7 +422,7 @@ _single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 """:func:`_single_step` called through its address: compiled once for the one step and the walk's steps."""
 
 
-@jit
+@address_only
 def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work,
                   change):  # pragma: no cover - compiled
     """The start ``(q0, f0)`` of a long walk shifted by whole periods towards ``q0 + change``, as
@@ -485,7 +485,7 @@ def _note(report, start, values):  # pragma: no cover - compiled
         report[start + k] = values[k]
 
 
-@jit
+@address_only
 def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                      order, projection, work):  # pragma: no cover - compiled
     """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there, the steps working in
@@ -639,7 +639,7 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
     return rows, F, G, H, last_p, start_tangent, sign, last_condition, curvature
 
 
-@jit
+@address_only
 def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                        settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force,
                        matrix, constant, rows, qd, scratch, work):  # pragma: no cover - compiled
