@@ -80,6 +80,9 @@ def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64]
     return x.reshape(batch + (n,)), ok
 
 
+_eom_state_at = by_address(eom_state, returns="boolean")
+
+
 @address_only
 def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
@@ -90,8 +93,8 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
      workspace) = borrowed((geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
                             qd, qdd, terms, workspace))
     M, L, rhs, Nqd, G, Q = terms
-    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
-                     workspace):
+    if not _eom_state_at((geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
+                          workspace)):
         return SPRING_POINTS_COINCIDE
     nq = qd.shape[0]
     for k in range(nq):
