@@ -65,6 +65,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
+from mbkron.compiled import trbdf2 as compiled_trbdf2
 from mbkron.compiled.callbacks import callback_address, constraint_function
 from mbkron.compiled.calls import address_only, borrowed, by_address, call_python, refer, referent
 from mbkron.compiled.common import jit, jitable
@@ -78,7 +79,7 @@ from mbkron.jointvars.constraint_callbacks import NO_DATA, constraint_callbacks
 from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
 from mbkron.jointvars.solution import Solution
 
-__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP", "FastStep",
+__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP", "FastStep",
            "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
            "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
            "step_rows", "step_work"]
@@ -727,6 +728,14 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     return _rhs(t, y, refer(context), advance)
 
 
+_rhs_at = by_address(_rhs, returns="Tuple((float64[::1], boolean))")
+""":func:`_rhs` called through its address."""
+
+
+EVALUATE_ONLY = -1
+"""The ``max_steps`` of :func:`group_trbdf2` that takes no step but evaluates the right-hand side at ``(t, y)``."""
+
+
 @jit
 def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
                  context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
@@ -734,10 +743,19 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
     documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses) and its Jacobian
     by :func:`~mbkron.compiled.trbdf2.state_jacobian`'s central differences: compiled once for every model with one
-    constraint group."""
-    return trbdf2_steps(_rhs, state_jacobian, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol,
-                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper,
-                        max_steps)  # context: the caller's
+    constraint group.
+
+    With ``max_steps`` :data:`EVALUATE_ONLY` no step: the right-hand side at ``(t, y)``, advancing, as the one row of
+    ``derivatives`` (the outcome ``STEP_DECLINED`` where it declines the state) — a TR-BDF2 run's first evaluations
+    (its start, its initial slope and step) by this kernel, so that the run compiles no other
+    (:meth:`mbkron.model.forward.StateKernel.step_accelerations`)."""
+    reference = refer(context)  # one pointer down the steps (context: the caller's)
+    if max_steps == EVALUATE_ONLY:
+        derivative, ok = _rhs_at((t, y, reference, np.bool_(True)))  # (by address: no second copy of it here)
+        return ((compiled_trbdf2.STEP_OK if ok else compiled_trbdf2.STEP_DECLINED), 0, np.empty((0, 1 + 4 * y.size)),
+                np.zeros(0, dtype=np.int64), np.empty((0, y.size)), derivative.reshape(1, y.size))
+    return trbdf2_steps(_rhs, state_jacobian, reference, t, y, yp, t_bound, direction, max_step, rtol, atol,
+                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)
 
 
 AHEAD = {"dynamics": eom_state, "steps": group_trbdf2}
@@ -1013,6 +1031,32 @@ class FastStep:
         arguments = (geometry, links, inertia_rows, gravity, springs, f, grad, convective, start_q, M, Nqd, G, Q,
                      workspace)  # q̇ as the state's q
         eom_state.compile(tuple(typeof(value) for value in arguments))
+
+    def compile_forward(self, context: tuple) -> None:
+        """Compile (or load from the disk cache) :func:`group_forward_into` and the dynamics' ``_forward_state``
+        (:mod:`mbkron.compiled.forward`, which :func:`~mbkron.compiled.forward.forward_solved` calls by address) for
+        the argument types :func:`state_rhs` calls them with in a run of :meth:`state_context` ``context``, without
+        evaluating anything: a TR-BDF2 run compiles its right-hand side's kernels before it waits for its steps,
+        which a helper process may still be compiling (:mod:`mbkron.cli.prefetch`)."""
+        if not hasattr(group_forward_into, "compile"):  # not a numba dispatcher (NUMBA_DISABLE_JIT)
+            return
+        from numba import boolean, int64, typeof
+
+        from mbkron.compiled.forward import _forward_state
+
+        (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
+         joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, _,
+         _) = context
+        arguments = [typeof(value) for value in (first, second, data, m, A, c, start_q, start_q, start_f,
+                                                 start_tangent, curvature)]  # (q: the state's, as start_q)
+        arguments += [boolean, int64]  # use_curvature, det_sign0
+        arguments += [typeof(value) for value in (settings, projection, geometry, links, inertia_rows, gravity, springs,
+                                                  joint_torque, force, matrix, constant, rows, start_q, scratch, work)]
+        group_forward_into.compile(tuple(arguments))
+        f, grad, convective, qdd, terms, workspace = scratch
+        _forward_state.compile(tuple(typeof(value) for value in (
+            geometry, links, inertia_rows, gravity, springs, joint_torque, force, f, grad, convective, start_q, qdd,
+            terms, workspace)))  # (q̇: the state's, as start_q)
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""

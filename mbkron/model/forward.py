@@ -243,12 +243,29 @@ class StateKernel:
     def compile_steps(self) -> None:
         """Compile (or load from the cache) the kernel of :meth:`steps` for the argument types of every call, taking
         no step."""
+        self._no_steps(np.zeros(2 * self.nq), 0)
+
+    def step_accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
+        """``q̈`` at the state ``y`` by the kernel of :meth:`steps` (:data:`mbkron.jointvars.compiled.EVALUATE_ONLY`:
+        no step; the continuation advances to ``y``), or None where the kernel declines it: a TR-BDF2 run's first
+        evaluations, so that the run compiles no kernel but its steps' (and theirs)."""
+        outcome, *_, derivatives = self._no_steps(np.array(y, dtype=float), _group.EVALUATE_ONLY)
+        return derivatives[0, self.nq:] if outcome == compiled_trbdf2.STEP_OK else None
+
+    def _no_steps(self, y: NDArray, max_steps: int):
+        """:meth:`steps` from ``y`` (writable, C-contiguous floats) with ``max_steps`` 0 or
+        :data:`~mbkron.jointvars.compiled.EVALUATE_ONLY` and placeholders of every other argument's type."""
         n, nq = 2 * self.nq, self.nq
         vector, matrix = np.zeros(n), np.zeros((n, n))
-        self.steps(0.0, vector, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
-                   np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64),
-                   times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE), lower=np.zeros(nq),
-                   upper=np.zeros(nq), max_steps=0)
+        return self.steps(0.0, y, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
+                          np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64),
+                          times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE), lower=np.zeros(nq),
+                          upper=np.zeros(nq), max_steps=max_steps)
+
+    def compile_forward(self) -> None:
+        """Compile (or load from the cache) the kernels below this right-hand side's own
+        (:meth:`mbkron.jointvars.compiled.FastStep.compile_forward`), evaluating nothing."""
+        self.fast_step.compile_forward(self.context)
 
     def compile_rows(self) -> None:
         """Compile (or load from the cache) the kernel of the joint variables at a run's output rows
