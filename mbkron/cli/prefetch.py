@@ -3,13 +3,16 @@
 With empty caches ``mbkron simulate`` of a closed-loop model (the README's main job) spends nearly all its time
 compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.compiled.calls`:
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
-machine's second core: the accelerations below the constraint group's step and the TR-BDF2 steps
+machine's second core: the terms of the equations of motion below the group's step and the dynamics
+(:func:`mbkron.compiled.dynamics.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
 (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
 helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
 once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
-then compiles the step with its dynamics and the Newton step; where it needs a kernel the helper has not finished,
-it waits for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice,
-and nothing that a run of such a model does not call.
+then compiles the step with its dynamics (down to the Cholesky solve), the Newton step and the kernel of its table's
+joint variables, and waits for the steps only then; where it needs a kernel the helper has not finished, it waits
+for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing
+that a run of such a model does not call. The README's main job from empty caches (issue 26, 2026-12-03, ninth
+session): the command about 12 s of CPU, the helper about 12.5 s, about 13 s of wall clock at load 1.
 
 A model without a compiled constraint group (a tree, or a group of Python functions) steps TR-BDF2 by the one
 kernel that calls a Python right-hand side back (:func:`mbkron.compiled.trbdf2.callback_trbdf2`, the same for every
@@ -20,9 +23,11 @@ caches 15.0 → 9 s of wall clock on an idle 2-core machine.
 
 A helper is started only where it helps: numba is installed, the process may run on two cores or more (its CPU
 affinity), its kernels are not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; the first is started
-before the command reads its model file (so that it starts early), and :func:`follow` keeps, stops or replaces it
-once the model is read. Its output is discarded; where it fails, the command compiles the kernels itself (its
-locks are released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch KERNEL=FD ...``.
+before the command reads its model file — before the command imports numba, even: it is then handed its kernels'
+locks through a socket, or nothing, and ends (all cached) — and :func:`follow` keeps, stops or replaces it once the
+model is read. Its output is discarded; where it fails, the command compiles the kernels itself (its locks are
+released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch --locks=FD`` (the socket) or
+``python -m mbkron.cli.prefetch KERNEL=FD ...`` (the locks inherited).
 """
 
 from __future__ import annotations

@@ -48,8 +48,9 @@ if AVAILABLE:
         a call from Python raises instead of entering code that is not there."""
 
         def __call__(self, *args, **kwargs):
-            raise TypeError(f"the kernel `{self.py_func.__module__}.{self.py_func.__name__}` is called by other kernels "
-                            "only (directly or by address: mbkron.compiled.calls.by_address), not from Python")
+            name = f"{self.py_func.__module__}.{self.py_func.__name__}"
+            raise TypeError(f"the kernel `{name}` is called by other kernels only (directly or by address: "
+                            "mbkron.compiled.calls.by_address), not from Python")
 
 
 def address_only(function):

@@ -67,7 +67,7 @@ from numpy.typing import NDArray
 from mbkron.compiled import runge_kutta
 from mbkron.compiled import trbdf2 as compiled_trbdf2
 from mbkron.compiled.callbacks import callback_address, constraint_function
-from mbkron.compiled.calls import address_only, borrowed, by_address, call_python, refer, referent
+from mbkron.compiled.calls import address_only, borrowed, by_address, refer, referent
 from mbkron.compiled.common import jit, jitable
 from mbkron.compiled.dynamics import eom_state
 from mbkron.compiled.forward import forward_scratch, forward_solved
@@ -76,10 +76,11 @@ from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
 from mbkron.jointvars.constraint_callbacks import NO_DATA, constraint_callbacks
-from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
+from mbkron.jointvars.derivatives import callback_inputs, hessian_right_hand_side, input_curvature, projected
 from mbkron.jointvars.solution import Solution
 
-__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP", "FastStep",
+__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP",
+           "FastStep",
            "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
            "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
            "step_rows", "step_work"]
@@ -180,55 +181,11 @@ def step_work(m, n, nq):  # pragma: no cover - compiled
             np.empty(m), np.empty(SCALARS + 3 * nq + 2 * m), np.empty(nq + n + n * nq + n * nq * nq))
 
 
-@address_only
-def _projected(g_u, right, out):  # pragma: no cover - compiled
-    """``out`` = the projection method's solution of ``∂g/∂u X = −right`` (:func:`projection_solve` with the rows
-    of :func:`projection_rows`): ∇f or H of :func:`_single_step` by ``method="projection"``, a kernel of its own
-    (called by address) so that a step by LU compiles none of it."""
-    copy_into(out, np.ascontiguousarray(projection_solve(projection_rows(g_u), g_u, right)))
-
-
-_projected_at = by_address(_projected, returns="none")
-
-
-@address_only
-def _callback_inputs(inputs, m, q, buffer, x):  # pragma: no cover - compiled
-    """Inputs not affine in ``q`` for :func:`_single_step`: ``q`` into ``buffer`` (:func:`step_work`'s last), the
-    Python callback at the address ``inputs`` (:data:`~mbkron.compiled.calls.PYTHON_CALLBACK`, with the buffer's
-    address) writing ``p(q)``, ``∂p/∂q`` and ``∂²p/∂q²`` after it, and ``p`` into ``x[m:]``; False where the callback
-    failed (it raised). A kernel of its own (called by address), so that a step of affine inputs compiles none of
-    it."""
-    nq, n = q.size, x.size - m
-    for k in range(nq):
-        buffer[k] = q[k]
-    if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
-        return False
-    for k in range(n):
-        x[m + k] = buffer[nq + k]
-    return True
-
-
-_callback_inputs_at = by_address(_callback_inputs, returns="boolean")
-
-
-@address_only
-def _input_curvature(g_p, buffer, hess):  # pragma: no cover - compiled
-    """``hess[i] += Σ_a ∂g_i/∂p_a ∂²p_a/∂q²`` (Eq. 120's ``Γ`` through inputs ``p(q)`` that are not affine, the chain
-    rule's second term), ``∂²p/∂q²`` from the end of :func:`_callback_inputs`' ``buffer``: a kernel of its own, as
-    that one."""
-    m, n = g_p.shape
-    nq = hess.shape[1]
-    d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
-    for i in range(m):
-        for k in range(nq):
-            for l in range(nq):
-                value = 0.0
-                for a in range(n):
-                    value += g_p[i, a] * d2p[a, k, l]
-                hess[i, k, l] += value
-
-
-_input_curvature_at = by_address(_input_curvature, returns="none")
+_projected_at = by_address(projected, returns="none")
+_callback_inputs_at = by_address(callback_inputs, returns="boolean")
+_input_curvature_at = by_address(input_curvature, returns="none")
+"""The constraint step's branches that most runs never take, each a kernel of its own called by address
+(:mod:`mbkron.jointvars.derivatives`): compiled only where a model takes them."""
 
 
 @address_only
@@ -474,8 +431,8 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     return OK, shifted_q, f, tangent, det_sign, condition
 
 
-_period_shift_at = by_address(_period_shift, returns="Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, "
-                                                   "float64))")
+_period_shift_at = by_address(
+    _period_shift, returns="Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64))")
 """:func:`_period_shift` called through its address: compiled where a walk is long enough to shift its start (not
 for a run that never walks that far)."""
 
@@ -516,8 +473,8 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     current_condition = np.nan  # the start's (the caller knows it)
     if shifted:  # the start moved by whole periods, where that is a solution: the walk goes on from there
         shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift_at((
-            first, second, borrowed(data), m, borrowed(A), borrowed(c), q0, f0, tangent0, borrowed(curvature0), det_sign0,
-            settings, projection, borrowed(work), borrowed(change)))  # (q0, f0, tangent0 may be returned: owned)
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), q0, f0, tangent0, borrowed(curvature0),
+            det_sign0, settings, projection, borrowed(work), borrowed(change)))  # (q0, f0, tangent0 may be returned)
     if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
         current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     _note(report, SCALARS, current_q)  # where the walk starts
@@ -759,9 +716,9 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
 
 
 AHEAD = {"dynamics": eom_state, "steps": group_trbdf2}
-"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (:meth:`FastStep.compile_dynamics`,
-the TR-BDF2 steps), in the order a run needs them: what the command line's helper process compiles
-(:mod:`mbkron.cli.prefetch`)."""
+"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (the terms of the equations of
+motion below the dynamics, :func:`mbkron.model.forward.compile_dynamics`; the TR-BDF2 steps), in the order a run
+needs them: what the command line's helper process compiles (:mod:`mbkron.cli.prefetch`)."""
 
 
 @jit
@@ -998,7 +955,7 @@ class FastStep:
     def placeholder(cls, nq: int) -> FastStep:
         """A step of one joint variable over ``nq`` coordinates that calls no constraint functions, of the types every
         group's step has (the kernels are compiled once for every model): for compiling
-        the kernels of any group's runs ahead, with no group at hand (:meth:`compile_dynamics`,
+        the kernels of any group's runs ahead, with no group at hand (:func:`mbkron.model.forward.compile_dynamics`,
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
         step.m, step.kernels, step.inputs = 1, None, None
@@ -1013,50 +970,10 @@ class FastStep:
 
     def placeholder_start(self) -> Solution:
         """A start of zeros, of the types a run's continuation has: for :meth:`state_context` where only the types
-        of its arrays matter (compiling ahead, :meth:`compile_dynamics`)."""
+        of its arrays matter (compiling ahead, :func:`mbkron.model.forward.compile_dynamics`)."""
         nq = self.A.shape[1]
         return Solution(np.zeros(nq), np.zeros(self.A.shape[0]), self.A, None, np.zeros(self.m),
                         np.zeros((self.m, nq)), 1, 1.0)
-
-    def compile_dynamics(self, context: tuple) -> None:
-        """Compile (or load from the disk cache) the dynamics :func:`~mbkron.compiled.forward.forward_solved` for the
-        argument types :func:`group_forward_into` calls it with in a run of :meth:`state_context` ``context``
-        (the step's values as :data:`STEP_RETURNS` declares them), without evaluating anything: what a helper
-        process compiles for a command (:mod:`mbkron.cli.prefetch`)."""
-        from numba import typeof
-
-        (_, _, _, m, A, _, _, _, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
-         constant, rows, scratch, _, start_q, start_f, start_tangent, *_) = context
-        f, grad, convective, qdd, (M, _, _, Nqd, G, Q), workspace = scratch
-        arguments = (geometry, links, inertia_rows, gravity, springs, f, grad, convective, start_q, M, Nqd, G, Q,
-                     workspace)  # q̇ as the state's q
-        eom_state.compile(tuple(typeof(value) for value in arguments))
-
-    def compile_forward(self, context: tuple) -> None:
-        """Compile (or load from the disk cache) :func:`group_forward_into` and the dynamics' ``_forward_state``
-        (:mod:`mbkron.compiled.forward`, which :func:`~mbkron.compiled.forward.forward_solved` calls by address) for
-        the argument types :func:`state_rhs` calls them with in a run of :meth:`state_context` ``context``, without
-        evaluating anything: a TR-BDF2 run compiles its right-hand side's kernels before it waits for its steps,
-        which a helper process may still be compiling (:mod:`mbkron.cli.prefetch`)."""
-        if not hasattr(group_forward_into, "compile"):  # not a numba dispatcher (NUMBA_DISABLE_JIT)
-            return
-        from numba import boolean, int64, typeof
-
-        from mbkron.compiled.forward import _forward_state
-
-        (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
-         joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, _,
-         _) = context
-        arguments = [typeof(value) for value in (first, second, data, m, A, c, start_q, start_q, start_f,
-                                                 start_tangent, curvature)]  # (q: the state's, as start_q)
-        arguments += [boolean, int64]  # use_curvature, det_sign0
-        arguments += [typeof(value) for value in (settings, projection, geometry, links, inertia_rows, gravity, springs,
-                                                  joint_torque, force, matrix, constant, rows, start_q, scratch, work)]
-        group_forward_into.compile(tuple(arguments))
-        f, grad, convective, qdd, terms, workspace = scratch
-        _forward_state.compile(tuple(typeof(value) for value in (
-            geometry, links, inertia_rows, gravity, springs, joint_torque, force, f, grad, convective, start_q, qdd,
-            terms, workspace)))  # (q̇: the state's, as start_q)
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
