@@ -21,7 +21,8 @@ import numba
 import numpy as np
 import pytest
 
-from mbkron.compiled.calls import PYTHON_CALLBACK, borrowed, by_address, call_python, read_only, refer, referent
+from mbkron.compiled.calls import (PYTHON_CALLBACK, address_only, borrowed, by_address, call_python, read_only,
+                                  refer, referent)
 
 
 @numba.njit
@@ -91,6 +92,31 @@ def test_a_borrowed_array_is_the_array():
     mine, theirs = np.zeros(5), np.zeros(5)
     assert _fill_borrowed(mine, pair, 2.5) == _fill_owned(theirs, pair, 2.5) == 6.0 + 3.0
     assert np.array_equal(mine, np.full(5, 2.5)) and np.array_equal(mine, theirs)
+
+
+@address_only
+def _inner_product(x, y):
+    """``Σ x y``, compiled for calls from kernels only."""
+    total = 0.0
+    for i in range(x.size):
+        total += x[i] * y[i]
+    return total
+
+
+_inner_product_at = by_address(_inner_product, returns="float64")
+
+
+@numba.njit
+def _products(x, y):
+    """``(x·y directly, x·y by address)``."""
+    return _inner_product(x, y), _inner_product_at((x, y))
+
+
+def test_a_kernel_for_kernels_only_is_called_directly_and_by_address_but_not_from_python():
+    x, y = np.array([1.5, -2.0, 0.25]), np.array([4.0, 0.5, 8.0])
+    assert _products(x, y) == (1.5 * 4.0 - 2.0 * 0.5 + 0.25 * 8.0,) * 2
+    with pytest.raises(TypeError, match="`tests.test_calls._inner_product` is called by other kernels only"):
+        _inner_product(x, y)
 
 
 def test_the_callee_s_exception_reaches_the_caller():
@@ -217,6 +243,8 @@ def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) i
         from tests.test_calls import _twice_weighted, _built_then_read, _declared
         assert _twice_weighted(np.ones(2), np.array([2.0, 3.0])) == 5.0 + 2.0  # refer(v) is v
         assert _built_then_read(2).tolist() == [0, 3] and _declared(np.ones(2), 2.0)[1] == 4.5
+        from tests.test_calls import _inner_product, _products
+        assert _inner_product(np.ones(2), np.full(2, 2.0)) == 4.0 and _products(np.ones(1), np.ones(1)) == (1.0, 1.0)
         from tests.test_calls import _called_back, _Recorder
         recorder = _Recorder()
         assert _called_back(recorder.address, 1.5) == 52 and recorder.seen == [(1.5, 3), (3.0, 4)]  # through ctypes

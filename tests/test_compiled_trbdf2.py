@@ -201,3 +201,18 @@ def test_several_steps_per_call_give_the_run_of_single_steps(monkeypatch, name, 
     for field in ("t", "q", "qd", "qdd", "joint_variables"):
         assert np.array_equal(getattr(chunked, field), getattr(single, field)), field
     assert name != "four_bar" or chunked.status == 1  # the range stop was exercised
+
+
+def test_the_steps_kernel_alone_evaluates_the_right_hand_side_as_the_model_does():
+    """A TR-BDF2 run's first evaluations (its start, its initial slope and step) are the steps' kernel's right-hand side
+    alone (``StateKernel.step_accelerations``): bit for bit ``Model.forward_dynamics`` continuing the same way (from the
+    assembly, then from each solution reached), and None where the kernel declines the state."""
+    model = mbkron.load_model(MAIN_JOB)
+    state_kernel = model.state_kernel(model.workspace())
+    workspace = model.workspace()
+    q0, rng = model.default_q, np.random.default_rng(11)
+    for q, qd in ((q0, np.zeros(model.nq)), (q0 + 0.01, rng.normal(size=model.nq)),
+                  (q0 + 0.03, rng.normal(size=model.nq))):
+        expected = model.forward_dynamics(q, qd, workspace=workspace)
+        assert np.array_equal(state_kernel.step_accelerations(np.concatenate([q, qd])), expected)
+    assert state_kernel.step_accelerations(np.full(2 * model.nq, np.nan)) is None

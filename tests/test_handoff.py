@@ -184,3 +184,41 @@ def test_helper_compiles_and_releases(tmp_path):
     from mbkron.jointvars.compiled import AHEAD
 
     assert all(len(kernel.signatures) == 1 for kernel in AHEAD.values())
+
+
+def test_what_a_tr_bdf2_run_compiles_before_its_steps_is_what_it_calls():
+    """A compiled TR-BDF2 run compiles the kernels below its right-hand side before it waits for its steps, which a
+    helper may be compiling (``StateKernel.compile_forward``): for the argument types the run then calls them with
+    (one specialisation after the run; a second would mean it compiled something no run uses)."""
+    import numpy as np
+
+    from mbkron.jointvars.compiled import group_forward_into
+
+    model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
+    model.state_kernel(model.workspace()).compile_forward()
+    mbkron.simulate(model, (0.0, 0.002), model.default_q, method="TRBDF2", t_eval=np.linspace(0.0, 0.002, 3))
+    assert len(group_forward_into.signatures) == 1, group_forward_into.signatures
+
+
+def test_a_helper_started_early_is_handed_its_locks_or_nothing(tmp_path):
+    """The helper :func:`prefetch.start` starts before it takes the locks (``--locks=FD``) compiles the kernels whose
+    locks reach it through the socket and releases them; handed nothing, it compiles nothing and ends."""
+    import socket
+
+    for names in (("dynamics",), ()):
+        mine, its = socket.socketpair()
+        descriptors = []
+        for name in names:
+            descriptors.append(os.open(tmp_path / f"{name}.compiling", os.O_RDWR | os.O_CREAT, 0o644))
+            fcntl.flock(descriptors[-1], fcntl.LOCK_EX)
+        socket.send_fds(mine, [" ".join(names).encode() or b"-"], descriptors)
+        for descriptor in descriptors:
+            os.close(descriptor)  # (the helper's copies hold the locks now)
+        mine.close()
+        assert prefetch.main([f"--locks={its.detach()}"]) == 0
+        for name in names:
+            probe = os.open(tmp_path / f"{name}.compiling", os.O_RDONLY)
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released
+            finally:
+                os.close(probe)

@@ -128,6 +128,34 @@ def _closed_loop() -> None:
     # (group_jacobian): one kernel each for every closed-loop model
     for method in ("DOP853", "Radau"):
         simulate(model, (0.0, 1e-3), model.default_q, method=method, t_eval=np.linspace(0.0, 1e-3, 5))
+    _step_branches(model)
+
+
+def _step_branches(squeezer) -> None:
+    """The constraint step's branches that are kernels of their own, compiled only where a model takes them
+    (:mod:`mbkron.jointvars.compiled`, called by address): a long walk's shift by whole periods (Andrews' squeezer,
+    ``squeezer``, three turns of its crank away), ``∇f`` and ``H`` by the projection method (the four-bar), and
+    inputs not affine in ``q`` (a two-link arm whose tip follows ``(x + 0.3 y², y)`` by a loop closure)."""
+    import numpy as np
+    import sympy as sp
+
+    from mbkron.examples import four_bar
+    from mbkron.jointvars.loop_closures import LoopClosure
+    from mbkron.model.builder import ModelBuilder
+
+    squeezer.joint_variables(squeezer.default_q + 6.0 * np.pi)
+    projected = four_bar(solver="projection")
+    projected.joint_variables(projected.default_q)
+    b = ModelBuilder(name="compile-inputs")
+    b.add_coordinate("x", default=0.6).add_coordinate("y", default=0.4)
+    b.add_body("tx", joint="prismatic", axis=(1, 0, 0), variable=sp.Symbol("x") + 0.3 * sp.Symbol("y") ** 2)
+    b.add_body("ty", parent="tx", joint="prismatic", axis=(0, 1, 0), variable="y")
+    b.add_body("upper", axis=(0, 0, 1))
+    b.add_body("fore", parent="upper", axis=(0, 0, 1), offset=(0.7, 0, 0))
+    b.add_constraints(["upper", "fore"], [LoopClosure("fore", (0.5, 0, 0), "ty", (0, 0, 0))], "lu",
+                      guess={"upper": 0.0, "fore": 1.5})
+    arm = b.build()
+    arm.joint_variables(arm.default_q)
 
 
 def _muscles() -> None:

@@ -3,13 +3,16 @@
 With empty caches ``mbkron simulate`` of a closed-loop model (the README's main job) spends nearly all its time
 compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.compiled.calls`:
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
-machine's second core: the accelerations below the constraint group's step and the TR-BDF2 steps
+machine's second core: the terms of the equations of motion below the group's step and the dynamics
+(:func:`mbkron.compiled.dynamics.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
 (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
 helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
 once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
-then compiles the step with its dynamics and the Newton step; where it needs a kernel the helper has not finished,
-it waits for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice,
-and nothing that a run of such a model does not call.
+then compiles the step with its dynamics (down to the Cholesky solve), the Newton step and the kernel of its table's
+joint variables, and waits for the steps only then; where it needs a kernel the helper has not finished, it waits
+for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing
+that a run of such a model does not call. The README's main job from empty caches (issue 26, 2026-12-03, ninth
+session): the command about 12 s of CPU, the helper about 12.5 s, about 13 s of wall clock at load 1.
 
 A model without a compiled constraint group (a tree, or a group of Python functions) steps TR-BDF2 by the one
 kernel that calls a Python right-hand side back (:func:`mbkron.compiled.trbdf2.callback_trbdf2`, the same for every
@@ -20,9 +23,11 @@ caches 15.0 → 9 s of wall clock on an idle 2-core machine.
 
 A helper is started only where it helps: numba is installed, the process may run on two cores or more (its CPU
 affinity), its kernels are not in the disk cache yet, and ``MBKRON_PREFETCH`` is not ``0``; the first is started
-before the command reads its model file (so that it starts early), and :func:`follow` keeps, stops or replaces it
-once the model is read. Its output is discarded; where it fails, the command compiles the kernels itself (its
-locks are released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch KERNEL=FD ...``.
+before the command reads its model file — before the command imports numba, even: it is then handed its kernels'
+locks through a socket, or nothing, and ends (all cached) — and :func:`follow` keeps, stops or replaces it once the
+model is read. Its output is discarded; where it fails, the command compiles the kernels itself (its locks are
+released when it exits, however it exits). It runs as ``python -m mbkron.cli.prefetch --locks=FD`` (the socket) or
+``python -m mbkron.cli.prefetch KERNEL=FD ...`` (the locks inherited).
 """
 
 from __future__ import annotations
@@ -68,40 +73,68 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
     group (or the kernels named in ``wanted``) that are not in numba's disk cache yet, holding their locks for it;
     None where none is started (see the module's text). It is started before the command reads its model, so that
     it starts early: pass it to :func:`follow` once the model is read.
+
+    The process starts first, before this one imports numba to find the kernels' cache entries and take their
+    locks (about a quarter of a second), and imports numba and mbkron meanwhile; it is then handed the locks
+    through a socket (``socket.send_fds``), or nothing, where it exits (every kernel cached, or a lock held
+    elsewhere). Nothing compiles a kernel before its lock is taken, as before: only the helper's start is earlier.
     """
-    from mbkron.compiled.common import AVAILABLE
+    import importlib.util
+    import socket
 
-    if os.environ.get(VARIABLE, "1").strip() == "0" or not AVAILABLE or _cores() < 2:
-        return None
-    from mbkron.compiled import handoff
-
+    if (os.environ.get(VARIABLE, "1").strip() == "0" or _cores() < 2 or importlib.util.find_spec("numba") is None
+            or not hasattr(socket, "send_fds") or importlib.util.find_spec("fcntl") is None):
+        return None  # (without fcntl, as on Windows, no lock is held: nothing to hand over)
     if wanted is None:
         wanted = ("dynamics", "steps") if _trbdf2(method) else ("dynamics",)
-    held = {}
+    mine, its = socket.socketpair()
+    try:
+        helper = _spawn([f"--locks={its.fileno()}"], (its.fileno(),))
+    finally:
+        its.close()
+    with mine:
+        if helper is None:
+            return None
+        held = _hold(wanted)
+        try:
+            socket.send_fds(mine, [" ".join(held).encode() or b"-"], list(held.values()))
+        except OSError:
+            held = {}
+        finally:  # the helper holds the locks now (or, where it did not get them, nobody)
+            for descriptor in held.values():
+                os.close(descriptor)
+    return helper if held else None  # (a helper handed nothing exits at once)
+
+
+def _hold(wanted: tuple[str, ...]) -> dict[str, int]:
+    """The locks of the kernels named in ``wanted`` that are not cached yet, by name (:func:`handoff.hold`)."""
+    from mbkron.compiled import handoff
+    from mbkron.compiled.common import AVAILABLE
+
+    held: dict[str, int] = {}
+    if not AVAILABLE:
+        return held
     for name, kernel in _kernels().items():
         if name in wanted:
             descriptor = handoff.hold(kernel)
             if descriptor is not None:
                 held[name] = descriptor
-    if not held:
-        return None
-    import mbkron
+    return held
 
-    # the helper imports this mbkron (the same kernels, so the same cache entries), however this one was found
+
+def _spawn(arguments: list[str], descriptors: tuple[int, ...]) -> subprocess.Popen | None:
+    """``python -m mbkron.cli.prefetch ARGUMENTS`` with ``descriptors`` inherited, its output discarded; None where it
+    cannot be started. It imports this mbkron (the same kernels, so the same cache entries), however this one was
+    found."""
     environment = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(mbkron.__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, (here, environment.get("PYTHONPATH"))))
     try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "mbkron.cli.prefetch",
-             *(f"{name}={descriptor}" for name, descriptor in held.items())],
-            pass_fds=tuple(held.values()), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env=environment)
+        return subprocess.Popen([sys.executable, "-m", "mbkron.cli.prefetch", *arguments], pass_fds=descriptors,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=environment)
     except OSError:
         return None
-    finally:  # the helper holds the locks now (or, where it did not start, nobody)
-        for descriptor in held.values():
-            os.close(descriptor)
 
 
 def follow(helper: subprocess.Popen | None, model, method: str) -> subprocess.Popen | None:
@@ -126,9 +159,32 @@ def _callback_steps() -> None:
     solve_ivp(lambda t, y: -y, (0.0, 1.0), [1.0, 2.0], method=TRBDF2)
 
 
+def _received(descriptor: int) -> list[str]:
+    """``NAME=FD`` of each lock the starting process hands over through the socket ``descriptor`` (:func:`start`);
+    none where it hands over nothing or is gone."""
+    import socket
+
+    with socket.socket(fileno=descriptor) as channel:
+        try:
+            message, descriptors, _, _ = socket.recv_fds(channel, 4096, 8)
+        except OSError:
+            return []
+    names = message.decode().split() if message not in (b"", b"-") else []
+    return [f"{name}={fd}" for name, fd in zip(names, descriptors)]
+
+
 def main(argv: list[str]) -> int:
-    """The helper: compile each kernel named (``NAME=FD``, the lock's inherited descriptor), releasing its lock when
-    done."""
+    """The helper: compile each kernel named (``NAME=FD``, the lock's inherited descriptor; or ``--locks=FD``, a
+    socket that hands them over, :func:`start`), releasing its lock when done."""
+    import warnings
+
+    channel = [int(argument.partition("=")[2]) for argument in argv if argument.startswith("--locks=")]
+    model = None
+    if channel:  # started early: what every group kernel needs first, while the command takes the locks
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = _placeholder_model()
+        argv = _received(channel[0])
     from mbkron.compiled import handoff
 
     held = {}
@@ -137,8 +193,6 @@ def main(argv: list[str]) -> int:
         held[name] = int(descriptor)
         handoff.adopt(_kernels()[name], held[name])
     try:
-        import warnings
-
         if CALLBACK in held:
             with warnings.catch_warnings():  # the compile notice: the command gives it
                 warnings.simplefilter("ignore")
@@ -146,15 +200,9 @@ def main(argv: list[str]) -> int:
             handoff.release(held.pop(CALLBACK))
         if not held:
             return 0
-        from mbkron.model.builder import ModelBuilder
-
         with warnings.catch_warnings():  # the compile notice: the command gives it
             warnings.simplefilter("ignore")
-            # one body on one coordinate: loads without compiling anything, and faster than an example model (whose
-            # package imports scipy's interpolation): the helper's head start is the point
-            model = (ModelBuilder(name="prefetch").add_coordinate("x")
-                     .add_body("link", axis=(0, 0, 1), variable="x", mass=1.0, com=(0.1, 0.0, 0.0),
-                               inertia=(0.01, 0.01, 0.01)).build())
+            model = _placeholder_model() if model is None else model
             for name in _kernels():
                 if name in held:
                     model.compile_ahead((name,))
@@ -163,6 +211,17 @@ def main(argv: list[str]) -> int:
         for descriptor in held.values():
             handoff.release(descriptor)
     return 0
+
+
+def _placeholder_model():
+    """One body on one coordinate: loads without compiling anything, and faster than an example model (whose package
+    imports scipy's interpolation): the helper's head start is the point. Its kernel modules imported."""
+    from mbkron.jointvars import compiled  # noqa: F401 - numba and the kernels, before the locks arrive
+    from mbkron.model.builder import ModelBuilder
+
+    return (ModelBuilder(name="prefetch").add_coordinate("x")
+            .add_body("link", axis=(0, 0, 1), variable="x", mass=1.0, com=(0.1, 0.0, 0.0),
+                      inertia=(0.01, 0.01, 0.01)).build())
 
 
 if __name__ == "__main__":

@@ -35,12 +35,41 @@ import warnings
 
 from mbkron.compiled.common import AVAILABLE
 
-__all__ = ["PYTHON_CALLBACK", "borrowed", "by_address", "call_python", "read_only", "refer", "referent"]
+__all__ = ["PYTHON_CALLBACK", "address_only", "borrowed", "by_address", "call_python", "read_only", "refer", "referent"]
 
 if AVAILABLE:
     from llvmlite import ir
     from numba.core import cgutils, config
+    from numba.core.registry import CPUDispatcher
     from numba.extending import intrinsic
+
+    class _AddressOnlyDispatcher(CPUDispatcher):
+        """A numba dispatcher whose kernel is compiled without the wrappers that Python calls (:func:`address_only`):
+        a call from Python raises instead of entering code that is not there."""
+
+        def __call__(self, *args, **kwargs):
+            name = f"{self.py_func.__module__}.{self.py_func.__name__}"
+            raise TypeError(f"the kernel `{name}` is called by other kernels only (directly or by address: "
+                            "mbkron.compiled.calls.by_address), not from Python")
+
+
+def address_only(function):
+    """``function`` compiled as :func:`~mbkron.compiled.common.jit` does (on first use, cached on disk) but for calls
+    from other kernels only — directly or through its address (:func:`by_address`) —, without the two wrappers numba
+    compiles beside every kernel for calls from Python (its arguments unboxed from Python objects, its result boxed)
+    and from C; a call from Python raises a TypeError. Without numba, or with ``NUMBA_DISABLE_JIT=1``, ``function``
+    itself (a plain call).
+
+    The Python wrapper of a kernel that takes the arrays a state works in (a constraint step's ``work``, the
+    dynamics' ``scratch``: tens of arrays in nested tuples) is code to generate and optimise for every one of them:
+    a second of the README's main job's compilation for the kernels called by address (issue 26's cold start).
+    """
+    if not AVAILABLE or config.DISABLE_JIT:
+        return function
+    dispatcher = _AddressOnlyDispatcher(py_func=function, locals={}, targetoptions={
+        "nopython": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True})
+    dispatcher.enable_caching()
+    return dispatcher
 
 
 def _fetch_address(key) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled.calls import borrowed
+from mbkron.compiled.calls import address_only, borrowed, by_address
 from mbkron.compiled.common import AVAILABLE, jit, jitable, numba
 from mbkron.compiled.dynamics import eom_state, eom_workspace
 from mbkron.compiled.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
@@ -80,7 +80,10 @@ def solve_positive_definite(M: NDArray, b: NDArray) -> tuple[NDArray[np.float64]
     return x.reshape(batch + (n,)), ok
 
 
-@jit
+_eom_state_at = by_address(eom_state, returns="boolean")
+
+
+@address_only
 def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective, qd,
                    qdd, terms, workspace):  # pragma: no cover - compiled
     """``q̈`` of one state into ``qdd``; returns the status. ``convective`` (nj,) is ``q̇ᵀ H_j q̇`` per joint
@@ -90,8 +93,8 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
      workspace) = borrowed((geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
                             qd, qdd, terms, workspace))
     M, L, rhs, Nqd, G, Q = terms
-    if not eom_state(geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
-                     workspace):
+    if not _eom_state_at((geometry, links, body_inertia, gravity, springs, f, grad, convective, qd, M, Nqd, G, Q,
+                          workspace)):
         return SPRING_POINTS_COINCIDE
     nq = qd.shape[0]
     for k in range(nq):
@@ -102,6 +105,12 @@ def _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque
     if not cholesky_solve(M, rhs, L, qdd):
         return NOT_POSITIVE_DEFINITE
     return OK
+
+
+_forward_state_at = by_address(_forward_state, returns="int64")
+""":func:`_forward_state` called through its address by :func:`forward_solved`: compiled apart (a helper process
+compiles it while a command compiles the constraint step and :func:`forward_solved` around it,
+:mod:`mbkron.cli.prefetch`)."""
 
 
 @jitable
@@ -203,8 +212,8 @@ def forward_solved(geometry, links, body_inertia, gravity, springs, joint_torque
         convective[j] = convective_rows[i]
         for k in range(nq):
             grad[j, k] = grad_rows[i, k]
-    status = _forward_state(geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad, convective,
-                            qd, qdd, terms, workspace)
+    status = _forward_state_at((geometry, links, body_inertia, gravity, springs, joint_torque, force, f, grad,
+                                convective, qd, qdd, terms, workspace))
     return qdd, status
 
 

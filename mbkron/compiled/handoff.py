@@ -8,9 +8,10 @@ the command compiles the rest (:mod:`mbkron.cli.prefetch`). Both compile into nu
 keeps them from compiling one kernel twice:
 
 - the starting process takes a kernel's lock (:func:`hold`: an exclusive ``fcntl.flock`` on
-  ``<the kernel's numba cache index>.compiling``) *before* it starts the helper, so that it cannot reach the
-  kernel first, and hands the open file to the helper, which releases it (:func:`release`) once the kernel is in
-  the cache — or dies, which releases it too;
+  ``<the kernel's numba cache index>.compiling``) *before* anything compiles the kernel, so that it cannot reach the
+  kernel first, and hands the open file to the helper (inherited, or through a socket to a helper started just
+  before, :func:`mbkron.cli.prefetch.start`), which releases it (:func:`release`) once the kernel is in the cache —
+  or dies, which releases it too;
 - a process whose numba misses a kernel in the disk cache while its lock is held waits for the lock (at most
   :data:`WAIT` seconds, then it compiles the kernel itself) and loads the kernel then
   (:func:`wait_for`, called by the cache's load in :mod:`mbkron.compiled.common`).

@@ -203,7 +203,10 @@ def simulate(
         return qdd
 
     def rhs(t: float, y: NDArray) -> NDArray:
-        qdd = kernel_accelerations(t, y) if kernel is not None and not compiled_steps else accelerations(t, y)
+        if first_evaluations:
+            qdd = step_accelerations(t, y)
+        else:
+            qdd = kernel_accelerations(t, y) if kernel is not None and not compiled_steps else accelerations(t, y)
         last.record(t, y, qdd)
         return np.concatenate([y[nq:], qdd])
 
@@ -221,8 +224,25 @@ def simulate(
     kernel = model.state_kernel(workspace) if (
         actuation is None and muscle_forces is None and loads is None) else None
     compiled_steps = kernel is not None and (solver_class is TRBDF2 or solver_class in COMPILED_RUNGE_KUTTA)
+    # a compiled TR-BDF2 run evaluates its start, its initial slope and its first step's trial state by the kernel of
+    # its steps (step_accelerations), so that it compiles no kernel of the Python route for them
+    stepping = compiled_steps and solver_class is TRBDF2
+    first_evaluations = False
     if kernel is not None:
         singularity.synchronise = kernel.store  # the kernel holds the constraint groups' continuation
+
+    def step_accelerations(t: float, y: NDArray) -> NDArray:
+        """``q̈`` by the compiled TR-BDF2 steps' kernel from its continuation, which advances as the Python route's
+        does (the workspace following it); where it declines, the Python route from the continuation reached (which
+        raises the errors)."""
+        qdd = kernel.step_accelerations(y)
+        kernel.store()
+        if qdd is not None and np.all(np.isfinite(qdd)):
+            return qdd
+        try:
+            return accelerations(t, y)
+        finally:
+            kernel.load()
 
     def kernel_accelerations(t: float, y: NDArray) -> NDArray:
         """``q̈`` by the compiled right-hand side from the kernel's continuation; where it declines, the
@@ -257,14 +277,17 @@ def simulate(
         # the compiled kernel or batched evaluations where there is none) also compiles the kernels on a first
         # run, outside the timed integration. Nothing that will not run is compiled (the batched route only where
         # it gives the Jacobian, the Jacobian kernel only for the implicit solvers that step in Python)
-        trajectory.start(accelerations(t0, y0))
+        if stepping:  # its kernel (with its own Jacobian), after the kernels below its right-hand side and its
+            kernel.compile_forward()  # table's joint variables: a helper process may still be compiling the steps
+            kernel.compile_rows()
+            trajectory.start(step_accelerations(t0, y0))  # (which compiles or loads the steps)
+        else:
+            trajectory.start(accelerations(t0, y0))
         if name in _IMPLICIT and kernel is None:
             rhs_batched(t0, y0[None])
-        if kernel is not None:
+        if kernel is not None and not stepping:
             kernel.load()  # from the initial state's solution
-            if compiled_steps and solver_class is TRBDF2:  # its kernel (with its own Jacobian)
-                kernel.compile_steps()
-            elif compiled_steps:
+            if compiled_steps:
                 compile_runge_kutta_steps(solver_class, kernel, 2 * nq)
             elif name in _IMPLICIT:
                 kernel.jacobian(t0, y0)
@@ -274,9 +297,13 @@ def simulate(
         # compiled steps: several per call, each call returning where a check below might stop the run
         bounds = (domain.lower, domain.upper) if domain.active else None
         stops = (SINGULARITY_SCREEN if singularity.groups else 0.0, STALL_RATIO)
-        if compiled_steps and solver_class is TRBDF2:
-            solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, last=last, bounds=bounds, stops=stops,
-                                    **options)
+        if stepping:
+            first_evaluations = True  # its initial slope and step (TRBDF2.__init__)
+            try:
+                solver = CompiledTRBDF2(rhs, t0, y0, t_end, kernel, t_eval, last=last, bounds=bounds, stops=stops,
+                                        **options)
+            finally:
+                first_evaluations = False
         elif compiled_steps:  # (and where the run evaluates its output rows)
             solver = COMPILED_RUNGE_KUTTA[solver_class](rhs, t0, y0, t_end, kernel, last, output_times=t_eval,
                                                         bounds=bounds, stops=stops, **options)

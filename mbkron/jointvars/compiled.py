@@ -65,19 +65,22 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.compiled import runge_kutta
+from mbkron.compiled import trbdf2 as compiled_trbdf2
 from mbkron.compiled.callbacks import callback_address, constraint_function
-from mbkron.compiled.calls import borrowed, by_address, call_python, refer, referent
+from mbkron.compiled.calls import address_only, borrowed, by_address, refer, referent
 from mbkron.compiled.common import jit, jitable
+from mbkron.compiled.dynamics import eom_state
 from mbkron.compiled.forward import forward_scratch, forward_solved
 from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
                                     quadratic_forms, sum_scaled)
 from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
 from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
 from mbkron.jointvars.constraint_callbacks import NO_DATA, constraint_callbacks
-from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
+from mbkron.jointvars.derivatives import callback_inputs, hessian_right_hand_side, input_curvature, projected
 from mbkron.jointvars.solution import Solution
 
-__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP", "FastStep",
+__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP",
+           "FastStep",
            "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
            "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
            "step_rows", "step_work"]
@@ -178,7 +181,14 @@ def step_work(m, n, nq):  # pragma: no cover - compiled
             np.empty(m), np.empty(SCALARS + 3 * nq + 2 * m), np.empty(nq + n + n * nq + n * nq * nq))
 
 
-@jit
+_projected_at = by_address(projected, returns="none")
+_callback_inputs_at = by_address(callback_inputs, returns="boolean")
+_input_curvature_at = by_address(input_curvature, returns="none")
+"""The constraint step's branches that most runs never take, each a kernel of its own called by address
+(:mod:`mbkron.jointvars.derivatives`): compiled only where a model takes them."""
+
+
+@address_only
 def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                  max_step, max_condition, order, projection, work):  # pragma: no cover - compiled
     """One predictor-corrector step from ``(q0, f0)`` to ``q`` and, with ``order``, the derivatives there: the
@@ -217,13 +227,9 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     report[0] = report[1] = report[2] = np.nan
     P = A
     if inputs != 0:  # p(q), ∂p/∂q, ∂²p/∂q² from the Python callback, into the buffer
-        for k in range(nq):
-            buffer[k] = q[k]
-        if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
+        if not _callback_inputs_at((inputs, m, borrowed(q), buffer, x_)):
             return INPUTS_FAILED, x[m:], f, tangent, 0, 0.0, grad, hess
         P = buffer[nq + n:nq + n + n * nq].reshape(n, nq)
-        for k in range(n):
-            x_[m + k] = buffer[nq + k]
     else:
         for k in range(n):  # p = A q + c
             value = 0.0
@@ -348,8 +354,7 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     g_pp = blocks[start:start + m * n * n].reshape(m, n, n)
     matmul_into(g_p, P, g_q)
     if projection:
-        rows = projection_rows(g_u)
-        copy_into(grad_, np.ascontiguousarray(projection_solve(rows, g_u, g_q)))
+        _projected_at((borrowed(g_u), borrowed(g_q), grad_))
     else:
         if lu_factor(g_u, LU, piv) == 0:
             return SINGULAR, x[m:], f, tangent, 0, 0.0, grad, hess
@@ -360,17 +365,10 @@ def _single_step(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, 
     if order >= 2:
         hessian_right_hand_side(P, grad_, g_uu, g_up, g_pp, hess_)  # Γ, in H's array
         if inputs != 0:  # + Σ_a ∂g_i/∂p_a ∂²p_a/∂q² (the chain rule through p(q))
-            d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
-            for i in range(m):
-                for k in range(nq):
-                    for l in range(nq):
-                        value = 0.0
-                        for a in range(n):
-                            value += g_p[i, a] * d2p[a, k, l]
-                        hess_[i, k, l] += value
+            _input_curvature_at((borrowed(g_p), buffer, hess_))
         flat = hess_.reshape(m, nq * nq)
         if projection:
-            copy_into(hess_, np.ascontiguousarray(projection_solve(rows, g_u, flat)))  # (it copies Γ first)
+            _projected_at((borrowed(g_u), flat, flat))  # (it copies Γ first)
         else:
             for i in range(m):  # H = −(∂g/∂u)⁻¹ Γ, solved in place
                 for k in range(nq * nq):
@@ -383,7 +381,7 @@ _single_step_at = by_address(_single_step, returns=STEP_RETURNS)
 """:func:`_single_step` called through its address: compiled once for the one step and the walk's steps."""
 
 
-@jit
+@address_only
 def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work,
                   change):  # pragma: no cover - compiled
     """The start ``(q0, f0)`` of a long walk shifted by whole periods towards ``q0 + change``, as
@@ -433,6 +431,12 @@ def _period_shift(first, second, data, m, A, c, q0, f0, tangent0, curvature0, de
     return OK, shifted_q, f, tangent, det_sign, condition
 
 
+_period_shift_at = by_address(
+    _period_shift, returns="Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64))")
+""":func:`_period_shift` called through its address: compiled where a walk is long enough to shift its start (not
+for a run that never walks that far)."""
+
+
 @jit
 def _note(report, start, values):  # pragma: no cover - compiled
     """``values`` into ``report`` from ``start`` on."""
@@ -440,7 +444,7 @@ def _note(report, start, values):  # pragma: no cover - compiled
         report[start + k] = values[k]
 
 
-@jit
+@address_only
 def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                      order, projection, work):  # pragma: no cover - compiled
     """The solution at ``q`` by continuation from ``(q0, f0)`` and the derivatives there, the steps working in
@@ -468,8 +472,9 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     shift = NOT_CONVERGED  # no shift tried
     current_condition = np.nan  # the start's (the caller knows it)
     if shifted:  # the start moved by whole periods, where that is a solution: the walk goes on from there
-        shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift(
-            first, second, data, m, A, c, q0, f0, tangent0, curvature0, det_sign0, settings, projection, work, change)
+        shift, current_q, current_f, current_tangent, current_sign, current_condition = _period_shift_at((
+            first, second, borrowed(data), m, borrowed(A), borrowed(c), q0, f0, tangent0, borrowed(curvature0),
+            det_sign0, settings, projection, borrowed(work), borrowed(change)))  # (q0, f0, tangent0 may be returned)
     if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
         current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
     _note(report, SCALARS, current_q)  # where the walk starts
@@ -593,7 +598,7 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
     return rows, F, G, H, last_p, start_tangent, sign, last_condition, curvature
 
 
-@jit
+@address_only
 def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
                        settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force,
                        matrix, constant, rows, qd, scratch, work):  # pragma: no cover - compiled
@@ -680,6 +685,14 @@ def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
     return _rhs(t, y, refer(context), advance)
 
 
+_rhs_at = by_address(_rhs, returns="Tuple((float64[::1], boolean))")
+""":func:`_rhs` called through its address."""
+
+
+EVALUATE_ONLY = -1
+"""The ``max_steps`` of :func:`group_trbdf2` that takes no step but evaluates the right-hand side at ``(t, y)``."""
+
+
 @jit
 def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
                  context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
@@ -687,16 +700,25 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
     documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
     :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses) and its Jacobian
     by :func:`~mbkron.compiled.trbdf2.state_jacobian`'s central differences: compiled once for every model with one
-    constraint group."""
-    return trbdf2_steps(_rhs, state_jacobian, refer(context), t, y, yp, t_bound, direction, max_step, rtol, atol,
-                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper,
-                        max_steps)  # context: the caller's
+    constraint group.
+
+    With ``max_steps`` :data:`EVALUATE_ONLY` no step: the right-hand side at ``(t, y)``, advancing, as the one row of
+    ``derivatives`` (the outcome ``STEP_DECLINED`` where it declines the state) — a TR-BDF2 run's first evaluations
+    (its start, its initial slope and step) by this kernel, so that the run compiles no other
+    (:meth:`mbkron.model.forward.StateKernel.step_accelerations`)."""
+    reference = refer(context)  # one pointer down the steps (context: the caller's)
+    if max_steps == EVALUATE_ONLY:
+        derivative, ok = _rhs_at((t, y, reference, np.bool_(True)))  # (by address: no second copy of it here)
+        return ((compiled_trbdf2.STEP_OK if ok else compiled_trbdf2.STEP_DECLINED), 0, np.empty((0, 1 + 4 * y.size)),
+                np.zeros(0, dtype=np.int64), np.empty((0, y.size)), derivative.reshape(1, y.size))
+    return trbdf2_steps(_rhs, state_jacobian, reference, t, y, yp, t_bound, direction, max_step, rtol, atol,
+                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)
 
 
-AHEAD = {"dynamics": forward_solved, "steps": group_trbdf2}
-"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (:meth:`FastStep.compile_dynamics`,
-the TR-BDF2 steps), in the order a run needs them: what the command line's helper process compiles
-(:mod:`mbkron.cli.prefetch`)."""
+AHEAD = {"dynamics": eom_state, "steps": group_trbdf2}
+"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (the terms of the equations of
+motion below the dynamics, :func:`mbkron.model.forward.compile_dynamics`; the TR-BDF2 steps), in the order a run
+needs them: what the command line's helper process compiles (:mod:`mbkron.cli.prefetch`)."""
 
 
 @jit
@@ -861,13 +883,9 @@ class FastStep:
             ``continuation`` the ``(Solution, hess)`` at the last row solved (None where ``done`` is 0), what
             :meth:`mbkron.jointvars.solvers.Continuation.advance` takes.
         """
-        use_curvature = curvature is not None
-        held = curvature if use_curvature else self._zero_curvature
         try:
-            done, F, G, H, p, tangent, det_sign, condition, last_hess = step_rows(  # writable copies: one type
-                *self.functions, self.m, self.A, self.c, Q, np.array(start.q, dtype=float),  # for the loop's start
-                np.array(start.f, dtype=float), np.array(start.tangent, dtype=float), np.array(held, dtype=float),
-                use_curvature, start.det_sign, self.settings, order, self.projection)
+            done, F, G, H, p, tangent, det_sign, condition, last_hess = step_rows(
+                *self._rows_arguments(start, curvature, Q, order))
         except (ArithmeticError, ValueError):
             return 0, None, None, None, None
         if done == 0:
@@ -875,6 +893,25 @@ class FastStep:
         solution = self.solution(Q[done - 1], p, F[done - 1].copy(), tangent, det_sign, condition)
         return (done, F[:done], G[:done] if order >= 1 else None, H[:done] if order >= 2 else None,
                 (solution, last_hess if order >= 2 else None))
+
+    def _rows_arguments(self, start: Solution, curvature: NDArray | None, Q: NDArray, order: int) -> tuple:
+        """The arguments of :func:`step_rows` for :meth:`rows`."""
+        use_curvature = curvature is not None
+        held = curvature if use_curvature else self._zero_curvature
+        return (*self.functions, self.m, self.A, self.c, Q, np.array(start.q, dtype=float),  # writable copies: one
+                np.array(start.f, dtype=float), np.array(start.tangent, dtype=float),  # type for the loop's start
+                np.array(held, dtype=float), use_curvature, start.det_sign, self.settings, order, self.projection)
+
+    def compile_rows(self, start: Solution) -> None:
+        """Compile (or load from numba's disk cache) :func:`step_rows` for the argument types of every :meth:`rows`
+        call (rows of writable C-contiguous floats, as the model's batched evaluations pass them) from ``start``,
+        evaluating nothing: a run compiles the kernel of its table of joint variables before its steps, which a
+        helper process may still be compiling (:mod:`mbkron.cli.prefetch`). Nothing without numba."""
+        if hasattr(step_rows, "compile"):  # a numba dispatcher (not under NUMBA_DISABLE_JIT)
+            from numba import typeof
+
+            arguments = self._rows_arguments(start, None, np.zeros((1, self.A.shape[1])), 0)
+            step_rows.compile(tuple(typeof(value) for value in arguments))
 
     def forward(self, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
                 model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):
@@ -918,7 +955,7 @@ class FastStep:
     def placeholder(cls, nq: int) -> FastStep:
         """A step of one joint variable over ``nq`` coordinates that calls no constraint functions, of the types every
         group's step has (the kernels are compiled once for every model): for compiling
-        the kernels of any group's runs ahead, with no group at hand (:meth:`compile_dynamics`,
+        the kernels of any group's runs ahead, with no group at hand (:func:`mbkron.model.forward.compile_dynamics`,
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
         step.m, step.kernels, step.inputs = 1, None, None
@@ -933,23 +970,10 @@ class FastStep:
 
     def placeholder_start(self) -> Solution:
         """A start of zeros, of the types a run's continuation has: for :meth:`state_context` where only the types
-        of its arrays matter (compiling ahead, :meth:`compile_dynamics`)."""
+        of its arrays matter (compiling ahead, :func:`mbkron.model.forward.compile_dynamics`)."""
         nq = self.A.shape[1]
         return Solution(np.zeros(nq), np.zeros(self.A.shape[0]), self.A, None, np.zeros(self.m),
                         np.zeros((self.m, nq)), 1, 1.0)
-
-    def compile_dynamics(self, context: tuple) -> None:
-        """Compile (or load from the disk cache) the dynamics :func:`~mbkron.compiled.forward.forward_solved` for the
-        argument types :func:`group_forward_into` calls it with in a run of :meth:`state_context` ``context``
-        (the step's values as :data:`STEP_RETURNS` declares them), without evaluating anything: what a helper
-        process compiles for a command (:mod:`mbkron.cli.prefetch`)."""
-        from numba import typeof
-
-        (_, _, _, m, A, _, _, _, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix,
-         constant, rows, scratch, _, start_q, start_f, start_tangent, *_) = context
-        arguments = (geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows,
-                     start_f, start_tangent, start_q, start_q, start_q, scratch)  # f, ∇f, q̇ᵀHq̇, q, q̇
-        forward_solved.compile(tuple(typeof(value) for value in arguments))
 
     def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
         """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""

@@ -13,9 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.compiled.calls import address_only, call_python
 from mbkron.compiled.common import jit
+from mbkron.compiled.linalg import copy_into
 
-__all__ = ["hessian_right_hand_side", "projection_rows", "projection_solve"]
+__all__ = ["callback_inputs", "hessian_right_hand_side", "input_curvature", "projected", "projection_rows",
+           "projection_solve"]
 
 
 @jit
@@ -158,3 +161,46 @@ def projection_solve(rows: NDArray, J: NDArray, c: NDArray) -> NDArray:
             for column in range(k):
                 eta_plus_c[r, column] += J[r, i] * x[i, column]
     return x
+
+
+@address_only
+def projected(g_u, right, out):  # pragma: no cover - compiled
+    """``out`` = the projection method's solution of ``∂g/∂u X = −right`` (:func:`projection_solve` with the rows
+    of :func:`projection_rows`, Eq. 118-120): ∇f or H of the compiled step
+    (:func:`mbkron.jointvars.compiled.step_kernel`) by ``method="projection"``, a kernel of its own (called by
+    address) so that a step by LU compiles none of it."""
+    copy_into(out, np.ascontiguousarray(projection_solve(projection_rows(g_u), g_u, right)))
+
+
+@address_only
+def callback_inputs(inputs, m, q, buffer, x):  # pragma: no cover - compiled
+    """Inputs not affine in ``q`` for the compiled step (:func:`mbkron.jointvars.compiled.step_kernel`): ``q`` into
+    ``buffer`` (:func:`mbkron.jointvars.compiled.step_work`'s last), the Python callback at the address ``inputs``
+    (:data:`~mbkron.compiled.calls.PYTHON_CALLBACK`, with the buffer's address) writing ``p(q)``, ``∂p/∂q`` and
+    ``∂²p/∂q²`` after it, and ``p`` into ``x[m:]``; False where the callback failed (it raised). A kernel of its own
+    (called by address), so that a step of affine inputs compiles none of it."""
+    nq, n = q.size, x.size - m
+    for k in range(nq):
+        buffer[k] = q[k]
+    if call_python(inputs, 0.0, buffer.ctypes.data) == 0:
+        return False
+    for k in range(n):
+        x[m + k] = buffer[nq + k]
+    return True
+
+
+@address_only
+def input_curvature(g_p, buffer, hess):  # pragma: no cover - compiled
+    """``hess[i] += Σ_a ∂g_i/∂p_a ∂²p_a/∂q²`` (Eq. 120's ``Γ`` through inputs ``p(q)`` that are not affine, the
+    chain rule's second term), ``∂²p/∂q²`` from the end of :func:`callback_inputs`' ``buffer``: a kernel of its own, as
+    that one."""
+    m, n = g_p.shape
+    nq = hess.shape[1]
+    d2p = buffer[nq + n + n * nq:].reshape(n, nq, nq)
+    for i in range(m):
+        for k in range(nq):
+            for l in range(nq):
+                value = 0.0
+                for a in range(n):
+                    value += g_p[i, a] * d2p[a, k, l]
+                hess[i, k, l] += value

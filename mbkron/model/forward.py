@@ -26,7 +26,7 @@ from mbkron.core.lazy import LazyModule
 from mbkron.dynamics import load_records
 from mbkron.jointvars.explicit import joint_dynamics
 
-__all__ = ["ForwardDynamics", "StateKernel", "solve_positive_definite"]
+__all__ = ["ForwardDynamics", "StateKernel", "compile_dynamics", "compile_forward", "solve_positive_definite"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 compiled_trbdf2 = LazyModule("mbkron.compiled.trbdf2")
@@ -184,7 +184,7 @@ class ForwardDynamics:
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> None:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
         constraint group, without evaluating anything: ``"dynamics"`` the accelerations below the group's step
-        (:meth:`mbkron.jointvars.compiled.FastStep.compile_dynamics`), ``"steps"`` the TR-BDF2 steps
+        (:func:`compile_dynamics`), ``"steps"`` the TR-BDF2 steps
         (:meth:`StateKernel.compile_steps`), in the order given. They are compiled once for every such model (their
         argument types are the same for all), so a model without a group compiles them for a placeholder group
         (:meth:`~mbkron.jointvars.compiled.FastStep.placeholder`): what :mod:`mbkron.cli.prefetch`'s helper
@@ -201,7 +201,7 @@ class ForwardDynamics:
                                           self.matrix, self.constant, rows)
         for kernel in kernels:
             if kernel == "dynamics":
-                fast_step.compile_dynamics(context)
+                compile_dynamics(context)
             else:
                 StateKernel(fast_step, None, context).compile_steps()
 
@@ -245,12 +245,34 @@ class StateKernel:
     def compile_steps(self) -> None:
         """Compile (or load from the cache) the kernel of :meth:`steps` for the argument types of every call, taking
         no step."""
+        self._no_steps(np.zeros(2 * self.nq), 0)
+
+    def step_accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
+        """``q̈`` at the state ``y`` by the kernel of :meth:`steps` (:data:`mbkron.jointvars.compiled.EVALUATE_ONLY`:
+        no step; the continuation advances to ``y``), or None where the kernel declines it: a TR-BDF2 run's first
+        evaluations, so that the run compiles no kernel but its steps' (and theirs)."""
+        outcome, *_, derivatives = self._no_steps(np.array(y, dtype=float), _group.EVALUATE_ONLY)
+        return derivatives[0, self.nq:] if outcome == compiled_trbdf2.STEP_OK else None
+
+    def _no_steps(self, y: NDArray, max_steps: int):
+        """:meth:`steps` from ``y`` (writable, C-contiguous floats) with ``max_steps`` 0 or
+        :data:`~mbkron.jointvars.compiled.EVALUATE_ONLY` and placeholders of every other argument's type."""
         n, nq = 2 * self.nq, self.nq
         vector, matrix = np.zeros(n), np.zeros((n, n))
-        self.steps(0.0, vector, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
-                   np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE), np.zeros(3, dtype=np.int64),
-                   times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE), lower=np.zeros(nq),
-                   upper=np.zeros(nq), max_steps=0)
+        return self.steps(0.0, y, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
+                          np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE),
+                          np.zeros(3, dtype=np.int64), times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE),
+                          lower=np.zeros(nq), upper=np.zeros(nq), max_steps=max_steps)
+
+    def compile_forward(self) -> None:
+        """Compile (or load from the cache) the kernels below this right-hand side's own
+        (:func:`compile_forward`), evaluating nothing."""
+        compile_forward(self.context)
+
+    def compile_rows(self) -> None:
+        """Compile (or load from the cache) the kernel of the joint variables at a run's output rows
+        (:meth:`mbkron.jointvars.compiled.FastStep.compile_rows`), evaluating nothing."""
+        self.fast_step.compile_rows(self.continuation.start)
 
     def runge_kutta(self, mode: int, *arguments):
         """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
@@ -280,6 +302,50 @@ class StateKernel:
         start_q[:], start_f[:], start_tangent[:], start_p[:] = start.q, start.f, start.tangent, start.p
         held[:] = 0.0 if curvature is None else curvature
         scalars[:] = (curvature is not None, start.det_sign, start.condition)
+
+
+def compile_dynamics(context: tuple) -> None:
+    """Compile (or load from the disk cache) the terms of the equations of motion
+    (:func:`mbkron.compiled.dynamics.eom_state`) for the argument types a run of the state context ``context``
+    (:meth:`mbkron.jointvars.compiled.FastStep.state_context`) calls them with (by address, from the dynamics'
+    ``_forward_state``), without evaluating anything: what a helper process compiles for a command
+    (:mod:`mbkron.cli.prefetch`)."""
+    from numba import typeof
+
+    from mbkron.compiled.dynamics import eom_state
+
+    (_, _, _, _, _, _, _, _, geometry, links, inertia_rows, gravity, springs, _, _, _, _, _, scratch, _, start_q,
+     *_) = context
+    f, grad, convective, _, (M, _, _, Nqd, G, Q), workspace = scratch
+    eom_state.compile(tuple(typeof(value) for value in (
+        geometry, links, inertia_rows, gravity, springs, f, grad, convective, start_q, M, Nqd, G, Q,
+        workspace)))  # (q̇: the state's, as start_q)
+
+
+def compile_forward(context: tuple) -> None:
+    """Compile (or load from the disk cache) :func:`mbkron.jointvars.compiled.group_forward_into` and the dynamics'
+    ``_forward_state`` (:mod:`mbkron.compiled.forward`, which :func:`~mbkron.compiled.forward.forward_solved` calls
+    by address) for the argument types the right-hand side calls them with in a run of the state context
+    ``context``, without evaluating anything: a TR-BDF2 run compiles its right-hand side's kernels before it waits
+    for its steps, which a helper process may still be compiling (:mod:`mbkron.cli.prefetch`). Nothing without
+    numba."""
+    if not hasattr(_group.group_forward_into, "compile"):  # not a numba dispatcher (NUMBA_DISABLE_JIT)
+        return
+    from numba import boolean, int64, typeof
+
+    (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
+     joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, _,
+     _) = context
+    arguments = [typeof(value) for value in (first, second, data, m, A, c, start_q, start_q, start_f, start_tangent,
+                                             curvature)]  # (q: the state's, as start_q)
+    arguments += [boolean, int64]  # use_curvature, det_sign0
+    arguments += [typeof(value) for value in (settings, projection, geometry, links, inertia_rows, gravity, springs,
+                                              joint_torque, force, matrix, constant, rows, start_q, scratch, work)]
+    _group.group_forward_into.compile(tuple(arguments))
+    f, grad, convective, qdd, terms, workspace = scratch
+    _forward._forward_state.compile(tuple(typeof(value) for value in (
+        geometry, links, inertia_rows, gravity, springs, joint_torque, force, f, grad, convective, start_q, qdd,
+        terms, workspace)))  # (q̇: the state's, as start_q)
 
 
 _FLOAT = np.dtype(np.float64)
