@@ -72,7 +72,7 @@ def test_a_declined_step_is_redone_by_scipy(squeezer, monkeypatch):
     is scipy's alone, within its accuracy (the steps' sizes differ in their last digits, which the error estimate
     amplifies by 1/tolerance: see the module's text)."""
     from mbkron.compiled import runge_kutta as kernel
-    from mbkron.jointvars.compiled import RUNGE_KUTTA_STEP
+    from mbkron.jointvars.group import RUNGE_KUTTA_STEP
     from mbkron.model.forward import StateKernel
 
     original = StateKernel.runge_kutta

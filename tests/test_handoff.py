@@ -111,7 +111,7 @@ def test_compile_ahead_compiles_what_a_run_calls(ahead):
     """The kernels compiled ahead, with a tree model (as the helper does: a placeholder group) or with the model
     itself, have the argument types a closed-loop model's run calls them with: after both, one specialisation each
     (a second one would mean the helper compiled something no run uses)."""
-    from mbkron.jointvars.compiled import AHEAD
+    from mbkron.jointvars.group import AHEAD
 
     assert mbkron.load_model(ROOT / "models" / ahead).compile_ahead() is True
     model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
@@ -181,7 +181,7 @@ def test_helper_compiles_and_releases(tmp_path):
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free
         finally:
             os.close(probe)
-    from mbkron.jointvars.compiled import AHEAD
+    from mbkron.jointvars.group import AHEAD
 
     assert all(len(kernel.signatures) == 1 for kernel in AHEAD.values())
 
@@ -192,7 +192,7 @@ def test_what_a_tr_bdf2_run_compiles_before_its_steps_is_what_it_calls():
     (one specialisation after the run; a second would mean it compiled something no run uses)."""
     import numpy as np
 
-    from mbkron.jointvars.compiled import group_forward_into
+    from mbkron.jointvars.group import group_forward_into
 
     model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
     model.state_kernel(model.workspace()).compile_forward()

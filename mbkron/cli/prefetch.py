@@ -48,10 +48,10 @@ a Python right-hand side."""
 
 
 def _kernels() -> dict:
-    """The kernels a helper may compile, by name: a group's (:data:`mbkron.jointvars.compiled.AHEAD`) and
+    """The kernels a helper may compile, by name: a group's (:data:`mbkron.jointvars.group.AHEAD`) and
     :data:`CALLBACK`."""
     from mbkron.compiled.trbdf2 import callback_trbdf2
-    from mbkron.jointvars.compiled import AHEAD
+    from mbkron.jointvars.group import AHEAD
 
     return {**AHEAD, CALLBACK: callback_trbdf2}
 

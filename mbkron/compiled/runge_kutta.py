@@ -8,7 +8,7 @@ surface's curvature, each with its own right-hand side.
 :func:`adaptive_step`: one accepted step of scipy's explicit Runge–Kutta solvers (``RK23``, ``RK45``,
 ``DOP853``: ``scipy.integrate._ivp.rk.RungeKutta._step_impl`` with ``rk_step`` and the methods'
 ``_estimate_error_norm``, decision for decision and with their constants), with a compiled right-hand side
-``rhs(t, y, context, advance) -> (y', ok)`` (:func:`mbkron.jointvars.compiled.state_rhs`), so that a run of
+``rhs(t, y, context, advance) -> (y', ok)`` (:func:`mbkron.jointvars.group.state_rhs`), so that a run of
 a model whose right-hand side is one compiled call (a model with one constraint group) spends no Python
 per stage; :func:`adaptive_steps` takes several of them in one call, up to where a run's checks or output rows
 need Python; :func:`extra_stages` are DOP853's three more stages for its dense output and :func:`derivatives`
@@ -16,7 +16,7 @@ the right-hand side at given states (the output rows). The solvers that drive th
 (:mod:`mbkron.integrate.runge_kutta`) keep scipy's state; scipy's solvers are the oracle
 (``tests/test_compiled_runge_kutta.py``). Like :func:`mbkron.compiled.trbdf2.trbdf2_steps`, these take the
 right-hand side as an argument and are inlined into the one kernel that names it
-(:func:`mbkron.jointvars.compiled.group_runge_kutta`).
+(:func:`mbkron.jointvars.group.group_runge_kutta`).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ machine and cached on disk:
   :func:`callback_jacobian` copy the state into a buffer of the context and call the Python driver back through
   its C callback (:func:`mbkron.compiled.calls.call_python`), which writes ``y'`` or the Jacobian into the
   context's other buffers;
-- :func:`mbkron.jointvars.compiled.group_trbdf2` (this layer cannot import it) for a model with one compiled
-  constraint group: its right-hand side :func:`~mbkron.jointvars.compiled.state_rhs` calls the constraint step and
+- :func:`mbkron.jointvars.group.group_trbdf2` (this layer cannot import it) for a model with one compiled
+  constraint group: its right-hand side :func:`~mbkron.jointvars.group.state_rhs` calls the constraint step and
   the dynamics through their address (:mod:`mbkron.compiled.calls`), its Jacobian is :func:`state_jacobian`'s
   central differences, and what is specific to a model reaches it as arguments (the constraint functions'
   addresses in ``context``), never as code.

@@ -30,7 +30,7 @@ from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 from mbkron.compiled import runge_kutta as kernel
 from mbkron.compiled.runs import LIMITS_SIZE
 from mbkron.integrate.common import StepRuns
-from mbkron.jointvars.compiled import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
+from mbkron.jointvars.group import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
 
 __all__ = ["COMPILED", "STEPS_PER_CALL", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
 
@@ -55,7 +55,7 @@ def _tableau(solver_class: type) -> tuple:
 
 def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDArray) -> NDArray | None:
     """The right-hand side at the rows of ``states`` (k, n) at ``times`` in one compiled call
-    (:func:`mbkron.jointvars.compiled.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
+    (:func:`mbkron.jointvars.group.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
     steps' calls, ``tableau`` the solver's: one compilation for both); None where the kernel declines a row."""
     n = states.shape[1]
     derivatives = np.empty_like(states)

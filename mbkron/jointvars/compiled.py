@@ -18,13 +18,11 @@ Inputs that are not affine in ``q`` are evaluated through a Python callback (``s
 
 The path is chosen when a model is built
 (:class:`mbkron.jointvars.constrained.ConstrainedJointVariables`), never after a number of
-evaluations; the results do not depend on when anything is compiled. Beside the step
-(:func:`step_kernel`), :func:`group_forward` is the step and, in the same compiled call, the model's
-accelerations (:func:`mbkron.compiled.forward.forward_solved`), which
-:class:`mbkron.model.forward.ForwardDynamics` uses for a model with one such group
-(:meth:`FastStep.forward`); :func:`state_rhs` is the right-hand side ``y' = (q̇, q̈)`` continuing from
-the previous state and :func:`group_trbdf2` TR-BDF2 steps around it (a run of them in one call)
-(:mod:`mbkron.compiled.trbdf2`).
+evaluations; the results do not depend on when anything is compiled. Above the step (:func:`step_kernel`),
+:mod:`mbkron.jointvars.group` is the step with the model's accelerations in one compiled call, the state's
+right-hand side ``y' = (q̇, q̈)`` continuing from the previous state and the TR-BDF2 and Runge–Kutta runs around
+it: the dynamics' use of the step, kept apart from the step itself (it goes with the dynamics when the tree is
+ordered by roles, issue 26).
 
 Generated code and library kernels
 ----------------------------------
@@ -33,17 +31,19 @@ library code, compiled once per machine. :func:`mbkron.jointvars.generated.modul
 ``∂g/∂p``) and ``second`` (the first and second derivatives at the solution) as C callbacks
 (``numba.cfunc``) of the one signature :data:`mbkron.compiled.callbacks.CONSTRAINT_SIGNATURE`
 ``(x, out, data)``; the closure callbacks (:mod:`mbkron.compiled.closure_callbacks`) have the same
-signature and read the group from ``data``. The kernels of this module (:func:`step_kernel`,
-:func:`group_forward`, :func:`state_rhs`, :func:`group_trbdf2`) take the two addresses as integer
-arguments and ``data`` as a read-only array (:attr:`FastStep.functions`, the first three entries of a
-:meth:`FastStep.state_context`) and call them through
+signature and read the group from ``data``. The kernels of this module and of :mod:`mbkron.jointvars.group`
+(:func:`step_kernel`, :func:`~mbkron.jointvars.group.group_forward`, :func:`~mbkron.jointvars.group.state_rhs`,
+:func:`~mbkron.jointvars.group.group_trbdf2`) take the two addresses as integer arguments and ``data`` as a
+read-only array (:attr:`FastStep.functions`, the first three entries of a
+:func:`~mbkron.jointvars.group.state_context`) and call them through
 :func:`mbkron.compiled.callbacks.constraint_function`, so their argument types are the same for every
 model: numba compiles each once, caches it on disk (``cache=True``) and loads it for every later
 model. A model never seen before compiles only its expression group's two callbacks (a fraction of a
-second), a closed-loop model nothing. Below the small right-hand side :func:`state_rhs` (compiled into the
-TR-BDF2, Jacobian and Runge–Kutta kernels that take it), each kernel calls the one below it through its address
-(:mod:`mbkron.compiled.calls`: :func:`state_rhs` → :func:`group_forward_into` → :func:`step_kernel_into` →
-:func:`_single_step`), so each is compiled once, not again inside every kernel above it (the README's main
+second), a closed-loop model nothing. Below the small right-hand side
+:func:`~mbkron.jointvars.group.state_rhs` (compiled into the TR-BDF2, Jacobian and Runge–Kutta kernels that take
+it), each kernel calls the one below it through its address (:mod:`mbkron.compiled.calls`:
+:func:`~mbkron.jointvars.group.state_rhs` → :func:`~mbkron.jointvars.group.group_forward_into` →
+:func:`step_kernel_into` → :func:`_single_step`), so each is compiled once, not again inside every kernel above it (the README's main
 job compiled in 38 s of CPU before, 24 s after; issue 26), and passes its arrays down borrowed
 (:func:`mbkron.compiled.calls.borrowed`), with the arrays the step and the dynamics work in allocated once per
 run in the state context (:func:`step_work`, :func:`mbkron.compiled.forward.forward_scratch`): numba's atomic
@@ -64,26 +64,16 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.compiled import runge_kutta
-from mbkron.compiled import trbdf2 as compiled_trbdf2
 from mbkron.compiled.callbacks import callback_address, constraint_function
-from mbkron.compiled.calls import address_only, borrowed, by_address, refer, referent
+from mbkron.compiled.calls import address_only, borrowed, by_address
 from mbkron.compiled.common import jit, jitable
-from mbkron.compiled.dynamics import eom_state
-from mbkron.compiled.forward import forward_scratch, forward_solved
-from mbkron.compiled.linalg import (copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs,
-                                    quadratic_forms, sum_scaled)
-from mbkron.compiled.runge_kutta import adaptive_steps, derivatives, extra_stages
-from mbkron.compiled.trbdf2 import state_jacobian, trbdf2_steps
+from mbkron.compiled.linalg import copy_into, dot, lu_factor, lu_solve, matmul_into, matvec, max_abs, sum_scaled
 from mbkron.jointvars.constraint_callbacks import NO_DATA, constraint_callbacks
 from mbkron.jointvars.derivatives import callback_inputs, hessian_right_hand_side, input_curvature, projected
 from mbkron.jointvars.solution import Solution
 
-__all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGES", "REPORT", "RUNGE_KUTTA_STEP",
-           "FastStep",
-           "group_forward", "group_forward_into", "group_jacobian", "group_runge_kutta",
-           "group_trbdf2", "state_rhs", "step_kernel", "step_kernel_into",
-           "step_rows", "step_work"]
+__all__ = ["REPORT", "STEP_RETURNS", "FastStep", "step_kernel", "step_kernel_into", "step_kernel_into_at", "step_rows",
+           "step_work"]
 
 (OK, SINGULAR, DAMPED, NOT_CONVERGED, SUBDIVIDE, BRANCH, ILL_CONDITIONED, NOT_FINITE, SIGN_CHANGED, LOST, NOT_ARRIVED,
  INPUTS_FAILED) = range(12)
@@ -118,15 +108,6 @@ STEP_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int6
 """What :func:`step_kernel_into` (and its :func:`_single_step`) returns, declared to their callers by address
 (:func:`~mbkron.compiled.calls.by_address`), so that compiling a caller does not compile them."""
 
-FORWARD_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, :, ::1], "
-                   "float64[::1], int64))")
-"""What :func:`group_forward_into` returns, declared likewise (:data:`STEP_RETURNS`): compiling TR-BDF2 and the
-right-hand side above it needs neither the constraint step nor the dynamics compiled."""
-
-
-CONTINUATION = slice(-6, None)
-"""Where a :meth:`FastStep.state_context` keeps its continuation: ``(q, f, tangent, curvature, p, scalars)``
-last, ``scalars`` being ``(use_curvature, det_sign, condition)`` (the order :func:`state_rhs` unpacks)."""
 
 @jit
 def _one_norm(A):  # pragma: no cover - compiled
@@ -527,7 +508,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
     return NOT_ARRIVED, p, f, tangent, det_sign, condition, grad, hess
 
 
-_step_kernel_into_at = by_address(step_kernel_into, returns=STEP_RETURNS)
+step_kernel_into_at = by_address(step_kernel_into, returns=STEP_RETURNS)
 """:func:`step_kernel_into` called through its address (:mod:`mbkron.compiled.calls`): compiled once, not again
 inside each caller."""
 
@@ -555,7 +536,7 @@ def step_kernel(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, u
     message needs (:data:`REPORT`, :meth:`FastStep.report`).
     """
     work = step_work(m, A.shape[0], A.shape[1])
-    status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
+    status, p, f, tangent, det_sign, condition, grad, hess = step_kernel_into_at((
         first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, order,
         projection, work))
     return status, p, f, tangent, det_sign, condition, grad, hess, work[16]
@@ -580,7 +561,7 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
     work = step_work(m, A.shape[0], nq)  # one for every row
     for r in range(rows):
         q = Q[r].copy()
-        status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
+        status, p, f, tangent, det_sign, condition, grad, hess = step_kernel_into_at((
             first, second, data, m, A, c, q, start_q, start_f, start_tangent, curvature, use, sign, settings, order,
             projection, work))
         if status != OK:
@@ -596,167 +577,6 @@ def step_rows(first, second, data, m, A, c, Q, q0, f0, tangent0, curvature0, use
         if use:
             curvature = hess
     return rows, F, G, H, last_p, start_tangent, sign, last_condition, curvature
-
-
-@address_only
-def group_forward_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0,
-                       settings, projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force,
-                       matrix, constant, rows, qd, scratch, work):  # pragma: no cover - compiled
-    """:func:`step_kernel_into` at ``q`` (order 2, in ``work``: :func:`step_work`) and, in the same call, the
-    model's ``q̈`` (Eq. 198, :func:`mbkron.compiled.forward.forward_solved`, in the arrays ``scratch`` of
-    :func:`~mbkron.compiled.forward.forward_scratch`): :func:`state_rhs`'s, with a run's arrays; see
-    :func:`group_forward`.
-
-    Returns ``(status, p, f, tangent, det_sign, condition, hess, qdd, code)``: ``code`` is
-    :func:`~mbkron.compiled.forward.forward_solved`'s (0 where the step's ``status`` is not ``OK``); ``qdd`` is
-    the scratch's array.
-    """
-    status, p, f, tangent, det_sign, condition, grad, hess = _step_kernel_into_at((
-        first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(q0), borrowed(f0),
-        borrowed(tangent0), borrowed(curvature0), use_curvature, det_sign0, settings, np.int64(2),
-        projection, borrowed(work)))  # np.int64, not the literal 2: the same specialisation as step_kernel's
-    if status != OK:
-        return status, p, f, tangent, det_sign, condition, hess, scratch[3], 0
-    qdd, code = forward_solved(borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity),
-                               borrowed(springs), borrowed(joint_torque), borrowed(force), borrowed(matrix),
-                               borrowed(constant), borrowed(rows), f, grad, quadratic_forms(hess, qd), borrowed(q),
-                               borrowed(qd), scratch)  # the dynamics needs q̇ᵀ H q̇ only
-    return status, p, f, tangent, det_sign, condition, hess, qdd, code
-
-
-_group_forward_into_at = by_address(group_forward_into, returns=FORWARD_RETURNS)
-""":func:`group_forward_into` called through its address."""
-
-
-@jit
-def group_forward(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
-                  projection, geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant,
-                  rows, qd):  # pragma: no cover - compiled
-    """:func:`group_forward_into` in arrays of its own (:meth:`FastStep.forward`, from Python: one call takes no more
-    arrays to convert than it needs). Returns what it returns, ``qdd`` a new array."""
-    return _group_forward_into_at((
-        first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings, projection,
-        geometry, links, inertia_rows, gravity, springs, joint_torque, force, matrix, constant, rows, qd,
-        forward_scratch(links.shape[0], qd.shape[0], matrix.shape[0]), step_work(m, A.shape[0], A.shape[1])))
-
-
-@jit
-def _rhs(t, y, reference, advance):  # pragma: no cover - compiled
-    """:func:`state_rhs` of the context ``reference`` refers to (:func:`~mbkron.compiled.calls.refer`): the
-    right-hand side the kernels below a run's call pass the context to by one pointer."""
-    (first, second, data, m, A, c, settings, projection, geometry, links, inertia_rows, gravity, springs,
-     joint_torque, force, matrix, constant, rows, scratch, work, start_q, start_f, start_tangent, curvature, start_p,
-     scalars) = referent(reference)  # borrowed: held by the caller of the run's kernel
-    nq = start_q.size
-    q, qd = y[:nq], y[nq:]  # views: y is held by the caller for the call
-    # the arrays go down a chain of kernels: borrowed, they cost no atomic reference counting on the way
-    status, p, f, tangent, det_sign, condition, hess, qdd, code = _group_forward_into_at((
-        first, second, borrowed(data), m, borrowed(A), borrowed(c), borrowed(q), borrowed(start_q), borrowed(start_f),
-        borrowed(start_tangent), borrowed(curvature), scalars[0] != 0.0, np.int64(scalars[1]), settings, projection,
-        borrowed(geometry), borrowed(links), borrowed(inertia_rows), borrowed(gravity), borrowed(springs),
-        borrowed(joint_torque), borrowed(force), borrowed(matrix), borrowed(constant), borrowed(rows), borrowed(qd),
-        borrowed(scratch), borrowed(work)))  # q̈ is the scratch's: read below, not returned
-    out = np.empty(2 * nq)
-    if status != OK or code != 0:
-        return out, False
-    for k in range(nq):
-        out[k] = qd[k]
-        out[nq + k] = qdd[k]
-    if advance:
-        copy_into(start_q, q)
-        copy_into(start_f, f)
-        copy_into(start_tangent, tangent)
-        copy_into(curvature, hess)
-        copy_into(start_p, p)
-        scalars[0] = 1.0
-        scalars[1] = det_sign
-        scalars[2] = condition
-    return out, True
-
-
-@jit
-def state_rhs(t, y, context, advance):  # pragma: no cover - compiled
-    """``(y', ok)`` of the state ``y = (q, q̇)`` by :func:`group_forward_into` (the group's step from the
-    continuation in ``context`` and the accelerations); with ``advance`` the continuation moves to the
-    solution, as :meth:`mbkron.jointvars.solvers.Continuation.advance`. ``ok`` is False where the kernel
-    declines the state (the model's general route then solves it and raises the step's error). ``context`` is :meth:`FastStep.state_context`'s: the
-    generated functions' addresses first, so one compilation serves every model. ``t`` is unused (the
-    equations of motion are autonomous), the signature that of TR-BDF2's right-hand side."""
-    return _rhs(t, y, refer(context), advance)
-
-
-_rhs_at = by_address(_rhs, returns="Tuple((float64[::1], boolean))")
-""":func:`_rhs` called through its address."""
-
-
-EVALUATE_ONLY = -1
-"""The ``max_steps`` of :func:`group_trbdf2` that takes no step but evaluates the right-hand side at ``(t, y)``."""
-
-
-@jit
-def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol, nq, J, lu, piv, memory, counts,
-                 context, times, limits, lower, upper, max_steps):  # pragma: no cover - compiled
-    """Up to ``max_steps`` TR-BDF2 steps and their output rows (:func:`mbkron.compiled.trbdf2.trbdf2_steps`, which
-    documents the arguments and the six values returned) with the right-hand side :func:`state_rhs` of the
-    :meth:`FastStep.state_context` ``context`` (which carries the generated functions' addresses) and its Jacobian
-    by :func:`~mbkron.compiled.trbdf2.state_jacobian`'s central differences: compiled once for every model with one
-    constraint group.
-
-    With ``max_steps`` :data:`EVALUATE_ONLY` no step: the right-hand side at ``(t, y)``, advancing, as the one row of
-    ``derivatives`` (the outcome ``STEP_DECLINED`` where it declines the state) — a TR-BDF2 run's first evaluations
-    (its start, its initial slope and step) by this kernel, so that the run compiles no other
-    (:meth:`mbkron.model.forward.StateKernel.step_accelerations`)."""
-    reference = refer(context)  # one pointer down the steps (context: the caller's)
-    if max_steps == EVALUATE_ONLY:
-        derivative, ok = _rhs_at((t, y, reference, np.bool_(True)))  # (by address: no second copy of it here)
-        return ((compiled_trbdf2.STEP_OK if ok else compiled_trbdf2.STEP_DECLINED), 0, np.empty((0, 1 + 4 * y.size)),
-                np.zeros(0, dtype=np.int64), np.empty((0, y.size)), derivative.reshape(1, y.size))
-    return trbdf2_steps(_rhs, state_jacobian, reference, t, y, yp, t_bound, direction, max_step, rtol, atol,
-                        newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)
-
-
-AHEAD = {"dynamics": eom_state, "steps": group_trbdf2}
-"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (the terms of the equations of
-motion below the dynamics, :func:`mbkron.model.forward.compile_dynamics`; the TR-BDF2 steps), in the order a run
-needs them: what the command line's helper process compiles (:mod:`mbkron.cli.prefetch`)."""
-
-
-@jit
-def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
-    """``J = ∂y'/∂y`` of :func:`state_rhs` at ``(t, y)`` by
-    :func:`mbkron.compiled.trbdf2.state_jacobian`'s central differences, from the continuation in ``context``
-    (not advanced); False where a perturbed state is declined. The implicit solvers' Jacobian in a kernel of its
-    own, so that a run of Radau, BDF or LSODA compiles no TR-BDF2."""
-    return state_jacobian(_rhs, refer(context), t, y, nq, J)
-
-
-RUNGE_KUTTA_STEP, EXTRA_STAGES, DERIVATIVES = 0, 1, 2
-"""What :func:`group_runge_kutta` does (its ``mode``)."""
-
-
-@jit
-def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E, E3, E5,
-                      error_exponent, n_stages, K, counts, limits, lower, upper, max_steps,
-                      context):  # pragma: no cover - compiled
-    """:mod:`mbkron.compiled.runge_kutta`'s kernels with the right-hand side :func:`state_rhs` of the
-    :meth:`FastStep.state_context` ``context``: compiled once for every model with one constraint group.
-
-    ``mode`` :data:`RUNGE_KUTTA_STEP`: up to ``max_steps`` steps (:func:`~mbkron.compiled.runge_kutta.adaptive_steps`
-    with ``limits``, ``lower``, ``upper``; ``K`` unused), its four values ``(outcome, accepted, record, stages)``.
-    :data:`EXTRA_STAGES`: DOP853's dense-output stages (:func:`~mbkron.compiled.runge_kutta.extra_stages`) from
-    ``(t, y)`` over the step ``h_abs`` (signed) with ``A`` and ``C`` their coefficients, into ``K``.
-    :data:`DERIVATIVES`: the right-hand side at the times ``y`` and the states ``K`` (rows), into ``A``. The last
-    two return the outcome (``STEP_OK`` or ``STEP_DECLINED``), then no steps.
-    """
-    context = refer(context)  # one pointer down the steps (held by the caller)
-    if mode == RUNGE_KUTTA_STEP:
-        return adaptive_steps(_rhs, context, t, y, f, h_abs, t_bound, direction, max_step, rtol, atol, A, B, C, E,
-                              E3, E5, error_exponent, n_stages, counts, limits, lower, upper, max_steps)
-    if mode == EXTRA_STAGES:
-        ok = extra_stages(_rhs, context, t, y, h_abs, A, C, n_stages, K, counts)
-    else:
-        ok = derivatives(_rhs, context, y, K, A)
-    return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), 0, np.empty((0, 0)), np.empty((0, 0, 0))
 
 
 def _no_periods(nq: int, m: int) -> NDArray:
@@ -913,43 +733,6 @@ class FastStep:
             arguments = self._rows_arguments(start, None, np.zeros((1, self.A.shape[1])), 0)
             step_rows.compile(tuple(typeof(value) for value in arguments))
 
-    def forward(self, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
-                model_arrays: tuple, matrix: NDArray, constant: NDArray, rows: NDArray):
-        """The step at ``q`` and, in the same compiled call, the model's ``q̈`` (Eq. 198) with this group's
-        joint variables in ``rows`` and the others affine (``matrix``, ``constant``); ``model_arrays`` as
-        :class:`mbkron.model.forward.ForwardDynamics` holds them. None where it declines (the model's general route then
-        solves the state and raises the step's error).
-
-        Returns
-        -------
-        (Solution, hess, qdd) or None
-        """
-        use_curvature = curvature is not None
-        curvature = curvature if use_curvature else self._zero_curvature
-        try:
-            status, p, f, tangent, det_sign, condition, hess, qdd, code = group_forward(
-                *self.functions, self.m, self.A, self.c, q, start.q, start.f, start.tangent, curvature, use_curvature,
-                start.det_sign, self.settings, self.projection, *model_arrays, force, matrix, constant, rows, qd)
-        except (ArithmeticError, ValueError):
-            return None
-        if status != OK or code != 0:
-            return None
-        return self.solution(q, p, f, tangent, det_sign, condition), hess, qdd
-
-    def state_context(self, start: Solution, curvature: NDArray | None, force: NDArray, model_arrays: tuple,
-                      matrix: NDArray, constant: NDArray, rows: NDArray) -> tuple:
-        """The arguments of :func:`state_rhs` ``(t, y, context, advance)`` and :func:`group_trbdf2` for the
-        state ``y = (q, q̇)`` of a model as in :meth:`forward`, with a continuation from ``start``
-        (``curvature``: ``H`` there, if known) held in its own arrays (:meth:`continuation`) and the arrays the
-        dynamics works in (:func:`mbkron.compiled.forward.forward_scratch`), allocated once per run."""
-        scalars = np.array([curvature is not None, start.det_sign, start.condition], dtype=float)
-        held = self._zero_curvature if curvature is None else curvature
-        scratch = forward_scratch(model_arrays[1].shape[0], self.A.shape[1], matrix.shape[0])
-        work = step_work(self.m, self.A.shape[0], self.A.shape[1])
-        return (*self.functions, self.m, self.A, self.c, self.settings, self.projection, *model_arrays, force, matrix,
-                constant, rows, scratch, work, start.q.copy(), np.array(start.f, dtype=float),
-                np.array(start.tangent, dtype=float), np.array(held, dtype=float), np.array(start.p, dtype=float),
-                scalars)
 
     @classmethod
     def placeholder(cls, nq: int) -> FastStep:
@@ -975,8 +758,3 @@ class FastStep:
         return Solution(np.zeros(nq), np.zeros(self.A.shape[0]), self.A, None, np.zeros(self.m),
                         np.zeros((self.m, nq)), 1, 1.0)
 
-    def continuation(self, context: tuple) -> tuple[Solution, NDArray | None]:
-        """``(start, curvature)`` of the continuation a :meth:`state_context` has reached."""
-        start_q, start_f, start_tangent, curvature, start_p, scalars = (value.copy() for value in context[CONTINUATION])
-        solution = Solution(start_q, start_p, self.A, None, start_f, start_tangent, int(scalars[1]), float(scalars[2]))
-        return solution, (curvature if scalars[0] else None)

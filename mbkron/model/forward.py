@@ -7,7 +7,7 @@ generalized forces with constant values, ``q̈`` of Eq. 198 is computed by
 algorithm, O(n), one call for a state or a batch), :func:`mbkron.compiled.forward.forward_explicit`
 (other explicit joint variables — affine in q, empirical functions of a coordinate, expressions: the joint
 variables, kinematics, M, N q̇, G, the loads and the Cholesky solve in one call),
-:meth:`mbkron.jointvars.compiled.FastStep.forward` (one constraint group with a compiled step: its Newton step, ∇f,
+:meth:`mbkron.jointvars.group.forward` (one constraint group with a compiled step: its Newton step, ∇f,
 H and the dynamics in one call) or :func:`mbkron.compiled.forward.forward_given` (a batch of states, or a model with
 constraint groups: the joint variables from the model's map — one kernel call for explicit ones,
 :func:`mbkron.compiled.tabulated.explicit_batch` — then one call for the rest). The Python side only checks and shapes the arguments. A state the kernel
@@ -33,7 +33,8 @@ compiled_trbdf2 = LazyModule("mbkron.compiled.trbdf2")
 _runs = LazyModule("mbkron.compiled.runs")
 _articulated = LazyModule("mbkron.compiled.articulated")
 _forward = LazyModule("mbkron.compiled.forward")
-_group = LazyModule("mbkron.jointvars.compiled")
+_step = LazyModule("mbkron.jointvars.compiled")
+_group = LazyModule("mbkron.jointvars.group")
 
 
 class ForwardDynamics:
@@ -58,7 +59,7 @@ class ForwardDynamics:
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
-        # in one compiled call (mbkron.jointvars.compiled.FastStep.forward)
+        # in one compiled call (mbkron.jointvars.group.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
         self.group = (jv.providers[0][0].astype(np.int64), fast[0]) if len(fast) == 1 and fast[0] is not None else None
 
@@ -160,7 +161,7 @@ class ForwardDynamics:
         general route must."""
         continuation = model.joint_variable_map.providers[0][1].new_state() if states is None else states[0]
         rows, fast_step = self.group
-        result = fast_step.forward(continuation.start, continuation.curvature, writable(q), writable(qd),
+        result = _group.forward(fast_step, continuation.start, continuation.curvature, writable(q), writable(qd),
                                    writable(force), self.arrays, self.matrix, self.constant, rows)
         if result is None:
             return None
@@ -177,7 +178,7 @@ class ForwardDynamics:
         rows, fast_step = self.group
         force = writable(self.generalized if tau is None else self.generalized + np.asarray(tau, dtype=float))
         continuation = workspace.states_for(model.joint_variable_map)[0]
-        context = fast_step.state_context(continuation.start, continuation.curvature, force, self.arrays, self.matrix,
+        context = _group.state_context(fast_step, continuation.start, continuation.curvature, force, self.arrays, self.matrix,
                                           self.constant, rows)
         return StateKernel(fast_step, continuation, context)
 
@@ -194,10 +195,10 @@ class ForwardDynamics:
         if unknown:  # before compiling anything
             raise ValueError(f"`kernels` holds {unknown[0]!r}; expected 'dynamics' or 'steps'")
         if self.group is None:
-            rows, fast_step = np.zeros(1, dtype=np.int64), _group.FastStep.placeholder(self.nq)
+            rows, fast_step = np.zeros(1, dtype=np.int64), _step.FastStep.placeholder(self.nq)
         else:
             rows, fast_step = self.group
-        context = fast_step.state_context(fast_step.placeholder_start(), None, writable(self.generalized), self.arrays,
+        context = _group.state_context(fast_step, fast_step.placeholder_start(), None, writable(self.generalized), self.arrays,
                                           self.matrix, self.constant, rows)
         for kernel in kernels:
             if kernel == "dynamics":
@@ -224,7 +225,7 @@ class ForwardDynamics:
 
 class StateKernel:
     """One run's compiled right-hand side ``y' = (q̇, q̈)`` and TR-BDF2 steps
-    (:func:`mbkron.jointvars.compiled.group_trbdf2`: library kernels compiled once per machine, which call
+    (:func:`mbkron.jointvars.group.group_trbdf2`: library kernels compiled once per machine, which call
     the group's generated constraint functions by the addresses in ``context``), with the constraint
     group's continuation in its own arrays; :meth:`store` and :meth:`load` exchange it with the run's
     workspace, for the Python route."""
@@ -237,7 +238,7 @@ class StateKernel:
 
     def steps(self, *arguments, times: NDArray, limits: NDArray, lower: NDArray, upper: NDArray, max_steps: int):
         """:func:`mbkron.compiled.trbdf2.trbdf2_steps` with this right-hand side (through
-        :func:`mbkron.jointvars.compiled.group_trbdf2`): up to ``max_steps`` steps from ``arguments`` (``t`` …
+        :func:`mbkron.jointvars.group.group_trbdf2`): up to ``max_steps`` steps from ``arguments`` (``t`` …
         ``counts``) and their output rows, with the run's output times still to come ``times`` (float64, in
         order), ``limits`` (its slots) and the coordinates' ``lower``, ``upper`` ends; its six values."""
         return _group.group_trbdf2(*arguments, self.context, times, limits, lower, upper, max_steps)
@@ -248,7 +249,7 @@ class StateKernel:
         self._no_steps(np.zeros(2 * self.nq), 0)
 
     def step_accelerations(self, y: NDArray) -> NDArray[np.float64] | None:
-        """``q̈`` at the state ``y`` by the kernel of :meth:`steps` (:data:`mbkron.jointvars.compiled.EVALUATE_ONLY`:
+        """``q̈`` at the state ``y`` by the kernel of :meth:`steps` (:data:`mbkron.jointvars.group.EVALUATE_ONLY`:
         no step; the continuation advances to ``y``), or None where the kernel declines it: a TR-BDF2 run's first
         evaluations, so that the run compiles no kernel but its steps' (and theirs)."""
         outcome, *_, derivatives = self._no_steps(np.array(y, dtype=float), _group.EVALUATE_ONLY)
@@ -256,7 +257,7 @@ class StateKernel:
 
     def _no_steps(self, y: NDArray, max_steps: int):
         """:meth:`steps` from ``y`` (writable, C-contiguous floats) with ``max_steps`` 0 or
-        :data:`~mbkron.jointvars.compiled.EVALUATE_ONLY` and placeholders of every other argument's type."""
+        :data:`~mbkron.jointvars.group.EVALUATE_ONLY` and placeholders of every other argument's type."""
         n, nq = 2 * self.nq, self.nq
         vector, matrix = np.zeros(n), np.zeros((n, n))
         return self.steps(0.0, y, vector, 1.0, 1.0, 1.0, vector, vector, 1.0, nq, matrix, matrix.copy(),
@@ -275,7 +276,7 @@ class StateKernel:
         self.fast_step.compile_rows(self.continuation.start)
 
     def runge_kutta(self, mode: int, *arguments):
-        """:func:`mbkron.jointvars.compiled.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
+        """:func:`mbkron.jointvars.group.group_runge_kutta` in ``mode`` with ``arguments`` (``t`` … ``counts``)
         and this right-hand side."""
         return _group.group_runge_kutta(mode, *arguments, self.context)
 
@@ -293,7 +294,7 @@ class StateKernel:
 
     def store(self) -> None:
         """Write the continuation reached into the workspace."""
-        self.continuation.advance(*self.fast_step.continuation(self.context))
+        self.continuation.advance(*_group.continuation(self.fast_step, self.context))
 
     def load(self) -> None:
         """Continue from the workspace's continuation (after evaluations by the Python route)."""
@@ -307,7 +308,7 @@ class StateKernel:
 def compile_dynamics(context: tuple) -> None:
     """Compile (or load from the disk cache) the terms of the equations of motion
     (:func:`mbkron.compiled.dynamics.eom_state`) for the argument types a run of the state context ``context``
-    (:meth:`mbkron.jointvars.compiled.FastStep.state_context`) calls them with (by address, from the dynamics'
+    (:meth:`mbkron.jointvars.group.state_context`) calls them with (by address, from the dynamics'
     ``_forward_state``), without evaluating anything: what a helper process compiles for a command
     (:mod:`mbkron.cli.prefetch`)."""
     from numba import typeof
@@ -323,7 +324,7 @@ def compile_dynamics(context: tuple) -> None:
 
 
 def compile_forward(context: tuple) -> None:
-    """Compile (or load from the disk cache) :func:`mbkron.jointvars.compiled.group_forward_into` and the dynamics'
+    """Compile (or load from the disk cache) :func:`mbkron.jointvars.group.group_forward_into` and the dynamics'
     ``_forward_state`` (:mod:`mbkron.compiled.forward`, which :func:`~mbkron.compiled.forward.forward_solved` calls
     by address) for the argument types the right-hand side calls them with in a run of the state context
     ``context``, without evaluating anything: a TR-BDF2 run compiles its right-hand side's kernels before it waits
