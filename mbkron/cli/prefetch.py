@@ -107,7 +107,7 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
             return None
         held = _hold(wanted)
         try:
-            socket.send_fds(mine, [" ".join(held).encode() or b"-"], list(held.values()))
+            socket.send_fds(mine, ["\n".join(held).encode() or b"-"], list(held.values()))  # (names hold spaces)
         except OSError:
             held = {}
         finally:  # the helper holds the locks now (or, where it did not get them, nobody)
@@ -201,7 +201,7 @@ def _received(descriptor: int) -> list[str]:
             message, descriptors, _, _ = socket.recv_fds(channel, 4096, 8)
         except OSError:
             return []
-    names = message.decode().split() if message not in (b"", b"-") else []
+    names = message.decode().split("\n") if message not in (b"", b"-") else []
     return [f"{name}={fd}" for name, fd in zip(names, descriptors)]
 
 
