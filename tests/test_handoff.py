@@ -205,13 +205,13 @@ def test_a_helper_started_early_is_handed_its_locks_or_nothing(tmp_path):
     locks reach it through the socket and releases them; handed nothing, it compiles nothing and ends."""
     import socket
 
-    for names in (("dynamics",), ()):
+    for names in (("dynamics",), (prefetch.CALLBACK,), ()):
         mine, its = socket.socketpair()
         descriptors = []
         for name in names:
             descriptors.append(os.open(tmp_path / f"{name}.compiling", os.O_RDWR | os.O_CREAT, 0o644))
             fcntl.flock(descriptors[-1], fcntl.LOCK_EX)
-        socket.send_fds(mine, [" ".join(names).encode() or b"-"], descriptors)
+        socket.send_fds(mine, ["\n".join(names).encode() or b"-"], descriptors)
         for descriptor in descriptors:
             os.close(descriptor)  # (the helper's copies hold the locks now)
         mine.close()
@@ -222,3 +222,23 @@ def test_a_helper_started_early_is_handed_its_locks_or_nothing(tmp_path):
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released
             finally:
                 os.close(probe)
+
+
+def test_a_helper_started_at_a_cold_start_compiles_the_kernel_it_is_handed(tmp_path):
+    """End to end, empty caches: :func:`prefetch.start` starts the helper before it takes the lock (here of the TR-BDF2
+    steps of a Python right-hand side, whose name holds a space), hands the lock over, and the helper compiles the
+    kernel into the cache and ends."""
+    program = (
+        "from mbkron.cli import prefetch\n"
+        "helper = prefetch.start('TRBDF2', (prefetch.CALLBACK,))\n"
+        "assert helper is not None and helper.wait(timeout=600) == 0\n"
+        "from mbkron.compiled import handoff\n"
+        "from mbkron.compiled.trbdf2 import callback_trbdf2\n"
+        "print(handoff.cached(callback_trbdf2), len(callback_trbdf2.signatures))\n")
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "MBKRON_CACHE_DIR": str(tmp_path / "mbkron"),
+                   "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    environment.pop(prefetch.VARIABLE, None)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=environment, cwd=ROOT,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0"]  # cached by the helper, not compiled here

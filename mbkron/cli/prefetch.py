@@ -74,19 +74,29 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
     None where none is started (see the module's text). It is started before the command reads its model, so that
     it starts early: pass it to :func:`follow` once the model is read.
 
-    The process starts first, before this one imports numba to find the kernels' cache entries and take their
-    locks (about a quarter of a second), and imports numba and mbkron meanwhile; it is then handed the locks
-    through a socket (``socket.send_fds``), or nothing, where it exits (every kernel cached, or a lock held
-    elsewhere). Nothing compiles a kernel before its lock is taken, as before: only the helper's start is earlier.
+    Where numba's cache directory holds no index file of the kernels (:func:`_maybe_cached`: an empty cache), the
+    process starts first, before this one imports numba to find the kernels' cache entries and take their locks
+    (about a quarter of a second), and imports numba and mbkron meanwhile; it is then handed the locks through a
+    socket (``socket.send_fds``), or nothing, where it exits (a lock held elsewhere). Otherwise the locks are taken
+    first and a helper is started only for kernels not cached (a warm cache starts none). Nothing compiles a kernel
+    before its lock is taken: only the helper's start is earlier.
     """
     import importlib.util
     import socket
 
     if (os.environ.get(VARIABLE, "1").strip() == "0" or _cores() < 2 or importlib.util.find_spec("numba") is None
-            or not hasattr(socket, "send_fds") or importlib.util.find_spec("fcntl") is None):
+            or importlib.util.find_spec("fcntl") is None):
         return None  # (without fcntl, as on Windows, no lock is held: nothing to hand over)
     if wanted is None:
         wanted = ("dynamics", "steps") if _trbdf2(method) else ("dynamics",)
+    if not hasattr(socket, "send_fds") or _maybe_cached(wanted):  # the locks first, then a helper if one is needed
+        held = _hold(wanted)
+        try:
+            return _spawn([f"{name}={descriptor}" for name, descriptor in held.items()],
+                          tuple(held.values())) if held else None
+        finally:  # the helper holds the locks now (or, where it did not start, nobody)
+            for descriptor in held.values():
+                os.close(descriptor)
     mine, its = socket.socketpair()
     try:
         helper = _spawn([f"--locks={its.fileno()}"], (its.fileno(),))
@@ -97,13 +107,35 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
             return None
         held = _hold(wanted)
         try:
-            socket.send_fds(mine, [" ".join(held).encode() or b"-"], list(held.values()))
+            socket.send_fds(mine, ["\n".join(held).encode() or b"-"], list(held.values()))  # (names hold spaces)
         except OSError:
             held = {}
         finally:  # the helper holds the locks now (or, where it did not get them, nobody)
             for descriptor in held.values():
                 os.close(descriptor)
     return helper if held else None  # (a helper handed nothing exits at once)
+
+
+def _maybe_cached(wanted: tuple[str, ...]) -> bool:
+    """Whether numba's disk cache may hold the kernels named in ``wanted`` (an index file of each, of any version of
+    the kernels, where :func:`start` looks first: ``$NUMBA_CACHE_DIR``, else beside the modules), found without
+    importing numba: then :func:`start` checks them properly before it starts a helper (none for a warm cache), else it
+    starts one at once."""
+    import glob
+
+    names = {"dynamics": "dynamics.eom_state", "steps": "compiled.group_trbdf2",
+             CALLBACK: "trbdf2.callback_trbdf2"}
+    configured = os.environ.get("NUMBA_CACHE_DIR")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in wanted:
+        pattern = f"{names.get(name, name)}-*.nbi"
+        if configured:
+            found = glob.glob(os.path.join(glob.escape(configured), "*", pattern))
+        else:
+            found = glob.glob(os.path.join(glob.escape(package), "*", "__pycache__", pattern))
+        if not found:
+            return False
+    return True
 
 
 def _hold(wanted: tuple[str, ...]) -> dict[str, int]:
@@ -169,7 +201,7 @@ def _received(descriptor: int) -> list[str]:
             message, descriptors, _, _ = socket.recv_fds(channel, 4096, 8)
         except OSError:
             return []
-    names = message.decode().split() if message not in (b"", b"-") else []
+    names = message.decode().split("\n") if message not in (b"", b"-") else []
     return [f"{name}={fd}" for name, fd in zip(names, descriptors)]
 
 

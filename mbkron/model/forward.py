@@ -184,8 +184,8 @@ class ForwardDynamics:
 
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> None:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
-        constraint group, without evaluating anything: ``"dynamics"`` the accelerations below the group's step
-        (:func:`compile_dynamics`), ``"steps"`` the TR-BDF2 steps
+        constraint group, without evaluating anything: ``"dynamics"`` the terms of the equations of motion below
+        the group's dynamics (:func:`compile_dynamics`), ``"steps"`` the TR-BDF2 steps
         (:meth:`StateKernel.compile_steps`), in the order given. They are compiled once for every such model (their
         argument types are the same for all), so a model without a group compiles them for a placeholder group
         (:meth:`~mbkron.jointvars.compiled.FastStep.placeholder`): what :mod:`mbkron.cli.prefetch`'s helper

@@ -679,8 +679,8 @@ class Model:
 
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> bool:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
-        constraint group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the accelerations below the
-        group's step, ``"steps"`` the TR-BDF2 steps, in that order
+        constraint group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the terms of the equations of
+        motion below the group's dynamics, ``"steps"`` the TR-BDF2 steps, in that order
         (:meth:`mbkron.model.forward.ForwardDynamics.compile_ahead`: they serve every such model, so any model with
         a compiled forward route can compile them). False (nothing compiled) where this model has none. The command
         line's helper process does this on a second core while a command compiles the rest
