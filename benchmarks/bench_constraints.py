@@ -5,7 +5,7 @@ squeezer's joint-variable map (:func:`mbkron.examples.andrews.andrews_squeezer`)
 joint variables, ``n_q = 1``, ``β = q`` explicit and six solved. Each state is one call
 ``model.joint_variables(q, order)`` as an ODE right-hand side makes it, walking ``q`` in steps of
 1e-3 rad, so every state includes the Newton position update from the nearby previous solution.
-The LU and projection groups take their compiled Newton step (:mod:`mbkron.jointvars.compiled`; a
+The LU and projection groups take their compiled Newton step (:mod:`mbkron.algorithms.jointvars.kernels`; a
 first, untimed walk loads or compiles it; the Python solver redoes only the states it declines). The constraints are the test
 set's expressions, and in one more row the model's three loop closures (the equations generated
 from the closure declarations; the same manifold). Each walk carries a workspace

@@ -2,8 +2,8 @@
 
 A geodesic of the implicit surface ``F(x) = 0`` parametrised by arc length has its acceleration along the
 normal: ``x'' = −(x'ᵀ ∇²F x' / |∇F|²) ∇F``. Here it is integrated in Cartesian coordinates by scipy's
-adaptive DOP853 (``rtol`` 1e-13), unlike the solvers (:mod:`mbkron.compiled.wrap_ellipsoid`,
-:mod:`mbkron.compiled.wrap_torus`), which integrate in their own coordinates in equal steps.
+adaptive DOP853 (``rtol`` 1e-13), unlike the solvers (:mod:`mbkron.numerics.geodesics.ellipsoid`,
+:mod:`mbkron.numerics.geodesics.torus`), which integrate in their own coordinates in equal steps.
 """
 
 from __future__ import annotations

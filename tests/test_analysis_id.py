@@ -106,8 +106,8 @@ def test_contact_forces_are_left_out_of_trial_analyses_with_a_warning():
     stay. A ball on a vertical slider 1 cm into the floor, a spring-damper on it as well: the generalized
     force is m (ḧ + g) minus the spring's, whatever the contact would push."""
     from mbkron.analysis.motion import TrialKinematics
-    from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
-    from mbkron.dynamics.load_records import SpringDamper
+    from mbkron.multibody.contact import SmoothSphereHalfSpace
+    from mbkron.multibody.loads import SpringDamper
     b = mbkron.ModelBuilder(name="ball", gravity=(0.0, -9.81, 0.0)).add_coordinate("h", unit="m", default=0.1)
     b.add_body("ball", joint="prismatic", axis=(0, 1, 0), variable="h", mass=2.0, inertia=[0.01, 0.01, 0.01])
     b.add_load(SmoothSphereHalfSpace("floor_contact", "ball", (0.0, 0.0, 0.0), 0.05, "ground", (0.0, 0.0, 0.0),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mbkron.analysis.external_loads import external_loads, frame_loads, generalized_forces
-from mbkron.dynamics.load_records import BodyTorque, PointForce
+from mbkron.multibody.loads import BodyTorque, PointForce
 from mbkron.io.osim.external_loads import ExternalLoadsError, read_external_loads
 from mbkron.io.storage import Storage, StorageError
 from tests import test_analysis_id as shared
@@ -112,7 +112,7 @@ def test_identifiers_must_select_three_columns(tmp_path):
 @pytest.mark.parametrize("force_in, point_in", [("femur_r", "femur_r"), ("ground", "tibia_r"), ("pelvis", "ground")])
 def test_generalized_forces_equal_the_virtual_work_of_the_same_wrench(tmp_path, model, force_in, point_in):
     """A constant force, point and torque (in any frames) give the generalized forces of the equivalent
-    PointForce and BodyTorque of mbkron.dynamics.loads (Model.applied_forces), frame by frame."""
+    PointForce and BodyTorque of mbkron.algorithms.dynamics.loads (Model.applied_forces), frame by frame."""
     rng = np.random.default_rng(4)
     F, P, T = rng.normal(size=3) * 100, rng.normal(size=3) * 0.1, rng.normal(size=3) * 10
     time = np.linspace(0.0, 1.0, 6)  # six rows: cubic splines of constants are the constants

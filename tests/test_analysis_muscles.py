@@ -12,7 +12,7 @@ import pytest
 import mbkron
 from mbkron.analysis.muscle_analysis import MAXIMUM_PENNATION, muscle_analysis
 from mbkron.io import read_storage
-from mbkron.muscles.hill_records import HillParameters
+from mbkron.multibody.muscles.hill import HillParameters
 
 DATA = Path(__file__).parent / "data" / "analysis_so"
 

@@ -10,10 +10,10 @@ import pytest
 
 from mbkron import analysis
 from mbkron.analysis.motion import TrialKinematics
-from mbkron.dynamics.load_records import CoordinateLimitForce, PointForce
+from mbkron.multibody.loads import CoordinateLimitForce, PointForce
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.springs import PathSpring
-from mbkron.muscles.wrapping import PathWrap, WrapCylinder
+from mbkron.multibody.muscles.springs import PathSpring
+from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder
 
 SPRING = (("ground", (0.05, 0.2, 0.1)), ("b", (0.1, 0.03, 0.02)), ("c", (0.2, -0.02, 0.04)))
 STIFFNESS, RESTING, DISSIPATION = 800.0, 0.05, 0.3

@@ -18,7 +18,7 @@ import pytest
 import mbkron
 from mbkron.analysis.static_optimization import Reserve, optimal_forces, read_reserves, static_optimization
 from mbkron.io import read_storage
-from mbkron.muscles.hill_records import HillParameters
+from mbkron.multibody.muscles.hill import HillParameters
 
 from tests.test_analysis_muscles import DATA, case_model, hinge_model
 

@@ -257,7 +257,7 @@ def test_one_state_fast_path_equals_the_assembled_equations_and_checks_its_argum
     """``forward_dynamics(q, qd)`` of a simple tree with float64 arrays calls the compiled kernel directly: each
     state equals ``M⁻¹(G − N q̇ + Q)`` assembled from the model's terms (a different algorithm: LAPACK on the
     assembled M), and a non-finite argument is still named."""
-    from mbkron.compiled.common import AVAILABLE
+    from mbkron.jit.common import AVAILABLE
     from tests.test_forward_dynamics import _oracle_forward, _simple_tree  # springs, a joint torque and a generalized force too
 
     if not AVAILABLE:

@@ -138,7 +138,7 @@ def test_position_settings_out_of_range_are_refused_at_load_naming_them(tmp_path
 
 
 def test_periods_of_the_structural_test():
-    from mbkron.jointvars.periods import coordinate_periods, input_period
+    from mbkron.algorithms.jointvars.periods import coordinate_periods, input_period
 
     x, y, u = sympy.symbols("x y u")
     assert input_period([sympy.sin(x) + sympy.cos(2 * x + u)], x) == pytest.approx(2 * math.pi)

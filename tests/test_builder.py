@@ -202,7 +202,7 @@ def test_non_finite_joint_variable_names_q():
 
 
 def test_strings_are_never_sympified():
-    from mbkron.jointvars.explicit import SymbolicJointVariables
+    from mbkron.algorithms.jointvars.explicit import SymbolicJointVariables
 
     with pytest.raises(TypeError, match="never|parse strings"):
         SymbolicJointVariables(["__import__('os').getcwd()"], [sympy.Symbol("x")])

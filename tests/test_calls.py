@@ -1,4 +1,4 @@
-"""Calls between kernels through the callee's address (mbkron.compiled.calls.by_address, its return type inferred or
+"""Calls between kernels through the callee's address (mbkron.jit.calls.by_address, its return type inferred or
 declared), arrays passed down borrowed (borrowed), values passed down by reference (refer, referent), arrays typed
 read-only (read_only) and calls from a kernel to Python through a C callback (call_python).
 
@@ -21,7 +21,7 @@ import numba
 import numpy as np
 import pytest
 
-from mbkron.compiled.calls import (PYTHON_CALLBACK, address_only, borrowed, by_address, call_python, read_only,
+from mbkron.jit.calls import (PYTHON_CALLBACK, address_only, borrowed, by_address, call_python, read_only,
                                   refer, referent)
 
 
@@ -233,7 +233,7 @@ def test_without_compilation_the_call_is_the_python_call():  # and borrowed(x) i
     program = textwrap.dedent("""
         import numpy as np
         from tests.test_calls import _twice_by_address
-        from mbkron.compiled.calls import borrowed
+        from mbkron.jit.calls import borrowed
         from tests.test_calls import _fill_borrowed
         values, total = _twice_by_address(np.array([1.0, 2.0]), 3.0)
         assert type(_twice_by_address).__name__ == "function"  # not compiled

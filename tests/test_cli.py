@@ -17,7 +17,7 @@ import pytest
 import mbkron
 from mbkron import cli
 from mbkron.cli.common import CHUNK_ROWS
-from mbkron.compiled.common import COMPILING, COMPILING_MODEL
+from mbkron.jit.common import COMPILING, COMPILING_MODEL
 from mbkron.io import write_atomically
 from validation.closed_form import duarte_two_link as duarte
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from mbkron import cli
-from mbkron.compiled.common import AVAILABLE, COMPILING, COMPILING_MODEL
+from mbkron.jit.common import AVAILABLE, COMPILING, COMPILING_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "osim"

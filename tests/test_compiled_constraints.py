@@ -1,4 +1,4 @@
-"""The compiled continuation of constraint groups (mbkron.jointvars.compiled), the one implementation of Eq. 100-120.
+"""The compiled continuation of constraint groups (mbkron.algorithms.jointvars.kernels), the one implementation of Eq. 100-120.
 
 Held to oracles independent of it: the constraints evaluated by their own Python functions (sympy's lambdify),
 the implicit-function theorem's ``∇f = −(∂g/∂f)⁻¹ ∂g/∂q`` by ``numpy.linalg.solve``, ``H`` by central differences
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.compiled.common import AVAILABLE
-from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.solvers import PositionSolver
+from mbkron.jit.common import AVAILABLE
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
+from mbkron.algorithms.jointvars.solvers import PositionSolver
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import five_bar, four_bar
@@ -34,13 +34,13 @@ def _provider(model):
 @contextlib.contextmanager
 def python_constraint_solver():
     """Expression groups built inside call their Python functions back from the compiled continuation
-    (:data:`mbkron.jointvars.constraint_callbacks.GENERATED_CALLBACKS` False:
-    :class:`mbkron.jointvars.constraint_callbacks.PythonConstraints`)
+    (:data:`mbkron.algorithms.jointvars.constraint_callbacks.GENERATED_CALLBACKS` False:
+    :class:`mbkron.algorithms.jointvars.constraint_callbacks.PythonConstraints`)
     instead of compiling functions generated for each group — for the fuzzers' thousands of mutated groups, where
     compiling each group's generated functions would cost seconds, and numba's compiler calls ``eval`` (in
     ``collections.namedtuple``), which the fuzzers' guards forbid. Loop closures keep their library callbacks
-    (:mod:`mbkron.compiled.closures`), compiled once, nothing per group."""
-    from mbkron.jointvars import constraint_callbacks
+    (:mod:`mbkron.algorithms.jointvars.closure_kernels`), compiled once, nothing per group."""
+    from mbkron.algorithms.jointvars import constraint_callbacks
 
     with mock.patch.object(constraint_callbacks, "GENERATED_CALLBACKS", False):
         yield

@@ -2,7 +2,7 @@
 the code generated for expression groups.
 
 A bound loop-closure system evaluates ``g``, ``∂g``, ``∂²g`` by one implementation
-(:mod:`mbkron.compiled.closures`, from the bodies and points packed by :meth:`_BoundClosures.kernel_data`),
+(:mod:`mbkron.algorithms.jointvars.closure_kernels`, from the bodies and points packed by :meth:`_BoundClosures.kernel_data`),
 which the compiled Newton step calls through C callbacks (and Python through the same kernel), with no code
 generated per model. Here ``g`` is compared with the closures' definition evaluated from the model's own
 kinematics, its derivatives with central differences, at random states, and the compiled continuation's
@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
 from mbkron.examples.andrews import INITIAL, andrews_squeezer
 from mbkron.examples.linkages import four_bar
-from mbkron.jointvars import generated
-from mbkron.jointvars.loop_closures import LoopClosure
-from mbkron.kinematics.tree import compute_kinematics
+from mbkron.algorithms.jointvars import generated
+from mbkron.algorithms.jointvars.loop_closures import LoopClosure
+from mbkron.algorithms.kinematics.tree import compute_kinematics
 from tests.test_compiled_constraints import _provider, assert_implicit_function_theorem, python_constraint_solver
 
 needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
@@ -126,7 +126,7 @@ def _differences(function, x, size, h):
 
 def _residuals_by_definition(model, system, u, p):
     """``g`` of the model's closures by :class:`LoopClosure`'s definition, from the ground transforms of the
-    model's tree kinematics (:func:`mbkron.kinematics.tree.compute_kinematics`, the engine's kernel) at the
+    model's tree kinematics (:func:`mbkron.algorithms.kinematics.tree.compute_kinematics`, the engine's kernel) at the
     joint variables ``(u, p)``: ground components of ``r_a − r_b``, and the orientation equations through
     quantities that do not depend on the choice of the perpendicular pair (revolute: the sum of squares of the
     two equations is ``1 − ((R_a axis_a)·(R_b axis_b))²``; fixed: the entries ``M_zy, M_xz, M_yx`` of
@@ -159,7 +159,7 @@ def _residuals_by_definition(model, system, u, p):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_closure_residuals_equal_their_definition_and_derivatives_equal_differences(case):
-    """g of the closure evaluation (:mod:`mbkron.compiled.closures`, the one implementation behind the Python
+    """g of the closure evaluation (:mod:`mbkron.algorithms.jointvars.closure_kernels`, the one implementation behind the Python
     solver and the compiled step's callbacks) equals the closures' definition evaluated from the model's own
     kinematics at random (u, p), to round-off; ∂g and ∂²g (by the joints' ground twists) equal central
     differences of g and ∂g (an oracle that shares nothing with the twist formulas)."""

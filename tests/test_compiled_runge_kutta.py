@@ -71,9 +71,9 @@ def test_a_declined_step_is_redone_by_scipy(squeezer, monkeypatch):
     steps handed out before it), scipy's step with the Python route takes it from the continuation reached: the run
     is scipy's alone, within its accuracy (the steps' sizes differ in their last digits, which the error estimate
     amplifies by 1/tolerance: see the module's text)."""
-    from mbkron.compiled import runge_kutta as kernel
-    from mbkron.jointvars.group import RUNGE_KUTTA_STEP
-    from mbkron.model.forward import StateKernel
+    from mbkron.numerics import runge_kutta as kernel
+    from mbkron.algorithms.dynamics.group import RUNGE_KUTTA_STEP
+    from mbkron.algorithms.dynamics.forward import StateKernel
 
     original = StateKernel.runge_kutta
     calls, declined = [0], [0]
@@ -112,7 +112,7 @@ def test_several_steps_per_call_give_the_run_of_single_steps(monkeypatch, method
     inside the interval (the four-bar's coordinate leaves its range: DOP853's extra stages and the last row evaluated
     from the crossing step's continuation) — with the same evaluations, and the calls are fewer."""
     from mbkron.integrate import runge_kutta as solvers
-    from mbkron.model.forward import StateKernel
+    from mbkron.algorithms.dynamics.forward import StateKernel
 
     model = mbkron.load_model(MODEL.parent / f"{name}.toml")
     t_eval = None if rows is None else np.linspace(0.0, t_end, rows)

@@ -1,4 +1,4 @@
-"""The compiled torus solver (mbkron.compiled.wrap_torus) and models with a torus.
+"""The compiled torus solver (mbkron.numerics.geodesics.torus) and models with a torus.
 
 Random segments of three tori, with quadrants and segments that do not wrap: the wraps are taut paths
 (independent Cartesian geodesics) where OpenSim's decision is to wrap, the others do not enter the torus
@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from mbkron import reference
-from mbkron.compiled.common import AVAILABLE
-from mbkron.compiled.wrap_torus import FAILED, torus_path
+from mbkron.jit.common import AVAILABLE
+from mbkron.numerics.geodesics.torus import FAILED, torus_path
 from mbkron.core.errors import ConfigurationError
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
-from mbkron.muscles.wrap_torus import WrapTorus, opensim_ring_point, shortest_path
-from mbkron.muscles.wrapping import PathWrap, WrapCylinder
+from mbkron.multibody.muscles.wrap_ellipsoid import WrapEllipsoid
+from mbkron.multibody.muscles.wrap_torus import WrapTorus, opensim_ring_point, shortest_path
+from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder
 from tests.geodesics import implicit_geodesic
 from tests.test_wrap_torus import torus_model
 
@@ -82,7 +82,7 @@ def enters(p, q, R, r):
                                                       (0.05, 0.01, 6.0, ("all",))])
 def test_random_segments_wrap_taut_where_opensim_wraps(R, r, spread, quadrants):
     """Over random segments (through the hole, most wrapping): a segment wraps only where OpenSim's cylinder at
-    OpenSim's ring point wraps (:func:`opensim_ring_point`, :class:`~mbkron.muscles.wrapping.WrapCylinder`,
+    OpenSim's ring point wraps (:func:`opensim_ring_point`, :class:`~mbkron.multibody.muscles.wrapping.WrapCylinder`,
     both checked against OpenSim in ``tests/test_wrap_torus.py``) and then on a taut path (:func:`assert_taut`,
     every 8th); where OpenSim wraps and it does not, the segment misses the solid (sampled); where the solver
     fails (a ConfigurationError), OpenSim wraps and the segment enters the solid. Segments through the middle

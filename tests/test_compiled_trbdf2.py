@@ -1,6 +1,6 @@
 """TR-BDF2's compiled steps with a compiled right-hand side (:class:`mbkron.integrate.trbdf2.CompiledTRBDF2`).
 
-Every TR-BDF2 step is :func:`mbkron.compiled.trbdf2.trbdf2_kernel`; with a Python right-hand side it calls it back
+Every TR-BDF2 step is :func:`mbkron.numerics.trbdf2.trbdf2_kernel`; with a Python right-hand side it calls it back
 (:class:`~mbkron.integrate.trbdf2.TRBDF2`, tested against closed forms and the IVP test set in
 tests/test_integrate.py), with a model's compiled right-hand side it runs several steps per call. Checked here:
 ``simulate`` uses the compiled steps for the README's main job and they agree with the run of the Python route;
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.compiled.common import AVAILABLE
-from mbkron.compiled import trbdf2 as kernel
+from mbkron.jit.common import AVAILABLE
+from mbkron.numerics import trbdf2 as kernel
 from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
@@ -181,7 +181,7 @@ def test_several_steps_per_call_give_the_run_of_single_steps(monkeypatch, name, 
     is, bit for bit, the run of one step per call — also where it stops inside the interval (the four-bar's
     coordinate leaves its range, the last row at the crossing) — and the calls are fewer."""
     from mbkron.integrate import trbdf2 as solvers
-    from mbkron.model.forward import StateKernel
+    from mbkron.algorithms.dynamics.forward import StateKernel
 
     model = mbkron.load_model(Path(MAIN_JOB).parent / f"{name}.toml")
     t_eval = None if rows is None else np.linspace(0.0, t_end, rows)

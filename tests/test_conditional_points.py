@@ -1,4 +1,4 @@
-"""Conditional path points (mbkron.muscles.conditions): the path is the polyline through the points
+"""Conditional path points (mbkron.multibody.muscles.conditions): the path is the polyline through the points
 active at each state. Lengths and moment arms against a polyline written out by hand in numpy (and
 its central differences), batched over states with different active sets; the
 model file (reader, writer, model_differences); every ModelError; OpenSim 4.6 (if installed)."""
@@ -16,11 +16,11 @@ import sympy
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
-from mbkron.muscles import MovingPoint, PathPointCondition
-from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
+from mbkron.multibody.muscles import MovingPoint, PathPointCondition
+from mbkron.multibody.muscles.conditions import OPENSIM_RANGE_TOLERANCE
 from mbkron import reference
 from mbkron.reference.muscle_paths import attachment_sequence
-from mbkron.muscles.points import add_moving_point_bodies, point_condition
+from mbkron.multibody.muscles.points import add_moving_point_bodies, point_condition
 
 SHANK_OFFSET = np.array([0.0, -0.4, 0.0])
 KNEE_AXIS = np.array([0.2, 0.0, 1.0]) / np.hypot(0.2, 1.0)
@@ -34,7 +34,7 @@ HIP_BOUNDS = sorted(D)
 
 
 def rotation(axis, angle):
-    """Rodrigues' formula (independent of mbkron.kinematics)."""
+    """Rodrigues' formula (independent of mbkron.algorithms.kinematics)."""
     k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
     return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
 

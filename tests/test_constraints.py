@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import mbkron
 from mbkron import ConfigurationError, ModelError
-from mbkron.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
-from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
+from mbkron.algorithms.jointvars.derivatives import hessian_right_hand_side, projection_rows, projection_solve
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
+from mbkron.algorithms.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.examples import linkages
 from mbkron.examples.andrews import INITIAL, SOLVED, andrews_squeezer
 

@@ -13,10 +13,10 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.dynamics import terms as dynamics
+from mbkron.algorithms.dynamics import terms as dynamics
 from mbkron.reference import virtual_work as dynamics_literal
 from mbkron.reference import transforms as kinematics_literal
-from mbkron.dynamics import load_records
+from mbkron.multibody import loads as load_records
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import FIRST, assert_close, first_difference
 from tests.test_muscles import random_paths, with_muscles
@@ -161,7 +161,7 @@ def test_generalized_forces_of_loads_by_virtual_work(tree):
 def test_one_state_terms_of_an_affine_model_with_its_own_loads():
     """One state of a model whose joint variables are affine and whose own loads are a spring-damper, a joint
     torque, a generalized force and a line force of constant tension (the one-call route,
-    :func:`mbkron.compiled.forward.explicit_terms`): ``M``, ``N q̇``, ``G`` by the literal Kronecker forms (Eq. 145,
+    :func:`mbkron.algorithms.dynamics.forward_kernels.explicit_terms`): ``M``, ``N q̇``, ``G`` by the literal Kronecker forms (Eq. 145,
     126, 187), ``Q`` by virtual work (the spring's potential and damping by finite differences of its length,
     ``∇f_jᵀ τ``, the coordinate's force, ``−T ∂L/∂q`` of the line by finite differences), the
     single-term methods alike, and the inverse dynamics undone by the forward dynamics."""

@@ -51,7 +51,7 @@ def test_the_removed_numpy_route_is_refused_with_where_to_go(call):
 
 def test_spring_with_coincident_points_is_reported():
     """A spring-damper whose two points coincide has no direction (Eq. 161): a configuration error."""
-    from mbkron.dynamics import load_records
+    from mbkron.multibody import loads as load_records
 
     model = build_model(random_tree(np.random.default_rng(11), nb=7, nq=3, fixed_fraction=0.0))
     q = np.zeros(model.nq)

@@ -123,7 +123,7 @@ def test_constrained_models_continue_each_trajectory_on_its_own():
 def test_tableaus_satisfy_the_order_conditions(name):
     """Quadrature conditions ``Σ b_i c_i^k = 1/(k+1)`` up to the order, row sums ``Σ_j a_ij = c_i`` and
     error weights summing to zero: a check of the typed coefficients independent of their source."""
-    from mbkron.core import tableaus
+    from mbkron.numerics import tableaus
 
     tab = getattr(tableaus, name)
     s = tab.stages

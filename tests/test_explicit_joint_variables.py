@@ -1,4 +1,4 @@
-"""Explicit joint variables in one compiled kernel (mbkron.compiled.tabulated, Section 3-1): a map of affine rows,
+"""Explicit joint variables in one compiled kernel (mbkron.numerics.tabulated, Section 3-1): a map of affine rows,
 empirical functions of one coordinate of every kind and expressions, against closed forms (functions chosen so that
 their values are known exactly: a cubic spline through a cubic, a GCV spline through a polynomial of degree below
 its half order, a literal Fourier sum, a step function between its knots), sympy's own derivatives evaluated by
@@ -15,11 +15,11 @@ import pytest
 import sympy
 
 import mbkron
-from mbkron.jointvars.explicit import JointVariables, SymbolicJointVariables
-from mbkron.jointvars.empirical import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant
-from mbkron.jointvars.functions import CoordinateFunctionVariables
-from mbkron.jointvars.records import CoordinateFunction
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.algorithms.jointvars.explicit import JointVariables, SymbolicJointVariables
+from mbkron.numerics.functions import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant
+from mbkron.algorithms.jointvars.functions import CoordinateFunctionVariables
+from mbkron.multibody.jointvars import CoordinateFunction
+from mbkron.numerics.gcvspl import GCVSpline
 from mbkron.model.builder import ModelBuilder
 from tests.test_dynamics import _literal_terms
 

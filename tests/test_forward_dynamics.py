@@ -1,4 +1,4 @@
-"""Forward dynamics in one compiled call (:mod:`mbkron.model.forward`) and the Cholesky solve of the general route.
+"""Forward dynamics in one compiled call (:mod:`mbkron.algorithms.dynamics.forward`) and the Cholesky solve of the general route.
 
 Each route is compared with ``q̈ = M⁻¹(G − N q̇ + Q + τ)`` assembled from the model's terms ``M``, ``N q̇``,
 ``G`` (each held to the dissertation as written, :mod:`mbkron.reference`, in tests/test_reference.py) and
@@ -18,7 +18,7 @@ import sympy
 
 import mbkron
 from mbkron import reference
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 from mbkron.examples.andrews import andrews_squeezer
 from tests.random_trees import build_model, kanes_spec, physical_inertia, random_tree, sympy_transforms
 from validation.sympy_mechanics import equations_of_motion
@@ -190,7 +190,7 @@ def test_a_coordinate_singularity_is_named():
 
 @needs_numba
 def test_cholesky_kernel():
-    from mbkron.compiled.forward import solve_positive_definite
+    from mbkron.algorithms.dynamics.forward_kernels import solve_positive_definite
 
     rng = np.random.default_rng(5)
     A = rng.normal(size=(4, 6, 6))

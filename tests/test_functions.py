@@ -1,4 +1,4 @@
-"""Empirical 1-D functions (mbkron.jointvars.empirical) against independent computations.
+"""Empirical 1-D functions (mbkron.numerics.functions) against independent computations.
 
 References: scipy's CubicSpline (natural end conditions), the defining equations of the
 Forsythe–Malcolm–Moler spline solved exactly with sympy, exact reproduction of cubics, OpenSim's
@@ -17,10 +17,10 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.explicit import JointVariables
-from mbkron.jointvars.empirical import CubicSpline, FourierSeries, PiecewiseLinear, tabulated_function
-from mbkron.jointvars.functions import CoordinateFunctionVariables
-from mbkron.jointvars.records import CoordinateFunction
+from mbkron.algorithms.jointvars.explicit import JointVariables
+from mbkron.numerics.functions import CubicSpline, FourierSeries, PiecewiseLinear, tabulated_function
+from mbkron.algorithms.jointvars.functions import CoordinateFunctionVariables
+from mbkron.multibody.jointvars import CoordinateFunction
 
 
 def random_knots(rng, n):
@@ -368,7 +368,7 @@ def test_stacked_piecewise_cubics_equal_each_function():
     """``StackedPiecewiseCubic`` evaluates every function of a stack (knots padded to the longest) exactly as
     the function alone: inside, at every knot (the last one belongs to the last cubic), and on the straight
     lines below and above, for all kinds and different numbers of knots."""
-    from mbkron.jointvars.empirical import StackedPiecewiseCubic
+    from mbkron.numerics.functions import StackedPiecewiseCubic
 
     rng = np.random.default_rng(5)
     functions = []
@@ -418,7 +418,7 @@ def test_the_splines_tridiagonal_solve_is_lapacks():
     (no row interchange) and not (interchanges), and refuses a singular system as it does."""
     from scipy.linalg import solve_banded
 
-    from mbkron.jointvars.empirical import _solve_tridiagonal
+    from mbkron.numerics.functions import _solve_tridiagonal
 
     rng = np.random.default_rng(41)
     for n in (2, 3, 5, 12, 40):

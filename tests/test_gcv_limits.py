@@ -13,8 +13,8 @@ from mbkron.core.errors import ModelError
 from mbkron.io import parse_model_file
 from mbkron.io.osim.functions import read_function
 from mbkron.io.osim.xml import XmlReader
-from mbkron.jointvars import gcvspl
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.numerics import gcvspl
+from mbkron.numerics.gcvspl import GCVSpline
 
 MAX_HALF_ORDER, MAX_FIT_WORK = 8, 4_000  # the documented bounds (docs/model-format.md, Limits)
 

@@ -1,4 +1,4 @@
-"""mbkron.jointvars.gcvspl: Woltring's GCVSPL as OpenSim's GCVSpline uses it.
+"""mbkron.numerics.gcvspl: Woltring's GCVSPL as OpenSim's GCVSpline uses it.
 
 Checked against OpenSim 4.6 (stored data from validation/opensim/gcvspl_reference.py, recomputed live
 when OpenSim is installed) and against facts independent of GCVSPL: interpolation, reproduction of
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline, make_smoothing_spline
 
-from mbkron.jointvars.gcvspl import GCVSpline, gcvspl
+from mbkron.numerics.gcvspl import GCVSpline, gcvspl
 
 REFERENCE = Path(__file__).parent / "data" / "gcvspl_opensim.json"
 

@@ -1,4 +1,4 @@
-"""Kernels compiled by a helper process (mbkron.compiled.handoff, mbkron.cli.prefetch): the locks, the wait, and that
+"""Kernels compiled by a helper process (mbkron.jit.handoff, mbkron.cli.prefetch): the locks, the wait, and that
 what the helper compiles is what a run calls."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 import mbkron
 from mbkron.cli import prefetch
-from mbkron.compiled import handoff
+from mbkron.jit import handoff
 
 fcntl = pytest.importorskip("fcntl")
 numba = pytest.importorskip("numba")
@@ -111,7 +111,7 @@ def test_compile_ahead_compiles_what_a_run_calls(ahead):
     """The kernels compiled ahead, with a tree model (as the helper does: a placeholder group) or with the model
     itself, have the argument types a closed-loop model's run calls them with: after both, one specialisation each
     (a second one would mean the helper compiled something no run uses)."""
-    from mbkron.jointvars.group import AHEAD
+    from mbkron.algorithms.dynamics.group import AHEAD
 
     assert mbkron.load_model(ROOT / "models" / ahead).compile_ahead() is True
     model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
@@ -149,7 +149,7 @@ def test_the_callback_steps_compiled_ahead_are_what_a_tree_model_runs(tmp_path):
     """The helper's TR-BDF2 steps of a Python right-hand side (what :func:`prefetch.follow` starts for a model with
     no compiled group) have the argument types a tree model's run calls them with: after both, one specialisation
     (a second one would mean the helper compiled something no run uses), and its lock released."""
-    from mbkron.compiled.trbdf2 import callback_trbdf2
+    from mbkron.numerics.trbdf2 import callback_trbdf2
 
     descriptor = os.open(tmp_path / "steps.compiling", os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(descriptor, fcntl.LOCK_EX)
@@ -181,7 +181,7 @@ def test_helper_compiles_and_releases(tmp_path):
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free
         finally:
             os.close(probe)
-    from mbkron.jointvars.group import AHEAD
+    from mbkron.algorithms.dynamics.group import AHEAD
 
     assert all(len(kernel.signatures) == 1 for kernel in AHEAD.values())
 
@@ -192,7 +192,7 @@ def test_what_a_tr_bdf2_run_compiles_before_its_steps_is_what_it_calls():
     (one specialisation after the run; a second would mean it compiled something no run uses)."""
     import numpy as np
 
-    from mbkron.jointvars.group import group_forward_into
+    from mbkron.algorithms.dynamics.group import group_forward_into
 
     model = mbkron.load_model(ROOT / "models" / "andrews_squeezer.toml")
     model.state_kernel(model.workspace()).compile_forward()
@@ -232,8 +232,8 @@ def test_a_helper_started_at_a_cold_start_compiles_the_kernel_it_is_handed(tmp_p
         "from mbkron.cli import prefetch\n"
         "helper = prefetch.start('TRBDF2', (prefetch.CALLBACK,))\n"
         "assert helper is not None and helper.wait(timeout=600) == 0\n"
-        "from mbkron.compiled import handoff\n"
-        "from mbkron.compiled.trbdf2 import callback_trbdf2\n"
+        "from mbkron.jit import handoff\n"
+        "from mbkron.numerics.trbdf2 import callback_trbdf2\n"
         "print(handoff.cached(callback_trbdf2), len(callback_trbdf2.signatures))\n")
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "MBKRON_CACHE_DIR": str(tmp_path / "mbkron"),
                    "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbkron.muscles import hill
-from mbkron.muscles.hill_records import HillParameters, ThelenCurves
+from mbkron.algorithms.muscles import hill
+from mbkron.multibody.muscles.hill import HillParameters, ThelenCurves
 
 CURVES = ThelenCurves()
 DELT1 = HillParameters(1142.6, 0.0976, 0.093, np.radians(22.0))

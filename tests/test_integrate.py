@@ -640,8 +640,8 @@ def test_trbdf2_inside_trbdf2():
 def test_trbdf2_step_keeps_the_gil():
     """The compiled step runs Python (the callback) at every evaluation: it is compiled holding the GIL, so that
     no call waits for it."""
-    from mbkron.compiled import trbdf2 as kernel
-    from mbkron.compiled.common import AVAILABLE
+    from mbkron.numerics import trbdf2 as kernel
+    from mbkron.jit.common import AVAILABLE
 
     if not AVAILABLE:
         pytest.skip("numba is not installed")

@@ -2,8 +2,8 @@
 that defines the cached kernel.
 
 numba stamps a cached kernel with the source of its own file, but the machine code includes the kernels it
-calls from other files; :mod:`mbkron.compiled.common` adds the hash of every kernel source of the package to
-the stamp (:func:`mbkron.compiled.common.kernel_sources_hash`). Checked on a copy of the package, in child
+calls from other files; :mod:`mbkron.jit.common` adds the hash of every kernel source of the package to
+the stamp (:func:`mbkron.jit.common.kernel_sources_hash`). Checked on a copy of the package, in child
 processes with numba's cache debug output: the closure callbacks (defined in ``closure_callbacks.py``, their
 body in ``closures.py``) are compiled and saved, then loaded, and compiled again after an edit of
 ``closures.py`` alone.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mbkron"
 
@@ -31,7 +31,7 @@ def test_an_edit_of_a_callee_recompiles_its_callers_from_other_files(tmp_path):
                NUMBA_DEBUG_CACHE="1")
 
     def saved_and_loaded() -> tuple[set[str], set[str]]:
-        output = subprocess.run([sys.executable, "-W", "ignore", "-c", "from mbkron.compiled import closure_callbacks"],
+        output = subprocess.run([sys.executable, "-W", "ignore", "-c", "from mbkron.algorithms.jointvars import closure_callbacks"],
                                 env=env, capture_output=True, text=True, check=True, cwd=tmp_path).stdout
         events: dict[str, set[str]] = {"saved": set(), "loaded": set()}
         for line in output.splitlines():
@@ -42,6 +42,6 @@ def test_an_edit_of_a_callee_recompiles_its_callers_from_other_files(tmp_path):
 
     assert saved_and_loaded() == ({"first", "second"}, set())  # compiled and saved
     assert saved_and_loaded() == (set(), {"first", "second"})  # loaded
-    callee = tmp_path / "src" / "mbkron" / "compiled" / "closures.py"
+    callee = tmp_path / "src" / "mbkron" / "algorithms" / "jointvars" / "closure_kernels.py"
     callee.write_text(callee.read_text(encoding="utf-8") + "\n# an edit of the callee's file only\n", encoding="utf-8")
     assert saved_and_loaded() == ({"first", "second"}, set())  # compiled again, not the stale machine code

@@ -16,8 +16,8 @@ import sympy
 from scipy.spatial.transform import Rotation
 
 import mbkron
-from mbkron.kinematics import tree as kinematics
-from mbkron.kinematics import tree_description
+from mbkron.algorithms.kinematics import tree as kinematics
+from mbkron.multibody import tree as tree_description
 from mbkron.reference import transforms as kinematics_literal
 from mbkron.reference import kron
 from tests.random_trees import build_model, chain_spec, random_tree, sympy_transforms

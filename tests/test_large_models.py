@@ -1,7 +1,7 @@
 """Large models evaluate in memory proportional to their size (issue 27, item 10).
 
 The dynamics needs of the joint variables' second derivatives only the convective terms
-``c_j = q̇ᵀ H_j q̇`` (:meth:`mbkron.jointvars.explicit.JointVariables.evaluate_convective`), never the dense
+``c_j = q̇ᵀ H_j q̇`` (:meth:`mbkron.algorithms.jointvars.explicit.JointVariables.evaluate_convective`), never the dense
 Hessian ``H`` (nj × nq × nq: 64 GB for a 2,000-body chain). Here: the convective terms of every kind of
 provider equal the contraction of the dense Hessians of :meth:`mbkron.Model.joint_variables`, and a
 2,000-body chain's mass matrix, equations of motion, forward and inverse dynamics run in a child process
@@ -24,8 +24,8 @@ import sympy
 
 import mbkron
 from mbkron.examples.andrews import andrews_squeezer
-from mbkron.jointvars.empirical import CubicSpline, FourierSeries
-from mbkron.jointvars.records import CoordinateFunction
+from mbkron.numerics.functions import CubicSpline, FourierSeries
+from mbkron.multibody.jointvars import CoordinateFunction
 
 
 def _contracted(model, q, qd):

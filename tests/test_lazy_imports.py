@@ -111,8 +111,10 @@ def test_every_lazy_module_exists_and_points_down_the_layers():
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
-    [layers] = [contract["layers"] for contract in config["contracts"] if contract["type"] == "layers"]
-    rank = {name.strip(): depth for depth, row in enumerate(layers) for name in row.split("|")}
+    ranks = {tuple(contract["containers"]): {name.strip(): depth for depth, row in enumerate(contract["layers"])
+                                            for name in row.split("|")}
+             for contract in config["contracts"] if contract["type"] == "layers"}
+    rank, algorithms = ranks[("mbkron",)], ranks[("mbkron.algorithms",)]
     found = []
     for path in sorted((ROOT / "mbkron").rglob("*.py")):
         source = ".".join(path.relative_to(ROOT).with_suffix("").parts)
@@ -125,4 +127,8 @@ def test_every_lazy_module_exists_and_points_down_the_layers():
                     here, there = source.split(".")[1], target.split(".")[1]
                     if here != there and here in rank and there in rank:  # as the contract: listed layers only
                         assert rank[there] > rank[here], f"{source} reads {target} lazily: not below it"
-    assert "mbkron.compiled.kinematics" in found and "sympy" in found  # the walk finds them
+                    elif here == there == "algorithms":  # and inside the algorithms, by their own contract
+                        area, other = source.split(".")[2], target.split(".")[2]
+                        if area != other and area in algorithms and other in algorithms:
+                            assert algorithms[other] > algorithms[area], f"{source} reads {target} lazily: not below it"
+    assert "mbkron.algorithms.kinematics.kernels" in found and "sympy" in found  # the walk finds them

@@ -17,8 +17,8 @@ from scipy.spatial.transform import Rotation
 import mbkron
 import mbkron.examples
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.empirical import CubicSpline, FourierSeries
-from mbkron.jointvars.records import CoordinateFunction
+from mbkron.numerics.functions import CubicSpline, FourierSeries
+from mbkron.multibody.jointvars import CoordinateFunction
 from mbkron.io import (
     ExpressionValue,
     dump_model,
@@ -29,7 +29,7 @@ from mbkron.io import (
     parse_model_file,
     read_model_file,
 )
-from mbkron.dynamics.load_records import LineForce, PointForce
+from mbkron.multibody.loads import LineForce, PointForce
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as chain_reference

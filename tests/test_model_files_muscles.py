@@ -13,8 +13,8 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.jointvars.empirical import CubicSpline
-from mbkron.jointvars.records import CoordinateFunction
+from mbkron.numerics.functions import CubicSpline
+from mbkron.multibody.jointvars import CoordinateFunction
 from mbkron.io import (
     dump_model,
     format_toml,
@@ -22,8 +22,8 @@ from mbkron.io import (
     model_differences,
     parse_model_file,
 )
-from mbkron.muscles import MovingPoint
-from mbkron.muscles.hill_records import HillParameters
+from mbkron.multibody.muscles import MovingPoint
+from mbkron.multibody.muscles.hill import HillParameters
 from validation import shoulder_data
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -76,7 +76,7 @@ point = [-0.02, -0.01, 0]
 
 
 def parabola(x, y):
-    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.jointvars.empirical)."""
+    """The FMM spline through 3 knots is the parabola through them (independent of mbkron.numerics.functions)."""
     return np.poly1d(np.polyfit(x, y, 2))
 
 

@@ -16,10 +16,10 @@ import sympy
 
 import mbkron
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.jointvars.empirical import CubicSpline
-from mbkron.jointvars.records import CoordinateFunction
-from mbkron.dynamics.load_records import LineForce
-from mbkron.muscles import MovingPoint, MusclePath, add_moving_point_bodies
+from mbkron.numerics.functions import CubicSpline
+from mbkron.multibody.jointvars import CoordinateFunction
+from mbkron.multibody.loads import LineForce
+from mbkron.multibody.muscles import MovingPoint, MusclePath, add_moving_point_bodies
 from mbkron.reference import muscle_paths as literal
 from tests.random_trees import build_model, random_tree
 from tests.test_kinematics import assert_close, first_difference, leibniz_reference
@@ -317,7 +317,7 @@ def test_bad_descriptions_are_collected():
 
 
 def test_bad_hill_parameters_are_reported():
-    from mbkron.muscles.hill_records import HillParameters
+    from mbkron.multibody.muscles.hill import HillParameters
     b = _one_link().add_muscle("m", [("link", (1, 0, 0)), ("ground", (0, 1, 0))], hill=HillParameters(-1.0, 0.1, 0.2, 2.0))
     with pytest.raises(ModelError, match="max_isometric_force.*positive.*\n.*pennation_angle"):
         b.build()

@@ -17,9 +17,9 @@ from scipy.optimize import brentq
 import mbkron
 from mbkron import cli
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.contact import contact_state
-from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley_records import ContactSurface, HuntCrossley
+from mbkron.algorithms.dynamics.contact import contact_state
+from mbkron.multibody.contact import SmoothSphereHalfSpace
+from mbkron.multibody.hunt_crossley import ContactSurface, HuntCrossley
 from mbkron.io import dump_model, model_differences, parse_model_file
 from validation.opensim import compare_contact
 

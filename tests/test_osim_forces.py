@@ -18,12 +18,12 @@ import pytest
 import mbkron
 from mbkron import cli
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.load_records import CoordinateLimitForce, SpringDamper
-from mbkron.dynamics.loads import coordinate_limit_force
+from mbkron.multibody.loads import CoordinateLimitForce, SpringDamper
+from mbkron.algorithms.dynamics.loads import coordinate_limit_force
 from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.io.osim import read_osim
-from mbkron.muscles.path_forces import path_length_and_moment_arms, path_set
-from mbkron.muscles.springs import PathSpring
+from mbkron.algorithms.paths.forces import path_length_and_moment_arms, path_set
+from mbkron.multibody.muscles.springs import PathSpring
 from validation.opensim import compare_forces
 
 DATA = compare_forces.DATA
@@ -428,7 +428,7 @@ def test_a_ligament_in_a_model_file_pulls_by_its_curve_and_round_trips():
     """A ligament along x (L = 0.5 + s): no force while L ≤ L₀ = 0.6, then T = F·f(L/L₀) with the file's linear
     curve f(x) = x − 1, and Q_s = −T (Eq. 192, R = −∂L/∂s = −1); without `force_length`, OpenSim's default
     curve; dump_model writes it and reads back equal; bad curves are ModelErrors naming the field."""
-    from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH, Ligament
+    from mbkron.multibody.muscles.ligaments import OPENSIM_FORCE_LENGTH, Ligament
     model = parse_model_file(LIGAMENT_MODEL).model
     (ligament,) = model.loads
     assert isinstance(ligament, Ligament) and ligament.force_length.kind == "linear"
@@ -466,8 +466,8 @@ def test_a_bushing_in_a_model_file_and_round_trip():
     """A bushing from the ground to a frame 0.1 m ahead of a cart on x (rotated 90° about z: the file's angle
     unit): the deflection is x = s + 0.1 and 90° about z, so Q_s = −400 (s + 0.1) − 7 ṡ (the rotation does not
     change with s); stiffnesses and dampings are SI whatever the angle unit; dump_model round-trips."""
-    from mbkron.dynamics.bushing_records import BushingForce
-    from mbkron.dynamics.bushings import bushing_deflection
+    from mbkron.multibody.bushings import BushingForce
+    from mbkron.algorithms.dynamics.bushings import bushing_deflection
     model = parse_model_file(BUSHING_MODEL).model
     (bushing,) = model.loads
     assert isinstance(bushing, BushingForce) and bushing.rotational_damping.tolist() == [0.0, 0.0, 0.0]
@@ -484,7 +484,7 @@ def test_a_bushing_in_a_model_file_and_round_trip():
 def test_a_ligament_curve_written_as_a_named_function_is_read(tmp_path):
     """Older files (PredSim's foot models) write the curve as ``<SimmSpline name="force_length_curve">``, which
     OpenSim 4.6 reads as the property: so does the importer; without a curve, OpenSim's default."""
-    from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
+    from mbkron.multibody.muscles.ligaments import OPENSIM_FORCE_LENGTH
     path = ("<GeometryPath><PathPointSet><objects>"
             "<PathPoint name='p'><socket_parent_frame>/ground</socket_parent_frame><location>0 0 0</location></PathPoint>"
             "<PathPoint name='r'><socket_parent_frame>/bodyset/a</socket_parent_frame><location>1 0 0</location></PathPoint>"
@@ -503,7 +503,7 @@ def test_a_ligament_over_a_wrap_pulls_along_the_muscles_path(tmp_path):
     generalized force are those of the same path as a muscle (lengths and moment arms over wraps checked against
     OpenSim in test_wrapping_models.py): Q = R·F·f(L/L₀) with R and L the muscle's, f the default curve; its model
     file round-trips with the wrap object; with ``wrapping="ignore"`` it imports without it, named in the warning."""
-    from mbkron.muscles.ligaments import opensim_force_length
+    from mbkron.multibody.muscles.ligaments import opensim_force_length
     text = gzip.decompress((DATA / "arm26.osim.gz").read_bytes()).decode()
     start = text.index('<Thelen2003Muscle name="TRIlat">')
     path = text[text.index("<GeometryPath", start):text.index("</GeometryPath>", start) + len("</GeometryPath>")]

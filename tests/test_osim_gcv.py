@@ -1,8 +1,8 @@
 """OpenSim's GCVSpline (every half order, smoothing) and PiecewiseConstantFunction: import, model files.
 
-The functions themselves: :class:`mbkron.jointvars.empirical.PiecewiseConstant` against OpenSim's
+The functions themselves: :class:`mbkron.numerics.functions.PiecewiseConstant` against OpenSim's
 ``calcValue`` semantics worked out by hand from ``PiecewiseConstantFunction.cpp`` (and live against
-OpenSim when installed), :class:`~mbkron.jointvars.empirical.AffineMapped` by the chain rule. The
+OpenSim when installed), :class:`~mbkron.numerics.functions.AffineMapped` by the chain rule. The
 importer: the tables it makes, their compositions with couplers, the problems it reports, OpenSim's
 ``calcValue`` and ``calcDerivative``. Model files: kinds ``gcv`` and ``constant`` with ``argument`` and
 ``value`` maps, units, round trip, errors. The dynamics of a model using them are compared with OpenSim
@@ -23,9 +23,9 @@ from mbkron.io import dump_model, model_differences, parse_model_file
 from mbkron.io.osim.functions import Affine, Table, Term, compose, compose_term, emit, evaluate, preimage, read_function
 from mbkron.io.osim.xml import XmlReader
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.empirical import AffineMapped, CubicSpline, PiecewiseConstant
-from mbkron.jointvars.records import CoordinateFunction
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.numerics.functions import AffineMapped, CubicSpline, PiecewiseConstant
+from mbkron.multibody.jointvars import CoordinateFunction
+from mbkron.numerics.gcvspl import GCVSpline
 
 X, Y = (0.0, 0.3, 0.7, 1.2, 2.0, 2.4, 3.1, 3.5), (0.1, -0.2, 0.5, 0.4, 1.0, 0.7, 0.2, 0.3)
 POINTS = np.linspace(-1.0, 4.0, 41)

@@ -26,7 +26,7 @@ from mbkron.io.osim import xml as osim_xml
 from mbkron.io.osim.functions import Affine, Expression, Formula, Multi, Table, Term, apply, compose, constant_term, \
     evaluate, read_function
 from mbkron.io.osim.xml import XmlReader
-from mbkron.jointvars.empirical import CubicSpline
+from mbkron.numerics.functions import CubicSpline
 from tests.test_startup import HEAVY, RUN_AND_LIST_MODULES, _python
 
 DATA = Path(__file__).parent / "data" / "osim"

@@ -1,5 +1,5 @@
 """The point Jacobians (Eq. 44–46, 75, 180) and the bodies' velocity and acceleration twists (Eq. 57): one compiled
-implementation each (:mod:`mbkron.compiled.points`, :func:`mbkron.compiled.dynamics.body_motions`), against the
+implementation each (:mod:`mbkron.algorithms.kinematics.points_kernels`, :func:`mbkron.algorithms.dynamics.kernels.body_motions`), against the
 dissertation as written (the literal ``D_i``, ``D'_i`` of :mod:`mbkron.reference`), central differences of point
 positions and the closed forms of a planar two-link arm."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import mbkron
 from mbkron import reference
-from mbkron.dynamics.points import body_motions, jacobians
+from mbkron.algorithms.dynamics.points import body_motions, jacobians
 from tests.random_trees import build_model, random_tree
 
 

@@ -11,11 +11,11 @@ import sympy
 
 import mbkron
 from mbkron import reference
-from mbkron.muscles.conditions import PathPointCondition
+from mbkron.multibody.muscles.conditions import PathPointCondition
 from mbkron.reference.muscle_paths import attachment_sequence, moment_arms_eq193, moment_arms_eq195
-from mbkron.muscles.points import MovingPoint
-from mbkron.muscles.wrap_paths import TANGENT_TOLERANCE
-from mbkron.muscles.wrapping import PathWrap, WrapSphere
+from mbkron.multibody.muscles.points import MovingPoint
+from mbkron.algorithms.paths.wrap_paths import TANGENT_TOLERANCE
+from mbkron.multibody.muscles.wrapping import PathWrap, WrapSphere
 from tests.test_wrapping import arm_builder, engagements, forward
 from validation.opensim.compare_wrapping import model_text
 

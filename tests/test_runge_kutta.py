@@ -1,4 +1,4 @@
-"""``compiled.runge_kutta.dop853_equal_steps`` (the surfaces' geodesics' integrator) against closed forms:
+"""``numerics.runge_kutta.dop853_equal_steps`` (the surfaces' geodesics' integrator) against closed forms:
 a linear system's exponential, and DOP853's order 8 in the step count."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numba
 import numpy as np
 from scipy.linalg import expm
 
-from mbkron.compiled.runge_kutta import STAGES, dop853_equal_steps
+from mbkron.numerics.runge_kutta import STAGES, dop853_equal_steps
 
 A = np.array([[-1.3, 2.0, 0.1], [-2.0, -1.3, 0.4], [0.3, -0.5, -0.2]])  # a damped rotation, coupled
 Y0 = np.array([1.0, -2.0, 0.5])

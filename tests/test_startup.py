@@ -17,7 +17,7 @@ import pytest
 
 import mbkron
 from mbkron.cli.main import COMMANDS, parser
-from mbkron.compiled.common import COMPILING, COMPILING_MODEL
+from mbkron.jit.common import COMPILING, COMPILING_MODEL
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "scipy", "sympy", "numba", "llvmlite", "matplotlib", "tqdm")
@@ -123,7 +123,8 @@ def test_the_notice_is_a_warning_for_mbkron_kernels_only_once_each_kind_and_neve
     numba = pytest.importorskip("numba")
     from numba.core import event
 
-    from mbkron.compiled import common, tabulated
+    from mbkron.jit import common
+    from mbkron.numerics import tabulated
 
     def not_mbkron(x):
         return x
@@ -131,7 +132,7 @@ def test_the_notice_is_a_warning_for_mbkron_kernels_only_once_each_kind_and_neve
     def generated(x):
         return x
 
-    generated.__module__ = "mbkron_kernels_0123"  # as the generated modules are named (jointvars/compiled.py)
+    generated.__module__ = "mbkron_kernels_0123"  # as the generated modules are named (algorithms/jointvars/kernels.py)
 
     def notify(listener, dispatcher):
         listener.notify(event.Event("numba:compile", event.EventStatus.START, data={"dispatcher": dispatcher}))

@@ -7,7 +7,7 @@ import pytest
 
 import mbkron
 from mbkron.analysis.tracking import commanded_acceleration, computed_torque, share_forces, track
-from mbkron.muscles.hill import rigid_tendon_force
+from mbkron.algorithms.muscles.hill import rigid_tendon_force
 
 from tests.test_analysis_muscles import hinge_model
 

@@ -1,5 +1,5 @@
-"""The shortest path over an ellipsoid (mbkron.muscles.wrap_ellipsoid, solved by the compiled kernel
-mbkron.compiled.wrap_ellipsoid) against independent computations.
+"""The shortest path over an ellipsoid (mbkron.multibody.muscles.wrap_ellipsoid, solved by the compiled kernel
+mbkron.numerics.geodesics.ellipsoid) against independent computations.
 
 Closed forms: the sphere (a great circle), a principal section of a triaxial ellipsoid and a meridian of a
 prolate spheroid (planar ellipse arcs: tangent points by root finding in the plane, arc lengths by
@@ -22,10 +22,10 @@ from scipy.integrate import quad
 from scipy.optimize import brentq, minimize
 from scipy.special import ellipeinc
 
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 from mbkron.core.errors import ConfigurationError
-from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid, shortest_path
-from mbkron.muscles.wrapping import parse_quadrant, surface_problems
+from mbkron.multibody.muscles.wrap_ellipsoid import WrapEllipsoid, shortest_path
+from mbkron.multibody.muscles.wrapping import parse_quadrant, surface_problems
 from tests.geodesics import implicit_geodesic
 
 DATA = Path(__file__).parent / "data" / "wrap_ellipsoid_opensim.csv.gz"

@@ -1,4 +1,4 @@
-"""The path round a torus (mbkron.muscles.wrap_torus, solved by the compiled kernel mbkron.compiled.wrap_torus)
+"""The path round a torus (mbkron.multibody.muscles.wrap_torus, solved by the compiled kernel mbkron.numerics.geodesics.torus)
 against independent computations.
 
 A closed form (a path in a meridian plane: the tube's cross-section is a circle, so the 2-D circle's
@@ -24,8 +24,8 @@ import mbkron
 from mbkron.core.errors import ModelError
 from mbkron.io import dump_model, parse_model_file
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point, shortest_path
-from mbkron.muscles.wrapping import PathWrap, WrapCylinder, surface_problems
+from mbkron.multibody.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point, shortest_path
+from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder, surface_problems
 from tests.geodesics import implicit_geodesic
 
 DATA = Path(__file__).parent / "data"

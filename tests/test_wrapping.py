@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from mbkron import reference
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 from mbkron.core.errors import ModelError
-from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
+from mbkron.algorithms.jointvars.explicit import JointVariableProvider, JointVariables
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
+from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere, body_fixed_xyz, parse_quadrant
 
 needs_numba = pytest.mark.skipif(not AVAILABLE, reason="numba (the `fast` extra) is not installed")
 

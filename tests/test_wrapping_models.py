@@ -14,7 +14,7 @@ import pytest
 
 import mbkron
 from mbkron import reference
-from mbkron.compiled.common import AVAILABLE
+from mbkron.jit.common import AVAILABLE
 from mbkron.core.errors import ModelError
 from mbkron.io import dump_model, model_differences, parse_model_file
 from validation.opensim.compare_wrapping import (ARM26_STRIDE, EXCEPTIONS, SWEEPS, continuous, model_text,
@@ -134,7 +134,7 @@ def test_sweeps_that_do_not_settle_go_the_short_way_or_warn(tmp_path, monkeypatc
     (L, R), (short_L, short_R) = ((m.muscle_lengths(q), m.moment_arms(q)) for m in (model, short))
     assert np.abs(L - short_L)[:, muscle].max() < 1e-13
     assert np.abs(R - short_R)[..., muscle].max() < 1e-12
-    monkeypatch.setattr("mbkron.muscles.paths.MAX_SWEEPS", 2)
+    monkeypatch.setattr("mbkron.algorithms.paths.paths.MAX_SWEEPS", 2)
     with pytest.warns(mbkron.ModelWarning, match=r"muscle `TRIlong`: the sweeps over its wraps did not settle in 2, "
                                                  r"even with its ellipsoids the short way, at \d state\(s\), the first "
                                                  r"at index \(0,\): .* its moment arms are not −dL/dq"):
@@ -271,7 +271,7 @@ def test_arm26_lengths_are_c1_through_engagement(models):
 
 def test_writing_refuses_two_wrap_objects_of_one_name():
     from mbkron.model.builder import ModelBuilder
-    from mbkron.muscles.wrapping import PathWrap, WrapCylinder
+    from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder
 
     b = ModelBuilder().add_coordinate("q1").add_body("link", axis=(0, 0, 1), variable="q1", mass=1.0)
     for name, radius in (("m", 0.01), ("n", 0.02)):

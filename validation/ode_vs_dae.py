@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.dynamics import load_records as mb_loads
+from mbkron.multibody import loads as mb_loads
 from mbkron import examples as models
 from mbkron.model.model import Model
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL, PARAMETERS as ANDREWS

@@ -9,7 +9,7 @@ with ``--update-report``: one table per case with the maximum
 and RMS errors, the tolerances and pass/fail, the timings, the date and git commit) and
 ``DIR/REPORT.json`` (the same numbers, machine-readable), atomically. ``--quick`` runs short
 trajectories and few samples (what CI runs, after ``mbkron compile``); the default runs the long
-versions. Every model is evaluated by the one engine, the compiled kernels (:mod:`mbkron.compiled`).
+versions. Every model is evaluated by the one engine, the compiled kernels (:mod:`mbkron.jit`).
 
 Cases and references (none of the references calls mbkron's dynamics):
 
@@ -53,7 +53,7 @@ from scipy.spatial.transform import Rotation
 
 import mbkron
 from mbkron import examples as models
-from mbkron.dynamics.load_records import LineForce
+from mbkron.multibody.loads import LineForce
 from mbkron.examples import linkages as linkage_models
 from mbkron.examples.andrews import INITIAL as ANDREWS_INITIAL
 from mbkron.integrate.simulate import simulate

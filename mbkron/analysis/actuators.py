@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.errors import ModelError
-from mbkron.dynamics.load_records import BodyTorque, PointForce
-from mbkron.dynamics.loads import generalized_forces
+from mbkron.multibody.loads import BodyTorque, PointForce
+from mbkron.algorithms.dynamics.loads import generalized_forces
 from mbkron.io.osim.xml import parse_osim_bytes, read_osim_bytes
 
 __all__ = ["ACTUATOR_TAGS", "PointActuator", "Reserve", "TorqueActuator", "check_actuators", "read_reserves",
@@ -182,7 +182,7 @@ def check_actuators(model, actuators) -> None:
 
 
 def _loads(model, actuator, kin, batch: tuple) -> tuple:
-    """The loads of ``actuator`` at unit control (:mod:`mbkron.dynamics.loads`): a point force, or a torque on
+    """The loads of ``actuator`` at unit control (:mod:`mbkron.algorithms.dynamics.loads`): a point force, or a torque on
     ``bodyA`` and its opposite on ``bodyB`` (none on ground, which does not move)."""
     if isinstance(actuator, PointActuator):
         b = _body(model, actuator.body, actuator.name, "body")
@@ -207,7 +207,7 @@ def _loads(model, actuator, kin, batch: tuple) -> tuple:
 def unit_generalized_forces(model, actuators, q: NDArray, *, workspace=None) -> NDArray:
     """The generalized force of each actuator at unit control, ``Q_j = F°_j ∂(virtual work)/∂q``, (n, nq, n_a):
     a reserve's ``F°`` on its coordinate; point and torque actuators as the loads of
-    :func:`mbkron.dynamics.loads.generalized_forces` (Eq. 46).
+    :func:`mbkron.algorithms.dynamics.loads.generalized_forces` (Eq. 46).
 
     Parameters
     ----------

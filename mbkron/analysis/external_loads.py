@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.dynamics import load_records
-from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley_records import HuntCrossley
-from mbkron.dynamics.points import jacobians
+from mbkron.multibody import loads as load_records
+from mbkron.multibody.contact import SmoothSphereHalfSpace
+from mbkron.multibody.hunt_crossley import HuntCrossley
+from mbkron.algorithms.dynamics.points import jacobians
 from mbkron.io.osim.external_loads import ExternalForceSpec, ExternalLoadsSpec, read_external_loads
 from mbkron.analysis.motion import splines
 from mbkron.io.storage import Storage, StorageError, read_storage
@@ -251,9 +251,9 @@ def generalized_forces(model, kin, loads: FrameLoads) -> NDArray[np.float64]:
 
 
 def body_loads(model, kin, loads: FrameLoads) -> tuple:
-    """The loads as :mod:`mbkron.dynamics.loads` loads for :meth:`mbkron.Model.joint_reactions`: per force,
-    a :class:`~mbkron.dynamics.load_records.PointForce` at the body's origin and a
-    :class:`~mbkron.dynamics.load_records.BodyTorque` with the torque plus the moment of the force about the
+    """The loads as :mod:`mbkron.algorithms.dynamics.loads` loads for :meth:`mbkron.Model.joint_reactions`: per force,
+    a :class:`~mbkron.multibody.loads.PointForce` at the body's origin and a
+    :class:`~mbkron.multibody.loads.BodyTorque` with the torque plus the moment of the force about the
     origin (the same wrench), both in ground, their values (n, 3) per frame."""
     result = []
     for j, body in enumerate(loads.bodies):
@@ -277,8 +277,8 @@ class PerFrame:
         return self.values
 
 
-#: The model loads that stand for contact with the surroundings (:mod:`mbkron.dynamics.contact`,
-#: :mod:`mbkron.dynamics.hunt_crossley`).
+#: The model loads that stand for contact with the surroundings (:mod:`mbkron.algorithms.dynamics.contact`,
+#: :mod:`mbkron.algorithms.dynamics.hunt_crossley`).
 CONTACT_LOADS = (SmoothSphereHalfSpace, HuntCrossley)
 
 

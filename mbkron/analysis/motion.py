@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from scipy.interpolate import make_interp_spline
 
 from mbkron.io.storage import Storage, StorageError, read_storage
-from mbkron.jointvars.gcvspl import GCVSpline
+from mbkron.numerics.gcvspl import GCVSpline
 
 __all__ = ["SPLINES", "TrialKinematics", "trial_kinematics", "pad", "lowpass_iir", "splines", "find_index"]
 
@@ -180,7 +180,7 @@ def splines(time: NDArray[np.float64], values: NDArray[np.float64], half_order: 
     With error variance 0, GCVSPL lowers its smoothing parameter to its floor (``p‖Wᵀ‖ = 1e-15``), so
     the fit is the natural interpolating spline up to round-off. ``method="natural"`` computes that
     spline directly (a banded solve for all columns at once: milliseconds); ``method="gcvspl"`` runs
-    GCVSPL's search as OpenSim does (:class:`mbkron.jointvars.gcvspl.GCVSpline`, the same arithmetic as
+    GCVSPL's search as OpenSim does (:class:`mbkron.numerics.gcvspl.GCVSpline`, the same arithmetic as
     OpenSim's; about 0.05 s per column of a 150-row table, 0.5 s per column of 1500 rows). On the gait2354
     trial the two give inverse-dynamics moments within 3e-10 N·m of each other and of OpenSim
     (``docs/analysis.md``).

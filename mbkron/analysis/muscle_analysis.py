@@ -47,7 +47,7 @@ def hill_arrays(model) -> dict[str, NDArray]:
 
     Keys: ``max_isometric_force``, ``optimal_fiber_length``, ``tendon_slack_length``,
     ``pennation_angle``, ``max_contraction_velocity``; ``curves`` is the tuple of each muscle's
-    :class:`~mbkron.muscles.hill_records.ThelenCurves` (None without Hill parameters).
+    :class:`~mbkron.multibody.muscles.hill.ThelenCurves` (None without Hill parameters).
     """
     paths = _paths(model)
     keys = ("max_isometric_force", "optimal_fiber_length", "tendon_slack_length", "pennation_angle",

@@ -1,7 +1,7 @@
 """Joint reaction forces and moments along a trial, with OpenSim ``JointReaction``'s conventions.
 
 For every joint of the model, at every frame, the wrench the joint exerts on its child body: Newton–Euler
-on the subtree below the joint (:mod:`mbkron.dynamics.reactions`) with the trial's ``q``, ``q̇``, ``q̈``,
+on the subtree below the joint (:mod:`mbkron.algorithms.dynamics.reactions`) with the trial's ``q``, ``q̇``, ``q̈``,
 gravity, the model's own loads (every load the inverse dynamics includes: path springs' tensions at their
 path points, :func:`model_loads`), the external loads (:mod:`mbkron.analysis.external_loads`) and,
 optionally, muscle tensions (e.g. from static optimisation) applied at their path points. It is the
@@ -35,10 +35,10 @@ from numpy.typing import NDArray
 
 from mbkron.analysis.external_loads import ExternalLoads, PerFrame, body_loads, frame_loads, trial_model_loads
 from mbkron.analysis.motion import TrialKinematics
-from mbkron.dynamics import load_records
+from mbkron.multibody import loads as load_records
 from mbkron.io.storage import write_storage
-from mbkron.muscles.path_forces import path_set, path_tension_and_moment_arms
-from mbkron.muscles.springs import PathForce
+from mbkron.algorithms.paths.forces import path_set, path_tension_and_moment_arms
+from mbkron.multibody.muscles.springs import PathForce
 
 __all__ = ["JointReactionLoads", "joint_reactions", "model_loads", "path_loads"]
 
@@ -118,11 +118,11 @@ def _joint_layout(model) -> tuple[list, list, list, list, list]:
 
 def path_loads(model, kin, muscle_set, tensions: NDArray[np.float64]) -> tuple:
     """Tensions (n, n_paths) along the paths of ``muscle_set`` as loads on the bodies they pull: per body a
-    :class:`~mbkron.dynamics.load_records.PointForce` at its origin and a :class:`~mbkron.dynamics.load_records.BodyTorque`
+    :class:`~mbkron.multibody.loads.PointForce` at its origin and a :class:`~mbkron.multibody.loads.BodyTorque`
     (the moment about the origin), values per frame.
 
     The forces are ``F f_j`` at the path points and, on a wrapped path, at the tangent points on the wrap's
-    body (:meth:`~mbkron.muscles.paths.MuscleSet.path_points`, Eq. 161). A moving point's sliding term of
+    body (:meth:`~mbkron.algorithms.paths.paths.MuscleSet.path_points`, Eq. 161). A moving point's sliding term of
     ``R`` is no force on a body: its generalized force stays in the net joint wrench.
     """
     nodes = muscle_set.path_points(kin)
@@ -152,8 +152,8 @@ def muscle_loads(model, kin, muscle_forces: NDArray[np.float64]) -> tuple:
 
 
 def model_loads(model, kin, qd: NDArray[np.float64]) -> tuple:
-    """``model.loads`` as the Newton–Euler of :mod:`mbkron.dynamics.reactions` takes them: a path force
-    (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) becomes its tension along its path (:func:`path_loads`,
+    """``model.loads`` as the Newton–Euler of :mod:`mbkron.algorithms.dynamics.reactions` takes them: a path force
+    (:class:`~mbkron.multibody.muscles.springs.PathForce`: a path spring, a ligament) becomes its tension along its path (:func:`path_loads`,
     the tension of Eq. 192's ``R T`` at the frames' lengths and speeds); contact forces are left out with a
     warning (:func:`~mbkron.analysis.external_loads.trial_model_loads`); the other loads are kept."""
     loads = []

@@ -60,7 +60,7 @@ from numpy.typing import ArrayLike, NDArray
 from mbkron.analysis.actuators import PointActuator, Reserve, TorqueActuator, read_reserves, unit_generalized_forces
 from mbkron.analysis.muscle_analysis import hill_arrays, rigid_tendon_fibers
 from mbkron.io.storage import write_storage
-from mbkron.muscles.hill import active_force_length, force_velocity
+from mbkron.algorithms.muscles.hill import active_force_length, force_velocity
 
 __all__ = ["PointActuator", "Reserve", "StaticOptimizationResult", "TorqueActuator", "optimal_forces", "read_reserves",
            "static_optimization", "unbalanced_message"]
@@ -311,7 +311,7 @@ def static_optimization(model, time: ArrayLike, q: ArrayLike, qd: ArrayLike, tau
     Parameters
     ----------
     model : Model
-        Muscles with Hill parameters (rigid tendon, Thelen 2003 curves: :mod:`mbkron.muscles.hill`), or
+        Muscles with Hill parameters (rigid tendon, Thelen 2003 curves: :mod:`mbkron.algorithms.muscles.hill`), or
         none (reserves only).
     time : array_like, shape (n,)
         The frames' times, s (for the results' tables).

@@ -11,7 +11,7 @@ obeys ``ë + 2K ė + K² e = 0`` up to the integration error.
 
 **Force sharing.** The muscle forces that produce a generalized force ``τ`` at a state: minimise
 ``Σ a²`` subject to ``R(q) F(a, L(q), L̇(q, q̇)) = τ`` and ``0 ≤ a ≤ 1``, with the full rigid-tendon
-Hill force ``F = F_max (a f_L f_V(a) + f_PE) cos φ`` (:func:`mbkron.muscles.hill.rigid_tendon_force`,
+Hill force ``F = F_max (a f_L f_V(a) + f_PE) cos φ`` (:func:`mbkron.algorithms.muscles.hill.rigid_tendon_force`,
 nonlinear in ``a``: Thelen's ``f_V`` depends on ``a``), by SLSQP started from the bounded least-squares
 activations. When even those leave a residual (``τ`` beyond what the muscles can produce there) the
 state is reported infeasible with that residual and the least-squares forces. (OpenSim's static
@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import least_squares, minimize
 
 from mbkron.integrate import simulate
-from mbkron.muscles.hill import rigid_tendon_force
+from mbkron.algorithms.muscles.hill import rigid_tendon_force
 
 __all__ = ["FEASIBILITY_TOLERANCE", "ForceSharing", "Tracking", "commanded_acceleration", "computed_torque",
            "share_forces", "track"]

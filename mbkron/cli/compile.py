@@ -9,7 +9,7 @@ run compiles a library kernel.
 A kernel is cached per argument types, so the kernels are compiled the way the library calls them:
 by evaluating small built-in models through the public API (:data:`WORKLOADS`) — a tree
 (forward and inverse dynamics, kinematics, a TR-BDF2 run: the compiled step that calls a Python right-hand side
-back, :func:`mbkron.compiled.trbdf2.callback_trbdf2`, as every TR-BDF2 run without a compiled one does), closed
+back, :func:`mbkron.numerics.trbdf2.callback_trbdf2`, as every TR-BDF2 run without a compiled one does), closed
 loops whose constraint equations are solved by generated code and by the closure callbacks (a TR-BDF2 run each, a DOP853 and a Radau run),
 and muscle paths, straight and wrapped round a cylinder, a sphere, an ellipsoid and a torus (lengths and moment arms) — one
 state and a small batch each.
@@ -85,12 +85,12 @@ def _tree() -> None:
     by an affine rhythm (as the shipped shoulder models: the affine route), and with a point force and two line forces
     on it, one of constant tension, one given as a function (loads the compiled plan does not cover: the mass matrix
     and the right-hand side solved apart, as the shipped planar chain); a TR-BDF2 run of each (its compiled step
-    calling the Python right-hand side back: :func:`mbkron.compiled.trbdf2.callback_trbdf2`)."""
+    calling the Python right-hand side back: :func:`mbkron.numerics.trbdf2.callback_trbdf2`)."""
     import numpy as np
 
-    from mbkron.dynamics.load_records import LineForce, PointForce
+    from mbkron.multibody.loads import LineForce, PointForce
     from mbkron.examples import two_link_arm
-    from mbkron.jointvars.records import Linear
+    from mbkron.multibody.jointvars import Linear
     from mbkron.model.builder import ModelBuilder
 
     model = two_link_arm()
@@ -113,7 +113,7 @@ def _tree() -> None:
 def _closed_loop() -> None:
     """The four-bar of Eq. 121, its angles solved from the loop equations by the generated code (the
     ``lu`` solver), and Andrews' squeezer, solved from loop closures by the library's closure callbacks
-    (:mod:`mbkron.compiled.closure_callbacks`), as the shipped closed-loop model files are; a TR-BDF2 run of
+    (:mod:`mbkron.algorithms.jointvars.closure_callbacks`), as the shipped closed-loop model files are; a TR-BDF2 run of
     each, and a DOP853 and a Radau run of the squeezer (the explicit solvers' compiled steps, the implicit
     solvers' compiled Jacobian)."""
     import numpy as np
@@ -133,14 +133,14 @@ def _closed_loop() -> None:
 
 def _step_branches(squeezer) -> None:
     """The constraint step's branches that are kernels of their own, compiled only where a model takes them
-    (:mod:`mbkron.jointvars.compiled`, called by address): a long walk's shift by whole periods (Andrews' squeezer,
+    (:mod:`mbkron.algorithms.jointvars.kernels`, called by address): a long walk's shift by whole periods (Andrews' squeezer,
     ``squeezer``, three turns of its crank away), ``∇f`` and ``H`` by the projection method (the four-bar), and
     inputs not affine in ``q`` (a two-link arm whose tip follows ``(x + 0.3 y², y)`` by a loop closure)."""
     import numpy as np
     import sympy as sp
 
     from mbkron.examples import four_bar
-    from mbkron.jointvars.loop_closures import LoopClosure
+    from mbkron.algorithms.jointvars.loop_closures import LoopClosure
     from mbkron.model.builder import ModelBuilder
 
     squeezer.joint_variables(squeezer.default_q + 6.0 * np.pi)
@@ -166,14 +166,14 @@ def _muscles() -> None:
     decisions over a batch of segments."""
     import numpy as np
 
-    from mbkron.jointvars.empirical import CubicSpline
-    from mbkron.jointvars.records import CoordinateFunction
+    from mbkron.numerics.functions import CubicSpline
+    from mbkron.multibody.jointvars import CoordinateFunction
     from mbkron.model.builder import ModelBuilder
-    from mbkron.muscles.conditions import PathPointCondition
-    from mbkron.muscles.points import MovingPoint
-    from mbkron.muscles.wrap_ellipsoid import WrapEllipsoid
-    from mbkron.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point
-    from mbkron.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
+    from mbkron.multibody.muscles.conditions import PathPointCondition
+    from mbkron.multibody.muscles.points import MovingPoint
+    from mbkron.multibody.muscles.wrap_ellipsoid import WrapEllipsoid
+    from mbkron.multibody.muscles.wrap_torus import WrapTorus, enters_solid, opensim_ring_point
+    from mbkron.multibody.muscles.wrapping import PathWrap, WrapCylinder, WrapSphere
 
     b = ModelBuilder(name="compile-muscles")
     b.add_coordinate("shoulder", range=(-1.0, 2.0)).add_coordinate("elbow", range=(0.0, 2.5))
@@ -201,7 +201,7 @@ def _muscles() -> None:
     model = b.build()
     _evaluate(model, [0.2, 1.2], None)
     p, q = np.array([[0.0, 0.0, 0.05]]), np.array([[0.001, 0.0, -0.05]])
-    for surface in surfaces:  # their own solve, over a batch (mbkron.compiled.wrap_segments)
+    for surface in surfaces:  # their own solve, over a batch (mbkron.numerics.geodesics.segments)
         surface.solve(p, q)
     opensim_ring_point(p, q, 0.03)
     enters_solid(p, q, 0.03, 0.01)
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``mbkron compile``; returns the exit status."""
     from pathlib import Path
 
-    from mbkron.compiled.common import AVAILABLE, kernel_cache_directory
+    from mbkron.jit.common import AVAILABLE, kernel_cache_directory
 
     if not AVAILABLE:
         raise CommandError("`mbkron compile` needs numba (a core dependency of mbkron), which cannot be imported: "
@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         import multiprocessing
 
         # in WORKLOADS' order (the costliest first), the processes compiling into the one cache at once (numba's
-        # saves are locked: mbkron.compiled.common)
+        # saves are locked: mbkron.jit.common)
         pool = multiprocessing.get_context("spawn").Pool(jobs)
         try:
             for label, compiled, seconds in pool.imap_unordered(_compile_labelled, steps):
@@ -291,7 +291,7 @@ def _compile_step(step: tuple[str, object]) -> tuple[int, float]:
     worker's; returns the number of mbkron kernels it compiled and its seconds."""
     from numba.core import event
 
-    from mbkron.compiled.common import CompileNotice
+    from mbkron.jit.common import CompileNotice
 
     kind, value = step
     function = WORKLOADS[value][1] if kind == "workload" else _model_file(value)

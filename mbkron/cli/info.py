@@ -34,7 +34,7 @@ def _describe_variable(body) -> str:
     import sympy
 
     from mbkron.expressions import ExpressionError, format_expression
-    from mbkron.jointvars.records import CoordinateFunction, Linear
+    from mbkron.multibody.jointvars import CoordinateFunction, Linear
 
     variable = body.variable
     if isinstance(variable, str):
@@ -66,7 +66,7 @@ def _describe_value(value, unit: str) -> str:
 def _describe_point(point, units: dict[str, tuple[str, float]]) -> str:
     """A path point: body and location (``moving`` for a point moving in its body) and its condition,
     in the coordinate's unit of the file (``units``: coordinate → (unit, SI per unit))."""
-    from mbkron.muscles.points import MovingPoint, point_condition
+    from mbkron.multibody.muscles.points import MovingPoint, point_condition
 
     text = f"{point.body} (moving)" if isinstance(point, MovingPoint) else f"{point[0]} {_fmt(point[1], 4)}"
     condition = point_condition(point)
@@ -94,12 +94,12 @@ def _describe_wraps(wraps) -> str:
 
 def _describe_load(load, units: dict[str, tuple[str, float]]) -> str:
     """One line for a load of ``model.loads``; ``units``: coordinate → (unit in the file, SI per unit)."""
-    from mbkron.dynamics import load_records as L
-    from mbkron.dynamics.bushing_records import BushingForce
-    from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
-    from mbkron.dynamics.hunt_crossley_records import HuntCrossley
-    from mbkron.muscles.ligaments import Ligament
-    from mbkron.muscles.springs import PathSpring
+    from mbkron.multibody import loads as L
+    from mbkron.multibody.bushings import BushingForce
+    from mbkron.multibody.contact import SmoothSphereHalfSpace
+    from mbkron.multibody.hunt_crossley import HuntCrossley
+    from mbkron.multibody.muscles.ligaments import Ligament
+    from mbkron.multibody.muscles.springs import PathSpring
 
     if isinstance(load, L.PointForce):
         return f"point force on {load.body} at {_fmt(load.point)} m: {_describe_value(load.force, 'N')} [{load.frame} frame]"
@@ -174,9 +174,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
     import warnings
 
-    from mbkron.core.description import GROUND
+    from mbkron.multibody.records import GROUND
     from mbkron.io import read_model_file
-    from mbkron.kinematics import tree_description
+    from mbkron.multibody import tree as tree_description
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -214,9 +214,9 @@ def _kinematics_columns(model_file: ModelFile, points: list[_Point], trajectory:
 def _kinematics_rows(model_file: ModelFile, points: list[_Point], t, q, qd, qdd) -> np.ndarray:
     import numpy as np
 
-    from mbkron.dynamics import points as motions
-    from mbkron.jointvars.explicit import quadratic_forms
-    from mbkron.kinematics import tree as kinematics
+    from mbkron.algorithms.dynamics import points as motions
+    from mbkron.algorithms.jointvars.explicit import quadratic_forms
+    from mbkron.algorithms.kinematics import tree as kinematics
 
     model = model_file.model
     kin = model.kinematics(q, order=2)
@@ -247,7 +247,7 @@ def _print_configuration(model, points: list[_Point], columns: list[str], row: n
 
 def _plot_kinematics(model_file: ModelFile, points: list[_Point], columns: list[str], table: np.ndarray,
                      trajectory: bool) -> bytes:
-    from mbkron.core.description import GROUND
+    from mbkron.multibody.records import GROUND
 
     plt = require_matplotlib()
     model = model_file.model

@@ -182,7 +182,7 @@ def _notices_on_stderr() -> Iterator[None]:
         show = warnings.showwarning
 
         def show_notice_or_model_warning(message, category, filename, lineno, file=None, line=None):
-            from mbkron.compiled.common import CompileNotice  # a warning was issued: mbkron is loaded
+            from mbkron.jit.common import CompileNotice  # a warning was issued: mbkron is loaded
             from mbkron.core.errors import ModelWarning
 
             if issubclass(category, CompileNotice):

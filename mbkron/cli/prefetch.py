@@ -1,21 +1,21 @@
 """The second core at a cold start: a helper process compiles some of a command's kernels while it compiles the rest.
 
 With empty caches ``mbkron simulate`` of a closed-loop model (the README's main job) spends nearly all its time
-compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.compiled.calls`:
+compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.jit.calls`:
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
 machine's second core: the terms of the equations of motion below the group's step and the dynamics
-(:func:`mbkron.compiled.dynamics.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
+(:func:`mbkron.algorithms.dynamics.kernels.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
 (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
 helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
 once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
 then compiles the step with its dynamics (down to the Cholesky solve), the Newton step and the kernel of its table's
 joint variables, and waits for the steps only then; where it needs a kernel the helper has not finished, it waits
-for it and loads it from numba's disk cache (:mod:`mbkron.compiled.handoff`). Nothing is compiled twice, and nothing
+for it and loads it from numba's disk cache (:mod:`mbkron.jit.handoff`). Nothing is compiled twice, and nothing
 that a run of such a model does not call. The README's main job from empty caches (issue 26, 2026-12-03, ninth
 session): the command about 12 s of CPU, the helper about 12.5 s, about 13 s of wall clock at load 1.
 
 A model without a compiled constraint group (a tree, or a group of Python functions) steps TR-BDF2 by the one
-kernel that calls a Python right-hand side back (:func:`mbkron.compiled.trbdf2.callback_trbdf2`, the same for every
+kernel that calls a Python right-hand side back (:func:`mbkron.numerics.trbdf2.callback_trbdf2`, the same for every
 such model: about 7 s of CPU to compile, against 8.5 s for everything else of the two-link arm's run). Once the
 model is read, :func:`follow` stops a helper compiling a group's kernels for such a model and starts one compiling
 that kernel instead, while the command compiles the model's dynamics: the two-link arm's ``simulate`` from empty
@@ -43,15 +43,15 @@ VARIABLE = "MBKRON_PREFETCH"
 
 
 CALLBACK = "python steps"
-"""The name of :func:`mbkron.compiled.trbdf2.callback_trbdf2` among the kernels a helper compiles: TR-BDF2 steps of
+"""The name of :func:`mbkron.numerics.trbdf2.callback_trbdf2` among the kernels a helper compiles: TR-BDF2 steps of
 a Python right-hand side."""
 
 
 def _kernels() -> dict:
-    """The kernels a helper may compile, by name: a group's (:data:`mbkron.jointvars.group.AHEAD`) and
+    """The kernels a helper may compile, by name: a group's (:data:`mbkron.algorithms.dynamics.group.AHEAD`) and
     :data:`CALLBACK`."""
-    from mbkron.compiled.trbdf2 import callback_trbdf2
-    from mbkron.jointvars.group import AHEAD
+    from mbkron.numerics.trbdf2 import callback_trbdf2
+    from mbkron.algorithms.dynamics.group import AHEAD
 
     return {**AHEAD, CALLBACK: callback_trbdf2}
 
@@ -140,8 +140,8 @@ def _maybe_cached(wanted: tuple[str, ...]) -> bool:
 
 def _hold(wanted: tuple[str, ...]) -> dict[str, int]:
     """The locks of the kernels named in ``wanted`` that are not cached yet, by name (:func:`handoff.hold`)."""
-    from mbkron.compiled import handoff
-    from mbkron.compiled.common import AVAILABLE
+    from mbkron.jit import handoff
+    from mbkron.jit.common import AVAILABLE
 
     held: dict[str, int] = {}
     if not AVAILABLE:
@@ -217,7 +217,7 @@ def main(argv: list[str]) -> int:
             warnings.simplefilter("ignore")
             model = _placeholder_model()
         argv = _received(channel[0])
-    from mbkron.compiled import handoff
+    from mbkron.jit import handoff
 
     held = {}
     for pair in argv:
@@ -248,7 +248,7 @@ def main(argv: list[str]) -> int:
 def _placeholder_model():
     """One body on one coordinate: loads without compiling anything, and faster than an example model (whose package
     imports scipy's interpolation): the helper's head start is the point. Its kernel modules imported."""
-    from mbkron.jointvars import compiled  # noqa: F401 - numba and the kernels, before the locks arrive
+    from mbkron.algorithms.jointvars import kernels as compiled  # noqa: F401 - numba and the kernels, before the locks arrive
     from mbkron.model.builder import ModelBuilder
 
     return (ModelBuilder(name="prefetch").add_coordinate("x")

@@ -29,7 +29,7 @@ class LazyModule:
     Parameters
     ----------
     name : str
-        The module's absolute name, e.g. ``"mbkron.compiled.forward"``.
+        The module's absolute name, e.g. ``"mbkron.algorithms.dynamics.forward_kernels"``.
 
     Examples
     --------
@@ -63,7 +63,7 @@ def is_sympy_expression(value: object) -> bool:
     """Whether ``value`` is a sympy expression, without importing sympy.
 
     Until something has imported sympy no value can be a sympy expression, so the check costs no
-    import: model descriptions given as coordinate names, numbers, :class:`~mbkron.jointvars.records.Linear`
+    import: model descriptions given as coordinate names, numbers, :class:`~mbkron.multibody.jointvars.Linear`
     maps or tabulated functions are told apart from expressions without loading sympy.
     """
     sympy = sys.modules.get("sympy")

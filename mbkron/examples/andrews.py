@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from mbkron.model.builder import ModelBuilder
-from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
-from mbkron.dynamics.load_records import JointTorque, SpringDamper
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
+from mbkron.algorithms.jointvars.loop_closures import LoopClosure, LoopClosures
+from mbkron.multibody.loads import JointTorque, SpringDamper
 from mbkron.model.model import Model
 
 __all__ = ["PARAMETERS", "EQUATIONS", "INITIAL", "BODIES", "andrews_squeezer", "open_tree"]

@@ -7,7 +7,7 @@ closed at the ground pivot ``(l0, 0, 0)``. Body ``k`` has its frame at its proxi
 its x axis along the link, so ``θ_k`` is the angle of link ``k`` relative to link ``k − 1``
 and the seed's ``S_12…k``/``C_12…k`` (Eq. 122) are the sines and cosines of the absolute link
 angles. The constraint equations are the seed's, written as strings
-(:class:`~mbkron.jointvars.constraints.SymbolicConstraints`).
+(:class:`~mbkron.algorithms.jointvars.constraints.SymbolicConstraints`).
 
 Four-bar (Eq. 121)
     ``q`` is the height of the coupler's (body 2's) centre of mass. Table 1's numbers did not
@@ -39,7 +39,7 @@ import numpy as np
 from scipy.interpolate import CubicHermiteSpline
 
 from mbkron.model.builder import ModelBuilder
-from mbkron.jointvars.constraints import SymbolicConstraints
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
 from mbkron.model.model import Model
 
 __all__ = [

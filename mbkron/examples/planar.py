@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbkron.model.builder import ModelBuilder
-from mbkron.jointvars.records import Linear
-from mbkron.dynamics.load_records import LineForce, Load, PointForce
+from mbkron.multibody.jointvars import Linear
+from mbkron.multibody.loads import LineForce, Load, PointForce
 from mbkron.model.model import Model
 
 __all__ = ["ChainContact", "ChainMuscle", "planar_chain", "dempster_two_link", "two_link_arm", "three_link_arm"]
@@ -84,8 +84,8 @@ def planar_chain(
         of mass).
     contacts : sequence of ChainContact
     muscles : sequence of ChainMuscle
-        Added to ``model.loads`` as :class:`~mbkron.dynamics.load_records.PointForce` (body frame) and
-        :class:`~mbkron.dynamics.load_records.LineForce`.
+        Added to ``model.loads`` as :class:`~mbkron.multibody.loads.PointForce` (body frame) and
+        :class:`~mbkron.multibody.loads.LineForce`.
     loads : sequence of Load
         Further loads on the links (bodies ``link1 .. linkn``).
     coordinates : {"absolute", "relative"}

@@ -1,8 +1,8 @@
 """The one way from sympy expressions to numbers: printed Python source, compiled once.
 
 Every numeric evaluation of a symbolic expression in mbkron goes through this module: joint
-variables and their derivatives (:mod:`mbkron.jointvars.explicit`), constraint functions and their
-compiled fast path (:mod:`mbkron.jointvars.constraints`, :mod:`mbkron.jointvars.compiled`), and the
+variables and their derivatives (:mod:`mbkron.algorithms.jointvars.explicit`), constraint functions and their
+compiled fast path (:mod:`mbkron.algorithms.jointvars.constraints`, :mod:`mbkron.algorithms.jointvars.kernels`), and the
 formulas of model files (:func:`mbkron.io.formulas.evaluate_expression`). Two forms are printed
 from the same expressions with the same rules:
 

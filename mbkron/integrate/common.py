@@ -35,7 +35,7 @@ EPS = np.finfo(float).eps
 class StepRuns:
     """What a solver with compiled runs of steps (:class:`~mbkron.integrate.trbdf2.CompiledTRBDF2`, the compiled
     Runge–Kutta solvers of :mod:`mbkron.integrate.runge_kutta`) hands its stepping kernel besides its state: the
-    run's output times still to come, the ``limits`` array of :mod:`mbkron.compiled.runs` and the coordinates'
+    run's output times still to come, the ``limits`` array of :mod:`mbkron.numerics.runs` and the coordinates'
     range ends, and how many steps a call may take.
 
     Parameters
@@ -47,14 +47,14 @@ class StepRuns:
     bounds : (lower, upper) or None
         The coordinates' range ends (None: none).
     stops : (float, float)
-        ``limits[SCREEN]``, ``limits[STALL]`` (:mod:`mbkron.compiled.runs`).
+        ``limits[SCREEN]``, ``limits[STALL]`` (:mod:`mbkron.numerics.runs`).
     steps_per_call : int
         At least 1.
     """
 
     def __init__(self, nq: int, output_times: ArrayLike | None, bounds: tuple[ArrayLike, ArrayLike] | None,
                  stops: tuple[float, float], steps_per_call: int) -> None:
-        from mbkron.compiled import runs  # here: numba is imported with the kernels, not with this module
+        from mbkron.numerics import runs  # here: numba is imported with the kernels, not with this module
 
         if not isinstance(steps_per_call, (int, np.integer)) or steps_per_call < 1:
             raise ValueError(f"`steps_per_call` must be a positive integer, got {steps_per_call!r}")

@@ -2,7 +2,7 @@
 
 Monte-Carlo, sensitivity and identification studies integrate the same equations of motion
 (Eq. 198) from many initial states. :func:`simulate_ensemble` advances K trajectories at once with an
-explicit embedded Runge–Kutta pair (Dormand–Prince 5(4) or DOP853, :mod:`mbkron.core.tableaus`):
+explicit embedded Runge–Kutta pair (Dormand–Prince 5(4) or DOP853, :mod:`mbkron.numerics.tableaus`):
 every stage is **one** batched right-hand-side call for all trajectories still running
 (:meth:`mbkron.Model.forward_dynamics` on a (K, nq) batch — one compiled call with the ``compiled``
 backend), while each trajectory keeps its own time, step size, error estimate and accept/reject
@@ -23,7 +23,7 @@ from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
 from mbkron.integrate.arguments import check_span, check_t_eval, check_tolerances
 from mbkron.integrate.common import rms_norm, select_initial_step
-from mbkron.core.tableaus import DOP853, DORMAND_PRINCE, Tableau
+from mbkron.numerics.tableaus import DOP853, DORMAND_PRINCE, Tableau
 from mbkron.model import Model
 
 __all__ = ["EnsembleResult", "simulate_ensemble"]

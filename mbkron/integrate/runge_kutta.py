@@ -5,11 +5,11 @@ model with one constraint group, the continuation of its Newton solve held by th
 ``RK23``, ``RK45`` or ``DOP853`` pays Python for every stage: scipy's step (a dozen small numpy operations per
 stage) and the call into the kernel, more than the compiled evaluation itself (issue 29: 29–36 µs per
 evaluation inside ``simulate`` against 14 µs for the kernel on Andrews' squeezer). Here the steps are
-:func:`mbkron.compiled.runge_kutta.adaptive_step` (scipy's ``_step_impl``, decision for decision, with the same
+:func:`mbkron.numerics.runge_kutta.adaptive_step` (scipy's ``_step_impl``, decision for decision, with the same
 tableau and constants), up to :data:`STEPS_PER_CALL` of them in one call
-(:func:`~mbkron.compiled.runge_kutta.adaptive_steps`: each call converts the kernel's ~80 arrays, about 8 µs),
+(:func:`~mbkron.numerics.runge_kutta.adaptive_steps`: each call converts the kernel's ~80 arrays, about 8 µs),
 handed out one at a time; DOP853's dense-output stages are one call of
-:func:`~mbkron.compiled.runge_kutta.extra_stages`, and the accelerations at a step's output times one call.
+:func:`~mbkron.numerics.runge_kutta.extra_stages`, and the accelerations at a step's output times one call.
 The solvers are scipy's classes: their state, dense output and step-size control are scipy's, so a run can
 alternate between the compiled steps and scipy's own. A step the kernel declines (its right-hand side
 declines a state: a constraint solve it leaves to Python) is redone by scipy's ``_step_impl`` with the
@@ -27,10 +27,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 
-from mbkron.compiled import runge_kutta as kernel
-from mbkron.compiled.runs import LIMITS_SIZE
+from mbkron.numerics import runge_kutta as kernel
+from mbkron.numerics.runs import LIMITS_SIZE
 from mbkron.integrate.common import StepRuns
-from mbkron.jointvars.group import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
+from mbkron.algorithms.dynamics.group import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
 
 __all__ = ["COMPILED", "STEPS_PER_CALL", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
 
@@ -43,7 +43,7 @@ def _contiguous(values) -> NDArray[np.float64]:
 
 def _tableau(solver_class: type) -> tuple:
     """``(A, B, C, E, E3, E5, error_exponent, n_stages)`` of a scipy ``RungeKutta`` class as
-    :func:`mbkron.compiled.runge_kutta.adaptive_step` takes them (``E`` empty for DOP853, ``E3``, ``E5`` for the
+    :func:`mbkron.numerics.runge_kutta.adaptive_step` takes them (``E`` empty for DOP853, ``E3``, ``E5`` for the
     others)."""
     stages = solver_class.n_stages
     dop853 = issubclass(solver_class, DOP853)
@@ -55,7 +55,7 @@ def _tableau(solver_class: type) -> tuple:
 
 def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDArray) -> NDArray | None:
     """The right-hand side at the rows of ``states`` (k, n) at ``times`` in one compiled call
-    (:func:`mbkron.jointvars.group.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
+    (:func:`mbkron.algorithms.dynamics.group.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
     steps' calls, ``tableau`` the solver's: one compilation for both); None where the kernel declines a row."""
     n = states.shape[1]
     derivatives = np.empty_like(states)
@@ -79,8 +79,8 @@ about 8 µs; the steps wait in the solver until it is asked for them, and an int
 class _CompiledSteps:
     """The compiled steps of an explicit scipy ``RungeKutta`` solver (the class it is mixed into).
 
-    ``state_kernel`` (:class:`mbkron.model.forward.StateKernel`) evaluates ``y' = (q̇, q̈)`` and takes runs of
-    steps (:func:`mbkron.compiled.runge_kutta.adaptive_steps`), up to ``steps_per_call`` in one call (None:
+    ``state_kernel`` (:class:`mbkron.algorithms.dynamics.forward.StateKernel`) evaluates ``y' = (q̇, q̈)`` and takes runs of
+    steps (:func:`mbkron.numerics.runge_kutta.adaptive_steps`), up to ``steps_per_call`` in one call (None:
     :data:`STEPS_PER_CALL`); :meth:`step` hands them out one at a time with scipy's state after each (``t``, ``y``,
     ``f``, ``h_abs``, ``y_old``, the stages ``K``, hence :meth:`dense_output` of that step). ``fun`` is the Python
     route of the same right-hand side, for the initial slope and step and the steps the kernel declines. ``last``

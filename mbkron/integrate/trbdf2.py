@@ -8,8 +8,8 @@ Hermite interpolant. It is passed to :func:`scipy.integrate.solve_ivp` as ``meth
 events, dense output, ``t_eval`` and backward integration are then handled by ``solve_ivp``.
 See ``docs/integrators.md`` for the derivations and measured costs.
 
-The steps are compiled: :func:`mbkron.compiled.trbdf2.trbdf2_kernel` is the one implementation. A right-hand
-side that is any Python callable reaches it through a C callback (:func:`mbkron.compiled.trbdf2.callback_trbdf2`,
+The steps are compiled: :func:`mbkron.numerics.trbdf2.trbdf2_kernel` is the one implementation. A right-hand
+side that is any Python callable reaches it through a C callback (:func:`mbkron.numerics.trbdf2.callback_trbdf2`,
 :class:`TRBDF2`); a model's compiled right-hand side is called in machine code, several steps per call
 (:class:`CompiledTRBDF2`).
 
@@ -35,9 +35,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import OdeSolver
 from scipy.sparse import csc_matrix, issparse
 
-from mbkron.compiled import trbdf2 as kernel
-from mbkron.compiled.calls import PYTHON_CALLBACK
-from mbkron.compiled.trbdf2 import GAMMA, MAX_JAC_AGE
+from mbkron.numerics import trbdf2 as kernel
+from mbkron.jit.calls import PYTHON_CALLBACK
+from mbkron.numerics.trbdf2 import GAMMA, MAX_JAC_AGE
 from mbkron.integrate.common import (
     EPS,
     HermiteDenseOutput,
@@ -99,7 +99,7 @@ class TRBDF2(OdeSolver):
     is C1.
 
     Each step is one call of the compiled step
-    (:func:`mbkron.compiled.trbdf2.callback_trbdf2`), which calls ``fun`` and
+    (:func:`mbkron.numerics.trbdf2.callback_trbdf2`), which calls ``fun`` and
     ``jac`` back through a C callback; what they raise is raised again by
     :meth:`step`. The Jacobian and its LU factors are dense (a sparse ``jac``
     or ``jac_sparsity`` is converted).
@@ -289,9 +289,9 @@ class TRBDF2(OdeSolver):
         return None, np.array(self._dense(csc_matrix(jac, dtype=float) if issparse(jac) else jac), order="C")
 
     def _call_back(self, t: float, mode: int) -> int:
-        """The kernel's callback (:data:`mbkron.compiled.calls.PYTHON_CALLBACK`): ``fun`` (modes
-        :data:`~mbkron.compiled.trbdf2.EVALUATE`, :data:`~mbkron.compiled.trbdf2.ADVANCE`; not counted: the kernel
-        counts it) or the Jacobian (:data:`~mbkron.compiled.trbdf2.JACOBIAN`) at ``t`` and the state in the
+        """The kernel's callback (:data:`mbkron.jit.calls.PYTHON_CALLBACK`): ``fun`` (modes
+        :data:`~mbkron.numerics.trbdf2.EVALUATE`, :data:`~mbkron.numerics.trbdf2.ADVANCE`; not counted: the kernel
+        counts it) or the Jacobian (:data:`~mbkron.numerics.trbdf2.JACOBIAN`) at ``t`` and the state in the
         context's buffer, into the context's buffer for it; 1. Whatever it raises (Ctrl-C included) is kept for
         :meth:`_call` to raise, and it returns 0 (the kernel then declines the state and returns)."""
         try:
@@ -308,7 +308,7 @@ class TRBDF2(OdeSolver):
 
     def _callback_steps(self, *arguments: Any, times: NDArray, limits: NDArray, lower: NDArray, upper: NDArray,
                         max_steps: int) -> tuple:
-        """:func:`mbkron.compiled.trbdf2.callback_trbdf2` with ``fun`` and ``jac`` through :meth:`_call_back`."""
+        """:func:`mbkron.numerics.trbdf2.callback_trbdf2` with ``fun`` and ``jac`` through :meth:`_call_back`."""
         return kernel.callback_trbdf2(*arguments, self._context, times, limits, lower, upper, max_steps)
 
     def _call(self, runs: StepRuns, steps: Callable, nq: int) -> None:
@@ -398,8 +398,8 @@ class CompiledTRBDF2(TRBDF2):
     """:class:`TRBDF2` whose steps run with a compiled right-hand side, several in one call.
 
     ``state_kernel`` (:meth:`mbkron.Model.state_kernel`) evaluates ``y' = (q̇, q̈)`` and takes runs of whole
-    TR-BDF2 steps (:func:`mbkron.compiled.trbdf2.trbdf2_steps`: each :func:`~mbkron.compiled.trbdf2.trbdf2_kernel`,
-    with the Jacobian by :func:`~mbkron.compiled.trbdf2.state_jacobian`'s central differences of the compiled
+    TR-BDF2 steps (:func:`mbkron.numerics.trbdf2.trbdf2_steps`: each :func:`~mbkron.numerics.trbdf2.trbdf2_kernel`,
+    with the Jacobian by :func:`~mbkron.numerics.trbdf2.state_jacobian`'s central differences of the compiled
     right-hand side), up to ``steps_per_call`` in one call, each followed by the rows a run records at
     it: those of ``output_times`` it reaches (:meth:`output_rows`) or, without output times, the right-hand side
     at its end, recorded in ``last`` (a :class:`mbkron.integrate.trajectory.LastEvaluation`). :meth:`step`

@@ -12,15 +12,15 @@ import math
 import numpy as np
 
 from mbkron.core.errors import ConfigurationError
-from mbkron.dynamics.loads import evaluate_value
+from mbkron.algorithms.dynamics.loads import evaluate_value
 from mbkron.io.schema import CURVE, FRAME, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES, NAME, PATH, SCALAR, SURFACES, VECTOR, WRAPS
 from mbkron.io.writer import surface_table
-from mbkron.kinematics import tree_description
+from mbkron.multibody import tree as tree_description
 from mbkron.model.model import Model
-from mbkron.muscles.path_forces import path_length_and_moment_arms
-from mbkron.muscles.path_records import MusclePath
-from mbkron.muscles.points import point_condition
-from mbkron.muscles.wrapping import shape_fields
+from mbkron.algorithms.paths.forces import path_length_and_moment_arms
+from mbkron.multibody.muscles.paths import MusclePath
+from mbkron.multibody.muscles.points import point_condition
+from mbkron.multibody.muscles.wrapping import shape_fields
 
 __all__ = ["model_differences", "models_equal"]
 

@@ -13,10 +13,10 @@ import math
 import numpy as np
 
 from mbkron.core.lazy import LazyModule
-from mbkron.core.description import GROUND
+from mbkron.multibody.records import GROUND
 from mbkron.io.reader_values import Symbols, ValueReader, join, show
 from mbkron.io.schema import ANGLE_UNITS, COORDINATE_UNITS, JOINTS, TIME, VELOCITY_SUFFIX
-from mbkron.kinematics import tree_description
+from mbkron.multibody import tree as tree_description
 from mbkron.model.builder import ModelBuilder
 
 __all__ = ["BodyReader"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from mbkron.core.lazy import LazyModule
 from mbkron.expressions import ExpressionError, check_name
 from mbkron.io.reader_values import ValueReader, join, show
-from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.loop_closures import LoopClosure
-from mbkron.kinematics import tree_description
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
+from mbkron.algorithms.jointvars.loop_closures import LoopClosure
+from mbkron.multibody import tree as tree_description
 from mbkron.model.builder import ModelBuilder
 from mbkron.model.constraint_groups import SOLVERS
 

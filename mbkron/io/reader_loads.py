@@ -16,13 +16,13 @@ from mbkron.io.reader_values import ValueReader, join, show, suggest
 from mbkron.io.schema import (COORDINATE_VALUE, CURVE, FRAME, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, HILL_REQUIRED, LOAD_FIELDS, MUSCLE_MODELS, NAME,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, TIME, VECTOR, VELOCITY_SUFFIX,
                               ExpressionValue)
-from mbkron.dynamics.hunt_crossley_records import MATERIAL, SURFACE_SHAPES, ContactSurface
-from mbkron.jointvars.empirical import SPLINE_KINDS, tabulated_function
-from mbkron.jointvars.records import CoordinateFunction
+from mbkron.multibody.hunt_crossley import MATERIAL, SURFACE_SHAPES, ContactSurface
+from mbkron.numerics.functions import SPLINE_KINDS, tabulated_function
+from mbkron.multibody.jointvars import CoordinateFunction
 from mbkron.model.builder import ModelBuilder
-from mbkron.muscles.hill_records import CURVE_FIELDS, HillParameters, ThelenCurves
-from mbkron.muscles.conditions import PathPointCondition
-from mbkron.muscles.points import MovingPoint
+from mbkron.multibody.muscles.hill import CURVE_FIELDS, HillParameters, ThelenCurves
+from mbkron.multibody.muscles.conditions import PathPointCondition
+from mbkron.multibody.muscles.points import MovingPoint
 
 __all__ = ["LoadReader"]
 
@@ -92,7 +92,7 @@ class LoadReader(ValueReader):
 
     def curve(self, value: object, path: str) -> object:
         """A tabulated function of a dimensionless argument: ``{ x = [...], y = [...], kind = "fmm" }`` (≥ 2
-        knots, ``x`` increasing; ``kind`` one of :data:`~mbkron.jointvars.empirical.SPLINE_KINDS`, default
+        knots, ``x`` increasing; ``kind`` one of :data:`~mbkron.numerics.functions.SPLINE_KINDS`, default
         ``"fmm"``, OpenSim's ``SimmSpline``)."""
         table = self.table(value, path)
         if table is None:

@@ -23,9 +23,9 @@ from mbkron.core.errors import elide
 from mbkron.expressions import ExpressionError, check_name
 from mbkron.io.formulas import is_normal_double, evaluate_expression
 from mbkron.io.schema import ANGLE_UNITS, VELOCITY_SUFFIX, exact_angle_scale, toml_string
-from mbkron.jointvars.empirical import SPLINE_KINDS, AffineMapped, FourierSeries, tabulated_function
-from mbkron.jointvars.records import CoordinateFunction
-from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
+from mbkron.numerics.functions import SPLINE_KINDS, AffineMapped, FourierSeries, tabulated_function
+from mbkron.multibody.jointvars import CoordinateFunction
+from mbkron.numerics.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["ValueReader", "join", "show", "show_key", "suggest"]
 
@@ -358,7 +358,7 @@ class ValueReader:
         return None if failed else result
 
     def gcv_options(self, table: dict, path: str) -> dict | None:
-        """``half_order`` (required, an integer 1-:data:`~mbkron.jointvars.gcvspl.MAX_HALF_ORDER`) and
+        """``half_order`` (required, an integer 1-:data:`~mbkron.numerics.gcvspl.MAX_HALF_ORDER`) and
         ``error_variance`` (default 0; in the unit of ``y`` squared as written; negative: generalized
         cross-validation) of a ``kind = "gcv"`` table; None (reported, or missing: reported by
         :meth:`keys`) when invalid."""

@@ -1,7 +1,7 @@
 """Reading the ``[wraps.NAME]`` section of a model file and a muscle's ``wraps`` list.
 
 ``[wraps.NAME]``: ``kind`` (``"sphere"``, ``"cylinder"``, ``"ellipsoid"``, ``"torus"``:
-:data:`mbkron.muscles.surfaces.KINDS`),
+:data:`mbkron.multibody.muscles.surfaces.KINDS`),
 ``body`` (a body or ``"ground"``), ``translation`` (m, default 0), ``rotation`` (body-fixed X-Y-Z
 angles in the file's angle unit, default 0), ``quadrant`` (default ``"all"``), ``active`` (default
 true) and the kind's shape parameters (``radius``, ``length``, ``dimensions``, ``inner_radius`` and
@@ -12,8 +12,8 @@ wrap-object names or tables ``{object, range, method}``.
 from __future__ import annotations
 
 from mbkron.io.reader_values import ValueReader, join, show, suggest
-from mbkron.muscles.surfaces import KINDS
-from mbkron.muscles.wrapping import QUADRANTS, WRAP_METHODS, PathWrap, shape_fields
+from mbkron.multibody.muscles.surfaces import KINDS
+from mbkron.multibody.muscles.wrapping import QUADRANTS, WRAP_METHODS, PathWrap, shape_fields
 
 __all__ = ["WrapReader"]
 

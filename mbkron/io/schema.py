@@ -13,15 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics.bushing_records import BushingForce
-from mbkron.dynamics.contact_records import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley_records import HuntCrossley
-from mbkron.dynamics.load_records import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
+from mbkron.multibody.bushings import BushingForce
+from mbkron.multibody.contact import SMOOTH_DEFAULTS, SmoothSphereHalfSpace
+from mbkron.multibody.hunt_crossley import HuntCrossley
+from mbkron.multibody.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
                                           PointForce, SpringDamper)
 from mbkron.io.formulas import evaluate_expression
-from mbkron.kinematics import tree_description
-from mbkron.muscles.ligaments import Ligament
-from mbkron.muscles.springs import PathSpring
+from mbkron.multibody import tree as tree_description
+from mbkron.multibody.muscles.ligaments import Ligament
+from mbkron.multibody.muscles.springs import PathSpring
 
 __all__ = ["ANGLE_UNITS", "FORMAT_VERSION", "MAX_FILE_CHARACTERS", "MAX_ENTRIES", "ExpressionValue", "exact_angle_scale"]
 
@@ -71,7 +71,7 @@ TRIPLE, TRANSFORM = "three numbers", "transform"
 # a path's wraps: names of [wraps] tables or tables { object, range, method }, as a muscle's `wraps`
 WRAPS = "wraps"
 # contact surfaces: an array of tables `shape`, `body`, `location`, `radius` (a sphere's) or `normal` (a half-space's)
-# and the material parameters (mbkron.dynamics.hunt_crossley_records.ContactSurface)
+# and the material parameters (mbkron.multibody.hunt_crossley.ContactSurface)
 SURFACES = "surfaces"
 LOAD_FIELDS: dict[str, tuple[type, dict[str, str], dict[str, str]]] = {
     "point_force": (PointForce, {"body": NAME, "point": POINT, "force": VECTOR}, {"frame": FRAME}),
@@ -123,7 +123,7 @@ LOAD_TYPES = {cls: name for name, (cls, _, _) in LOAD_FIELDS.items()}
 class ExpressionValue:
     """A load value given in a model file as formulas of time, coordinates and their rates.
 
-    Called as ``value(t, q, qd)`` like any callable load value (:mod:`mbkron.dynamics.loads`); evaluated by
+    Called as ``value(t, q, qd)`` like any callable load value (:mod:`mbkron.algorithms.dynamics.loads`); evaluated by
     :func:`~mbkron.io.formulas.evaluate_expression` in double precision. The expressions are in SI units (the loader
     has converted angles): symbols are ``t`` (s), the coordinate names and ``<coordinate>_dot``.
 

@@ -83,7 +83,7 @@ class Storage:
     def coordinates(self, model) -> NDArray[np.float64]:
         """The model's coordinates at every row, shape (m, nq), in SI units: the columns named after the
         model's coordinates (a coordinate imported under an OpenSim name that is not an identifier,
-        :attr:`~mbkron.core.description.Coordinate.original_name`, by that name, as OpenSim writes it, or
+        :attr:`~mbkron.multibody.records.Coordinate.original_name`, by that name, as OpenSim writes it, or
         by its identifier), angles (coordinate unit ``rad``) converted from degrees when the file is
         ``inDegrees=yes``; other columns are ignored.
 

@@ -13,19 +13,19 @@ from collections.abc import Mapping
 import numpy as np
 
 from mbkron.core.lazy import LazyModule
-from mbkron.dynamics.hunt_crossley_records import MATERIAL
+from mbkron.multibody.hunt_crossley import MATERIAL
 from mbkron.io.schema import (COORDINATE_UNITS, COORDINATE_VALUE, CURVE, FORMAT_VERSION, TRANSFORM, TRIPLE, WRAPS, HILL_FIELDS, LOAD_FIELDS, LOAD_TYPES,
                               NUMBER, PATH, PER_COORDINATE_VALUE, POINT, SCALAR, SURFACES, VECTOR, ExpressionValue, toml_string)
-from mbkron.jointvars.constraints import SymbolicConstraints
-from mbkron.jointvars.records import CoordinateFunction, Linear
-from mbkron.jointvars.empirical import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant, PiecewiseLinear
-from mbkron.jointvars.gcvspl import GCVSpline
-from mbkron.kinematics import tree_description
+from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
+from mbkron.multibody.jointvars import CoordinateFunction, Linear
+from mbkron.numerics.functions import AffineMapped, CubicSpline, FourierSeries, PiecewiseConstant, PiecewiseLinear
+from mbkron.numerics.gcvspl import GCVSpline
+from mbkron.multibody import tree as tree_description
 from mbkron.model.model import Model
-from mbkron.muscles.hill_records import CURVE_FIELDS, ThelenCurves
-from mbkron.muscles.points import MovingPoint, point_condition
-from mbkron.muscles.surfaces import kind_of
-from mbkron.muscles.wrapping import shape_fields
+from mbkron.multibody.muscles.hill import CURVE_FIELDS, ThelenCurves
+from mbkron.multibody.muscles.points import MovingPoint, point_condition
+from mbkron.multibody.muscles.surfaces import kind_of
+from mbkron.multibody.muscles.wrapping import shape_fields
 
 __all__ = ["dump_model", "format_toml"]
 
@@ -215,7 +215,7 @@ def _surface_table(surface: object) -> dict:
 
 
 def _muscle_table(path) -> dict:
-    """A :class:`~mbkron.muscles.path_records.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
+    """A :class:`~mbkron.multibody.muscles.paths.MusclePath` as a ``[muscles.NAME]`` table (SI units, radians)."""
     where = f"muscle `{path.name}`"
     entry: dict[str, object] = {"model": "path" if path.hill is None else "hill"}
     if path.hill is not None:
@@ -254,7 +254,7 @@ def _path_tables(path_points, where: str) -> list[dict]:
 
 
 def surface_table(surface) -> dict:
-    """A contact surface (:class:`~mbkron.dynamics.hunt_crossley_records.ContactSurface`) as a ``[[loads.surfaces]]`` table."""
+    """A contact surface (:class:`~mbkron.multibody.hunt_crossley.ContactSurface`) as a ``[[loads.surfaces]]`` table."""
     table = {"shape": surface.shape, "body": surface.body, "location": np.asarray(surface.location, float).tolist()}
     if surface.shape == "sphere":
         table["radius"] = float(surface.radius)

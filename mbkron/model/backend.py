@@ -1,6 +1,6 @@
 """The check of the ``backend`` keyword: there is one engine.
 
-mbkron has one implementation per equation (issue 26): the numba kernels of :mod:`mbkron.compiled`, each called
+mbkron has one implementation per equation (issue 26): the numba kernels of :mod:`mbkron.jit`, each called
 by the module of its algorithm (until 2026-12-03 through ``mbkron.backends.engine``). The former ``numpy`` route
 (the vectorised twist form) was removed; the dissertation as written, :mod:`mbkron.reference`, is the independent
 evaluation that the tests hold the engine to (it is an oracle, not a backend). The keyword arguments that chose a

@@ -30,22 +30,22 @@ from numpy.typing import ArrayLike
 from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.model.backend import check_backend
 from mbkron.model import constraint_groups
-from mbkron.dynamics import terms as dynamics
-from mbkron.kinematics import tree_description
+from mbkron.algorithms.dynamics import terms as dynamics
+from mbkron.multibody import tree as tree_description
 from mbkron.core.errors import ModelError
 from mbkron.expressions import ExpressionError
-from mbkron.jointvars.functions import CoordinateFunctionVariables
-from mbkron.jointvars.records import CoordinateFunction, Linear
-from mbkron.jointvars.explicit import JointVariables, SymbolicJointVariables
-from mbkron.dynamics.load_records import Load, check_load
-from mbkron.core.description import GROUND, Body, Coordinate
+from mbkron.algorithms.jointvars.functions import CoordinateFunctionVariables
+from mbkron.multibody.jointvars import CoordinateFunction, Linear
+from mbkron.algorithms.jointvars.explicit import JointVariables, SymbolicJointVariables
+from mbkron.multibody.loads import Load, check_load
+from mbkron.multibody.records import GROUND, Body, Coordinate
 from mbkron.model.checks import (
     as_linear, check_inertia, check_number, check_offset, check_unit, check_variable, check_vector,
     warn_unphysical_inertias,
 )
 from mbkron.model.model import Model
-from mbkron.muscles.path_records import MusclePath, check_path
-from mbkron.muscles.paths import MuscleSet
+from mbkron.multibody.muscles.paths import MusclePath, check_path
+from mbkron.algorithms.paths.paths import MuscleSet
 
 __all__ = ["ModelBuilder"]
 
@@ -58,7 +58,7 @@ MAX_DENSE_ENTRIES = 2**25
 """Most entries (float64: 256 MiB) of a dense matrix a model keeps: the joint-variable map ``∇f`` is
 ``nj × nq``. Larger models are refused by :meth:`ModelBuilder.build` before anything is allocated (the
 kernels walk the parent links: no ``nb × nb`` matrix is built unless the joint reactions' subtree sums ask for
-:meth:`mbkron.kinematics.tree_description.KinematicTree.ancestor_or_self`)."""
+:meth:`mbkron.multibody.tree.KinematicTree.ancestor_or_self`)."""
 _JOINTS = (tree_description.REVOLUTE, tree_description.PRISMATIC, tree_description.FIXED)
 
 
@@ -115,7 +115,7 @@ class ModelBuilder:
 
         ``name`` is an identifier (formulas use it); ``original_name``, if given, is the coordinate's
         name in the file it was imported from (an OpenSim name that is not an identifier), kept in
-        :attr:`Coordinate.original_name <mbkron.core.description.Coordinate.original_name>`.
+        :attr:`Coordinate.original_name <mbkron.multibody.records.Coordinate.original_name>`.
 
         Returns the builder, for chaining.
         """
@@ -176,7 +176,7 @@ class ModelBuilder:
         joint_name : str, optional
             The name of the joint whose child this body is, as a source file names it (an OpenSim joint's
             name, e.g. ``"subtalar_r"``): joint reactions are labelled by it
-            (:attr:`Body.joint_name <mbkron.core.description.Body.joint_name>`). Printable, not an identifier.
+            (:attr:`Body.joint_name <mbkron.multibody.records.Body.joint_name>`). Printable, not an identifier.
 
         Returns the builder, for chaining.
         """
@@ -187,7 +187,7 @@ class ModelBuilder:
         return self
 
     def add_load(self, load: Load) -> ModelBuilder:
-        """Add an applied load that belongs to the system (see :mod:`mbkron.dynamics.loads`).
+        """Add an applied load that belongs to the system (see :mod:`mbkron.algorithms.dynamics.loads`).
 
         Returns the builder, for chaining.
         """
@@ -203,15 +203,15 @@ class ModelBuilder:
             Any non-empty printable name (``"DELT1"``, OpenSim's ``"ECU_pre-surgery"``).
         path : sequence
             From origin to insertion, each ``(body, (x, y, z))`` (body coordinates, m; ``"ground"``
-            allowed) or a :class:`mbkron.muscles.MovingPoint`. A conditional point (OpenSim's
+            allowed) or a :class:`mbkron.multibody.muscles.MovingPoint`. A conditional point (OpenSim's
             ``ConditionalPathPoint``), part of the path only while a coordinate is in a closed range,
             is ``(body, (x, y, z), PathPointCondition(coordinate, lo, hi))`` or a moving point with
-            ``active=PathPointCondition(...)`` (:mod:`mbkron.muscles.conditions`; ``lo``, ``hi`` in the
+            ``active=PathPointCondition(...)`` (:mod:`mbkron.multibody.muscles.conditions`; ``lo``, ``hi`` in the
             coordinate's SI unit); the origin and the insertion must be unconditional.
         hill : HillParameters, optional
-            Musculotendon parameters (:mod:`mbkron.muscles.hill`).
+            Musculotendon parameters (:mod:`mbkron.algorithms.muscles.hill`).
         wraps : sequence of PathWrap, optional
-            Wrapping surfaces the path passes round, in order (:mod:`mbkron.muscles.wrapping`).
+            Wrapping surfaces the path passes round, in order (:mod:`mbkron.multibody.muscles.wrapping`).
 
         Returns the builder, for chaining. Problems (unknown bodies or coordinates, coincident
         consecutive points, bad parameters or conditions) are reported by :meth:`build`; segments that become
@@ -253,9 +253,9 @@ class ModelBuilder:
             Bodies (revolute or prismatic) whose joint variables are solved, in the order of
             the unknowns; as many as there are equations.
         constraints : ConstraintSystem or sequence of LoopClosure
-            :class:`mbkron.jointvars.constraints.SymbolicConstraints` (expressions in joint, coordinate and
-            parameter names), :class:`mbkron.jointvars.loop_closures.LoopClosures`, or a list of
-            :class:`mbkron.jointvars.loop_closures.LoopClosure`.
+            :class:`mbkron.algorithms.jointvars.constraints.SymbolicConstraints` (expressions in joint, coordinate and
+            parameter names), :class:`mbkron.algorithms.jointvars.loop_closures.LoopClosures`, or a list of
+            :class:`mbkron.algorithms.jointvars.loop_closures.LoopClosure`.
         solver : {"lu", "projection", "premodel", "finite_difference"}
             How ``∇f`` and ``H`` are obtained: exact by one LU of ``∂g/∂f`` (default) or by the
             analytical projection (Eq. 102-120), from a pre-modelled fit, or by central
@@ -270,7 +270,7 @@ class ModelBuilder:
 
         Examples
         --------
-        >>> from mbkron.jointvars.constraints import SymbolicConstraints
+        >>> from mbkron.algorithms.jointvars.constraints import SymbolicConstraints
         >>> b = ModelBuilder().add_coordinate("x", range=(-0.5, 0.5))
         >>> b = b.add_body("arm", axis=(0, 0, 1))        # its angle solves cos(arm) = x
         >>> b = b.add_constraints(["arm"], SymbolicConstraints(["cos(arm) - x"]), guess={"arm": 1.5})

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from mbkron.core.lazy import LazyModule, is_sympy_expression
 from mbkron.core.errors import ModelWarning
-from mbkron.jointvars.records import CoordinateFunction, Linear
+from mbkron.multibody.jointvars import CoordinateFunction, Linear
 
 __all__ = ["ORTHONORMAL_TOLERANCE", "INERTIA_TOLERANCE", "rigid_transform", "check_number", "check_array",
            "check_vector", "check_unit", "check_offset", "check_inertia", "check_variable", "as_linear",

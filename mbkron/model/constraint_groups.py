@@ -4,7 +4,7 @@ A :class:`ConstraintGroup` is what :meth:`mbkron.ModelBuilder.add_constraints` r
 :meth:`~mbkron.ModelBuilder.build` time :func:`attach` validates every group, binds its
 constraint system to the model's description (its coordinates, bodies and tree), assembles it at the coordinates' defaults (fixing the assembly
 branch) and plugs the chosen solver into the model's joint variables as a
-:class:`~mbkron.jointvars.explicit.JointVariableProvider`, so that ``model.joint_variables(q)`` and
+:class:`~mbkron.algorithms.jointvars.explicit.JointVariableProvider`, so that ``model.joint_variables(q)`` and
 ``model.kinematics(q)`` work unchanged.
 
 Solvers (``solver=``) and their settings:
@@ -13,14 +13,14 @@ Solvers (``solver=``) and their settings:
 ``"lu"`` (default)     exact ``∇f``, ``H`` by one LU of ``∂g/∂f`` (Eq. 101, 120)
 ``"projection"``       exact ``∇f``, ``H`` by the analytical projection (Eq. 102-120)
 ``"premodel"``         sweep and fit (Section 3-3): ``step``, ``range``, ``fourier_cutoff``,
-                       ``estimate_error`` (:class:`~mbkron.jointvars.premodel.PremodelJointVariables`)
+                       ``estimate_error`` (:class:`~mbkron.algorithms.jointvars.premodel.PremodelJointVariables`)
 ``"finite_difference"`` computational molecule (Fig. 2): ``step``
-                       (:class:`~mbkron.jointvars.finite_difference.FiniteDifferenceJointVariables`)
+                       (:class:`~mbkron.algorithms.jointvars.finite_difference.FiniteDifferenceJointVariables`)
 =====================  =====================================================================
 
 Every solver also takes the position-solver settings ``tolerance``, ``max_iterations``,
 ``max_condition``, ``jump_ratio``, ``jump_tolerance``, ``max_newton_step``, ``max_step``
-(:class:`~mbkron.jointvars.solvers.PositionSolver`).
+(:class:`~mbkron.algorithms.jointvars.solvers.PositionSolver`).
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mbkron.jointvars.constrained import ConstrainedJointVariables
-from mbkron.jointvars.solvers import METHODS, ExplicitInputs, PositionSolver
-from mbkron.jointvars.constraints import ConstraintContext, ConstraintSystem
-from mbkron.jointvars.loop_closures import LoopClosure, LoopClosures
+from mbkron.algorithms.jointvars.constrained import ConstrainedJointVariables
+from mbkron.algorithms.jointvars.solvers import METHODS, ExplicitInputs, PositionSolver
+from mbkron.algorithms.jointvars.constraints import ConstraintContext, ConstraintSystem
+from mbkron.algorithms.jointvars.loop_closures import LoopClosure, LoopClosures
 from mbkron.core.errors import ConfigurationError, ModelError
-from mbkron.jointvars.finite_difference import FiniteDifferenceJointVariables
-from mbkron.jointvars.explicit import JointVariableProvider, JointVariables
-from mbkron.core.description import Body, Coordinate
-from mbkron.kinematics.tree_description import FIXED, KinematicTree
-from mbkron.jointvars.premodel import PremodelJointVariables
+from mbkron.algorithms.jointvars.finite_difference import FiniteDifferenceJointVariables
+from mbkron.algorithms.jointvars.explicit import JointVariableProvider, JointVariables
+from mbkron.multibody.records import Body, Coordinate
+from mbkron.multibody.tree import FIXED, KinematicTree
+from mbkron.algorithms.jointvars.premodel import PremodelJointVariables
 
 __all__ = ["SOLVERS", "ConstraintGroup", "attach", "solved_joints"]
 

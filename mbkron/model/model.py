@@ -2,11 +2,11 @@
 
 Evaluation is a pure function of ``(model, q[, q̇, q̈])``: bit-identical whatever was evaluated
 before, and safe to call from several threads at once (Pinocchio's model/data split: the per-state
-arrays live in :class:`~mbkron.kinematics.tree.KinematicsData`). The one thing a trajectory carries
+arrays live in :class:`~mbkron.algorithms.kinematics.tree.KinematicsData`). The one thing a trajectory carries
 from state to state -- where the constraint solvers continue from -- lives in a caller-owned
 :class:`Workspace` (``model.workspace()``), passed as ``workspace=`` to any evaluation; without
 one, constraint groups start from their assembly configuration. The per-state work is done by the one
-engine, the compiled kernels (:mod:`mbkron.compiled`), each called by the module of its algorithm.
+engine, the compiled kernels (:mod:`mbkron.jit`), each called by the module of its algorithm.
 Build models with :class:`mbkron.ModelBuilder`.
 """
 
@@ -19,21 +19,22 @@ import functools
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.compiled.layout import inertia_rows, spring_rows
+from mbkron.multibody.layout import inertia_rows, spring_rows
 from mbkron.core.arguments import finite_evaluation, named_index, finite_result, order_argument, state_array
-from mbkron.core.description import GROUND, Body, Coordinate
+from mbkron.multibody.records import GROUND, Body, Coordinate
 from mbkron.core.errors import ConfigurationError
-from mbkron.dynamics import load_records, loads as loads_module, points as motions, reactions, terms as dynamics
-from mbkron.jointvars.explicit import JointVariables, check_joint_values, joint_dynamics, joint_values
-from mbkron.kinematics import tree as kinematics
-from mbkron.kinematics import tree_description
+from mbkron.multibody import loads as load_records
+from mbkron.algorithms.dynamics import loads as loads_module, points as motions, reactions, terms as dynamics
+from mbkron.algorithms.jointvars.explicit import JointVariables, check_joint_values, joint_dynamics, joint_values
+from mbkron.algorithms.kinematics import tree as kinematics
+from mbkron.multibody import tree as tree_description
 from mbkron.model.backend import check_backend
-from mbkron.model.forward import ForwardDynamics, solve_positive_definite
+from mbkron.algorithms.dynamics.forward import ForwardDynamics, solve_positive_definite
 from mbkron.model.summary import summary
 from mbkron.model.workspace import Workspace
-from mbkron.muscles.paths import MuscleSet
-from mbkron.muscles import path_forces
-from mbkron.muscles.springs import PathForce
+from mbkron.algorithms.paths.paths import MuscleSet
+from mbkron.algorithms.paths import forces as path_forces
+from mbkron.multibody.muscles.springs import PathForce
 
 __all__ = ["Model", "Workspace"]
 
@@ -66,13 +67,13 @@ class Model:
     joint_variable_map : JointVariables
         ``q ↦ (f, ∇f, H)``.
     loads : tuple of Load
-        Applied loads that belong to the system (springs, drives); see :mod:`mbkron.dynamics.loads`.
+        Applied loads that belong to the system (springs, drives); see :mod:`mbkron.algorithms.dynamics.loads`.
     pseudo_inertias : ndarray, shape (nb, 4, 4)
         ``J_i`` of Eq. 131 about each body's frame origin.
     body_indices : mapping of str to int
         Each body's index (the order of ``body_records``) by its name.
     muscle_set : MuscleSet or None
-        The musculotendon paths (:mod:`mbkron.muscles`), compiled; None without muscles.
+        The musculotendon paths (:mod:`mbkron.multibody.muscles`), compiled; None without muscles.
     constraint_groups : tuple of ConstraintGroup
         How the joint variables without an explicit ``variable`` are solved
         (:meth:`mbkron.ModelBuilder.add_constraints`), as described to the builder.
@@ -81,16 +82,16 @@ class Model:
         Kept for compatibility; ``"numpy"`` (removed) raises ValueError.
     kernel_inertia : ndarray, shape (nb, 13)
         Derived once when the model is made (not arguments): the pseudo-inertias as the kernels read them
-        (:func:`mbkron.compiled.layout.inertia_rows`); with it, also derived and private, the model's
+        (:func:`mbkron.multibody.layout.inertia_rows`); with it, also derived and private, the model's
         spring-dampers and their kernel rows and the forward-dynamics plan
-        (:class:`mbkron.model.forward.ForwardDynamics`). All read-only, fixed with the description.
+        (:class:`mbkron.algorithms.dynamics.forward.ForwardDynamics`). All read-only, fixed with the description.
     joint_indices, coordinate_indices : mapping of str to int
         Derived once when the model is made: the row of each joint variable (named after its body) in ``f`` and of
         each coordinate in ``q``; the algorithms read them (:func:`mbkron.core.arguments.named_index`) instead of
         calling back into the model.
     path_sets : tuple of (PathForce, MuscleSet)
         Derived once when the model is made: each path force of ``loads`` with its one-path muscle set
-        (:func:`mbkron.muscles.path_forces.path_set`).
+        (:func:`mbkron.algorithms.paths.forces.path_set`).
     """
 
     name: str
@@ -221,11 +222,11 @@ class Model:
         return self._joint_values(self._as_q(q), order_argument(order), workspace)
 
     def _joint_values(self, q: NDArray[np.float64], order: int, workspace: Workspace | None):
-        """:meth:`joint_variables` for a validated ``q`` (:func:`mbkron.jointvars.explicit.joint_values`)."""
+        """:meth:`joint_variables` for a validated ``q`` (:func:`mbkron.algorithms.jointvars.explicit.joint_values`)."""
         return joint_values(self, q, order, self._provider_states(workspace))
 
     def _joint_dynamics(self, q: NDArray[np.float64], qd: NDArray[np.float64], workspace: Workspace | None):
-        """``(f, ∇f, q̇ᵀHq̇)`` at validated ``q``, ``qd`` (:func:`mbkron.jointvars.explicit.joint_dynamics`)."""
+        """``(f, ∇f, q̇ᵀHq̇)`` at validated ``q``, ``qd`` (:func:`mbkron.algorithms.jointvars.explicit.joint_dynamics`)."""
         return joint_dynamics(self, q, qd, self._provider_states(workspace))
 
     def _provider_states(self, workspace: Workspace | None) -> tuple | None:
@@ -255,7 +256,7 @@ class Model:
     def _silenced_kinematics(self, q: NDArray, order: int, workspace: Workspace | None, values: tuple | None = None):
         """:meth:`_checked_kinematics` for a caller that has silenced numpy's floating-point warnings
         (``np.errstate(all="ignore")``); the joint variables checked as by
-        :func:`~mbkron.jointvars.explicit.joint_values`."""
+        :func:`~mbkron.algorithms.jointvars.explicit.joint_values`."""
         if values is None:
             values = self.joint_variable_map.evaluate_silenced(q, order, self._provider_states(workspace))
             check_joint_values(self, values[0], q)
@@ -284,7 +285,7 @@ class Model:
     def point_velocity(self, body: str | int, point: ArrayLike, q: ArrayLike, qd: ArrayLike, *,
                        workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Ground-frame velocity of a body-fixed point (Eq. 44), m/s: ``ω × r + v`` with the body's velocity twist
-        (:func:`mbkron.dynamics.points.point_velocities`)."""
+        (:func:`mbkron.algorithms.dynamics.points.point_velocities`)."""
         index, point = self.body_index(body), _as_point(point)
         q, qd = self._with_rates(q, qd)
         kin = self.kinematics(q, 1, workspace=workspace)
@@ -296,7 +297,7 @@ class Model:
         workspace: Workspace | None = None,
     ) -> NDArray[np.float64]:
         """Ground-frame acceleration of a body-fixed point (Eq. 57), m/s²: ``(α_i + V_i²) {r; 1}`` with the body's
-        twists (:func:`mbkron.dynamics.points.point_accelerations`)."""
+        twists (:func:`mbkron.algorithms.dynamics.points.point_accelerations`)."""
         index, point = self.body_index(body), _as_point(point)
         q, qd, qdd = self._with_rates(q, qd, qdd)
         f, grad, convective = self._joint_dynamics(q, qd, workspace)  # q̇ᵀH q̇ without the Hessians or D'_i
@@ -307,7 +308,7 @@ class Model:
     def angular_velocity(self, body: str | int, q: ArrayLike, qd: ArrayLike, frame: str = "world", *,
                          workspace: Workspace | None = None) -> NDArray[np.float64]:
         """Angular velocity of a body (Eq. 177-182), in the ground frame or the body's own frame
-        (:func:`mbkron.dynamics.points.angular_velocities`).
+        (:func:`mbkron.algorithms.dynamics.points.angular_velocities`).
 
         Returns
         -------
@@ -342,8 +343,8 @@ class Model:
         return self.muscle_set
 
     def path_set(self, load: PathForce) -> MuscleSet:
-        """The path of a path force (:class:`~mbkron.muscles.springs.PathForce`: a path spring, a ligament) as a
-        one-path :class:`~mbkron.muscles.paths.MuscleSet` of this model's bodies and coordinates: for one of
+        """The path of a path force (:class:`~mbkron.multibody.muscles.springs.PathForce`: a path spring, a ligament) as a
+        one-path :class:`~mbkron.algorithms.paths.paths.MuscleSet` of this model's bodies and coordinates: for one of
         ``model.loads`` the one built with the model, for any other a new one."""
         return path_forces.path_set(self, load)
 
@@ -412,7 +413,7 @@ class Model:
 
     # ------------------------------------------------------------------ dynamics
     def spring_rows(self, springs: tuple) -> NDArray[np.float64]:
-        """:func:`mbkron.compiled.layout.spring_rows` of spring-dampers and line forces of constant tension (built
+        """:func:`mbkron.multibody.layout.spring_rows` of spring-dampers and line forces of constant tension (built
         once for those of ``model.loads``)."""
         return self._model_spring_rows if springs is self._model_springs else self._build_spring_rows(springs)
 
@@ -422,7 +423,7 @@ class Model:
 
     def _terms(self, q, qd, workspace, name: str):
         """One of the inertial terms (``name``) at validated ``q``, ``qd``, checked finite (one state of an affine
-        model in one kernel call: :meth:`ForwardDynamics.terms <mbkron.model.forward.ForwardDynamics.terms>`)."""
+        model in one kernel call: :meth:`ForwardDynamics.terms <mbkron.algorithms.dynamics.forward.ForwardDynamics.terms>`)."""
         fast = None if self._forward is None else self._forward.terms(q, qd)
         if fast is not None:
             return fast[("mass_matrix", "velocity_forces", "gravity_forces").index(name)]
@@ -486,7 +487,7 @@ class Model:
         """All terms of ``M q̈ + N q̇ = G + Q`` (Eq. 198) from one kinematics evaluation.
 
         One state of a model whose joint variables are affine (a tree, a rhythm), called without ``loads`` and
-        ``muscle_forces``, is evaluated in one kernel call (:func:`mbkron.compiled.forward.explicit_terms`).
+        ``muscle_forces``, is evaluated in one kernel call (:func:`mbkron.algorithms.dynamics.forward_kernels.explicit_terms`).
 
         Parameters
         ----------
@@ -565,8 +566,8 @@ class Model:
 
         A tree whose joints each have their own coordinate, called without
         ``loads`` and ``muscle_forces``, is evaluated in O(n) by the recursive Newton–Euler algorithm
-        (:mod:`mbkron.compiled.articulated`), one call for a state or a batch; one state of another model whose
-        joint variables are affine (a rhythm), in one call of :func:`mbkron.compiled.forward.explicit_terms`.
+        (:mod:`mbkron.algorithms.dynamics.articulated`), one call for a state or a batch; one state of another model whose
+        joint variables are affine (a rhythm), in one call of :func:`mbkron.algorithms.dynamics.forward_kernels.explicit_terms`.
 
         Parameters
         ----------
@@ -609,9 +610,9 @@ class Model:
         """Accelerations ``q̈ = M⁻¹(G + Q_loads + R F_mt + τ − N q̇)`` (Eq. 198).
 
         ``M`` is factored once by Cholesky, whose failure is the check that it is positive definite
-        (:func:`mbkron.model.forward.solve_positive_definite`). A model whose own loads are spring-dampers and constant joint torques or generalized forces,
+        (:func:`mbkron.algorithms.dynamics.forward.solve_positive_definite`). A model whose own loads are spring-dampers and constant joint torques or generalized forces,
         called without ``loads`` and ``muscle_forces``, is evaluated in one kernel call
-        (:mod:`mbkron.model.forward`).
+        (:mod:`mbkron.algorithms.dynamics.forward`).
 
         Parameters
         ----------
@@ -667,7 +668,7 @@ class Model:
     def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
         """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and
         constant actuation ``tau``, continuing from ``workspace``, and a compiled TR-BDF2 step around it
-        (:class:`mbkron.model.forward.StateKernel`); None where the model has none (not a single compiled
+        (:class:`mbkron.algorithms.dynamics.forward.StateKernel`); None where the model has none (not a single compiled
         constraint group)."""
         return None if self._forward is None else self._forward.state_kernel(self, workspace, tau)
 
@@ -681,7 +682,7 @@ class Model:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
         constraint group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the terms of the equations of
         motion below the group's dynamics, ``"steps"`` the TR-BDF2 steps, in that order
-        (:meth:`mbkron.model.forward.ForwardDynamics.compile_ahead`: they serve every such model, so any model with
+        (:meth:`mbkron.algorithms.dynamics.forward.ForwardDynamics.compile_ahead`: they serve every such model, so any model with
         a compiled forward route can compile them). False (nothing compiled) where this model has none. The command
         line's helper process does this on a second core while a command compiles the rest
         (:mod:`mbkron.cli.prefetch`)."""
@@ -696,7 +697,7 @@ class Model:
     ) -> reactions.JointReactions:
         """Net joint force and moment that each body's parent exerts on it (Newton–Euler).
 
-        See :mod:`mbkron.dynamics.reactions`: ground frame, moments about each body's frame origin; loads at
+        See :mod:`mbkron.algorithms.dynamics.reactions`: ground frame, moments about each body's frame origin; loads at
         body points (``model.loads`` unless ``loads`` is given) are external, joint actuation is part
         of the wrench.
 

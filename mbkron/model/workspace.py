@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbkron.jointvars.explicit import JointVariables
+from mbkron.algorithms.jointvars.explicit import JointVariables
 
 __all__ = ["Workspace"]
 
@@ -11,7 +11,7 @@ class Workspace:
     """Caller-owned evaluation state of one model, for a trajectory or a sweep (Pinocchio's ``Data``).
 
     Holds where each constraint group's solver continues from (a
-    :class:`~mbkron.jointvars.solvers.Continuation` per stateful joint-variable provider); every
+    :class:`~mbkron.algorithms.jointvars.solvers.Continuation` per stateful joint-variable provider); every
     evaluation given ``workspace=`` advances it. Nearby consecutive states then need only short
     continuation steps. It also keeps the muscle paths' last evaluation (:attr:`paths`), so that
     ``model.muscle_lengths(q, workspace=w)`` and ``model.moment_arms(q, workspace=w)`` at the same ``q``

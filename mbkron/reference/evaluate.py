@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.kinematics.tree import KinematicsData
+from mbkron.algorithms.kinematics.tree import KinematicsData
 from mbkron.reference import virtual_work as dynamics_literal
 from mbkron.reference.transforms import derivatives_of_model as _derivatives, joint_values_of_model as _joint_values
 from mbkron.reference.transforms import model_kinematics as kinematics
@@ -68,7 +68,7 @@ def moment_arms(model, q: ArrayLike, kin: KinematicsData | None = None) -> NDArr
     """``R(q)`` column by column by Eq. 195 (Definitions 2-5), shape (..., nq, n_mt).
 
     Paths through moving points, conditional points and wraps enter through the path at each state
-    (:meth:`mbkron.muscles.paths.MuscleSet.located_paths`: the active points, moving points where they
+    (:meth:`mbkron.algorithms.paths.paths.MuscleSet.located_paths`: the active points, moving points where they
     are, tangent points held in their wrap bodies) plus the moving points' sliding term.
 
     Parameters

@@ -2,11 +2,11 @@
 
 Reference implementations, one state at a time with loops over bodies and muscles, written to
 follow the dissertation symbol by symbol (body frames, seed indices); the fast path is
-:meth:`mbkron.muscles.paths.MuscleSet.moment_arms`, and the tests prove them equal. Ground is
+:meth:`mbkron.algorithms.paths.paths.MuscleSet.moment_arms`, and the tests prove them equal. Ground is
 ``-1`` here (the seed's body ``0``). Paths must consist of body-fixed points: moving via points
-enter, as in the seed, as zero-inertia bodies (:func:`mbkron.muscles.points.add_moving_point_bodies`);
+enter, as in the seed, as zero-inertia bodies (:func:`mbkron.multibody.muscles.points.add_moving_point_bodies`);
 conditional points and wrapped paths (their tangent points held in the wrap bodies), through the path at one
-state (:meth:`mbkron.muscles.paths.MuscleSet.located_paths`).
+state (:meth:`mbkron.algorithms.paths.paths.MuscleSet.located_paths`).
 
 Notation (see docs/seed-notes/muscles.md for the typos corrected here):
 
@@ -32,10 +32,10 @@ from numpy.typing import NDArray
 
 from mbkron.reference import kron
 from mbkron.reference.transforms import model_kinematics
-from mbkron.kinematics.tree_description import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
-from mbkron.core.description import GROUND
-from mbkron.muscles.path_records import MusclePath
-from mbkron.muscles.points import MovingPoint, point_condition
+from mbkron.multibody.tree import FIXED, PRISMATIC, REVOLUTE, rotation_matrix, skew
+from mbkron.multibody.records import GROUND
+from mbkron.multibody.muscles.paths import MusclePath
+from mbkron.multibody.muscles.points import MovingPoint, point_condition
 
 __all__ = [
     "Run",
@@ -78,7 +78,7 @@ def attachment_sequence(model, path: MusclePath) -> list[Run]:
     for point in path.points:
         if isinstance(point, MovingPoint):
             raise TypeError(f"muscle `{path.name}`: the seed's forms need moving points as zero-inertia bodies "
-                            "(mbkron.muscles.points.add_moving_point_bodies)")
+                            "(mbkron.multibody.muscles.points.add_moving_point_bodies)")
         if point_condition(point) is not None:
             raise TypeError(f"muscle `{path.name}`: the seed's forms need the path at one state, its active points "
                             "only (MuscleSet.located_paths)")

@@ -1,6 +1,6 @@
 """The seed's kinematic formulas written literally, for reading and for cross-checking.
 
-:mod:`mbkron.kinematics.tree` evaluates D_i and D'_i through world twists, vectorised over bodies.
+:mod:`mbkron.algorithms.kinematics.tree` evaluates D_i and D'_i through world twists, vectorised over bodies.
 This module writes the dissertation's own routes one equation at a time, for a single state,
 with loops over bodies, so that the tests can prove every route equal:
 
@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.reference import kron
-from mbkron.kinematics.tree import KinematicsData, local_transforms, rigid_inverse
-from mbkron.kinematics.tree_description import KinematicTree
+from mbkron.algorithms.kinematics.tree import KinematicsData, local_transforms, rigid_inverse
+from mbkron.multibody.tree import KinematicTree
 
 __all__ = [
     "transforms",

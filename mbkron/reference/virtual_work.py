@@ -1,6 +1,6 @@
 """The dissertation's dynamic terms written literally in the Kronecker layout, for cross-checking.
 
-:mod:`mbkron.dynamics.terms` evaluates M, N q̇ and G by composite pseudo-inertias and twists. This module
+:mod:`mbkron.algorithms.dynamics.terms` evaluates M, N q̇ and G by composite pseudo-inertias and twists. This module
 writes Eq. 145, the velocity term derived from the second part of Eq. 126, and Eq. 187 one body at
 a time from ``D_i`` and ``D'_i`` (:mod:`mbkron.reference.transforms`), so that the tests can prove the
 routes equal.

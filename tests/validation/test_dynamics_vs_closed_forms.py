@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mbkron import examples as models
-from mbkron.dynamics.load_records import LineForce
+from mbkron.multibody.loads import LineForce
 from validation.closed_form import cesari_three_link as cesari
 from validation.closed_form import duarte_two_link as duarte
 from validation.closed_form import planar_chain as seed000

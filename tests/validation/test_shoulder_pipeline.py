@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mbkron
-from mbkron.muscles.hill import rigid_tendon_force
+from mbkron.algorithms.muscles.hill import rigid_tendon_force
 from validation import shoulder_pipeline as pipeline
 
 

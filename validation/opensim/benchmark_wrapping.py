@@ -1,7 +1,7 @@
 """Speed of lengths and the full moment-arm matrix with wrapping: mbkron's compiled engine against OpenSim
 4.6 in one benchmark, on Rajagopal2016 (80 paths, 42 wrapping over 40 cylinders, 29 coordinates) and on
 arm26 (6 paths, 5 wrapping over 3 cylinders and 2 ellipsoids, 2 coordinates; the ellipsoids by the
-compiled geodesic solver, :mod:`mbkron.compiled.wrap_ellipsoid`).
+compiled geodesic solver, :mod:`mbkron.numerics.geodesics.ellipsoid`).
 
 mbkron: ``MuscleSet.compiled_lengths_and_moment_arms`` at ``states`` random poses (kinematics computed
 once beforehand; and ``model.muscle_lengths`` + ``model.moment_arms`` with kinematics), best of

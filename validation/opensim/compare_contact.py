@@ -10,7 +10,7 @@ OpenSim's side is
   model — ForceSet and model components alike — disabled, so that ``τ`` is the bias and the element's
   force only).
 
-mbkron's are :func:`~mbkron.dynamics.contact.contact_state` (the force ``F`` on the
+mbkron's are :func:`~mbkron.algorithms.dynamics.contact.contact_state` (the force ``F`` on the
 half-space body at the contact point ``p``: the sphere's body gets ``−F`` and the torque
 ``(p − o)×(−F)`` about its origin ``o``) and ``model.applied_forces(q, q̇, loads=(load,))`` (the contact
 loads are matched to OpenSim's contact forces by order).
@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.dynamics.contact import contact_state
-from mbkron.dynamics.contact_records import SmoothSphereHalfSpace
-from mbkron.dynamics.hunt_crossley import hunt_crossley_depths
-from mbkron.dynamics.hunt_crossley_records import HuntCrossley
+from mbkron.algorithms.dynamics.contact import contact_state
+from mbkron.multibody.contact import SmoothSphereHalfSpace
+from mbkron.algorithms.dynamics.hunt_crossley import hunt_crossley_depths
+from mbkron.multibody.hunt_crossley import HuntCrossley
 from validation.opensim import compare_osim
 from validation.opensim.compare_osim import DATA, OpenSimModel, load_mbkron, rounded, stored_osim
 

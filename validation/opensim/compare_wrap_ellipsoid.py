@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from mbkron.muscles.wrap_ellipsoid import shortest_path
+from mbkron.multibody.muscles.wrap_ellipsoid import shortest_path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "tests" / "data" / "wrap_ellipsoid_opensim.csv.gz"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mbkron.muscles.wrap_torus import shortest_path
+from mbkron.multibody.muscles.wrap_torus import shortest_path
 from validation.opensim.compare_wrap_ellipsoid import continuity, opensim_module, opensim_pin_sweep
 
 ROOT = Path(__file__).resolve().parents[2]

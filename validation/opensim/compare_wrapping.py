@@ -5,7 +5,7 @@ defaults) and each wrapped muscle spanning the swept coordinate, OpenSim gives i
 its ``computeMomentArm`` about the swept coordinate and ``−dL/dq`` of its own length by central
 differences (step :data:`STEP`); mbkron gives ``L`` and ``R`` (exact) from one evaluation of the paths
 per sweep (``model.muscle_lengths``, ``model.moment_arms``, and which wraps engage:
-:meth:`~mbkron.muscles.paths.MuscleSet.path_points`).
+:meth:`~mbkron.algorithms.paths.paths.MuscleSet.path_points`).
 
 Run ``python -m validation.opensim.compare_wrapping`` from the repository root: it writes
 ``tests/data/wrapping_opensim.npz`` (read by ``tests/test_wrapping_models.py``), the figures

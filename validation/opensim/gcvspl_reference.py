@@ -1,4 +1,4 @@
-"""OpenSim 4.6's ``GCVSpline`` on random data: the reference for ``mbkron.jointvars.gcvspl``.
+"""OpenSim 4.6's ``GCVSpline`` on random data: the reference for ``mbkron.numerics.gcvspl``.
 
 For each degree 1, 3, 5, 7 (half order 1–4) and error variance 0 (interpolation), 1e-4, 1e-2, 1
 (smoothing for a known variance) and −1 (smoothing by generalized cross-validation), seeded random

@@ -43,7 +43,7 @@ import numpy as np
 from mbkron.io.osim.joints import GROUND, Offset, frame_offset
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.kinematics.tree_description import rotation_matrix
+from mbkron.multibody.tree import rotation_matrix
 
 __all__ = ["LOOP_CONSTRAINTS", "add_loop_constraints"]
 

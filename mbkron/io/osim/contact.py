@@ -6,11 +6,11 @@
   by :func:`read_contact_geometry`;
 - ``HuntCrossleyForce`` → ``type = "hunt_crossley"`` (:func:`hunt_crossley`): every geometry each of its
   ``ContactParameters`` names, with those parameters, a surface of the set; the law is
-  :class:`~mbkron.dynamics.hunt_crossley_records.HuntCrossley`'s;
+  :class:`~mbkron.multibody.hunt_crossley.HuntCrossley`'s;
 - ``SmoothSphereHalfSpaceForce`` (sockets ``sphere`` and ``half_space``) → ``type = "smooth_sphere_half_space"``
   with the sphere's body, centre and radius, the half-space's body, point (``location``) and outward normal
   and the force's parameters (OpenSim 4.6's defaults where missing); the law is
-  :class:`~mbkron.dynamics.contact_records.SmoothSphereHalfSpace`'s. OpenSim 4.6 ignores the property
+  :class:`~mbkron.multibody.contact.SmoothSphereHalfSpace`'s. OpenSim 4.6 ignores the property
   ``derivative_smoothing`` of older files (it is no property of the force any more), and so does the import.
 
 Other contact geometry (meshes, ellipsoids, …) is reported only when a force uses it; ``ElasticFoundationForce``
@@ -22,8 +22,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
-from mbkron.dynamics.contact_records import SMOOTH_DEFAULTS
-from mbkron.dynamics.hunt_crossley_records import MATERIAL
+from mbkron.multibody.contact import SMOOTH_DEFAULTS
+from mbkron.multibody.hunt_crossley import MATERIAL
 from mbkron.io.osim.joints import _X, _Y, _Z, GROUND, Offset
 from mbkron.io.osim.xml import XmlReader
 

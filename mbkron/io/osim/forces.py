@@ -4,16 +4,16 @@
   units as OpenSim 4.6 converts them (``CoordinateLimitForce::extendConnectToModel``): for a
   rotational coordinate (``w = π/180``) the limits and the transition are ``w·value`` (degrees to
   radians), the stiffnesses and the damping ``value/w`` (per degree to per radian); for a translational
-  one ``w = 1``. The law is :class:`~mbkron.dynamics.load_records.CoordinateLimitForce`'s.
+  one ``w = 1``. The law is :class:`~mbkron.multibody.loads.CoordinateLimitForce`'s.
 - ``PathSpring`` → ``type = "path_spring"``: ``stiffness``, ``resting_length``, ``dissipation`` and the
   ``GeometryPath``'s points and wraps, read as a muscle's (:mod:`mbkron.io.osim.muscles`; the wrap objects
-  they use join ``[wraps]``); the law is :class:`~mbkron.muscles.springs.PathSpring`'s.
+  they use join ``[wraps]``); the law is :class:`~mbkron.multibody.muscles.springs.PathSpring`'s.
 - ``BushingForce`` → ``type = "bushing"``: the bodies and transforms of ``socket_frame1`` and ``socket_frame2``
   (the force's own ``PhysicalOffsetFrame``s, bodies or ground), the rotational and translational stiffnesses
-  and dampings; the law is :class:`~mbkron.dynamics.bushing_records.BushingForce`'s.
+  and dampings; the law is :class:`~mbkron.multibody.bushings.BushingForce`'s.
 - ``Ligament`` → ``type = "ligament"``: ``resting_length``, ``pcsa_force``, the ``force_length_curve`` (a
   tabulated function of the strain ``L / L₀``) and the path's points and wraps; the law is
-  :class:`~mbkron.muscles.ligaments.Ligament`'s.
+  :class:`~mbkron.multibody.muscles.ligaments.Ligament`'s.
 - ``SmoothSphereHalfSpaceForce`` → ``type = "smooth_sphere_half_space"``, ``HuntCrossleyForce`` →
   ``type = "hunt_crossley"`` (:mod:`mbkron.io.osim.contact`); ``ElasticFoundationForce`` is refused with a
   message naming it.
@@ -39,8 +39,8 @@ from mbkron.io.osim.joints import GROUND, resolve_socket
 from mbkron.io.osim.muscles import ACTUATORS, HILL_MUSCLES, read_geometry_path
 from mbkron.io.osim.wraps import WrapObjects
 from mbkron.io.osim.xml import XmlReader
-from mbkron.jointvars.empirical import SPLINE_KINDS
-from mbkron.muscles.ligaments import OPENSIM_FORCE_LENGTH
+from mbkron.numerics.functions import SPLINE_KINDS
+from mbkron.multibody.muscles.ligaments import OPENSIM_FORCE_LENGTH
 
 __all__ = ["FORCES", "MUSCLES", "ImportedLoads", "read_forces"]
 
@@ -122,7 +122,7 @@ def _path_spring(reader: XmlReader, force: ET.Element, name: str, bodies: dict, 
 def _ligament(reader: XmlReader, force: ET.Element, name: str, bodies: dict, coordinates: Coordinates,
               wrapping: str, wrapped: list[str], objects: WrapObjects, used: dict) -> dict | None:
     """A ``Ligament``: ``resting_length``, ``pcsa_force`` and the ``force_length_curve`` (OpenSim's defaults
-    where missing: 0, 0 and :data:`~mbkron.muscles.ligaments.OPENSIM_FORCE_LENGTH`; a resting length of 0
+    where missing: 0, 0 and :data:`~mbkron.multibody.muscles.ligaments.OPENSIM_FORCE_LENGTH`; a resting length of 0
     is refused, as OpenSim asserts), the curve a tabulated function of the strain."""
     # the curve as OpenSim 4 writes it (<force_length_curve><SimmSpline …/></force_length_curve>) or as older
     # files do (<SimmSpline name="force_length_curve">), which OpenSim 4.6 reads too

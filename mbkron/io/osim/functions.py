@@ -12,9 +12,9 @@ or a :class:`Multi` of several:
   ``RegisterTypes_osimCommon.cpp``: it was never a natural spline), so it is kind ``"fmm"`` too.
   A ``GCVSpline`` is kind ``"gcv"`` with its ``half_order`` and ``error_variance``: OpenSim fits it
   from ``x`` and ``y`` alone (Simbody's ``SplineFitter``, unit weights: its ``weights`` and stored
-  ``coefficients`` are not read), and so does mbkron (:class:`mbkron.jointvars.gcvspl.GCVSpline`, a
+  ``coefficients`` are not read), and so does mbkron (:class:`mbkron.numerics.gcvspl.GCVSpline`, a
   port of that fit). ``PiecewiseConstantFunction`` is kind ``"constant"``
-  (:class:`mbkron.jointvars.empirical.PiecewiseConstant`, OpenSim's ``calcValue``; one knot: a
+  (:class:`mbkron.numerics.functions.PiecewiseConstant`, OpenSim's ``calcValue``; one knot: a
   constant). Composed with affine functions these two keep their data and map their argument and
   value (``argument``, ``value``: ``a·G(c·q + d) + b``), the other kinds transform ``x`` and ``y``;
 - :class:`Formula`: ``PolynomialFunction`` (coefficients from the highest power down, SimTK's order)
@@ -46,8 +46,8 @@ import numpy as np
 
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.jointvars.empirical import AffineMapped, EmpiricalFunction, tabulated_function
-from mbkron.jointvars.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
+from mbkron.numerics.functions import AffineMapped, EmpiricalFunction, tabulated_function
+from mbkron.numerics.gcvspl import MAX_FILE_FIT_WORK, MAX_HALF_ORDER, GCVSpline
 
 __all__ = ["Affine", "Expression", "Formula", "Multi", "Table", "Term", "apply", "compose", "compose_term",
            "constant_term", "emit", "preimage", "read_function", "OSIM_FUNCTIONS"]

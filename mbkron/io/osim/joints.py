@@ -42,7 +42,7 @@ from mbkron.io.osim.coordinates import Coordinates
 from mbkron.io.osim.functions import Affine, Term, constant_term, emit, read_function
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.kinematics.tree_description import rotation_matrix
+from mbkron.multibody.tree import rotation_matrix
 
 __all__ = ["JOINTS", "Offset", "add_joint", "body_table", "GROUND"]
 

@@ -7,7 +7,7 @@
 A ``Thelen2003Muscle``'s curve constants (``FmaxTendonStrain``, ``FmaxMuscleStrain``, ``KshapeActive``,
 ``KshapePassive``, ``Af``, ``Flen``, ``fv_linear_extrap_threshold``, the activation and deactivation
 time constants and ``minimum_activation``) become its ``curves`` table where they differ from the
-defaults (:class:`~mbkron.muscles.hill_records.ThelenCurves`, OpenSim's class defaults); the other muscle
+defaults (:class:`~mbkron.multibody.muscles.hill.ThelenCurves`, OpenSim's class defaults); the other muscle
 classes have curves of their own (Millard's quintic Béziers, De Groote–Fregly's closed forms) that mbkron
 does not model: they get Thelen curves with the default constants. ``PathActuator`` becomes
 ``model = "path"`` (geometry only).
@@ -20,7 +20,7 @@ Path points (``GeometryPath/PathPointSet``), each on a body or ground, in body c
   :mod:`mbkron.io.osim.coordinates`), extrapolated linearly outside their knots as in OpenSim;
 - ``ConditionalPathPoint``: ``location``, active while ``socket_coordinate`` lies in ``range``
   widened by OpenSim's tolerance (``ConditionalPathPoint::isActive`` tests
-  ``lo − 1e-5 ≤ q ≤ hi + 1e-5``, :data:`~mbkron.muscles.conditions.OPENSIM_RANGE_TOLERANCE`), written
+  ``lo − 1e-5 ≤ q ≤ hi + 1e-5``, :data:`~mbkron.multibody.muscles.conditions.OPENSIM_RANGE_TOLERANCE`), written
   as ``active = {coordinate, range = [lo − 1e-5, hi + 1e-5]}``; on a locked coordinate the point is
   kept or dropped once, by its default value; on a coupled coordinate, through an affine coupler
   or a strictly monotone tabulated one (the widened range mapped to the independent coordinate;
@@ -43,8 +43,8 @@ from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.wraps import WrapObjects, read_path_wraps
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.muscles.conditions import OPENSIM_RANGE_TOLERANCE
-from mbkron.muscles.hill_records import ThelenCurves
+from mbkron.multibody.muscles.conditions import OPENSIM_RANGE_TOLERANCE
+from mbkron.multibody.muscles.hill import ThelenCurves
 
 __all__ = ["ACTUATORS", "HILL_MUSCLES", "ImportedForces", "read_geometry_path", "read_muscles"]
 
@@ -57,13 +57,13 @@ ACTUATORS = ("CoordinateActuator", "ActivationCoordinateActuator", "PointActuato
 _HILL_KEYS = (("max_isometric_force", "max_isometric_force", None), ("optimal_fiber_length", "optimal_fiber_length", None),
               ("tendon_slack_length", "tendon_slack_length", None), ("pennation_angle", "pennation_angle_at_optimal", 0.0),
               ("max_contraction_velocity", "max_contraction_velocity", 10.0))
-#: ``Thelen2003Muscle`` properties and the :class:`~mbkron.muscles.hill_records.ThelenCurves` constants they set.
+#: ``Thelen2003Muscle`` properties and the :class:`~mbkron.multibody.muscles.hill.ThelenCurves` constants they set.
 THELEN_CURVES = (("FmaxTendonStrain", "tendon_strain_at_fmax"), ("FmaxMuscleStrain", "fiber_strain_at_fmax"),
                  ("KshapeActive", "active_shape"), ("KshapePassive", "passive_shape"), ("Af", "af"), ("Flen", "flen"),
                  ("fv_linear_extrap_threshold", "extrapolation_threshold"),
                  ("activation_time_constant", "activation_time"), ("deactivation_time_constant", "deactivation_time"),
                  ("minimum_activation", "minimum_activation"))
-#: OpenSim 4.6's ``Thelen2003Muscle`` class defaults where they differ from :class:`~mbkron.muscles.hill_records.ThelenCurves`'
+#: OpenSim 4.6's ``Thelen2003Muscle`` class defaults where they differ from :class:`~mbkron.multibody.muscles.hill.ThelenCurves`'
 #: (the constants of OpenSim's example models): what OpenSim uses for a property the file leaves out.
 OPENSIM_THELEN_DEFAULTS = {"tendon_strain_at_fmax": 0.04, "flen": 1.4}
 #: Elements of older formats that OpenSim 4.6 reads past in these places (an OpenSim 3 path's display

@@ -1,7 +1,7 @@
 """OpenSim wrap objects (``WrapObjectSet`` of the bodies and ground) as ``[wraps.NAME]`` tables, and
 a path's ``PathWrapSet`` as its ``wraps`` list.
 
-Each wrap object of a registered kind (:data:`mbkron.muscles.surfaces.SURFACES`: ``WrapSphere``,
+Each wrap object of a registered kind (:data:`mbkron.multibody.muscles.surfaces.SURFACES`: ``WrapSphere``,
 ``WrapCylinder``, ``WrapEllipsoid``, ``WrapTorus``) becomes ``{kind, body, translation, rotation,
 quadrant, active, <shape>}`` with the file's numbers (``rotation`` = ``xyz_body_rotation``, radians); a ``PathWrap`` becomes
 ``{object, range, method}``. A path that names a wrap object of another kind or an unknown one is
@@ -17,8 +17,8 @@ from typing import NamedTuple
 from mbkron.io.osim.joints import GROUND
 from mbkron.io.osim.xml import XmlReader
 from mbkron.io.writer import InlineTable
-from mbkron.muscles.surfaces import SURFACES
-from mbkron.muscles.wrapping import QUADRANTS, WRAP_METHODS, shape_fields
+from mbkron.multibody.muscles.surfaces import SURFACES
+from mbkron.multibody.muscles.wrapping import QUADRANTS, WRAP_METHODS, shape_fields
 
 __all__ = ["WrapObjects", "read_wrap_objects", "read_path_wraps"]
 

@@ -1,0 +1,194 @@
+"""Generalized forces of applied loads (the descriptions: :mod:`mbkron.multibody.loads`).
+
+Their generalized forces follow from virtual work, Eq. 46: a force ``F`` at a body point ``p`` contributes
+``Q = (∂p/∂q)ᵀ F``; a torque ``τ`` on a body contributes ``Q = (∂θ/∂q)ᵀ τ`` with the angular-velocity
+Jacobian of Eq. 180.
+
+The Jacobians of point forces and body torques are :func:`mbkron.algorithms.dynamics.points.jacobians` (one compiled
+implementation, :mod:`mbkron.algorithms.kinematics.points_kernels`).
+
+The library's other loads are evaluated by type by the free functions of their modules
+(:func:`mbkron.algorithms.dynamics.bushings.bushing_forces`, :func:`mbkron.algorithms.dynamics.contact.contact_forces`,
+:func:`mbkron.algorithms.dynamics.hunt_crossley.hunt_crossley_forces`, :func:`mbkron.algorithms.paths.forces.path_forces`). Loads defined above the library's layers implement
+the load protocol instead: ``check(bodies, joints, coordinates, where, problems)`` and
+``generalized_forces(model, kin, t, q, qd)``; :func:`~mbkron.multibody.loads.check_load` and
+:func:`generalized_forces` call them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbkron.jit.arrays import batch_rows, writable
+from mbkron.multibody.layout import line_rows
+from mbkron.core.arguments import named_index
+from mbkron.core.errors import ConfigurationError
+from mbkron.core.lazy import LazyModule
+from mbkron.multibody.bushings import BushingForce
+from mbkron.algorithms.dynamics.bushings import bushing_forces
+from mbkron.algorithms.dynamics.contact import contact_forces
+from mbkron.multibody.contact import SmoothSphereHalfSpace
+from mbkron.algorithms.dynamics.hunt_crossley import hunt_crossley_forces
+from mbkron.multibody.hunt_crossley import HuntCrossley
+from mbkron.multibody.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
+                                          PointForce, SpringDamper, Value)
+from mbkron.algorithms.dynamics.points import jacobians
+from mbkron.algorithms.paths.forces import path_forces
+from mbkron.multibody.muscles.springs import PathForce
+
+__all__ = ["coordinate_limit_force", "evaluate_value"]
+
+# the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
+_compiled_dynamics = LazyModule("mbkron.algorithms.dynamics.kernels")
+
+
+def _smooth_step(u: np.ndarray) -> np.ndarray:
+    """Simbody's ``stepUp(u) = u³(10 + u(6u − 15))`` of ``u`` clamped to [0, 1] (``Function::Step``)."""
+    u = np.clip(u, 0.0, 1.0)
+    return u * u * u * (10 + u * (6 * u - 15))
+
+
+def coordinate_limit_force(load: CoordinateLimitForce, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """The generalized force of a :class:`CoordinateLimitForce` at its coordinate's values ``q`` and rates
+    ``qd`` (arrays of any shape, SI units), in the order of operations of OpenSim 4.6's ``calcLimitForce``."""
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    k_up, k_low, width = load.upper_stiffness, load.lower_stiffness, load.transition
+    up_end, low_start = load.upper_limit + width, load.lower_limit - width  # Step(0, k_up, q_up, q_up + w)
+    stiffness_up = 0.0 + _smooth_step((q - load.upper_limit) * (1 / (up_end - load.upper_limit))) * k_up
+    stiffness_low = k_low + _smooth_step((q - low_start) * (1 / (load.lower_limit - low_start))) * (0.0 - k_low)
+    elastic = -stiffness_up * (q - load.upper_limit) + stiffness_low * (load.lower_limit - q)
+    return elastic + -load.damping * (stiffness_up / k_up + stiffness_low / k_low) * qd
+
+
+def evaluate_value(value: Value, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """A load's value at ``(t, q, q̇)``: the constant, or the callable evaluated."""
+    if callable(value):
+        return np.asarray(value(t, q, qd), dtype=float)
+    return np.asarray(value, dtype=float)
+
+
+# ---------------------------------------------------------------------- generalized forces
+def _direction(value: np.ndarray, kin, body: int, frame: str) -> np.ndarray:
+    """A vector given in ``frame`` expressed in the ground frame."""
+    if frame == "body":
+        return (kin.T[..., body, :3, :3] @ value[..., None])[..., 0]
+    return value
+
+
+def _body_load_jacobians(model, kin, loads) -> np.ndarray | None:
+    """:func:`mbkron.algorithms.dynamics.points.jacobians` (..., n, 6, nq) of the point forces (at their points) and body
+    torques among ``loads``, in their order; None without such loads."""
+    bodies, points = [], []
+    for load in loads:
+        if isinstance(load, (PointForce, BodyTorque)):
+            b = named_index(model.body_indices, load.body, "body")
+            bodies.append(b)
+            if isinstance(load, PointForce):
+                T = kin.T[..., b, :, :]
+                points.append((T[..., :3, :3] @ np.asarray(load.point, float)[..., None])[..., 0] + T[..., :3, 3])
+            else:  # a torque's row 3–5 does not depend on the point
+                points.append(np.zeros(3))
+    if not bodies:
+        return None
+    batch = kin.q.shape[:-1]
+    return jacobians(model, kin, bodies, np.stack([np.broadcast_to(p, batch + (3,)) for p in points], axis=-2))
+
+
+def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Generalized forces of applied loads by virtual work (Eq. 46, 161), shape (..., nq).
+
+    Parameters
+    ----------
+    model : Model
+    kin : KinematicsData
+        At ``q`` with ``order >= 1``.
+    loads : iterable of Load
+    t : float
+        Time, passed to callable load values.
+    q, qd : ndarray, shape (..., nq)
+    """
+    Q = np.zeros(q.shape)
+    loads = tuple(loads)
+    J = _body_load_jacobians(model, kin, loads)  # ∂p/∂q and ∂ω/∂q̇ of every point force and body torque, one call
+    row = 0
+    for load in loads:
+        if isinstance(load, PointForce):
+            b = named_index(model.body_indices, load.body, "body")
+            force = _direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
+            Q += np.einsum("...xk,...x->...k", J[..., row, :3, :], force)
+            row += 1
+        elif isinstance(load, BodyTorque):
+            b = named_index(model.body_indices, load.body, "body")
+            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
+            Q += np.einsum("...xk,...x->...k", J[..., row, 3:, :], torque)
+            row += 1
+        elif isinstance(load, (JointTorque, GeneralizedForce, CoordinateLimitForce)):
+            Q += joint_space_force(model, kin.grad, load, t, q, qd)
+        elif isinstance(load, (SpringDamper, LineForce)):
+            tension, length_gradient = line_tension(model, kin, load, t, q, qd)
+            Q -= tension[..., None] * length_gradient
+        elif isinstance(load, BushingForce):
+            Q += bushing_forces(model, load, kin, qd)
+        elif isinstance(load, SmoothSphereHalfSpace):
+            Q += contact_forces(model, load, kin, qd)
+        elif isinstance(load, HuntCrossley):
+            Q += hunt_crossley_forces(model, load, kin, qd)
+        elif isinstance(load, PathForce):
+            Q += path_forces(model, load, kin, qd)
+        elif callable(getattr(load, "generalized_forces", None)):  # the load protocol (module docstring)
+            Q += load.generalized_forces(model, kin, t, q, qd)
+        else:
+            raise TypeError(f"not a load: {load!r}")
+    return Q
+
+
+def joint_space_force(model, grad: np.ndarray, load, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Generalized force of a :class:`JointTorque` (``∇f_jᵀ τ``), :class:`GeneralizedForce` or
+    :class:`CoordinateLimitForce`, shape (..., nq).
+
+    Needs only the joint-variable gradients ``grad`` (..., nj, nq), no kinematics.
+    """
+    if isinstance(load, JointTorque):
+        j = named_index(model.joint_indices, load.joint, "joint")
+        return grad[..., j, :] * evaluate_value(load.torque, t, q, qd)[..., None]
+    Q = np.zeros(q.shape)
+    k = named_index(model.coordinate_indices, load.coordinate, "coordinate")
+    if isinstance(load, CoordinateLimitForce):
+        Q[..., k] = coordinate_limit_force(load, q[..., k], np.broadcast_to(qd, q.shape)[..., k])
+    else:
+        Q[..., k] = evaluate_value(load.value, t, q, qd)
+    return Q
+
+
+def line_geometry(model, kin, load) -> tuple[np.ndarray, np.ndarray]:
+    """Length ``L`` of the line between a load's two points and its gradient ``∂L/∂q`` at the states of ``kin``
+    (order ≥ 1), by the kernel that gives the dynamics its spring-dampers
+    (:func:`mbkron.algorithms.dynamics.kernels.line_geometry`, :func:`~mbkron.algorithms.dynamics.kernels.line_length`).
+
+    Raises
+    ------
+    ConfigurationError
+        Where the two points coincide (the direction is undefined).
+    """
+    bodies = [model.nb if body == "ground" else named_index(model.body_indices, body, "body")
+              for body in (load.body_a, load.body_b)]
+    row = line_rows([bodies], [load])
+    row.setflags(write=False)
+    batch, nj, nq = kin.f.shape[:-1], kin.f.shape[-1], kin.q.shape[-1]
+    length, gradient, regular = _compiled_dynamics.line_geometry(
+        *model.tree.kernel_arrays, writable(kin.f).reshape(-1, nj), batch_rows(kin.grad, batch, 2), row)
+    if not regular:
+        raise ConfigurationError(f"the two points of {type(load).__name__} between `{load.body_a}` and `{load.body_b}` "
+                                 f"coincide at q = {kin.q.tolist()}: its direction is undefined")
+    return length.reshape(batch), gradient.reshape(batch + (nq,))
+
+
+def line_tension(model, kin, load, t: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tension of a spring-damper or line force and ``∂L/∂q`` (tension > 0 pulls the ends together)."""
+    length, gradient = line_geometry(model, kin, load)
+    if isinstance(load, SpringDamper):
+        rate = np.einsum("...k,...k->...", gradient, qd)
+        tension = load.stiffness * (length - load.free_length) + load.damping * rate
+    else:
+        tension = np.broadcast_to(evaluate_value(load.tension, t, q, qd), length.shape)
+    return tension, gradient

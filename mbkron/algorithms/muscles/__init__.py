@@ -1,0 +1,1 @@
+"""Musculotendon force models (the Hill model, Thelen 2003 curves)."""

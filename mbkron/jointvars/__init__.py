@@ -1,7 +1,0 @@
-"""Joint variables f(q), ∇f, H: explicit maps, tabulated functions, constraints and their solvers (Eq. 100-120).
-"""
-
-from mbkron.jointvars.explicit import JointVariableProvider, JointVariables, SymbolicJointVariables
-from mbkron.jointvars.records import Linear
-
-__all__ = ["JointVariableProvider", "JointVariables", "Linear", "SymbolicJointVariables"]

@@ -1,0 +1,1 @@
+"""Shortest paths over wrap surfaces (sphere, cylinder, ellipsoid, torus): compiled solvers."""
