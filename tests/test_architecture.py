@@ -121,7 +121,8 @@ def _lower_modules() -> list[Path]:
 def test_no_lower_layer_calls_back_into_the_model():
     """Issue 26 item 3: the algorithms below the model read its description (dataclass fields, and the
     properties ``nq``, ``nb``, ``nj``, ``coordinates``, ``bodies``, ``joints`` made of them) and call none of its
-    methods; a ``Model`` is passed down, never called back."""
+    methods; a ``Model`` is passed down, never called back. (The check reads the name ``model``, which is what every
+    algorithm calls its argument; a model under another name would pass unseen.)"""
     import dataclasses
 
     from mbkron.model.model import Model

@@ -14,6 +14,77 @@ from mbkron.core.moved import MOVED
 
 ROOT = Path(__file__).resolve().parents[1]
 
+OLD_MODULES = (
+    "compiled",
+    "compiled.articulated",
+    "compiled.callbacks",
+    "compiled.calls",
+    "compiled.closure_callbacks",
+    "compiled.closures",
+    "compiled.common",
+    "compiled.dynamics",
+    "compiled.forward",
+    "compiled.handoff",
+    "compiled.kinematics",
+    "compiled.layout",
+    "compiled.linalg",
+    "compiled.paths",
+    "compiled.points",
+    "compiled.python_callbacks",
+    "compiled.runge_kutta",
+    "compiled.runs",
+    "compiled.tabulated",
+    "compiled.trbdf2",
+    "compiled.wrap_circular",
+    "compiled.wrap_constants",
+    "compiled.wrap_ellipsoid",
+    "compiled.wrap_segments",
+    "compiled.wrap_torus",
+    "compiled.wrapping",
+    "core.description",
+    "core.tableaus",
+    "dynamics",
+    "dynamics.bushings",
+    "dynamics.contact",
+    "dynamics.hunt_crossley",
+    "dynamics.loads",
+    "dynamics.points",
+    "dynamics.reactions",
+    "dynamics.terms",
+    "jointvars",
+    "jointvars.compiled",
+    "jointvars.constrained",
+    "jointvars.constraint_callbacks",
+    "jointvars.constraints",
+    "jointvars.derivatives",
+    "jointvars.explicit",
+    "jointvars.finite_difference",
+    "jointvars.functions",
+    "jointvars.gcvspl",
+    "jointvars.generated",
+    "jointvars.loop_closures",
+    "jointvars.periods",
+    "jointvars.premodel",
+    "jointvars.solution",
+    "jointvars.solvers",
+    "kinematics",
+    "kinematics.tree",
+    "model.forward",
+    "muscles",
+    "muscles.conditions",
+    "muscles.hill",
+    "muscles.ligaments",
+    "muscles.paths",
+    "muscles.points",
+    "muscles.springs",
+    "muscles.surfaces",
+    "muscles.wrap_ellipsoid",
+    "muscles.wrap_paths",
+    "muscles.wrap_torus",
+    "muscles.wrapping",
+)
+"""The module paths of mbkron 0.1.0 (``git ls-tree 88fdac8``) that the reordering by roles removed."""
+
 
 def _run(code: str, *flags: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *flags, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -58,3 +129,21 @@ def test_as_errors_the_old_paths_fail_and_the_new_ones_do_not():
     ok = _run("import mbkron, mbkron.multibody.loads, mbkron.algorithms.dynamics.loads; mbkron.Model",
               "-W", "error::DeprecationWarning")
     assert ok.returncode == 0, ok.stderr
+
+
+def test_every_removed_module_of_0_1_0_has_new_homes():
+    assert set(OLD_MODULES) <= set(MOVED)
+
+
+def test_an_old_submodule_is_its_shim_whatever_was_imported_before():
+    """``from mbkron.jointvars import functions`` gives the old module's names (CubicSpline, CoordinateFunction), not
+    the new ``algorithms.jointvars.functions`` that the old package's first home also has, after that was imported."""
+    code = ("import warnings; warnings.simplefilter('ignore')\n"
+            "import mbkron.algorithms.jointvars.functions, mbkron.algorithms.dynamics.loads\n"
+            "from mbkron.jointvars import functions\n"
+            "from mbkron.dynamics import loads\n"
+            "assert functions.__name__ == 'mbkron.jointvars.functions', functions\n"
+            "assert functions.CubicSpline and functions.CoordinateFunction and loads.PointForce\n"
+            "assert loads.generalized_forces is mbkron.algorithms.dynamics.loads.generalized_forces\n")
+    result = _run(code)
+    assert result.returncode == 0, result.stderr

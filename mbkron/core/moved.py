@@ -22,42 +22,79 @@ import warnings
 __all__ = ["MOVED", "install"]
 
 MOVED: dict[str, tuple[str, ...]] = {
-    # old module below ``mbkron.`` -> the modules (below ``mbkron.``) that hold its names now, searched in order
+    # every module of mbkron 0.1.0 that moved, below ``mbkron.`` -> the modules (below ``mbkron.``) that hold its
+    # names now, searched in order (an old module split into a description and its evaluation has two)
     "compiled": ("jit",),
+    "compiled.articulated": ("algorithms.dynamics.articulated",),
+    "compiled.callbacks": ("jit.callbacks",),
+    "compiled.calls": ("jit.calls",),
+    "compiled.closure_callbacks": ("algorithms.jointvars.closure_callbacks",),
+    "compiled.closures": ("algorithms.jointvars.closure_kernels",),
     "compiled.common": ("jit.common",),
+    "compiled.dynamics": ("algorithms.dynamics.kernels",),
+    "compiled.forward": ("algorithms.dynamics.forward_kernels",),
+    "compiled.handoff": ("jit.handoff",),
+    "compiled.kinematics": ("algorithms.kinematics.kernels",),
     "compiled.layout": ("multibody.layout", "jit.arrays", "numerics.function_rows"),
-    "kinematics": ("algorithms.kinematics",),
-    "kinematics.tree": ("algorithms.kinematics.tree", "multibody.tree"),
-    "jointvars": ("algorithms.jointvars",),
-    "jointvars.explicit": ("algorithms.jointvars.explicit", "multibody.jointvars"),
-    "jointvars.functions": ("numerics.functions", "multibody.jointvars", "algorithms.jointvars.functions"),
-    "jointvars.gcvspl": ("numerics.gcvspl",),
-    "jointvars.periods": ("algorithms.jointvars.periods",),
-    "jointvars.constraints": ("algorithms.jointvars.constraints",),
-    "jointvars.loop_closures": ("algorithms.jointvars.loop_closures",),
+    "compiled.linalg": ("numerics.linalg",),
+    "compiled.paths": ("algorithms.paths.kernels",),
+    "compiled.points": ("algorithms.kinematics.points_kernels",),
+    "compiled.python_callbacks": ("jit.python_callbacks",),
+    "compiled.runge_kutta": ("numerics.runge_kutta",),
+    "compiled.runs": ("numerics.runs",),
+    "compiled.tabulated": ("numerics.tabulated",),
+    "compiled.trbdf2": ("numerics.trbdf2",),
+    "compiled.wrap_circular": ("numerics.geodesics.circular",),
+    "compiled.wrap_constants": ("numerics.geodesics.constants",),
+    "compiled.wrap_ellipsoid": ("numerics.geodesics.ellipsoid",),
+    "compiled.wrap_segments": ("numerics.geodesics.segments",),
+    "compiled.wrap_torus": ("numerics.geodesics.torus",),
+    "compiled.wrapping": ("algorithms.paths.wrapping_kernels",),
+    "core.description": ("multibody.records",),
+    "core.tableaus": ("numerics.tableaus",),
     "dynamics": ("algorithms.dynamics",),
-    "dynamics.loads": ("multibody.loads", "algorithms.dynamics.loads"),
     "dynamics.bushings": ("multibody.bushings", "algorithms.dynamics.bushings"),
     "dynamics.contact": ("multibody.contact", "algorithms.dynamics.contact"),
     "dynamics.hunt_crossley": ("multibody.hunt_crossley", "algorithms.dynamics.hunt_crossley"),
+    "dynamics.loads": ("multibody.loads", "algorithms.dynamics.loads"),
+    "dynamics.points": ("algorithms.dynamics.points",),
     "dynamics.reactions": ("algorithms.dynamics.reactions",),
     "dynamics.terms": ("algorithms.dynamics.terms",),
-    "muscles": ("multibody.muscles",),
-    "muscles.paths": ("multibody.muscles.paths", "algorithms.paths.paths"),
-    "muscles.points": ("multibody.muscles.points", "algorithms.paths.points"),
+    "jointvars": ("algorithms.jointvars",),
+    "jointvars.compiled": ("algorithms.jointvars.kernels", "algorithms.dynamics.group"),
+    "jointvars.constrained": ("algorithms.jointvars.constrained",),
+    "jointvars.constraint_callbacks": ("algorithms.jointvars.constraint_callbacks",),
+    "jointvars.constraints": ("algorithms.jointvars.constraints",),
+    "jointvars.derivatives": ("algorithms.jointvars.derivatives",),
+    "jointvars.explicit": ("algorithms.jointvars.explicit", "multibody.jointvars", "core.arguments"),
+    "jointvars.finite_difference": ("algorithms.jointvars.finite_difference",),
+    "jointvars.functions": ("numerics.functions", "multibody.jointvars", "algorithms.jointvars.functions"),
+    "jointvars.gcvspl": ("numerics.gcvspl",),
+    "jointvars.generated": ("algorithms.jointvars.generated",),
+    "jointvars.loop_closures": ("algorithms.jointvars.loop_closures",),
+    "jointvars.periods": ("algorithms.jointvars.periods",),
+    "jointvars.premodel": ("algorithms.jointvars.premodel",),
+    "jointvars.solution": ("algorithms.jointvars.solution",),
+    "jointvars.solvers": ("algorithms.jointvars.solvers",),
+    "kinematics": ("algorithms.kinematics",),
+    "kinematics.tree": ("algorithms.kinematics.tree", "multibody.tree"),
+    "model.forward": ("algorithms.dynamics.forward",),
+    "muscles": ("multibody.muscles", "algorithms.paths.paths"),
     "muscles.conditions": ("multibody.muscles.conditions", "algorithms.paths.conditions"),
     "muscles.hill": ("algorithms.muscles.hill", "multibody.muscles.hill"),
-    "muscles.springs": ("multibody.muscles.springs", "algorithms.paths.forces"),
     "muscles.ligaments": ("multibody.muscles.ligaments",),
-    "muscles.wrapping": ("multibody.muscles.wrapping",),
+    "muscles.paths": ("multibody.muscles.paths", "algorithms.paths.paths"),
+    "muscles.points": ("multibody.muscles.points", "algorithms.paths.points"),
+    "muscles.springs": ("multibody.muscles.springs", "algorithms.paths.forces"),
+    "muscles.surfaces": ("multibody.muscles.surfaces",),
     "muscles.wrap_ellipsoid": ("multibody.muscles.wrap_ellipsoid",),
+    "muscles.wrap_paths": ("algorithms.paths.wrap_paths",),
     "muscles.wrap_torus": ("multibody.muscles.wrap_torus",),
-    "core.description": ("multibody.records",),
-    "core.tableaus": ("numerics.tableaus",),
-    "model.forward": ("algorithms.dynamics.forward",),
+    "muscles.wrapping": ("multibody.muscles.wrapping",),
 }
-"""Every old path below ``mbkron.`` that a user may have imported (the documented ones, each module of a dissolved
-package with public names), and where its names live now."""
+"""Every module path of mbkron 0.1.0 that no longer exists (every module of the dissolved packages ``compiled``,
+``kinematics``, ``jointvars``, ``dynamics``, ``muscles``, and ``core.description``, ``core.tableaus``,
+``model.forward``), and where its names live now."""
 
 _PACKAGES = {"compiled", "kinematics", "jointvars", "dynamics", "muscles"}
 
@@ -68,7 +105,10 @@ class _Moved(types.ModuleType):
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        for target in MOVED[self.__name__.removeprefix("mbkron.")]:
+        old = self.__name__.removeprefix("mbkron.")
+        if f"{old}.{name}" in MOVED:  # an old submodule (``from mbkron.jointvars import functions``): its own shim,
+            return importlib.import_module(f"{self.__name__}.{name}")  # not a new package's module of that name
+        for target in MOVED[old]:
             module = importlib.import_module(f"mbkron.{target}")
             if hasattr(module, name):
                 value = getattr(module, name)

@@ -1,7 +1,7 @@
 """Support for the compiled kernels: whether numba is installed, the compiling decorator, array layouts.
 
-numba is a core dependency: every model is evaluated by these kernels (the one engine,
-:mod:`mbkron.jit`). :data:`AVAILABLE` says whether it is installed; without numba,
+numba is a core dependency: every model is evaluated by compiled kernels (the one engine: kernels beside their
+algorithms in :mod:`mbkron.algorithms` and :mod:`mbkron.numerics`, compiled by these decorators). :data:`AVAILABLE` says whether it is installed; without numba,
 :func:`jit` returns the function unchanged, so the kernels' modules still import and the plain Python
 functions remain callable (slowly) for reading and testing.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mbkron.jit import handoff
 
-try:  # numba is optional: the ``fast`` extra
+try:  # numba missing (it is a core dependency): the kernels run as plain Python
     import numba
     from numba.core import caching as numba_caching
     from numba.core import event as numba_event

@@ -17,8 +17,7 @@ affine (:class:`mbkron.algorithms.dynamics.forward.ForwardDynamics`):
 They take the group's constraint callbacks by address (:attr:`~mbkron.algorithms.jointvars.kernels.FastStep.functions`), so
 that numba compiles each kernel once for every model (see :mod:`mbkron.algorithms.jointvars.kernels`, "Generated code and
 library kernels"); each kernel calls the one below it through its address (:mod:`mbkron.jit.calls`). The step
-is the joint variables' and this module the dynamics': when the tree is ordered by roles (issue 26) it goes with
-the dynamics, above the joint variables.
+is the joint variables' and this module the dynamics': it sits with the dynamics, above the joint variables.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ __all__ = ["AHEAD", "CONTINUATION", "DERIVATIVES", "EVALUATE_ONLY", "EXTRA_STAGE
 
 FORWARD_RETURNS = ("Tuple((int64, float64[::1], float64[::1], float64[:, ::1], int64, float64, float64[:, :, ::1], "
                    "float64[::1], int64))")
-"""What :func:`group_forward_into` returns, declared likewise (:data:`STEP_RETURNS`): compiling TR-BDF2 and the
+"""What :func:`group_forward_into` returns, declared likewise (:data:`~mbkron.algorithms.jointvars.kernels.STEP_RETURNS`): compiling TR-BDF2 and the
 right-hand side above it needs neither the constraint step nor the dynamics compiled."""
 
 

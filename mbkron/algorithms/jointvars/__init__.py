@@ -1,4 +1,5 @@
-"""Joint variables f(q), ∇f, H: explicit maps, tabulated functions, constraints and their solvers (Eq. 100-120).
+"""Joint variables f(q), ∇f, H (Eq. 100-120): explicit maps (the empirical functions they evaluate are
+:mod:`mbkron.numerics.functions`'), constraint groups, their compiled continuation and solvers, loop closures.
 """
 
 from mbkron.algorithms.jointvars.explicit import JointVariableProvider, JointVariables, SymbolicJointVariables

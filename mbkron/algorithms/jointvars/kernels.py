@@ -21,8 +21,7 @@ The path is chosen when a model is built
 evaluations; the results do not depend on when anything is compiled. Above the step (:func:`step_kernel`),
 :mod:`mbkron.algorithms.dynamics.group` is the step with the model's accelerations in one compiled call, the state's
 right-hand side ``y' = (q̇, q̈)`` continuing from the previous state and the TR-BDF2 and Runge–Kutta runs around
-it: the dynamics' use of the step, kept apart from the step itself (it goes with the dynamics when the tree is
-ordered by roles, issue 26).
+it: the dynamics' use of the step, kept apart from the step itself.
 
 Generated code and library kernels
 ----------------------------------
@@ -752,7 +751,7 @@ class FastStep:
         return step
 
     def placeholder_start(self) -> Solution:
-        """A start of zeros, of the types a run's continuation has: for :meth:`state_context` where only the types
+        """A start of zeros, of the types a run's continuation has: for :func:`mbkron.algorithms.dynamics.group.state_context` where only the types
         of its arrays matter (compiling ahead, :func:`mbkron.algorithms.dynamics.forward.compile_dynamics`)."""
         nq = self.A.shape[1]
         return Solution(np.zeros(nq), np.zeros(self.A.shape[0]), self.A, None, np.zeros(self.m),

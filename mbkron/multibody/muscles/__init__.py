@@ -7,8 +7,7 @@ ligaments, Hill parameters (their evaluation, Eq. 149-195, is :mod:`mbkron.algor
 - :mod:`mbkron.multibody.muscles.hill` — the Hill model's parameters (its curves: :mod:`mbkron.algorithms.muscles.hill`).
 
 The public names are imported on first use (PEP 562), so that importing a submodule such as
-:mod:`mbkron.multibody.muscles.ligaments` (the model-file schema does) does not import the path code and its
-kernels.
+:mod:`mbkron.multibody.muscles.ligaments` (the model-file schema does) imports only what it needs.
 """
 
 from __future__ import annotations
