@@ -6,8 +6,9 @@ module, as ``from mbkron.dynamics.contact import SmoothSphereHalfSpace`` or ``fr
 import CubicSpline``. An old module that was split in two (a description and its evaluation) answers for the names
 of both. :func:`install` appends a finder to the end of :data:`sys.meta_path`, so it is asked only for a module that
 no file provides: it never hides a module that exists. It imports nothing until such a module is imported. Methods
-that became free functions (``contact.contact(...)`` → ``contact_state(model, contact, ...)``) have no shim; the
-changelog in docs/architecture.md names them. To be removed in mbkron 0.3.
+that became free functions (``contact.contact(model, kin, qd)`` →
+``mbkron.algorithms.dynamics.contact.contact_state(model, contact, kin, qd)``) have no shim; docs/architecture.md
+("Layers", "Module paths of 0.1.0") names them. To be removed in mbkron 0.3.
 """
 
 from __future__ import annotations
