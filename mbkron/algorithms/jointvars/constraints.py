@@ -302,13 +302,26 @@ class _BoundSymbolic(BoundConstraints):
     def __init__(self, g: NDArray[np.object_], unknowns, inputs, unknown_rows, explicit_rows, nq):
         super().__init__(unknown_rows, explicit_rows, nq)
         self._expressions = derive_expressions(g, unknowns, inputs)
-        symbols = self._expressions.symbols
-        self._first = _compile(np.array(self._expressions.first, dtype=object), symbols)
-        self._second = _compile(np.array(self._expressions.second, dtype=object), symbols)
+        self._compile()
         m, n = len(unknowns), len(inputs)
         shapes = ((m, m), (m, n), (m, m, m), (m, m, n), (m, n, n))
         ends = np.cumsum([int(np.prod(s)) for s in shapes])
         self._blocks = tuple((slice(end - int(np.prod(s)), end), s) for end, s in zip(ends, shapes))
+
+    def _compile(self) -> None:
+        """The residuals and their derivatives as Python functions of ``[*u, *p]`` (made again where unpickled)."""
+        symbols = self._expressions.symbols
+        self._first = _compile(np.array(self._expressions.first, dtype=object), symbols)
+        self._second = _compile(np.array(self._expressions.second, dtype=object), symbols)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_first"], state["_second"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._compile()
 
     def expressions(self) -> ConstraintExpressions:
         return self._expressions

@@ -260,6 +260,15 @@ class ExplicitMap:
         self.complete = complete
         self.provided = bool(function_rows or calls)
 
+    def __getstate__(self) -> tuple:
+        """Pickled without the callbacks' addresses (``_calls``, this process's), found again by the first call."""
+        return None, {name: getattr(self, name) for name in self.__slots__ if name != "_calls"}
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, value in state[1].items():
+            object.__setattr__(self, name, value)
+        self._calls = None
+
     def arguments(self) -> tuple:
         """``(A, base, c, rows, floats, calls, entries)`` of the kernels: ``calls`` one row ``(address, first entry,
         entries)`` per generated callback, compiled (or loaded from the cache) by the first call."""
@@ -364,6 +373,10 @@ class SymbolicJointVariables(ExplicitProvider):
     @property
     def size(self) -> int:
         return len(self.expressions)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the generated module (this process's code), imported again by the first call."""
+        return {**self.__dict__, "_module": None}
 
     def _address(self) -> int:
         """The address of the generated callback, compiled (or loaded) on the first call and kept."""

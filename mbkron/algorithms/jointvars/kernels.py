@@ -616,9 +616,8 @@ class FastStep:
     def __init__(self, solver, method: str = "lu", periodic: bool = True):
         system = solver.system
         self.m = system.size
-        # the kernels call the callbacks by their addresses: valid while ``kernels`` is referenced
-        self.kernels, data = constraint_callbacks(system, solver.inputs.matrix.shape[0])
-        self.functions = (callback_address(self.kernels.first), callback_address(self.kernels.second), data)
+        self.system = system
+        self._bind_callbacks(solver.inputs.matrix.shape[0])
         self.A = np.ascontiguousarray(solver.inputs.matrix, dtype=float)
         self.c = np.ascontiguousarray(solver.inputs.constant, dtype=float)
         # p(q), ∂p/∂q, ∂²p/∂q² through a Python callback where the inputs are not affine (kept alive by the inputs)
@@ -631,6 +630,32 @@ class FastStep:
                          half_period, periodic_table, address)
         self.projection = method == "projection"
         self._zero_curvature = np.zeros((self.m, nq, nq))
+
+    def _bind_callbacks(self, inputs: int) -> None:
+        """The group's constraint callbacks (:func:`constraint_callbacks`) as the kernels call them: by their addresses,
+        valid in this process while ``kernels`` is referenced."""
+        self.kernels, data = constraint_callbacks(self.system, inputs)
+        self.functions = (callback_address(self.kernels.first), callback_address(self.kernels.second), data)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the addresses of this process's code (the callbacks' and the non-affine inputs'), which
+        :meth:`__setstate__` looks up again where the step is unpickled: a model pickles as its description."""
+        state = dict(self.__dict__)
+        del state["kernels"], state["functions"]
+        state["settings"] = (*self.settings[:10], 0)
+        return state
+
+    def __copy__(self) -> FastStep:
+        """A shallow copy in this process, its callbacks' addresses shared (not looked up again as by pickling)."""
+        step = FastStep.__new__(FastStep)
+        step.__dict__.update(self.__dict__)
+        return step
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bind_callbacks(self.A.shape[0])
+        callback = self.inputs.callback
+        self.settings = (*self.settings[:10], 0 if callback is None else callback[1])
 
     def with_periods(self, solver) -> FastStep:
         """This step with the solver's :attr:`~PositionSolver.periods` (a long walk shifts its start by them)."""
@@ -740,7 +765,7 @@ class FastStep:
         the kernels of any group's runs ahead, with no group at hand (:func:`mbkron.algorithms.dynamics.forward.compile_dynamics`,
         :meth:`mbkron.Model.compile_ahead`). Never evaluated."""
         step = cls.__new__(cls)
-        step.m, step.kernels, step.inputs = 1, None, None
+        step.m, step.kernels, step.inputs, step.system = 1, None, None, None
         step.functions = (0, 0, NO_DATA)
         step.A, step.c = np.zeros((1, nq)), np.zeros(1)
         periodic = np.full((nq, 2), np.nan)

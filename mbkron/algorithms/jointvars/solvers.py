@@ -96,6 +96,18 @@ class ExplicitInputs:
         self._errors = threading.local()
         self.callback = None if self.affine else _compiled_callback(self)
 
+    def __getstate__(self) -> dict:
+        """Pickled without this process's state: the errors' per-thread store and the ``ctypes`` callback, made
+        again when unpickled (:meth:`__setstate__`)."""
+        state = dict(self.__dict__)
+        del state["_errors"], state["callback"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._errors = threading.local()
+        self.callback = None if self.affine else _compiled_callback(self)
+
     def evaluate(self, q: NDArray) -> tuple[NDArray, NDArray, NDArray | None]:
         """``p``, ``∂p/∂q`` (np, nq) and ``∂²p/∂q²`` (np, nq, nq; None when ``p`` is affine in q).
 
