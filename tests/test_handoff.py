@@ -242,3 +242,18 @@ def test_a_helper_started_at_a_cold_start_compiles_the_kernel_it_is_handed(tmp_p
                           timeout=900)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "0"]  # cached by the helper, not compiled here
+
+
+def test_the_index_names_read_without_numba_are_numbas(tmp_path, monkeypatch):
+    """:data:`prefetch.INDEX_NAMES` names each kernel's cache index file as numba does (a moved module renames it),
+    and a warm cache is recognised there, beside the modules at any depth or under ``NUMBA_CACHE_DIR``."""
+    if not handoff.compiling_path(prefetch._kernels()["steps"]):
+        pytest.skip("no numba disk cache (NUMBA_DISABLE_JIT)")
+    for name, kernel in prefetch._kernels().items():
+        assert os.path.basename(handoff.compiling_path(kernel)).startswith(prefetch.INDEX_NAMES[name] + "-"), name
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not prefetch._maybe_cached(tuple(prefetch.INDEX_NAMES))
+    (tmp_path / "some_dir").mkdir()
+    for name, start in prefetch.INDEX_NAMES.items():
+        (tmp_path / "some_dir" / f"{start}-42.py311.nbi").touch()
+    assert prefetch._maybe_cached(tuple(prefetch.INDEX_NAMES))

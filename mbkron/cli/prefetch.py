@@ -47,6 +47,11 @@ CALLBACK = "python steps"
 a Python right-hand side."""
 
 
+INDEX_NAMES = {"dynamics": "kernels.eom_state", "steps": "group.group_trbdf2", CALLBACK: "trbdf2.callback_trbdf2"}
+"""The start of numba's cache index file of each kernel a helper may compile, by name: ``<module file>.<function>``
+(numba appends ``-<line>.py<version>.nbi``); read without importing numba (:func:`_maybe_cached`)."""
+
+
 def _kernels() -> dict:
     """The kernels a helper may compile, by name: a group's (:data:`mbkron.algorithms.dynamics.group.AHEAD`) and
     :data:`CALLBACK`."""
@@ -123,16 +128,14 @@ def _maybe_cached(wanted: tuple[str, ...]) -> bool:
     starts one at once."""
     import glob
 
-    names = {"dynamics": "dynamics.eom_state", "steps": "compiled.group_trbdf2",
-             CALLBACK: "trbdf2.callback_trbdf2"}
     configured = os.environ.get("NUMBA_CACHE_DIR")
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in wanted:
-        pattern = f"{names.get(name, name)}-*.nbi"
+        pattern = f"{INDEX_NAMES.get(name, name)}-*.nbi"
         if configured:
             found = glob.glob(os.path.join(glob.escape(configured), "*", pattern))
-        else:
-            found = glob.glob(os.path.join(glob.escape(package), "*", "__pycache__", pattern))
+        else:  # beside the kernels' modules, at any depth of the package
+            found = glob.glob(os.path.join(glob.escape(package), "**", "__pycache__", pattern), recursive=True)
         if not found:
             return False
     return True
