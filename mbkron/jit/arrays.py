@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["batch_rows", "writable"]
+__all__ = ["batch_rows", "frozen", "writable"]
 
 
 def writable(values: NDArray) -> NDArray[np.float64]:
@@ -31,3 +31,10 @@ def batch_rows(values: NDArray, batch: tuple[int, ...], trailing: int) -> NDArra
     if all(stride == 0 for stride in values.strides[:nbatch]):
         return writable(values[(0,) * nbatch])[None]
     return writable(values).reshape((-1,) + values.shape[nbatch:])
+
+
+def frozen(values: NDArray) -> NDArray:
+    """``values`` itself, made read-only: a constant a model packs for its kernels (one specialisation for every
+    model's such arrays; :func:`mbkron.jit.calls.read_only` types an array read-only inside a kernel)."""
+    values.setflags(write=False)
+    return values

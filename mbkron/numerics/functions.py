@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mbkron.jit.arrays import frozen
 from mbkron.numerics import function_rows
 from mbkron.core.arguments import real_values
 from mbkron.core.lazy import LazyModule
@@ -135,12 +136,8 @@ def pack_functions(functions: Sequence[EmpiricalFunction]) -> tuple[NDArray[np.i
     :func:`mbkron.numerics.tabulated.functions_at` (function ``r`` at column ``r`` of its argument)."""
     floats: list = []
     rows = np.array([f.pack(floats) for f in functions], dtype=np.int64).reshape(-1, function_rows.FUNCTION_COLUMNS)
-    return _read_only(rows), _read_only(np.array(floats, dtype=float))
+    return frozen(rows), frozen(np.array(floats, dtype=float))
 
-
-def _read_only(values: NDArray) -> NDArray:
-    values.setflags(write=False)
-    return values
 
 
 def _row(kind: int, at: int, count: int, half_order: int = 0) -> list[int]:

@@ -310,10 +310,11 @@ def compile_dynamics(context: tuple) -> None:
     (:func:`mbkron.algorithms.dynamics.kernels.eom_state`) for the argument types a run of the state context ``context``
     (:meth:`mbkron.algorithms.dynamics.group.state_context`) calls them with (by address, from the dynamics'
     ``_forward_state``), without evaluating anything: what a helper process compiles for a command
-    (:mod:`mbkron.cli.prefetch`)."""
+    (:mod:`mbkron.cli.prefetch`). Nothing without numba."""
+    eom_state = _group.AHEAD["dynamics"]
+    if not hasattr(eom_state, "compile"):  # not a numba dispatcher (NUMBA_DISABLE_JIT)
+        return
     from numba import typeof
-
-    from mbkron.algorithms.dynamics.kernels import eom_state
 
     (_, _, _, _, _, _, _, _, geometry, links, inertia_rows, gravity, springs, _, _, _, _, _, scratch, _, start_q,
      *_) = context

@@ -23,7 +23,7 @@ from mbkron.numerics.tabulated import CONVECTIVE, affine_values, explicit_state_
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_solve",
            "solve_positive_definite", "explicit_terms", "forward_explicit", "forward_given", "forward_scratch",
-           "forward_solved", "affine_values"]
+           "forward_solved"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE, NOT_FINITE = 0, 1, 2, 3
 

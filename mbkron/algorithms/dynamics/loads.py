@@ -33,10 +33,11 @@ from mbkron.multibody.hunt_crossley import HuntCrossley
 from mbkron.multibody.loads import (BodyTorque, CoordinateLimitForce, GeneralizedForce, JointTorque, LineForce,
                                           PointForce, SpringDamper, Value)
 from mbkron.algorithms.dynamics.points import jacobians
+from mbkron.algorithms.kinematics.tree import point_positions
 from mbkron.algorithms.paths.forces import path_forces
 from mbkron.multibody.muscles.springs import PathForce
 
-__all__ = ["coordinate_limit_force", "evaluate_value"]
+__all__ = ["coordinate_limit_force", "direction", "evaluate_value"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 _compiled_dynamics = LazyModule("mbkron.algorithms.dynamics.kernels")
@@ -68,7 +69,7 @@ def evaluate_value(value: Value, t: float, q: np.ndarray, qd: np.ndarray) -> np.
 
 
 # ---------------------------------------------------------------------- generalized forces
-def _direction(value: np.ndarray, kin, body: int, frame: str) -> np.ndarray:
+def direction(value: np.ndarray, kin, body: int, frame: str) -> np.ndarray:
     """A vector given in ``frame`` expressed in the ground frame."""
     if frame == "body":
         return (kin.T[..., body, :3, :3] @ value[..., None])[..., 0]
@@ -84,8 +85,7 @@ def _body_load_jacobians(model, kin, loads) -> np.ndarray | None:
             b = named_index(model.body_indices, load.body, "body")
             bodies.append(b)
             if isinstance(load, PointForce):
-                T = kin.T[..., b, :, :]
-                points.append((T[..., :3, :3] @ np.asarray(load.point, float)[..., None])[..., 0] + T[..., :3, 3])
+                points.append(point_positions(kin, b, load.point))
             else:  # a torque's row 3–5 does not depend on the point
                 points.append(np.zeros(3))
     if not bodies:
@@ -114,12 +114,12 @@ def generalized_forces(model, kin, loads, t: float, q: np.ndarray, qd: np.ndarra
     for load in loads:
         if isinstance(load, PointForce):
             b = named_index(model.body_indices, load.body, "body")
-            force = _direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
+            force = direction(evaluate_value(load.force, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", J[..., row, :3, :], force)
             row += 1
         elif isinstance(load, BodyTorque):
             b = named_index(model.body_indices, load.body, "body")
-            torque = _direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
+            torque = direction(evaluate_value(load.torque, t, q, qd), kin, b, load.frame)
             Q += np.einsum("...xk,...x->...k", J[..., row, 3:, :], torque)
             row += 1
         elif isinstance(load, (JointTorque, GeneralizedForce, CoordinateLimitForce)):

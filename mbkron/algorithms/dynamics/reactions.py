@@ -66,16 +66,12 @@ def _body_loads(model, kin: KinematicsData, loads, t: float, qd: NDArray) -> tup
         if isinstance(load, load_records.PointForce):
             b = named_index(model.body_indices, load.body, "body")
             T = kin.T[..., b, :, :]
-            f = loads_module.evaluate_value(load.force, t, q, qd)
-            if load.frame == "body":
-                f = (T[..., :3, :3] @ f[..., None])[..., 0]
+            f = loads_module.direction(loads_module.evaluate_value(load.force, t, q, qd), kin, b, load.frame)
             apply(b, f, T[..., :3, :3] @ np.asarray(load.point, float) + T[..., :3, 3])
         elif isinstance(load, load_records.BodyTorque):
             b = named_index(model.body_indices, load.body, "body")
-            torque = loads_module.evaluate_value(load.torque, t, q, qd)
-            if load.frame == "body":
-                torque = (kin.T[..., b, :3, :3] @ torque[..., None])[..., 0]
-            moment[..., b, :] += torque
+            moment[..., b, :] += loads_module.direction(loads_module.evaluate_value(load.torque, t, q, qd), kin, b,
+                                                        load.frame)
         elif isinstance(load, (load_records.SpringDamper, load_records.LineForce)):
             tension, _ = loads_module.line_tension(model, kin, load, t, q, qd)
             ends = []
@@ -135,7 +131,8 @@ def joint_reactions(
     external_force, external_moment = _body_loads(model, kin, model.loads if loads is None else loads, t, qd)
     force_needed = momentum_rate - external_force
     moment_needed = angular_rate + np.cross(c, momentum_rate) - external_moment  # about the ground origin
-    force = dynamics.subtree_sum(tree, force_needed, 1)
-    moment_origin = dynamics.subtree_sum(tree, moment_needed, 1)
+    ancestors = tree.ancestor_or_self()
+    force = dynamics.subtree_sum(ancestors, force_needed, 1)
+    moment_origin = dynamics.subtree_sum(ancestors, moment_needed, 1)
     moment = moment_origin - np.cross(kin.T[..., :3, 3], force)
     return JointReactions(force=force, moment=moment)

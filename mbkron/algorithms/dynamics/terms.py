@@ -33,7 +33,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.lazy import LazyModule
-from mbkron.multibody.tree import KinematicTree
 
 __all__ = [
     "EquationsOfMotion",
@@ -101,11 +100,14 @@ def pseudo_inertia(mass: NDArray, com: NDArray, inertia: NDArray) -> NDArray:
     return out
 
 
-def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArray:
+def subtree_sum(ancestors: NDArray, per_body: NDArray, trailing: int) -> NDArray:
     """``Σ_{i ⪰ j} x_i`` for every body ``j``: the sum over the subtree rooted at ``j``.
 
     Parameters
     ----------
+    ancestors : ndarray, shape (nb, nb)
+        The tree's :meth:`~mbkron.multibody.tree.KinematicTree.ancestor_or_self` (built once by the caller for
+        all its sums).
     per_body : ndarray, shape (..., nb, *rest)
     trailing : int
         ``len(rest)``.
@@ -113,7 +115,7 @@ def subtree_sum(tree: KinematicTree, per_body: NDArray, trailing: int) -> NDArra
     shape = per_body.shape
     split = len(shape) - trailing
     flat = per_body.reshape(shape[:split] + (-1,)) if trailing else per_body[..., None]
-    out = tree.ancestor_or_self().T @ flat
+    out = ancestors.T @ flat
     return out.reshape(shape)
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.jit.arrays import writable
+from mbkron.jit.arrays import frozen, writable
 from mbkron.numerics.function_rows import FUNCTION_COLUMNS
 from mbkron.core.arguments import all_finite, real_values
 from mbkron.core.errors import ConfigurationError
@@ -201,7 +201,7 @@ class ExplicitProvider(JointVariableProvider):
         """A map of this provider alone (rows ``0 … size − 1``, no affine part), packed now: what evaluates it on its
         own (a caller evaluating it often keeps one, as a muscle set's moving points do; a model's map packs all of
         its providers when it is built)."""
-        return JointVariables(_read_only(np.zeros((self.size, self.nq))), _read_only(np.zeros(self.size)),
+        return JointVariables(frozen(np.zeros((self.size, self.nq))), frozen(np.zeros(self.size)),
                               ((np.arange(self.size), self),))
 
     def evaluate(self, q, order):
@@ -210,10 +210,6 @@ class ExplicitProvider(JointVariableProvider):
     def evaluate_convective(self, q, qd, state=None):
         return self.alone().evaluate_convective(q, qd)
 
-
-def _read_only(values: NDArray) -> NDArray:
-    values.setflags(write=False)
-    return values
 
 
 _NO_SECOND = np.zeros((1, 1))
@@ -250,10 +246,10 @@ class ExplicitMap:
             packed, called = provider.pack(np.reshape(rows, -1).tolist(), floats)
             function_rows.extend(packed)
             calls.extend(called)
-        self.matrix, self.constant, self.base = (_read_only(np.array(a, dtype=float)) for a in (matrix, constant, base))
-        self.rows = _read_only(np.array(function_rows, dtype=np.int64).reshape(-1, FUNCTION_COLUMNS))
-        self.floats = _read_only(np.array(floats, dtype=float))
-        self.entries = _read_only(np.concatenate([np.reshape(e, (-1, 4)) for e, _ in calls] or [np.zeros((0, 4))])
+        self.matrix, self.constant, self.base = (frozen(np.array(a, dtype=float)) for a in (matrix, constant, base))
+        self.rows = frozen(np.array(function_rows, dtype=np.int64).reshape(-1, FUNCTION_COLUMNS))
+        self.floats = frozen(np.array(floats, dtype=float))
+        self.entries = frozen(np.concatenate([np.reshape(e, (-1, 4)) for e, _ in calls] or [np.zeros((0, 4))])
                                   .astype(np.int64))
         self._sources = tuple((len(e), address) for e, address in calls)
         self._calls = None
@@ -262,12 +258,7 @@ class ExplicitMap:
 
     def __getstate__(self) -> tuple:
         """Pickled without the callbacks' addresses (``_calls``, this process's), found again by the first call."""
-        return None, {name: getattr(self, name) for name in self.__slots__ if name != "_calls"}
-
-    def __setstate__(self, state: tuple) -> None:
-        for name, value in state[1].items():
-            object.__setattr__(self, name, value)
-        self._calls = None
+        return None, {**{name: getattr(self, name) for name in self.__slots__}, "_calls": None}
 
     def arguments(self) -> tuple:
         """``(A, base, c, rows, floats, calls, entries)`` of the kernels: ``calls`` one row ``(address, first entry,
@@ -277,7 +268,7 @@ class ExplicitMap:
             for count, address in self._sources:
                 calls.append((address(), start, count))
                 start += count
-            self._calls = _read_only(np.array(calls, dtype=np.int64).reshape(-1, 3))
+            self._calls = frozen(np.array(calls, dtype=np.int64).reshape(-1, 3))
         return self.matrix, self.base, self.constant, self.rows, self.floats, self._calls, self.entries
 
     def evaluate(self, q: NDArray, qd: NDArray | None, mode: int) -> tuple[NDArray, NDArray, NDArray | None]:

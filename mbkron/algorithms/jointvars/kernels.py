@@ -417,13 +417,6 @@ _period_shift_at = by_address(
 for a run that never walks that far)."""
 
 
-@jit
-def _note(report, start, values):  # pragma: no cover - compiled
-    """``values`` into ``report`` from ``start`` on."""
-    for k in range(values.size):
-        report[start + k] = values[k]
-
-
 @address_only
 def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvature0, use_curvature, det_sign0, settings,
                      order, projection, work):  # pragma: no cover - compiled
@@ -457,10 +450,10 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             det_sign0, settings, projection, borrowed(work), borrowed(change)))  # (q0, f0, tangent0 may be returned)
     if shift != OK:  # the walk from the start itself (copies: the walk replaces them)
         current_q, current_f, current_tangent, current_sign = q0.copy(), f0.copy(), tangent0.copy(), det_sign0
-    _note(report, SCALARS, current_q)  # where the walk starts
-    _note(report, SCALARS + nq, current_q)
-    _note(report, SCALARS + 2 * nq, q)
-    _note(report, SCALARS + 3 * nq, current_f)
+    copy_into(report[SCALARS:SCALARS + current_q.size], current_q)  # where the walk starts
+    copy_into(report[SCALARS + nq:SCALARS + nq + current_q.size], current_q)
+    copy_into(report[SCALARS + 2 * nq:SCALARS + 2 * nq + q.size], q)
+    copy_into(report[SCALARS + 3 * nq:SCALARS + 3 * nq + current_f.size], current_f)
     report[3] = current_condition
     fraction, minimum, started = 1.0, 1e-9 * (1.0 + max_abs(q)), False
     # one step: the common case (also a change that is not finite: the step says what fails; and a shift lost to
@@ -485,7 +478,7 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             fraction = max_step / change_f
         final = fraction >= 1.0
         trial = q.copy() if final else sum_scaled(current_q, fraction, remaining)
-        _note(report, SCALARS + 2 * nq, trial)
+        copy_into(report[SCALARS + 2 * nq:SCALARS + 2 * nq + trial.size], trial)
         status, p, f, tangent, det_sign, condition, grad, hess = _single_step_at((
             first, second, borrowed(data), m, borrowed(A), borrowed(c), trial, current_q, current_f, current_tangent,
             borrowed(curvature0),
@@ -500,8 +493,8 @@ def step_kernel_into(first, second, data, m, A, c, q, q0, f0, tangent0, curvatur
             return status, p, f, tangent, det_sign, condition, grad, hess
         started = True
         current_q, current_f, current_tangent, current_sign = trial, f, tangent, det_sign
-        _note(report, SCALARS + nq, current_q)
-        _note(report, SCALARS + 3 * nq, current_f)
+        copy_into(report[SCALARS + nq:SCALARS + nq + current_q.size], current_q)
+        copy_into(report[SCALARS + 3 * nq:SCALARS + 3 * nq + current_f.size], current_f)
         report[3] = condition
         fraction = min(1.0, 2.0 * fraction / (1.0 - fraction))
     return NOT_ARRIVED, p, f, tangent, det_sign, condition, grad, hess
@@ -768,9 +761,7 @@ class FastStep:
         step.m, step.kernels, step.inputs, step.system = 1, None, None, None
         step.functions = (0, 0, NO_DATA)
         step.A, step.c = np.zeros((1, nq)), np.zeros(1)
-        periodic = np.full((nq, 2), np.nan)
-        periodic.setflags(write=False)
-        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf, periodic, 0)  # the types of __init__'s
+        step.settings = (1e-12, 1, np.inf, 1.0, 1.0, np.inf, np.inf, 1.0, np.inf, _no_periods(nq, 1), 0)  # the types of __init__'s
         step.projection = False
         step._zero_curvature = np.zeros((1, nq, nq))
         return step
