@@ -32,14 +32,16 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from mbkron.jit.callbacks import callback_address  # (a formula's callback's address, for explicit.py)
+from mbkron.jit.callbacks import constraint_function as _callback  # compiled, or (without numba) the Python function
 from mbkron.jit.calls import by_address
-from mbkron.jit.common import AVAILABLE, jit, jitable, numba
+from mbkron.jit.common import jit, jitable
 from mbkron.jit.arrays import writable
 from mbkron.numerics.function_rows import (AT, COORDINATE, COUNT, CUBIC, FOURIER, GCV, HALF_ORDER, KIND, ROW, STEP,
                                            WRAP_AT, WRAPS)
 
 __all__ = ["VALUES", "HESSIANS", "CONVECTIVE", "affine_values", "cubic_piece", "explicit_batch", "explicit_state",
-           "explicit_state_at", "functions_at", "gcv_derivative", "gcv_values", "register_callback", "scratch_size"]
+           "explicit_state_at", "functions_at", "gcv_derivative", "gcv_values", "callback_address", "scratch_size"]
 
 VALUES, HESSIANS, CONVECTIVE = 0, 1, 2
 """What :func:`explicit_state` computes besides ``f`` and ``∇f``: nothing, the dense Hessians ``H_j``, or the
@@ -48,23 +50,6 @@ convective terms ``q̇ᵀ H_j q̇``."""
 _ROUNDOFF = 0.0000000000002
 """OpenSim's ``EQUAL_WITHIN_ERROR`` tolerance at a step function's end knots (``ROUNDOFF_ERROR``, SimmMacros.h)."""
 
-if AVAILABLE and not numba.config.DISABLE_JIT:
-    from mbkron.jit.callbacks import constraint_function as _callback
-else:  # plain Python (NUMBA_DISABLE_JIT=1): the generated callbacks are called as Python functions
-    _CALLBACKS: dict = {}
-
-    def _callback(address):
-        return _CALLBACKS[address]
-
-
-def register_callback(function) -> int:
-    """The address of the generated ``cfunc`` ``function`` (:mod:`mbkron.algorithms.jointvars.generated`), by which the
-    kernels call it; where they run as plain Python, the address is also where they find the function again. The
-    caller keeps ``function`` referenced while the address is in use."""
-    address = int(function.address)
-    if not (AVAILABLE and not numba.config.DISABLE_JIT):
-        _CALLBACKS[address] = function
-    return address
 
 
 @jitable

@@ -373,7 +373,7 @@ class SymbolicJointVariables(ExplicitProvider):
         """The address of the generated callback, compiled (or loaded) on the first call and kept."""
         if self._module is None:
             self._module = _generated.callback_module(self._source)
-        return _tabulated.register_callback(self._module.values)
+        return _tabulated.callback_address(self._module.values)
 
     def pack(self, rows, floats):
         """No function rows; one callback whose entries' rows are the map's ``rows``."""
