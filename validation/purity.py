@@ -10,11 +10,12 @@ public API gives: joint variables with gradients and Hessians (a batch, and stat
 kinematics, ``M``, ``N q̇``, ``G``, ``equations_of_motion``, forward and inverse dynamics (one state and a batch),
 muscle lengths and moment arms (one state and a batch, with and without a workspace). The first evaluation of each
 is the process's first call of its kernels (compiled then, or loaded from numba's disk cache); the script then
-evaluates everything twice more, and then in ``--threads`` threads at once on the one model (each thread with its
-own workspace), and compares every array with the first evaluation **bit for bit** (``tobytes``). An evaluation that
-raises (a state outside what the model can assemble, say) must raise the same error every time. Issue 26's
-acceptance: "results bit-identical across repeats, first call included, and across 4 threads, for every shipped and
-``.osim`` test model".
+evaluates everything twice more, once more with the C heap's free memory filled with NaN before each evaluation
+(:func:`fill_freed_memory`: a kernel reading scratch it has not written shows there), and then in ``--threads``
+threads at once on the one model (each thread with its own workspace), and compares every array with the first
+evaluation **bit for bit** (``tobytes``). An evaluation that raises (a state outside what the model can assemble,
+say) must raise the same error every time. Issue 26's acceptance: "results bit-identical across repeats, first call
+included, and across 4 threads, for every shipped and ``.osim`` test model".
 
 With ``--fresh-caches`` the processes share new, empty numba and mbkron caches (so the first model to use a kernel
 compiles it, the later ones load it: both kinds of first call occur); by default they use the environment's. Prints
@@ -24,6 +25,7 @@ one line per model and exits with status 1 if any evaluation differed, 0 otherwi
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gzip
 import json
 import os
@@ -33,13 +35,14 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["evaluate", "evaluations", "load", "main", "model_files"]
+__all__ = ["evaluate", "evaluations", "fill_freed_memory", "load", "main", "model_files"]
 
 
 def model_files() -> list[Path]:
@@ -68,8 +71,33 @@ def _states(model, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return q, rng.uniform(-1.0, 1.0, (count, model.nq)), rng.uniform(-1.0, 1.0, (count, model.nq))
 
 
-def evaluate(model, count: int) -> dict[str, object]:
-    """Every evaluation at the seeded states, by name: a tuple of arrays, or the error raised (as text)."""
+def fill_freed_memory(byte: int = 0xFF) -> bool:
+    """Fill memory the C heap holds free with ``byte`` (by default ``0xFF``: every double there a NaN), so that the
+    next allocations of numpy and of the compiled kernels (``np.empty``) hand out NaN where a fresh process might hand
+    out anything: code that reads a buffer before writing it then gives NaN, or a different route's result, every
+    time instead of once in a while. The chunks (16 to 4096 bytes, eight of each size) are taken from ``malloc`` and
+    given back at once. Returns False where the C library has no ``malloc``/``free`` to call (nothing is done)."""
+    try:
+        libc = ctypes.CDLL(None)
+        malloc, free = libc.malloc, libc.free
+    except (OSError, AttributeError):
+        return False
+    malloc.restype, malloc.argtypes, free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+    chunks = []
+    for size in range(16, 4097, 16):
+        for _ in range(8):
+            chunk = malloc(size)
+            if chunk:
+                ctypes.memset(chunk, byte, size)
+                chunks.append(chunk)
+    for chunk in reversed(chunks):
+        free(chunk)
+    return True
+
+
+def evaluate(model, count: int, before: Callable[[], object] | None = None) -> dict[str, object]:
+    """Every evaluation at the seeded states, by name: a tuple of arrays, or the error raised (as text); ``before``,
+    if given, is called before each (e.g. :func:`fill_freed_memory`)."""
     q, qd, qdd = _states(model, count)
     workspace = model.workspace()
 
@@ -104,6 +132,8 @@ def evaluate(model, count: int) -> dict[str, object]:
         })
     out: dict[str, object] = {}
     for name, case in cases.items():
+        if before is not None:
+            before()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -114,10 +144,10 @@ def evaluate(model, count: int) -> dict[str, object]:
     return out
 
 
-def evaluations(model, count: int) -> dict[str, object]:
+def evaluations(model, count: int, before: Callable[[], object] | None = None) -> dict[str, object]:
     """:func:`evaluate` with each result as the bytes of its arrays (compared bit for bit), or the error's text."""
     return {name: value if isinstance(value, str) else b"".join(np.ascontiguousarray(a).tobytes() for a in value)
-            for name, value in evaluate(model, count).items()}
+            for name, value in evaluate(model, count, before).items()}
 
 
 def _differences(reference: dict, other: dict, label: str) -> list[str]:
@@ -134,6 +164,8 @@ def check_one(path: Path, threads: int, count: int) -> dict:
     differing = []
     for repeat in (1, 2):
         differing += _differences(first, evaluations(model, count), f"repeat {repeat}")
+    if fill_freed_memory():
+        differing += _differences(first, evaluations(model, count, fill_freed_memory), "freed memory filled with NaN")
     results: list[dict | None] = [None] * threads
     barrier = threading.Barrier(threads)
 

@@ -193,10 +193,15 @@ def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - c
                 return NOT_POSITIVE_DEFINITE
             u[i] = tau[k] - (S[i, 0] * pa[0] + S[i, 1] * pa[1] + S[i, 2] * pa[2] + S[i, 3] * pa[3] + S[i, 4] * pa[4]
                              + S[i, 5] * pa[5])
+        else:  # a fixed joint: U = 0, u = 0 (the body moves with its parent), written rather than left as whatever
+            for r in range(6):  # the scratch held: 0 times a NaN there would be NaN
+                U[i, r] = 0.0
+            D[i] = 1.0
+            u[i] = 0.0
         if parent < 0:
             continue
-        for x in range(6):  # U / D (zero for a fixed joint: the body moves with its parent)
-            scaled[x] = U[i, x] / D[i] if k >= 0 else 0.0
+        for x in range(6):  # U / D
+            scaled[x] = U[i, x] / D[i]
         for r in range(6):
             momentum[r] = pa[r] + u[i] * scaled[r]
         for r in range(6):  # I^a = I^A − U Uᵀ / D is symmetric: one triangle, mirrored
