@@ -375,7 +375,7 @@ def test_large_batches_are_chunked_with_the_same_result(monkeypatch, route):
     """Batches above ``_CHUNK_ELEMENTS`` are evaluated in chunks (the compiled kernels' route without
     loads or muscle forces does not chunk, so every case here has some); the chunks, and the rows of
     per-state muscle forces given to each, must give what each state gives on its own."""
-    import mbkron.model.model
+    import mbkron.model.dynamics
 
     rng = np.random.default_rng(5)
     spec = random_tree(rng, nb=6, nq=3)
@@ -398,14 +398,14 @@ def test_large_batches_are_chunked_with_the_same_result(monkeypatch, route):
                  for s in range(states)]
 
     chunks = []
-    whole = mbkron.Model._equations_of_motion
+    whole = mbkron.model.dynamics._equations_of_motion
 
-    def counting(self, q, *args):
+    def counting(model, workspace, q, *args):
         chunks.append(q.shape[0])
-        return whole(self, q, *args)
+        return whole(model, workspace, q, *args)
 
-    monkeypatch.setattr(mbkron.Model, "_equations_of_motion", counting)
-    monkeypatch.setattr(mbkron.model.model, "_CHUNK_ELEMENTS", 16 * model.nb * model.nq * 5)  # 5 states per chunk
+    monkeypatch.setattr(mbkron.model.dynamics, "_equations_of_motion", counting)
+    monkeypatch.setattr(mbkron.model.dynamics, "_CHUNK_ELEMENTS", 16 * model.nb * model.nq * 5)  # 5 states per chunk
     chunked = model.equations_of_motion(q, qd, applied, 0.3, muscle_forces)
     assert chunks == [5] * 7 + [2]
     for name in names:
