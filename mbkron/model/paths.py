@@ -29,21 +29,22 @@ def muscle_set(model):
 
 def muscle_lengths(model, workspace, q: ArrayLike) -> NDArray[np.float64]:
     """Musculotendon path lengths ``L(q)``, m, shape (..., n_mt) (:meth:`mbkron.Model.muscle_lengths`)."""
-    if workspace is not None:
-        return _kept(model, workspace, q)[0].copy()
-    muscle_set(model)
-    kin = kinematics(model, None, q, 0)
-    return finite_evaluation(lambda: model.muscle_set.compiled_lengths_and_moment_arms(kin, 0)[0], "muscle lengths",
-                             kin.q)
+    return _evaluated(model, workspace, q, 0, "muscle lengths")
 
 
 def moment_arms(model, workspace, q: ArrayLike) -> NDArray[np.float64]:
     """Moment arms ``R(q) = −∂L/∂q`` (Eq. 192–195), shape (..., nq, n_mt) (:meth:`mbkron.Model.moment_arms`)."""
+    return _evaluated(model, workspace, q, 1, "moment arms R")
+
+
+def _evaluated(model, workspace, q: ArrayLike, which: int, quantity: str) -> NDArray[np.float64]:
+    """``L`` (``which`` 0) or ``R`` (1) at ``q``: kept in ``workspace`` with the other (:func:`_kept`), or without
+    one from kinematics of order ``which`` alone."""
     if workspace is not None:
-        return _kept(model, workspace, q)[1].copy()
+        return _kept(model, workspace, q)[which].copy()
     muscle_set(model)
-    kin = kinematics(model, None, q, 1)
-    return finite_evaluation(lambda: model.muscle_set.compiled_lengths_and_moment_arms(kin, 1)[1], "moment arms R",
+    kin = kinematics(model, None, q, which)
+    return finite_evaluation(lambda: model.muscle_set.compiled_lengths_and_moment_arms(kin, which)[which], quantity,
                              kin.q)
 
 
