@@ -54,8 +54,9 @@ def register(commands) -> None:
 
 def _evaluate(model, q, simulate_for: float | None) -> None:
     """Evaluate ``model`` as the commands do: one state and a batch of three (joint variables and
-    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics, joint reactions; muscle lengths and moment
-    arms; the point Jacobians of a model's point loads), and a TR-BDF2
+    kinematics of orders 0 to 2, ``M``, forward and inverse dynamics, joint reactions, the derivatives of the
+    dynamics where they cover the model; muscle lengths and moment arms; the point Jacobians of a model's point
+    loads), and a TR-BDF2
     run of ``simulate_for`` seconds with 5 output samples."""
     import numpy as np
 
@@ -73,6 +74,8 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
         accelerations = model.forward_dynamics(state, rate)
         model.inverse_dynamics(state, rate, accelerations)
         model.joint_reactions(state, rate, accelerations)  # the bodies' motions (compiled.dynamics.body_motions)
+        if model.forward_plan is not None and model.forward_plan.derivatives_gap() is None:
+            model.forward_dynamics_derivatives(state, rate)  # with the inverse dynamics' (articulated_derivatives)
         if model.muscles:
             model.muscle_lengths(state)
             model.moment_arms(state)

@@ -27,7 +27,7 @@ from mbkron.algorithms.kinematics.tree import KinematicsData
 from mbkron.algorithms.paths import forces as path_forces
 from mbkron.algorithms.paths.paths import MuscleSet
 from mbkron.core.arguments import named_index
-from mbkron.model import dynamics, kinematics, paths
+from mbkron.model import derivatives, dynamics, kinematics, paths
 from mbkron.model.backend import check_backend
 from mbkron.model.summary import summary
 from mbkron.model.workspace import Workspace
@@ -440,6 +440,60 @@ class Model:
             If ``M(q)`` is not positive definite (a massless chain, a singular rhythm).
         """
         return dynamics.forward_dynamics(self, workspace, q, qd, tau, loads, t, muscle_forces)
+
+    def inverse_dynamics_derivatives(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, *,
+                                     workspace: Workspace | None = None) -> derivatives.InverseDynamicsDerivatives:
+        """Inverse dynamics ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198, the model's own loads) and its exact first
+        derivatives, by the tangents of the recursive Newton–Euler algorithm (:mod:`mbkron.model.derivatives`).
+
+        Parameters
+        ----------
+        q, qd, qdd : array_like, shape (..., nq)
+            Broadcast together.
+        workspace : Workspace, optional
+            See :meth:`joint_variables`.
+
+        Returns
+        -------
+        InverseDynamicsDerivatives
+            ``tau`` (..., nq); ``dtau_dq``, ``dtau_dqd`` and ``mass_matrix`` (= ``∂τ/∂q̈``), each (..., nq, nq) with
+            ``[..., k, m] = ∂τ_k/∂x_m``.
+
+        Raises
+        ------
+        NotImplementedError
+            For models not covered yet: anything but a tree whose joints each have their own coordinate, with loads
+            that do not depend on the state (docs/derivatives.md).
+        """
+        return derivatives.inverse_dynamics_derivatives(self, workspace, q, qd, qdd)
+
+    def forward_dynamics_derivatives(self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike | None = None, *,
+                                     workspace: Workspace | None = None) -> derivatives.ForwardDynamicsDerivatives:
+        """Forward dynamics ``q̈`` (:meth:`forward_dynamics`) and its exact first derivatives ``∂q̈/∂q = −M⁻¹ ∂τ/∂q``,
+        ``∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇``, ``∂q̈/∂τ = M⁻¹`` (:mod:`mbkron.model.derivatives`).
+
+        Parameters
+        ----------
+        q, qd : array_like, shape (..., nq)
+        tau : array_like, shape (..., nq), optional
+            Generalized actuation forces.
+        workspace : Workspace, optional
+            See :meth:`joint_variables`.
+
+        Returns
+        -------
+        ForwardDynamicsDerivatives
+            ``qdd`` (..., nq); ``dqdd_dq``, ``dqdd_dqd``, ``dqdd_dtau``, each (..., nq, nq) with
+            ``[..., k, m] = ∂q̈_k/∂x_m``.
+
+        Raises
+        ------
+        NotImplementedError
+            As :meth:`inverse_dynamics_derivatives`.
+        ConfigurationError
+            If ``M(q)`` is not positive definite.
+        """
+        return derivatives.forward_dynamics_derivatives(self, workspace, q, qd, tau)
 
     def state_kernel(self, workspace: Workspace, tau: ArrayLike | None = None):
         """For integrators: the compiled right-hand side ``y' = (q̇, q̈)`` with the model's own loads and

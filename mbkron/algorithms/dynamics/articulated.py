@@ -34,10 +34,11 @@ import numpy as np
 from mbkron.jit.calls import borrowed
 from mbkron.jit.common import AVAILABLE, inline_jit, jit, numba
 from mbkron.algorithms.dynamics.kernels import apply_inertia, spring_forces, world_inertia
-from mbkron.algorithms.dynamics.forward_kernels import PARALLEL_STATES
+from mbkron.algorithms.dynamics.forward_kernels import PARALLEL_STATES, cholesky_factor, cholesky_substitute
 from mbkron.algorithms.kinematics.kernels import transforms_and_joint_twists, twist_bracket
 
-__all__ = ["articulated_batch", "articulated_forward", "articulated_inverse"]
+__all__ = ["articulated_batch", "articulated_derivatives", "articulated_forward", "articulated_forward_derivatives",
+           "articulated_inverse"]
 
 OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE = 0, 1, 2  # as mbkron.algorithms.dynamics.forward_kernels
 
@@ -230,6 +231,211 @@ def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - c
         if not np.isfinite(qdd[k]):
             return NOT_POSITIVE_DEFINITE
     return OK
+
+
+@jit
+def _force_cross(x, h, out):  # pragma: no cover - compiled
+    """``out = X ×* h`` (the dual of :func:`~mbkron.algorithms.kinematics.kernels.twist_bracket`) for a twist
+    ``X = (ω, v)`` and a wrench ``h = (n, f)``: ``(ω × n + v × f, ω × f)``."""
+    out[0] = x[1] * h[2] - x[2] * h[1] + x[4] * h[5] - x[5] * h[4]
+    out[1] = x[2] * h[0] - x[0] * h[2] + x[5] * h[3] - x[3] * h[5]
+    out[2] = x[0] * h[1] - x[1] * h[0] + x[3] * h[4] - x[4] * h[3]
+    out[3] = x[1] * h[5] - x[2] * h[4]
+    out[4] = x[2] * h[3] - x[0] * h[5]
+    out[5] = x[0] * h[4] - x[1] * h[3]
+
+
+@jit
+def _dot(x, y):  # pragma: no cover - compiled
+    """``x · y`` of two 6-vectors."""
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@jit
+def _product(matrix, y, out, transposed):  # pragma: no cover - compiled
+    """``out = matrix y`` (or ``matrixᵀ y``) for a 6×6 ``matrix``."""
+    for r in range(6):
+        value = 0.0
+        for c in range(6):
+            value += (matrix[c, r] if transposed else matrix[r, c]) * y[c]
+        out[r] = value
+
+
+@jit
+def _derivatives(links, gravity, coordinate, work, dq, dqd, mass, local):  # pragma: no cover - compiled
+    """``∂τ/∂q`` into ``dq``, ``∂τ/∂q̇`` into ``dqd`` and ``∂τ/∂q̈ = M`` into ``mass`` ((nq, nq): ``[k, m]`` the
+    derivative of ``τ_k`` by the ``m``-th variable) of the recursive Newton–Euler algorithm, from the quantities of
+    pass 1 and :func:`_inverse` in ``work`` (``V_i``, ``s_i``, the world inertias, ``a_i`` in ``accel`` and the subtree
+    sums ``F̄_i`` in ``wrench``), in the ground frame. ``local`` is the scratch of :func:`_derivative_workspace`.
+
+    A change of ``q_m`` moves the subtree of the body ``b`` it drives (a simple tree: one) rigidly by the twist
+    ``Z = s_b``, its scaled joint twist: a twist fixed in it changes by ``[Z, ·]``, a wrench by ``Z ×*``, an inertia
+    by ``Z ×* I − I Z ×`` (Featherstone 2008, Eq. 2.57). The body velocities and accelerations of the subtree change
+    by that and, since the parent's ``V_p``, ``a_p`` of ``b`` stay, by ``δV_d = −W``, ``δa_d = −[Z, a_p] −
+    [W, V_d − V_p]`` with ``W = [Z, V_p]`` (by the Jacobi identity on ``c_i = [V_p(i), s_i] q̇_i``). Summed over a
+    subtree, with the composite inertia ``Ī_k = Σ I_d``, momentum ``H̄_k = Σ I_d V_d`` and ``B̄_k = Σ (V_d ×* I_d −
+    I_d V_d ×)`` (Pinocchio's ``B``), ``∂F̄_k = Z ×* F̄_k − Ī_k u − W ×* H̄_k − B̄_k W`` with ``u = [Z, a_p] −
+    [W, V_p]``; the ``Z ×*`` part cancels against ``∂s_k = [Z, s_k]`` in ``∂τ_k = ∂s_k · F̄_k + s_k · ∂F̄_k``, so
+    that for every joint ``k`` in the subtree ``∂τ_k/∂q_m = −(α_k · u + β_k · W)`` with ``α_k = Ī_k s_k`` and
+    ``β_k = B̄_kᵀ s_k − s_k ×* H̄_k``, and for each joint ``a`` above ``b`` (whose twist stays) ``s_a · ∂F̄_b``.
+    By ``q̇_m``: ``∂V_d = Z``, ``∂a_d = [Z, V_d] − 2W``, so ``∂F̄_k = B̄_k Z + Z ×* H̄_k − 2 Ī_k W`` and
+    ``∂τ_k/∂q̇_m = β_k · Z − 2 α_k · W``; by ``q̈_m``: ``∂F̄_k = Ī_k Z``, ``M_km = α_k · Z``. These are the
+    composite quantities of Carpentier & Mansard's derivatives of the RNEA (RSS 2018), in absolute coordinates:
+    O(n) per coordinate plus six products per joint pair. Gravity enters as the ground's acceleration ``(0, −g)``.
+    The loads' generalized forces are taken as constant (the caller covers only models whose loads are)."""
+    f, T, S, g, tau, scratch, V, bias_accel, wrench, inertia, U, D, u_, rows, rotated, scaled, momentum, accel = work
+    inside, composite, coriolis, held, alpha, beta, vec = local  # coriolis: B (symmetric)
+    nb, nq = links.shape[0], dq.shape[0]
+    for k in range(nq):
+        for m in range(nq):
+            dq[k, m] = dqd[k, m] = mass[k, m] = 0.0
+    h, x1, x2, W, u, gamma, gamma_d, gamma_a = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6], vec[7]
+    column = vec[8]
+    for i in range(nb):  # each body's I_i, h_i = I_i V_i and B_i = V_i ×* I_i − I_i V_i × = P + Pᵀ, P = V_i ×* I_i
+        _inertia_matrix(rows[i], composite[i])  # (since V × = −(V ×*)ᵀ and I is symmetric)
+        _product(composite[i], V[i], held[i], False)
+        for c in range(6):  # column c of P: V ×* (I e_c)
+            for r in range(6):
+                column[r] = composite[i, r, c]
+            _force_cross(V[i], column, x1)
+            for r in range(6):
+                coriolis[i, r, c] = x1[r]
+        for r in range(6):
+            for c in range(r, 6):
+                value = coriolis[i, r, c] + coriolis[i, c, r]
+                coriolis[i, r, c] = coriolis[i, c, r] = value
+    for i in range(nb - 1, -1, -1):  # the subtree sums Ī, H̄, B̄, then α, β of each joint
+        parent = links[i, 0]
+        k = coordinate[i]
+        if k >= 0:
+            _product(composite[i], S[i], alpha[i], False)
+            _product(coriolis[i], S[i], beta[i], False)
+            _force_cross(S[i], held[i], h)
+            for r in range(6):
+                beta[i, r] -= h[r]
+        if parent >= 0:
+            for r in range(6):
+                held[parent, r] += held[i, r]
+                for c in range(6):
+                    composite[parent, r, c] += composite[i, r, c]
+                    coriolis[parent, r, c] += coriolis[i, r, c]
+    for b in range(nb):
+        m = coordinate[b]
+        if m < 0:
+            continue
+        Z, parent = S[b], links[b, 0]
+        for r in range(6):  # V_p and a_p of b's parent (the ground: 0 and (0, −g))
+            x1[r] = V[parent, r] if parent >= 0 else 0.0
+            x2[r] = accel[parent, r] if parent >= 0 else (0.0 if r < 3 else -gravity[r - 3])
+        twist_bracket(Z, x1, W)
+        twist_bracket(Z, x2, u)
+        twist_bracket(W, x1, h)
+        for r in range(6):
+            u[r] -= h[r]
+        for i in range(b, nb):  # the joints of b's subtree (parents before children)
+            parent_i = links[i, 0]
+            inside[i] = i == b or (parent_i >= b and inside[parent_i])
+            k = coordinate[i]
+            if inside[i] and k >= 0:
+                a_u, a_w = _dot(alpha[i], u), _dot(alpha[i], W)
+                dq[k, m] = -(a_u + _dot(beta[i], W))
+                dqd[k, m] = _dot(beta[i], Z) - 2.0 * a_w
+                mass[k, m] = _dot(alpha[i], Z)
+        # ∂F̄_b by q_m, q̇_m, q̈_m for the joints above b
+        _force_cross(Z, wrench[b], gamma)
+        _product(composite[b], u, h, False)
+        _force_cross(W, held[b], x1)
+        _product(coriolis[b], W, x2, False)
+        for r in range(6):
+            gamma[r] -= h[r] + x1[r] + x2[r]
+        _product(coriolis[b], Z, gamma_d, False)
+        _force_cross(Z, held[b], x1)
+        _product(composite[b], W, x2, False)
+        for r in range(6):
+            gamma_d[r] += x1[r] - 2.0 * x2[r]
+        _product(composite[b], Z, gamma_a, False)
+        a = links[b, 0]
+        while a >= 0:
+            k = coordinate[a]
+            if k >= 0:
+                dq[k, m] = _dot(S[a], gamma)
+                dqd[k, m] = _dot(S[a], gamma_d)
+                mass[k, m] = _dot(S[a], gamma_a)
+            a = links[a, 0]
+
+
+@jit
+def _derivative_workspace(nb):  # pragma: no cover - compiled
+    """Scratch of :func:`_derivatives`: the subtree mask; per body ``Ī`` and ``B̄`` (6×6), ``H̄``, ``α``, ``β``; and
+    nine 6-vectors."""
+    return (np.zeros(nb, dtype=np.bool_), np.zeros((nb, 6, 6)), np.zeros((nb, 6, 6)), np.zeros((nb, 6)),
+            np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((9, 6)))
+
+
+@jit
+def articulated_derivatives(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate,
+                            weight, q, qd, qdd):  # pragma: no cover - compiled
+    """``τ`` (:func:`articulated_inverse`) and its derivatives ``∂τ/∂q``, ``∂τ/∂q̇``, ``∂τ/∂q̈ = M`` at states
+    ``q``, ``qd``, ``qdd`` (states, nq) of a simple tree (:func:`_derivatives`; arguments as
+    :func:`articulated_forward`, ``force`` (states or 1, nq)), for models whose loads' generalized forces do not
+    depend on the state (no spring-dampers: ``springs`` empty). Returns ``(τ, ∂τ/∂q, ∂τ/∂q̇, M, status)``, shapes
+    (states, nq) and (states, nq, nq), the first status other than OK ending the batch."""
+    states, nq, nb = q.shape[0], q.shape[1], links.shape[0]
+    tau = np.empty((states, nq))
+    dq, dqd, mass = np.empty((states, nq, nq)), np.empty((states, nq, nq)), np.empty((states, nq, nq))
+    work, local = _workspace(nb, nq, c.shape[0]), _derivative_workspace(nb)
+    for s in range(states):
+        status = _state(geometry, links, body_inertia, gravity, springs, joint_torque,
+                        force[s if force.shape[0] > 1 else 0], c, coordinate, weight, q[s], qd[s], qdd[s], tau[s],
+                        work, np.bool_(True))
+        if status != OK:
+            return tau, dq, dqd, mass, status
+        _derivatives(links, gravity, coordinate, work, dq[s], dqd[s], mass[s], local)
+    return tau, dq, dqd, mass, OK
+
+
+@jit
+def articulated_forward_derivatives(geometry, links, body_inertia, gravity, springs, joint_torque, force, c,
+                                    coordinate, weight, q, qd):  # pragma: no cover - compiled
+    """``q̈`` (:func:`articulated_forward`) and its derivatives ``∂q̈/∂q = −M⁻¹ ∂τ/∂q``, ``∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇``
+    and ``∂q̈/∂τ = M⁻¹`` at states ``q``, ``qd`` (states, nq) with ``force`` (states or 1, nq): the inverse dynamics'
+    derivatives (:func:`_derivatives`) at the forward dynamics' ``q̈`` (the implicit function theorem on
+    ``τ(q, q̇, q̈(q, q̇)) = force``), ``M`` factored once per state by Cholesky. Covers what
+    :func:`articulated_derivatives` covers. Returns ``(q̈, ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹, status)``, the first status other
+    than OK ending the batch."""
+    states, nq, nb = q.shape[0], q.shape[1], links.shape[0]
+    qdd, tau = np.empty((states, nq)), np.empty(nq)
+    dq, dqd, inverse = np.empty((states, nq, nq)), np.empty((states, nq, nq)), np.empty((states, nq, nq))
+    dtau_dq, dtau_dqd, mass, L, column = (np.empty((nq, nq)), np.empty((nq, nq)), np.empty((nq, nq)),
+                                          np.empty((nq, nq)), np.empty(nq))
+    work, local = _workspace(nb, nq, c.shape[0]), _derivative_workspace(nb)
+    for s in range(states):
+        row = force[s if force.shape[0] > 1 else 0]
+        status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, row, c, coordinate, weight,
+                        q[s], qd[s], q[s], qdd[s], work, np.bool_(False))
+        if status == OK:  # pass 1 again (the articulated inertias replaced the body quantities), then the RNEA
+            status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, row, c, coordinate,
+                            weight, q[s], qd[s], qdd[s], tau, work, np.bool_(True))
+        if status != OK:
+            return qdd, dq, dqd, inverse, status
+        _derivatives(links, gravity, coordinate, work, dtau_dq, dtau_dqd, mass, local)
+        if not cholesky_factor(mass, L):
+            return qdd, dq, dqd, inverse, NOT_POSITIVE_DEFINITE
+        for m in range(nq):
+            for k in range(nq):
+                column[k] = 1.0 if k == m else 0.0
+            cholesky_substitute(L, column, column)
+            for k in range(nq):
+                inverse[s, k, m] = column[k]
+                column[k] = -dtau_dq[k, m]
+            cholesky_substitute(L, column, column)
+            for k in range(nq):
+                dq[s, k, m] = column[k]
+                column[k] = -dtau_dqd[k, m]
+            cholesky_substitute(L, column, column)
+            for k in range(nq):
+                dqd[s, k, m] = column[k]
+    return qdd, dq, dqd, inverse, OK
 
 
 @jit

@@ -44,11 +44,12 @@ class ForwardDynamics:
     """
 
     __slots__ = ("arrays", "generalized", "explicit", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
-                 "_one_arguments")
+                 "_one_arguments", "_generalized_row")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
         self.generalized = generalized
+        self._generalized_row = batch_rows(generalized, (), 1)  # writeable, as every state's force (never written)
         jv = model.joint_variable_map
         # every joint variable explicit (affine, empirical functions of a coordinate, expressions): the one-call
         # route of one state, the joint variables evaluated in the same kernel (ExplicitMap.arguments)
@@ -154,6 +155,73 @@ class ForwardDynamics:
         if self.simple is None or not q.shape == qd.shape == qdd.shape:
             return None
         return self._articulated(q, qd, self.generalized, q.shape[:-1], qdd)
+
+    def derivatives_gap(self) -> str | None:
+        """What keeps :meth:`inverse_derivatives` from this model, in words, or None where it covers it."""
+        if self.simple is None:
+            return ("joint variables other than one coordinate per joint (joint functions, couplers, expressions or "
+                    "constraint groups)")
+        if self.arrays[-2].shape[0]:
+            return "spring-dampers or line forces, whose generalized forces depend on the state"
+        return None
+
+    def inverse_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray) -> tuple | None:
+        """``(τ, ∂τ/∂q, ∂τ/∂q̇, M)`` of ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198) at validated ``q``, ``qd``, ``qdd`` of one
+        shape (..., nq), ``[..., k, m]`` the derivative of ``τ_k`` by the ``m``-th variable, by the tangents of the
+        recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`).
+        None where the model is not a simple tree or has loads that depend on the state (spring-dampers, line
+        forces): not covered yet."""
+        if self.derivatives_gap() is not None or not q.shape == qd.shape == qdd.shape:
+            return None
+        batch, nq = q.shape[:-1], self.nq
+        tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
+            *self.arrays, self._generalized_row, *self._simple_arrays, writable(q).reshape(-1, nq),
+            writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq)))
+        if status != _forward.OK:
+            return None
+        square = batch + (self.nq, self.nq)
+        return tau.reshape(batch + (self.nq,)), dq.reshape(square), dqd.reshape(square), mass.reshape(square)
+
+    def one_state_derivatives(self, q, qd, qdd) -> tuple | None:
+        """:meth:`inverse_derivatives` of one state without checking the arguments, the common case: only when
+        ``q``, ``qd``, ``qdd`` are C-contiguous float64 arrays of shape (nq,), the model is covered and the kernel has
+        run once in this process (its entry point, :data:`_ENTRY`) and its status is OK (which includes a finite
+        ``τ``); else None, and the caller checks the arguments and takes the full route (as :meth:`one_state`)."""
+        entry = _ENTRY.get("articulated_derivatives")
+        if entry is None or self.derivatives_gap() is not None or not _one_plain_state(self.nq, q, qd, qdd):
+            return None
+        tau, dq, dqd, mass, status = entry(*self.arrays, self._generalized_row, *self._simple_arrays, q[None],
+                                           qd[None], qdd[None])
+        return (tau[0], dq[0], dqd[0], mass[0]) if status == _forward.OK else None
+
+    def one_state_forward_derivatives(self, q, qd, tau) -> tuple | None:
+        """:meth:`forward_derivatives` of one state without checking the arguments, as :meth:`one_state_derivatives`
+        (``tau`` None or a C-contiguous float64 array of shape (nq,)); the status OK includes finite results."""
+        entry = _ENTRY.get("articulated_forward_derivatives")
+        if (entry is None or self.derivatives_gap() is not None
+                or not _one_plain_state(self.nq, q, qd, *(() if tau is None else (tau,)))):
+            return None
+        force = self._generalized_row if tau is None else (self.generalized + tau)[None]
+        qdd, dq, dqd, inverse, status = entry(*self.arrays, force, *self._simple_arrays, q[None], qd[None])
+        return (qdd[0], dq[0], dqd[0], inverse[0]) if status == _forward.OK else None
+
+    def forward_derivatives(self, q: NDArray, qd: NDArray, tau: NDArray | None) -> tuple | None:
+        """``(q̈, ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹)`` at validated ``q``, ``qd`` of one shape (..., nq) with actuation
+        ``tau`` (broadcast to them, or None), by
+        :func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`; None where
+        :meth:`inverse_derivatives` does not cover the model, or where ``M`` is not positive definite or ``q̈`` not
+        finite (the caller's forward dynamics then says which)."""
+        if self.derivatives_gap() is not None or q.shape != qd.shape:
+            return None
+        batch, nq = q.shape[:-1], self.nq
+        force = (self._generalized_row if tau is None
+                 else batch_rows(np.broadcast_to(self.generalized + tau, batch + (nq,)), batch, 1))
+        qdd, dq, dqd, inverse, status = _direct(_articulated, "articulated_forward_derivatives", (
+            *self.arrays, force, *self._simple_arrays, writable(q).reshape(-1, nq), writable(qd).reshape(-1, nq)))
+        if status != _forward.OK:
+            return None
+        square = batch + (nq, nq)
+        return qdd.reshape(batch + (nq,)), dq.reshape(square), dqd.reshape(square), inverse.reshape(square)
 
     def _with_group(self, model, q, qd, force, states) -> NDArray[np.float64] | None:
         """One state of a model with one compiled constraint group: its step, continued from the
@@ -407,6 +475,16 @@ def _entry_point(kernel, arguments: tuple):
         return kernel.overloads[tuple(numba.typeof(argument) for argument in arguments)].entry_point
     except (ImportError, AttributeError, KeyError):
         return None
+
+
+def _one_plain_state(nq: int, *arrays) -> bool:
+    """Whether ``arrays`` are all C-contiguous float64 numpy arrays of shape (nq,): what a kernel's entry point
+    may take for one state without the dispatcher's checks (:func:`_entry_point`)."""
+    for values in arrays:
+        if (type(values) is not np.ndarray or values.dtype is not _FLOAT or values.shape != (nq,)
+                or not values.flags.c_contiguous):
+            return False
+    return True
 
 
 def _read_only(values: NDArray) -> NDArray[np.float64]:

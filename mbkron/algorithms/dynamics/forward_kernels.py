@@ -21,7 +21,8 @@ from mbkron.jit.common import AVAILABLE, jit, jitable, numba
 from mbkron.algorithms.dynamics.kernels import eom_state, eom_workspace
 from mbkron.numerics.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
 
-__all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_solve",
+__all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_factor",
+           "cholesky_solve", "cholesky_substitute",
            "solve_positive_definite", "explicit_terms", "forward_explicit", "forward_given", "forward_scratch",
            "forward_solved"]
 
@@ -32,6 +33,16 @@ OK, SPRING_POINTS_COINCIDE, NOT_POSITIVE_DEFINITE, NOT_FINITE = 0, 1, 2, 3
 def cholesky_solve(M, b, L, x):  # pragma: no cover - compiled
     """``x = M⁻¹ b`` by the Cholesky factor ``M = L Lᵀ`` (``L`` is scratch); False if ``M`` is not
     positive definite (a pivot ``≤ 0`` or not finite)."""
+    if not cholesky_factor(M, L):
+        return False
+    cholesky_substitute(L, b, x)
+    return True
+
+
+@jit
+def cholesky_factor(M, L):  # pragma: no cover - compiled
+    """The Cholesky factor ``M = L Lᵀ`` into the lower triangle of ``L``; False if ``M`` is not positive definite (a
+    pivot ``≤ 0`` or not finite)."""
     n = M.shape[0]
     for j in range(n):
         pivot = M[j, j]
@@ -46,6 +57,13 @@ def cholesky_solve(M, b, L, x):  # pragma: no cover - compiled
             for k in range(j):
                 value -= L[i, k] * L[j, k]
             L[i, j] = value / diagonal
+    return True
+
+
+@jit
+def cholesky_substitute(L, b, x):  # pragma: no cover - compiled
+    """``x = (L Lᵀ)⁻¹ b`` for the factor of :func:`cholesky_factor` (``x`` may be ``b``)."""
+    n = L.shape[0]
     for i in range(n):  # L y = b
         value = b[i]
         for k in range(i):
@@ -56,7 +74,6 @@ def cholesky_solve(M, b, L, x):  # pragma: no cover - compiled
         for k in range(i + 1, n):
             value -= L[k, i] * x[k]
         x[i] = value / L[i, i]
-    return True
 
 
 @jit

@@ -1,0 +1,131 @@
+"""Exact first derivatives of the equations of motion (Eq. 198): free functions of ``(model, workspace, …)``
+(issue 30; the shape and conventions of :mod:`mbkron.model.kinematics`).
+
+- :func:`inverse_dynamics_derivatives`: ``τ(q, q̇, q̈) = M q̈ + N q̇ − G − Q`` with ``∂τ/∂q``, ``∂τ/∂q̇`` and
+  ``∂τ/∂q̈ = M``, by the tangents of the recursive Newton–Euler algorithm in the ground frame
+  (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): exact (round-off only), one pass per
+  coordinate over the subtree it moves, as Pinocchio's ``computeRNEADerivatives`` (Carpentier & Mansard 2018), whose
+  values it equals to round-off (``validation/pinocchio_derivatives.py``).
+- :func:`forward_dynamics_derivatives`: ``q̈(q, q̇, τ)`` with ``∂q̈/∂q = −M⁻¹ ∂τ/∂q``, ``∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇`` and
+  ``∂q̈/∂τ = M⁻¹``, the derivatives of the inverse dynamics taken at the ``q̈`` of the forward dynamics (the
+  implicit function theorem on ``τ(q, q̇, q̈(q, q̇, τ)) = τ``).
+
+Conventions: ``[..., k, m]`` is the derivative of the ``k``-th output by the ``m``-th variable (a Jacobian's rows are
+the outputs), SI units of the coordinates (N·m or N per rad or m, per rad/s or m/s, per rad/s² or m/s²). Covered
+today: trees whose joints each have their own coordinate (``f = w q + c``, one coordinate per joint), with loads
+that do not depend on the state (constant joint torques and generalized forces). Other models (joint functions,
+couplers, constraint groups, spring-dampers, muscles) raise NotImplementedError naming what is not covered yet; the
+plan for them is docs/derivatives.md.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from mbkron.core.arguments import finite_result, state_array
+from mbkron.core.errors import ConfigurationError
+from mbkron.model.dynamics import forward_dynamics
+from mbkron.model.kinematics import as_state
+
+__all__ = ["ForwardDynamicsDerivatives", "InverseDynamicsDerivatives", "forward_dynamics_derivatives",
+           "inverse_dynamics_derivatives"]
+
+
+class InverseDynamicsDerivatives(NamedTuple):
+    """``τ`` and its first derivatives at one state or a batch (shapes (..., nq) and (..., nq, nq))."""
+
+    tau: NDArray[np.float64]
+    """``τ = M q̈ + N q̇ − G − Q`` (Eq. 198), N·m or N."""
+    dtau_dq: NDArray[np.float64]
+    """``∂τ/∂q``: ``[..., k, m] = ∂τ_k/∂q_m``."""
+    dtau_dqd: NDArray[np.float64]
+    """``∂τ/∂q̇``."""
+    mass_matrix: NDArray[np.float64]
+    """``∂τ/∂q̈ = M`` (Eq. 145)."""
+
+
+class ForwardDynamicsDerivatives(NamedTuple):
+    """``q̈`` and its first derivatives at one state or a batch (shapes (..., nq) and (..., nq, nq))."""
+
+    qdd: NDArray[np.float64]
+    """``q̈ = M⁻¹ (G + Q + τ − N q̇)`` (Eq. 198)."""
+    dqdd_dq: NDArray[np.float64]
+    """``∂q̈/∂q``: ``[..., k, m] = ∂q̈_k/∂q_m``."""
+    dqdd_dqd: NDArray[np.float64]
+    """``∂q̈/∂q̇``."""
+    dqdd_dtau: NDArray[np.float64]
+    """``∂q̈/∂τ = M⁻¹``."""
+
+
+def inverse_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
+                                 qdd: ArrayLike) -> InverseDynamicsDerivatives:
+    """``τ(q, q̇, q̈)`` of the model's own loads and its derivatives ``∂τ/∂q``, ``∂τ/∂q̇``, ``∂τ/∂q̈ = M``
+    (:meth:`mbkron.Model.inverse_dynamics_derivatives`); ``q``, ``qd``, ``qdd`` of shape (..., nq), broadcast
+    together. ``workspace`` is accepted for the common signature (the covered models have no constraint group).
+
+    Raises
+    ------
+    NotImplementedError
+        For a model the derivatives do not cover yet (see the module docstring), naming why.
+    ConfigurationError
+        Where ``τ`` is not finite at a state.
+    """
+    fast = None if model.forward_plan is None else model.forward_plan.one_state_derivatives(q, qd, qdd)
+    if fast is not None:  # one state given as float arrays: checked by the finiteness of τ
+        return InverseDynamicsDerivatives(*fast)
+    _check_covered(model)
+    q, qd, qdd = as_state(model, q), as_state(model, qd, "qd"), as_state(model, qdd, "qdd")
+    if not q.shape == qd.shape == qdd.shape:
+        q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
+    result = model.forward_plan.inverse_derivatives(q, qd, qdd)
+    if result is None:  # a state where τ is not finite
+        tau = np.full(q.shape, np.nan)
+        finite_result(tau, "generalized forces τ (inverse dynamics)", q, qd=qd, qdd=qdd)
+    return InverseDynamicsDerivatives(*result)
+
+
+def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
+                                 tau: ArrayLike | None = None) -> ForwardDynamicsDerivatives:
+    """``q̈(q, q̇, τ)`` with the model's own loads and actuation ``tau``, and its derivatives ``∂q̈/∂q``, ``∂q̈/∂q̇``,
+    ``∂q̈/∂τ = M⁻¹`` (:meth:`mbkron.Model.forward_dynamics_derivatives`): the inverse dynamics' derivatives at the
+    forward dynamics' ``q̈``, ``∂q̈/∂x = −M⁻¹ ∂τ/∂x``, in one kernel call
+    (:func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`).
+
+    Raises
+    ------
+    NotImplementedError
+        For a model the derivatives do not cover yet (see the module docstring), naming why.
+    ConfigurationError
+        Where ``M`` is not positive definite or ``q̈`` is not finite at a state.
+    """
+    fast = None if model.forward_plan is None else model.forward_plan.one_state_forward_derivatives(q, qd, tau)
+    if fast is not None:  # one state given as float arrays: checked by the finiteness of the results
+        return ForwardDynamicsDerivatives(*fast)
+    _check_covered(model)
+    q, qd = as_state(model, q), as_state(model, qd, "qd")
+    if tau is not None:
+        tau = state_array(tau, "tau", model.nq, "one generalized force per coordinate")
+    shape = np.broadcast_shapes(q.shape, qd.shape, q.shape if tau is None else tau.shape)
+    if q.shape != shape or qd.shape != shape:
+        q, qd = np.broadcast_to(q, shape), np.broadcast_to(qd, shape)
+    result = model.forward_plan.forward_derivatives(q, qd, tau)
+    if result is None:  # M not positive definite or q̈ not finite at a state: the forward dynamics says where
+        forward_dynamics(model, workspace, q, qd, tau)
+        raise ConfigurationError(f"the derivatives of the forward dynamics of model `{model.name}` are not finite "
+                                 f"at q = {q.tolist()}, qd = {qd.tolist()}")
+    return ForwardDynamicsDerivatives(*result)
+
+
+def _check_covered(model) -> None:
+    """NotImplementedError naming why ``model``'s derivatives are not covered yet (the module docstring)."""
+    plan = model.forward_plan
+    why = ("loads the one-call dynamics does not cover (point forces, body torques, path springs and ligaments, "
+           "load values given as functions)" if plan is None else plan.derivatives_gap())
+    if why is None:
+        return
+    raise NotImplementedError(
+        f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover trees whose "
+        "joints each have their own coordinate, with loads that do not depend on the state (docs/derivatives.md)")

@@ -1,0 +1,147 @@
+"""Exact first derivatives of the dynamics (issue 30, :mod:`mbkron.model.derivatives`).
+
+Oracles: eighth-order central differences of the values (``inverse_dynamics``, ``forward_dynamics``: the engine's
+other routes only through their values), the mass matrix by virtual work (Eq. 145, another algorithm than the
+tangents' ``∂τ/∂q̈``), and Pinocchio's ``computeRNEADerivatives``/``computeABADerivatives`` stored by
+``validation/pinocchio_derivatives.py`` (Pinocchio is not a test dependency).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+
+import mbkron
+from benchmarks.bench_forward_dynamics import random_chain
+from tests.random_trees import build_model, random_tree
+
+DATA = Path(__file__).parent / "data" / "pinocchio_derivatives.npz"
+STENCIL = ((1, 4 / 5), (2, -1 / 5), (3, 4 / 105), (4, -1 / 280))
+"""Eighth-order central differences: ``f' ≈ Σ c_j (f(x + j h) − f(x − j h)) / h``."""
+
+
+def differences(function, x: np.ndarray, h: float) -> np.ndarray:
+    """``∂function/∂x`` (outputs by rows) at ``x`` (n,) by :data:`STENCIL`."""
+    columns = []
+    for e in np.eye(x.size):
+        columns.append(sum(c * (function(x + j * h * e) - function(x - j * h * e)) for j, c in STENCIL) / h)
+    return np.stack(columns, axis=-1)
+
+
+def simple_tree(seed: int, bodies: int = 9) -> mbkron.Model:
+    """A random branching 3-D tree of revolute, prismatic and fixed joints, each moving joint ``w q_k + c`` of its
+    own coordinate (what the derivatives cover), gravity along a random direction."""
+    rng = np.random.default_rng(seed)
+    spec = random_tree(rng, nb=bodies, nq=1, fixed_fraction=0.2)
+    moving = [i for i, joint in enumerate(spec.joints) if joint != "fixed"]
+    spec.q = list(sympy.symbols(f"q1:{len(moving) + 1}"))
+    for k, i in enumerate(rng.permutation(moving)):
+        weight, constant = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 2.0), rng.uniform(-0.5, 0.5)
+        spec.variables[i] = sympy.Float(round(weight, 3)) * spec.q[k] + sympy.Float(round(constant, 3))
+    return build_model(spec, gravity=tuple(rng.normal(size=3)))
+
+
+@pytest.fixture(params=[0, 1, 2], ids=lambda seed: f"tree{seed}")
+def tree(request):
+    return simple_tree(request.param)
+
+
+def _state(model, seed=7):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.0, 1.0, (3, model.nq))
+
+
+def test_the_test_trees_have_every_joint_kind():
+    kinds = {joint for seed in (0, 1, 2) for joint in random_tree(np.random.default_rng(seed), nb=9, nq=1,
+                                                                fixed_fraction=0.2).joints}
+    assert kinds == {"revolute", "prismatic", "fixed"}
+
+
+def test_inverse_dynamics_derivatives_against_differences(tree):
+    q, qd, qdd = _state(tree)
+    d = tree.inverse_dynamics_derivatives(q, qd, qdd)
+    np.testing.assert_allclose(d.tau, tree.inverse_dynamics(q, qd, qdd), rtol=1e-13, atol=1e-13)
+    by_q = differences(lambda x: tree.inverse_dynamics(x, qd, qdd), q, 1e-2)
+    by_qd = differences(lambda x: tree.inverse_dynamics(q, x, qdd), qd, 1e-2)
+    for exact, numeric in ((d.dtau_dq, by_q), (d.dtau_dqd, by_qd)):
+        assert np.abs(exact - numeric).max() <= 1e-10 * np.abs(numeric).max()
+    # ∂τ/∂q̈ = M, against the mass matrix by virtual work (Eq. 145)
+    M = tree.mass_matrix(q)
+    assert np.abs(d.mass_matrix - M).max() <= 1e-13 * np.abs(M).max()
+
+
+def test_forward_dynamics_derivatives_against_differences(tree):
+    q, qd, tau = _state(tree, 8)
+    d = tree.forward_dynamics_derivatives(q, qd, tau)
+    np.testing.assert_array_equal(d.qdd, tree.forward_dynamics(q, qd, tau))
+    by_q = differences(lambda x: tree.forward_dynamics(x, qd, tau), q, 1e-2)
+    by_qd = differences(lambda x: tree.forward_dynamics(q, x, tau), qd, 1e-2)
+    by_tau = differences(lambda x: tree.forward_dynamics(q, qd, x), tau, 1.0)  # q̈ is affine in τ
+    for exact, numeric in ((d.dqdd_dq, by_q), (d.dqdd_dqd, by_qd), (d.dqdd_dtau, by_tau)):
+        assert np.abs(exact - numeric).max() <= 1e-10 * np.abs(numeric).max()
+
+
+def test_a_batch_is_its_states(tree):
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 2, 3, tree.nq))
+    batch = tree.inverse_dynamics_derivatives(q, qd, qdd[0, 0])  # qdd broadcast to the batch
+    forward = tree.forward_dynamics_derivatives(q, qd)
+    for index in np.ndindex(2, 3):
+        one = tree.inverse_dynamics_derivatives(q[index], qd[index], qdd[0, 0])
+        for a, b in zip(batch, one):
+            np.testing.assert_array_equal(a[index], b)
+        one = tree.forward_dynamics_derivatives(q[index], qd[index])
+        for a, b in zip(forward, one):
+            np.testing.assert_allclose(a[index], b, rtol=1e-14, atol=1e-14)
+    assert batch.dtau_dq.shape == (2, 3, tree.nq, tree.nq)
+
+
+@pytest.mark.parametrize("size", [3, 7, 20])
+def test_pinocchio_derivatives(size):
+    """Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` on random chains, stored by
+    ``python -m validation.pinocchio_derivatives --save tests/data/pinocchio_derivatives.npz``."""
+    stored = np.load(DATA)
+    values = {name.split("/")[1]: stored[name] for name in stored.files if name.startswith(f"{size}/")}
+    model, _ = random_chain(size)
+    inverse = model.inverse_dynamics_derivatives(values["q"], values["qd"], values["qdd"])
+    forward = model.forward_dynamics_derivatives(values["q"], values["qd"], values["tau"])
+    for ours, theirs in ((inverse.dtau_dq, "dtau_dq"), (inverse.dtau_dqd, "dtau_dv"), (inverse.mass_matrix, "M"),
+                         (forward.dqdd_dq, "ddq_dq"), (forward.dqdd_dqd, "ddq_dv"), (forward.dqdd_dtau, "Minv")):
+        reference = values[theirs]
+        assert np.abs(ours - reference).max() <= 1e-10 * np.abs(reference).max(), theirs
+
+
+@pytest.mark.parametrize("name, why", [
+    ("four_bar", "joint variables other than one coordinate per joint"),
+    ("shoulder_rhythm", "joint variables other than one coordinate per joint"),
+])
+def test_models_not_covered_yet_are_refused_by_name(name, why):
+    model = mbkron.load_model(Path(__file__).parents[1] / "models" / f"{name}.toml")
+    zero = np.zeros(model.nq)
+    for call in (lambda: model.inverse_dynamics_derivatives(model.default_q, zero, zero),
+                 lambda: model.forward_dynamics_derivatives(model.default_q, zero)):
+        with pytest.raises(NotImplementedError, match=f"`{model.name}`.*{why}"):
+            call()
+
+
+def test_state_dependent_loads_are_refused():
+    rng = np.random.default_rng(4)
+    spec = random_tree(rng, nb=3, nq=1, fixed_fraction=0.0)
+    spec.q = list(sympy.symbols("q1:4"))
+    spec.variables = list(spec.q)
+    model = build_model(spec, loads=(mbkron.loads.SpringDamper("ground", (0.1, 0.2, 0.0), "b2", (0.0, 0.1, 0.0),
+                                                              50.0, 1.0, 0.2),))
+    zero = np.zeros(model.nq)
+    with pytest.raises(NotImplementedError, match="spring-dampers"):
+        model.inverse_dynamics_derivatives(zero, zero, zero)
+
+
+def test_arguments_are_checked():
+    model, _ = random_chain(3)
+    with pytest.raises(ValueError, match="`qdd`"):
+        model.inverse_dynamics_derivatives(np.zeros(3), np.zeros(3), np.zeros(2))
+    with pytest.raises(ValueError, match="`tau`"):
+        model.forward_dynamics_derivatives(np.zeros(3), np.zeros(3), [0.0, np.nan, 0.0])
