@@ -2,20 +2,21 @@
 (issue 30; the shape and conventions of :mod:`mbkron.model.kinematics`).
 
 - :func:`inverse_dynamics_derivatives`: ``τ(q, q̇, q̈) = M q̈ + N q̇ − G − Q`` with ``∂τ/∂q``, ``∂τ/∂q̇`` and
-  ``∂τ/∂q̈ = M``, by the tangents of the recursive Newton–Euler algorithm in the ground frame
-  (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): exact (round-off only), one pass per
-  coordinate over the subtree it moves, as Pinocchio's ``computeRNEADerivatives`` (Carpentier & Mansard 2018), whose
-  values it equals to round-off (``validation/pinocchio_derivatives.py``).
+  ``∂τ/∂q̈ = M``, by the recursive Newton–Euler algorithm in the ground frame differentiated in closed form
+  (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`; in the joint variables and then by the
+  chain rule where they are not one coordinate per joint): exact (round-off only), as Pinocchio's
+  ``computeRNEADerivatives`` (Carpentier & Mansard 2018), whose values it equals to round-off
+  (``validation/pinocchio_derivatives.py``).
 - :func:`forward_dynamics_derivatives`: ``q̈(q, q̇, τ)`` with ``∂q̈/∂q = −M⁻¹ ∂τ/∂q``, ``∂q̈/∂q̇ = −M⁻¹ ∂τ/∂q̇`` and
   ``∂q̈/∂τ = M⁻¹``, the derivatives of the inverse dynamics taken at the ``q̈`` of the forward dynamics (the
   implicit function theorem on ``τ(q, q̇, q̈(q, q̇, τ)) = τ``).
 
 Conventions: ``[..., k, m]`` is the derivative of the ``k``-th output by the ``m``-th variable (a Jacobian's rows are
 the outputs), SI units of the coordinates (N·m or N per rad or m, per rad/s or m/s, per rad/s² or m/s²). Covered
-today: trees whose joints each have their own coordinate (``f = w q + c``, one coordinate per joint), with loads
-that do not depend on the state (constant joint torques and generalized forces). Other models (joint functions,
-couplers, constraint groups, spring-dampers, muscles) raise NotImplementedError naming what is not covered yet; the
-plan for them is docs/derivatives.md.
+today: models whose joint variables are affine in q, ``f = A q + c`` (trees with a coordinate per joint, couplers,
+affine rhythms), with loads that do not depend on the state (constant joint torques and generalized forces). Other
+models (joint functions, expressions, constraint groups; spring-dampers, line forces, point loads) raise
+NotImplementedError naming what is not covered yet; the plan for them is docs/derivatives.md.
 """
 
 from __future__ import annotations
@@ -111,7 +112,13 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     shape = np.broadcast_shapes(q.shape, qd.shape, q.shape if tau is None else tau.shape)
     if q.shape != shape or qd.shape != shape:
         q, qd = np.broadcast_to(q, shape), np.broadcast_to(qd, shape)
-    result = model.forward_plan.forward_derivatives(q, qd, tau)
+    plan = model.forward_plan
+    if plan.simple is None:  # affine joint variables: the inverse dynamics' derivatives at the forward dynamics' q̈
+        qdd = forward_dynamics(model, workspace, q, qd, tau)
+        _, dtau_dq, dtau_dqd, mass = inverse_dynamics_derivatives(model, workspace, q, qd, qdd)
+        inverse = np.linalg.inv(mass)  # positive definite: the forward dynamics checked it
+        return ForwardDynamicsDerivatives(qdd, -(inverse @ dtau_dq), -(inverse @ dtau_dqd), inverse)
+    result = plan.forward_derivatives(q, qd, tau)
     if result is None:  # M not positive definite or q̈ not finite at a state: the forward dynamics says where
         forward_dynamics(model, workspace, q, qd, tau)
         raise ConfigurationError(f"the derivatives of the forward dynamics of model `{model.name}` are not finite "
@@ -127,5 +134,5 @@ def _check_covered(model) -> None:
     if why is None:
         return
     raise NotImplementedError(
-        f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover trees whose "
-        "joints each have their own coordinate, with loads that do not depend on the state (docs/derivatives.md)")
+        f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover joint "
+        "variables affine in q (f = A q + c) with loads that do not depend on the state (docs/derivatives.md)")

@@ -44,7 +44,7 @@ class ForwardDynamics:
     """
 
     __slots__ = ("arrays", "generalized", "explicit", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
-                 "_one_arguments", "_generalized_row")
+                 "_one_arguments", "_generalized_row", "_joint_space")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -59,6 +59,12 @@ class ForwardDynamics:
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if not jv.providers else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
+        # joint variables affine in q but not one coordinate per joint (couplers, rhythms): the derivatives of the
+        # dynamics in the joint variables (each its own coordinate, weight 1), then by the chain rule through A
+        joints = model.tree.joint_of_body
+        self._joint_space = None if jv.providers or self.simple is not None else (
+            _read_only(np.zeros(jv.size)), _read_only_int(np.where(joints >= 0, joints, -1)),
+            _read_only((joints >= 0).astype(float)), batch_rows(np.zeros(jv.size), (), 1))
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.algorithms.dynamics.group.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
@@ -158,25 +164,36 @@ class ForwardDynamics:
 
     def derivatives_gap(self) -> str | None:
         """What keeps :meth:`inverse_derivatives` from this model, in words, or None where it covers it."""
-        if self.simple is None:
-            return ("joint variables other than one coordinate per joint (joint functions, couplers, expressions or "
-                    "constraint groups)")
+        if self.simple is None and self._joint_space is None:
+            return "joint variables that are not affine in q (joint functions, expressions) or constraint groups"
         if self.arrays[-2].shape[0]:
             return "spring-dampers or line forces, whose generalized forces depend on the state"
         return None
 
     def inverse_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray) -> tuple | None:
         """``(τ, ∂τ/∂q, ∂τ/∂q̇, M)`` of ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198) at validated ``q``, ``qd``, ``qdd`` of one
-        shape (..., nq), ``[..., k, m]`` the derivative of ``τ_k`` by the ``m``-th variable, by the tangents of the
-        recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`).
-        None where the model is not a simple tree or has loads that depend on the state (spring-dampers, line
-        forces): not covered yet."""
+        shape (..., nq), ``[..., k, m]`` the derivative of ``τ_k`` by the ``m``-th variable, by the derivatives of the
+        recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): in
+        the coordinates for a simple tree; for other joint variables affine in q, ``f = A q + c`` (couplers, affine
+        rhythms), in the joint variables (each its own coordinate) and then by the chain rule, ``τ = Aᵀ τ_f − Q_q``,
+        ``∂τ/∂q = Aᵀ (∂τ_f/∂f) A``, likewise ``∂τ/∂q̇`` and ``M`` (``H = 0``). None where :meth:`derivatives_gap` says
+        why not, or where ``τ`` is not finite."""
         if self.derivatives_gap() is not None or not q.shape == qd.shape == qdd.shape:
             return None
         batch, nq = q.shape[:-1], self.nq
-        tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
-            *self.arrays, self._generalized_row, *self._simple_arrays, writable(q).reshape(-1, nq),
-            writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq)))
+        if self.simple is not None:
+            tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
+                *self.arrays, self._generalized_row, *self._simple_arrays, writable(q).reshape(-1, nq),
+                writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq)))
+        else:  # in the joint variables x = A q + c, ẋ = A q̇, ẍ = A q̈ (H = 0), then τ = Aᵀ τ_x − Q_q, ∂τ/∂q = Aᵀ ∂τ_x/∂x A
+            A, (zero, coordinate, weight, no_force) = self.matrix, self._joint_space
+            # einsum, not BLAS: each state's sums in the same order whatever the batch (a batch equals its states)
+            x, xd, xdd = (np.einsum("jk,sk->sj", A, values.reshape(-1, nq)) for values in (q, qd, qdd))
+            x += self.constant
+            tau_x, dx, dxd, mass_x, status = _direct(_articulated, "articulated_derivatives", (
+                *self.arrays, no_force, zero, coordinate, weight, x, xd, xdd))
+            tau = np.einsum("sj,jk->sk", tau_x, A) - self.generalized
+            dq, dqd, mass = (np.einsum("jk,sjl,lm->skm", A, values, A) for values in (dx, dxd, mass_x))
         if status != _forward.OK:
             return None
         square = batch + (self.nq, self.nq)
@@ -188,7 +205,8 @@ class ForwardDynamics:
         run once in this process (its entry point, :data:`_ENTRY`) and its status is OK (which includes a finite
         ``τ``); else None, and the caller checks the arguments and takes the full route (as :meth:`one_state`)."""
         entry = _ENTRY.get("articulated_derivatives")
-        if entry is None or self.derivatives_gap() is not None or not _one_plain_state(self.nq, q, qd, qdd):
+        if entry is None or self.simple is None or self.derivatives_gap() is not None or not _one_plain_state(
+                self.nq, q, qd, qdd):
             return None
         tau, dq, dqd, mass, status = entry(*self.arrays, self._generalized_row, *self._simple_arrays, q[None],
                                            qd[None], qdd[None])
@@ -198,7 +216,7 @@ class ForwardDynamics:
         """:meth:`forward_derivatives` of one state without checking the arguments, as :meth:`one_state_derivatives`
         (``tau`` None or a C-contiguous float64 array of shape (nq,)); the status OK includes finite results."""
         entry = _ENTRY.get("articulated_forward_derivatives")
-        if (entry is None or self.derivatives_gap() is not None
+        if (entry is None or self.simple is None or self.derivatives_gap() is not None
                 or not _one_plain_state(self.nq, q, qd, *(() if tau is None else (tau,)))):
             return None
         force = self._generalized_row if tau is None else (self.generalized + tau)[None]
@@ -208,10 +226,10 @@ class ForwardDynamics:
     def forward_derivatives(self, q: NDArray, qd: NDArray, tau: NDArray | None) -> tuple | None:
         """``(q̈, ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹)`` at validated ``q``, ``qd`` of one shape (..., nq) with actuation
         ``tau`` (broadcast to them, or None), by
-        :func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`; None where
-        :meth:`inverse_derivatives` does not cover the model, or where ``M`` is not positive definite or ``q̈`` not
-        finite (the caller's forward dynamics then says which)."""
-        if self.derivatives_gap() is not None or q.shape != qd.shape:
+        :func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`, for simple trees; None for
+        other models (the caller takes :meth:`inverse_derivatives` at the forward dynamics' ``q̈``), or where ``M`` is
+        not positive definite or ``q̈`` not finite (the caller's forward dynamics then says which)."""
+        if self.simple is None or self.derivatives_gap() is not None or q.shape != qd.shape:
             return None
         batch, nq = q.shape[:-1], self.nq
         force = (self._generalized_row if tau is None
@@ -485,6 +503,12 @@ def _one_plain_state(nq: int, *arrays) -> bool:
                 or not values.flags.c_contiguous):
             return False
     return True
+
+
+def _read_only_int(values: NDArray) -> NDArray[np.int64]:
+    out = np.array(values, dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def _read_only(values: NDArray) -> NDArray[np.float64]:
