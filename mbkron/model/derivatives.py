@@ -13,10 +13,11 @@
 
 Conventions: ``[..., k, m]`` is the derivative of the ``k``-th output by the ``m``-th variable (a Jacobian's rows are
 the outputs), SI units of the coordinates (N·m or N per rad or m, per rad/s or m/s, per rad/s² or m/s²). Covered
-today: models whose joint variables are affine in q, ``f = A q + c`` (trees with a coordinate per joint, couplers,
-affine rhythms), with loads that do not depend on the state (constant joint torques and generalized forces). Other
-models (joint functions, expressions, constraint groups; spring-dampers, line forces, point loads) raise
-NotImplementedError naming what is not covered yet; the plan for them is docs/derivatives.md.
+today: explicit joint variables (affine in q, ``f = A q + c``: trees, couplers, affine rhythms; and empirical
+functions of one coordinate: splines, GCV splines, Fourier series, in affine maps), with loads that do not depend on
+the state (constant joint torques and generalized forces). Other models (formulas, constraint groups;
+spring-dampers, line forces, point loads) raise NotImplementedError naming what is not covered yet; the plan for
+them is docs/derivatives.md.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     if q.shape != shape or qd.shape != shape:
         q, qd = np.broadcast_to(q, shape), np.broadcast_to(qd, shape)
     plan = model.forward_plan
-    if plan.simple is None:  # affine joint variables: the inverse dynamics' derivatives at the forward dynamics' q̈
+    if plan.simple is None:  # other joint variables: the inverse dynamics' derivatives at the forward dynamics' q̈
         qdd = forward_dynamics(model, workspace, q, qd, tau)
         _, dtau_dq, dtau_dqd, mass = inverse_dynamics_derivatives(model, workspace, q, qd, qdd)
         inverse = np.linalg.inv(mass)  # positive definite: the forward dynamics checked it
@@ -134,5 +135,6 @@ def _check_covered(model) -> None:
     if why is None:
         return
     raise NotImplementedError(
-        f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover joint "
-        "variables affine in q (f = A q + c) with loads that do not depend on the state (docs/derivatives.md)")
+        f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover explicit "
+        "joint variables (affine, or functions of one coordinate) with loads that do not depend on the state "
+        "(docs/derivatives.md)")

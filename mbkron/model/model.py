@@ -462,8 +462,8 @@ class Model:
         Raises
         ------
         NotImplementedError
-            For models not covered yet: joint variables that are not affine in q (joint functions, expressions,
-            constraint groups) or loads that depend on the state (docs/derivatives.md).
+            For models not covered yet: joint variables given as formulas or solved by constraint groups, or loads
+            that depend on the state (docs/derivatives.md).
         """
         return derivatives.inverse_dynamics_derivatives(self, workspace, q, qd, qdd)
 

@@ -40,8 +40,9 @@ from mbkron.jit.arrays import writable
 from mbkron.numerics.function_rows import (AT, COORDINATE, COUNT, CUBIC, FOURIER, GCV, HALF_ORDER, KIND, ROW, STEP,
                                            WRAP_AT, WRAPS)
 
-__all__ = ["VALUES", "HESSIANS", "CONVECTIVE", "affine_values", "cubic_piece", "explicit_batch", "explicit_state",
-           "explicit_state_at", "functions_at", "gcv_derivative", "gcv_values", "callback_address", "scratch_size"]
+__all__ = ["VALUES", "HESSIANS", "CONVECTIVE", "affine_values", "convective_gradients", "cubic_piece", "explicit_batch",
+           "explicit_state", "explicit_state_at", "function_third", "functions_at", "gcv_derivative", "gcv_values",
+           "callback_address", "scratch_size"]
 
 VALUES, HESSIANS, CONVECTIVE = 0, 1, 2
 """What :func:`explicit_state` computes besides ``f`` and ``∇f``: nothing, the dense Hessians ``H_j``, or the
@@ -69,11 +70,7 @@ def cubic_piece(knots, knots_at, count, table, table_at, x):  # pragma: no cover
     are evaluated as lines (exact far out and at ``x = ±inf``). NaN in, NaN out."""
     if math.isnan(x):
         return x, x, x
-    piece = 0
-    while piece < count and x >= knots[knots_at + piece]:
-        piece += 1
-    if piece == count and x == knots[knots_at + piece - 1]:
-        piece -= 1  # the last knot: the end of the last cubic
+    piece = _cubic_at(knots, knots_at, count, x)
     row = table_at + 5 * piece
     dx = x - table[row]
     b, c, d = table[row + 2], table[row + 3], table[row + 4]
@@ -81,6 +78,18 @@ def cubic_piece(knots, knots_at, count, table, table_at, x):  # pragma: no cover
         return table[row + 1] + b * dx, b, 0.0
     return (table[row + 1] + dx * (b + dx * (c + dx * d)), b + dx * (2.0 * c + 3.0 * dx * d),
             2.0 * c + 6.0 * dx * d)
+
+
+@jitable
+def _cubic_at(knots, knots_at, count, x):  # pragma: no cover - compiled
+    """The piece of :func:`cubic_piece` at ``x`` (not NaN): the number of knots ``≤ x``, the last knot itself in the
+    last cubic."""
+    piece = 0
+    while piece < count and x >= knots[knots_at + piece]:
+        piece += 1
+    if piece == count and x == knots[knots_at + piece - 1]:
+        piece -= 1  # the last knot: the end of the last cubic
+    return piece
 
 
 @jitable
@@ -219,6 +228,51 @@ def function_value(rows, floats, r, x, scratch):  # pragma: no cover - compiled
         first = a * c * first
         second = a * c * c * second
     return value, first, second
+
+
+@jitable
+def function_third(rows, floats, r, x, scratch):  # pragma: no cover - compiled
+    """Third derivative at ``x`` of the function of row ``r`` (as :func:`function_value`): ``F‴ = a c³ G‴`` inside
+    each affine map ``a·G(c·x + d) + b``; a cubic's ``6 d`` (0 on the end lines), 0 for a step function, the Fourier
+    series' ``Σ (kω)³ (a_k sin(kωx) − b_k cos(kωx))``, GCVSPL's ``SPLDER`` of order 3 (0 for half order 1)."""
+    wrap_at, wraps, scale = rows[r, WRAP_AT], rows[r, WRAPS], 1.0
+    for i in range(wraps):
+        inner = floats[wrap_at + 4 * i]
+        x = inner * x + floats[wrap_at + 4 * i + 1]
+        scale *= floats[wrap_at + 4 * i + 2] * inner * inner * inner
+    kind, at, n = rows[r, KIND], rows[r, AT], rows[r, COUNT]
+    if math.isnan(x):
+        return x
+    if kind == CUBIC:
+        piece = _cubic_at(floats, at, n, x)
+        third = 0.0 if piece == 0 or piece == n else 6.0 * floats[at + n + 5 * piece + 4]
+    elif kind == STEP:
+        third = 0.0
+    elif kind == FOURIER:
+        omega, third = floats[at], 0.0
+        for k in range(n):
+            frequency = omega * (k + 1.0)
+            phase = x * frequency
+            third += frequency * frequency * frequency * (floats[at + 2 + k] * math.sin(phase)
+                                                          - floats[at + 2 + n + k] * math.cos(phase))
+    else:  # GCV
+        third = gcv_derivative(floats, at, n, rows[r, HALF_ORDER], 3, x, scratch)
+    return scale * third
+
+
+@jit
+def convective_gradients(rows, floats, q, qd, out):  # pragma: no cover - compiled
+    """``∂(q̇ᵀ H_j q̇)/∂q`` of the joint variables of function ``rows`` at states ``q``, speeds ``qd`` (states, nq)
+    into ``out`` (states, nj, nq), zero elsewhere: ``F‴(q_k) q̇_k²`` at ``(j, k)`` for ``f_j = F(q_k)`` (what the
+    derivatives of the dynamics need of the third derivatives: Eq. 57 and 126 differentiated once more)."""
+    scratch = np.empty(scratch_size(rows, np.zeros((0, 3), dtype=np.int64)))
+    for s in range(q.shape[0]):
+        for j in range(out.shape[1]):
+            for k in range(out.shape[2]):
+                out[s, j, k] = 0.0
+        for r in range(rows.shape[0]):
+            j, k = rows[r, ROW], rows[r, COORDINATE]
+            out[s, j, k] = function_third(rows, floats, r, q[s, k], scratch) * qd[s, k] * qd[s, k]
 
 
 @jitable

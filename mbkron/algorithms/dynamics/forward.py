@@ -35,6 +35,7 @@ _articulated = LazyModule("mbkron.algorithms.dynamics.articulated")
 _forward = LazyModule("mbkron.algorithms.dynamics.forward_kernels")
 _step = LazyModule("mbkron.algorithms.jointvars.kernels")
 _group = LazyModule("mbkron.algorithms.dynamics.group")
+_tabulated = LazyModule("mbkron.numerics.tabulated")
 
 
 class ForwardDynamics:
@@ -59,10 +60,11 @@ class ForwardDynamics:
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if not jv.providers else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
-        # joint variables affine in q but not one coordinate per joint (couplers, rhythms): the derivatives of the
-        # dynamics in the joint variables (each its own coordinate, weight 1), then by the chain rule through A
+        # explicit joint variables other than one coordinate per joint (couplers, rhythms, empirical functions): the
+        # derivatives of the dynamics in the joint variables (each its own coordinate, weight 1), then the chain rule
         joints = model.tree.joint_of_body
-        self._joint_space = None if jv.providers or self.simple is not None else (
+        explicit_functions = self.explicit is not None and not self.explicit.entries.shape[0]  # no formulas
+        self._joint_space = None if not explicit_functions or self.simple is not None else (
             _read_only(np.zeros(jv.size)), _read_only_int(np.where(joints >= 0, joints, -1)),
             _read_only((joints >= 0).astype(float)), batch_rows(np.zeros(jv.size), (), 1))
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
@@ -165,7 +167,8 @@ class ForwardDynamics:
     def derivatives_gap(self) -> str | None:
         """What keeps :meth:`inverse_derivatives` from this model, in words, or None where it covers it."""
         if self.simple is None and self._joint_space is None:
-            return "joint variables that are not affine in q (joint functions, expressions) or constraint groups"
+            return ("joint variables solved by constraint groups" if self.explicit is None
+                    else "joint variables given as formulas (expressions)")
         if self.arrays[-2].shape[0]:
             return "spring-dampers or line forces, whose generalized forces depend on the state"
         return None
@@ -174,30 +177,53 @@ class ForwardDynamics:
         """``(τ, ∂τ/∂q, ∂τ/∂q̇, M)`` of ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198) at validated ``q``, ``qd``, ``qdd`` of one
         shape (..., nq), ``[..., k, m]`` the derivative of ``τ_k`` by the ``m``-th variable, by the derivatives of the
         recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): in
-        the coordinates for a simple tree; for other joint variables affine in q, ``f = A q + c`` (couplers, affine
-        rhythms), in the joint variables (each its own coordinate) and then by the chain rule, ``τ = Aᵀ τ_f − Q_q``,
-        ``∂τ/∂q = Aᵀ (∂τ_f/∂f) A``, likewise ``∂τ/∂q̇`` and ``M`` (``H = 0``). None where :meth:`derivatives_gap` says
+        the coordinates for a simple tree; for other explicit joint variables (couplers, rhythms, functions of one
+        coordinate) in the joint variables, each its own coordinate, and then by the chain rule
+        (:meth:`_joint_space_derivatives`). None where :meth:`derivatives_gap` says
         why not, or where ``τ`` is not finite."""
         if self.derivatives_gap() is not None or not q.shape == qd.shape == qdd.shape:
             return None
         batch, nq = q.shape[:-1], self.nq
+        states = (writable(q).reshape(-1, nq), writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq))
         if self.simple is not None:
             tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
-                *self.arrays, self._generalized_row, *self._simple_arrays, writable(q).reshape(-1, nq),
-                writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq)))
-        else:  # in the joint variables x = A q + c, ẋ = A q̇, ẍ = A q̈ (H = 0), then τ = Aᵀ τ_x − Q_q, ∂τ/∂q = Aᵀ ∂τ_x/∂x A
-            A, (zero, coordinate, weight, no_force) = self.matrix, self._joint_space
-            # einsum, not BLAS: each state's sums in the same order whatever the batch (a batch equals its states)
-            x, xd, xdd = (np.einsum("jk,sk->sj", A, values.reshape(-1, nq)) for values in (q, qd, qdd))
-            x += self.constant
-            tau_x, dx, dxd, mass_x, status = _direct(_articulated, "articulated_derivatives", (
-                *self.arrays, no_force, zero, coordinate, weight, x, xd, xdd))
-            tau = np.einsum("sj,jk->sk", tau_x, A) - self.generalized
-            dq, dqd, mass = (np.einsum("jk,sjl,lm->skm", A, values, A) for values in (dx, dxd, mass_x))
-        if status != _forward.OK:
+                *self.arrays, self._generalized_row, *self._simple_arrays, *states))
+            result = None if status != _forward.OK else (tau, dq, dqd, mass)
+        else:  # in the joint variables, each its own coordinate, then the chain rule
+            result = self._joint_space_derivatives(*states)
+        if result is None:
             return None
+        tau, dq, dqd, mass = result
         square = batch + (self.nq, self.nq)
         return tau.reshape(batch + (self.nq,)), dq.reshape(square), dqd.reshape(square), mass.reshape(square)
+
+    def _joint_space_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray) -> tuple | None:
+        """:meth:`inverse_derivatives` of states (states, nq) of explicit joint variables ``f(q)`` (affine, or empirical
+        functions of one coordinate) by the chain rule on ``τ = ∇fᵀ τ_f(x, ẋ, ẍ) − Q_q`` with ``x = f``,
+        ``ẋ = ∇f q̇``, ``ẍ = ∇f q̈ + c``, ``c_j = q̇ᵀ H_j q̇`` (Eq. 57, 126), ``τ_f`` the recursive Newton–Euler
+        algorithm in the joint variables and its derivatives ``D_x``, ``D_ẋ``, ``M_x``
+        (:func:`~mbkron.algorithms.dynamics.articulated.articulated_derivatives`):
+        ``M = ∇fᵀ M_x ∇f``, ``∂τ/∂q̇ = ∇fᵀ (D_ẋ ∇f + 2 M_x (H q̇))``, ``∂τ/∂q = Σ_j τ_f,j H_j + ∇fᵀ (D_x ∇f + D_ẋ (H q̇)
+        + M_x (H q̈ + ∂c/∂q))`` with ``(H q̇)_jm = Σ_k H_jkm q̇_k`` and ``∂c/∂q`` from the functions' third derivatives
+        (:func:`mbkron.numerics.tabulated.convective_gradients`). None where ``τ`` is not finite."""
+        zero, coordinate, weight, no_force = self._joint_space
+        f, F, H = self.explicit.evaluate(q, None, _tabulated.HESSIANS)
+        # c_einsum and stacked matmuls: each state's sums in the same order whatever the batch
+        hqd, hqdd = np.einsum("sjkm,sk->sjm", H, qd), np.einsum("sjkm,sk->sjm", H, qdd)
+        rates = np.einsum("sjk,sk->sj", F, qd)
+        accelerations = np.einsum("sjk,sk->sj", F, qdd) + np.einsum("sjm,sm->sj", hqd, qd)
+        convective = np.zeros(F.shape)
+        _tabulated.convective_gradients(self.explicit.rows, self.explicit.floats, q, qd, convective)
+        tau_x, dx, dxd, mass_x, status = _direct(_articulated, "articulated_derivatives", (
+            *self.arrays, no_force, zero, coordinate, weight, writable(f), rates, accelerations))
+        if status != _forward.OK:
+            return None
+        Ft = np.swapaxes(F, -1, -2)
+        tau = np.einsum("sjk,sj->sk", F, tau_x) - self.generalized
+        mass = Ft @ mass_x @ F
+        dqd = Ft @ (dxd @ F + 2.0 * (mass_x @ hqd))
+        dq = np.einsum("sj,sjkm->skm", tau_x, H) + Ft @ (dx @ F + dxd @ hqd + mass_x @ (hqdd + convective))
+        return tau, dq, dqd, mass
 
     def one_state_derivatives(self, q, qd, qdd) -> tuple | None:
         """:meth:`inverse_derivatives` of one state without checking the arguments, the common case: only when
