@@ -7,8 +7,9 @@ Run from the repository root::
 For every shipped model (``models/*.toml``) and every OpenSim test model (``tests/data/osim/*.osim.gz``), or the
 files given, a **fresh process** loads the model and evaluates, at seeded states about its default pose, what the
 public API gives: joint variables with gradients and Hessians (a batch, and state by state with a workspace),
-kinematics, ``M``, ``N q̇``, ``G``, ``equations_of_motion``, forward and inverse dynamics (one state and a batch),
-muscle lengths and moment arms (one state and a batch, with and without a workspace). The first evaluation of each
+kinematics, ``M``, ``N q̇``, ``G``, ``equations_of_motion``, forward and inverse dynamics and their derivatives (one
+state and a batch; a model the derivatives do not cover raises the same NotImplementedError each time), muscle
+lengths and moment arms (one state and a batch, with and without a workspace). The first evaluation of each
 is the process's first call of its kernels (compiled then, or loaded from numba's disk cache); the script then
 evaluates everything twice more, once more with the C heap's free memory filled with NaN before each evaluation
 (:func:`fill_freed_memory`: a kernel reading scratch it has not written shows there), and then in ``--threads``
@@ -122,6 +123,12 @@ def evaluate(model, count: int, before: Callable[[], object] | None = None) -> d
             lambda k: model.forward_dynamics(q[k], qd[k], workspace=workspace)),
         "inverse_dynamics": lambda: model.inverse_dynamics(q, qd, qdd),
         "inverse_dynamics, one state": each(lambda k: model.inverse_dynamics(q[k], qd[k], qdd[k])),
+        "inverse_dynamics_derivatives": lambda: model.inverse_dynamics_derivatives(q, qd, qdd),
+        "inverse_dynamics_derivatives, one state": each(lambda k: np.concatenate(
+            [np.ravel(a) for a in model.inverse_dynamics_derivatives(q[k], qd[k], qdd[k])])),
+        "forward_dynamics_derivatives": lambda: model.forward_dynamics_derivatives(q, qd, qdd),
+        "forward_dynamics_derivatives, one state": each(lambda k: np.concatenate(
+            [np.ravel(a) for a in model.forward_dynamics_derivatives(q[k], qd[k], qdd[k])])),
     }
     if model.muscles:
         cases.update({

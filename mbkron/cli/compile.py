@@ -75,7 +75,8 @@ def _evaluate(model, q, simulate_for: float | None) -> None:
         model.inverse_dynamics(state, rate, accelerations)
         model.joint_reactions(state, rate, accelerations)  # the bodies' motions (compiled.dynamics.body_motions)
         if model.forward_plan is not None and model.forward_plan.derivatives_gap() is None:
-            model.forward_dynamics_derivatives(state, rate)  # with the inverse dynamics' (articulated_derivatives)
+            model.inverse_dynamics_derivatives(state, rate, accelerations)  # articulated_derivatives
+            model.forward_dynamics_derivatives(state, rate)  # articulated_forward_derivatives or solve_columns
         if model.muscles:
             model.muscle_lengths(state)
             model.moment_arms(state)

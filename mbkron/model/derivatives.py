@@ -27,13 +27,19 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mbkron.core.arguments import finite_result, state_array
+from mbkron.algorithms.dynamics.forward import solve_positive_definite_columns
+from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
-from mbkron.model.dynamics import forward_dynamics
+from mbkron.model.dynamics import forward_dynamics, inverse_dynamics
 from mbkron.model.kinematics import as_state
+from mbkron.multibody import loads as load_records
 
 __all__ = ["ForwardDynamicsDerivatives", "InverseDynamicsDerivatives", "forward_dynamics_derivatives",
            "inverse_dynamics_derivatives"]
+
+_CONSTANT = (load_records.JointTorque, load_records.GeneralizedForce)
+"""Loads the derivatives take when their values are constants (their generalized forces do not depend on the
+state)."""
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -83,9 +89,10 @@ def inverse_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     if not q.shape == qd.shape == qdd.shape:
         q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
     result = model.forward_plan.inverse_derivatives(q, qd, qdd)
-    if result is None:  # a state where τ is not finite
-        tau = np.full(q.shape, np.nan)
-        finite_result(tau, "generalized forces τ (inverse dynamics)", q, qd=qd, qdd=qdd)
+    if result is None:  # a state where τ is not finite: the inverse dynamics names it
+        inverse_dynamics(model, workspace, q, qd, qdd)
+        raise ConfigurationError(f"the derivatives of the inverse dynamics of model `{model.name}` are not finite at "
+                                 f"one of the {q.size // model.nq} states given, though τ is")
     return InverseDynamicsDerivatives(*result)
 
 
@@ -93,8 +100,9 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
                                  tau: ArrayLike | None = None) -> ForwardDynamicsDerivatives:
     """``q̈(q, q̇, τ)`` with the model's own loads and actuation ``tau``, and its derivatives ``∂q̈/∂q``, ``∂q̈/∂q̇``,
     ``∂q̈/∂τ = M⁻¹`` (:meth:`mbkron.Model.forward_dynamics_derivatives`): the inverse dynamics' derivatives at the
-    forward dynamics' ``q̈``, ``∂q̈/∂x = −M⁻¹ ∂τ/∂x``, in one kernel call
-    (:func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`).
+    forward dynamics' ``q̈``, ``∂q̈/∂x = −M⁻¹ ∂τ/∂x``: for a tree with a coordinate per joint in one kernel call
+    (:func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`), else with ``M`` factored once per
+    state by Cholesky (:func:`mbkron.algorithms.dynamics.forward.solve_positive_definite_columns`).
 
     Raises
     ------
@@ -114,24 +122,32 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     if q.shape != shape or qd.shape != shape:
         q, qd = np.broadcast_to(q, shape), np.broadcast_to(qd, shape)
     plan = model.forward_plan
-    if plan.simple is None:  # other joint variables: the inverse dynamics' derivatives at the forward dynamics' q̈
+    result = plan.forward_derivatives(q, qd, tau)  # simple trees: one kernel call
+    if result is None and plan.simple is None:  # else the inverse dynamics' derivatives at the forward dynamics' q̈
         qdd = forward_dynamics(model, workspace, q, qd, tau)
         _, dtau_dq, dtau_dqd, mass = inverse_dynamics_derivatives(model, workspace, q, qd, qdd)
-        inverse = np.linalg.inv(mass)  # positive definite: the forward dynamics checked it
-        return ForwardDynamicsDerivatives(qdd, -(inverse @ dtau_dq), -(inverse @ dtau_dqd), inverse)
-    result = plan.forward_derivatives(q, qd, tau)
-    if result is None:  # M not positive definite or q̈ not finite at a state: the forward dynamics says where
+        identity = np.broadcast_to(np.eye(model.nq), mass.shape)
+        solved = solve_positive_definite_columns(mass, np.concatenate([identity, -dtau_dq, -dtau_dqd], axis=-1))
+        if solved is not None:
+            nq = model.nq
+            result = qdd, solved[..., nq:2 * nq], solved[..., 2 * nq:], solved[..., :nq]
+    if result is None:  # M not positive definite or q̈ not finite at a state: the forward dynamics names it
         forward_dynamics(model, workspace, q, qd, tau)
-        raise ConfigurationError(f"the derivatives of the forward dynamics of model `{model.name}` are not finite "
-                                 f"at q = {q.tolist()}, qd = {qd.tolist()}")
+        raise ConfigurationError(f"the derivatives of the forward dynamics of model `{model.name}` are not finite, or "
+                                 f"their mass matrix not positive definite, at one of the {q.size // model.nq} states "
+                                 "given, though q̈ is finite there")
     return ForwardDynamicsDerivatives(*result)
 
 
 def _check_covered(model) -> None:
     """NotImplementedError naming why ``model``'s derivatives are not covered yet (the module docstring)."""
     plan = model.forward_plan
-    why = ("loads the one-call dynamics does not cover (point forces, body torques, path springs and ligaments, "
-           "load values given as functions)" if plan is None else plan.derivatives_gap())
+    if plan is None:
+        kinds = sorted({type(load).__name__ for load in model.loads if not isinstance(load, _CONSTANT) or callable(
+            getattr(load, "torque", getattr(load, "value", None)))})
+        why = f"loads whose generalized forces depend on the state or time ({', '.join(kinds)})"
+    else:
+        why = plan.derivatives_gap()
     if why is None:
         return
     raise NotImplementedError(

@@ -34,7 +34,7 @@ import numpy as np
 from mbkron.jit.calls import borrowed
 from mbkron.jit.common import AVAILABLE, inline_jit, jit, numba
 from mbkron.algorithms.dynamics.kernels import apply_inertia, spring_forces, world_inertia
-from mbkron.algorithms.dynamics.forward_kernels import PARALLEL_STATES, cholesky_factor, cholesky_substitute
+from mbkron.algorithms.dynamics.forward_kernels import PARALLEL_STATES, cholesky_columns, cholesky_factor
 from mbkron.algorithms.kinematics.kernels import transforms_and_joint_twists, twist_bracket
 
 __all__ = ["articulated_batch", "articulated_derivatives", "articulated_forward", "articulated_forward_derivatives",
@@ -408,33 +408,36 @@ def articulated_forward_derivatives(geometry, links, body_inertia, gravity, spri
     dq, dqd, inverse = np.empty((states, nq, nq)), np.empty((states, nq, nq)), np.empty((states, nq, nq))
     dtau_dq, dtau_dqd, mass, L, column = (np.empty((nq, nq)), np.empty((nq, nq)), np.empty((nq, nq)),
                                           np.empty((nq, nq)), np.empty(nq))
+    identity = np.zeros((nq, nq))
+    for k in range(nq):
+        identity[k, k] = 1.0
     work, local = _workspace(nb, nq, c.shape[0]), _derivative_workspace(nb)
+    wrench, bias = work[8], np.empty((nb, 6))
     for s in range(states):
-        row = force[s if force.shape[0] > 1 else 0]
-        status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, row, c, coordinate, weight,
-                        q[s], qd[s], q[s], qdd[s], work, np.bool_(False))
-        if status == OK:  # pass 1 again (the articulated inertias replaced the body quantities), then the RNEA
-            status = _state(geometry, links, body_inertia, gravity, springs, joint_torque, row, c, coordinate,
-                            weight, q[s], qd[s], qdd[s], tau, work, np.bool_(True))
+        status = _outward(geometry, links, body_inertia, gravity, springs, joint_torque,
+                          force[s if force.shape[0] > 1 else 0], c, coordinate, weight, q[s], qd[s], work,
+                          np.bool_(False))
+        if status == OK:  # q̈ by passes 2 and 3 (which sum the bias wrenches into the parents': kept for the RNEA)
+            for i in range(nb):
+                for x in range(6):
+                    bias[i, x] = wrench[i, x]
+            status = _articulated(links, gravity, coordinate, qdd[s], work)
+        if status == OK:  # the RNEA at that q̈ on pass 1's quantities: a_i and the subtree sums F̄_i
+            for i in range(nb):
+                for x in range(6):
+                    wrench[i, x] = bias[i, x]
+            status = _inverse(links, gravity, coordinate, qdd[s], tau, work)
         if status != OK:
             return qdd, dq, dqd, inverse, status
         _derivatives(links, gravity, coordinate, work, dtau_dq, dtau_dqd, mass, local)
         if not cholesky_factor(mass, L):
             return qdd, dq, dqd, inverse, NOT_POSITIVE_DEFINITE
-        for m in range(nq):
-            for k in range(nq):
-                column[k] = 1.0 if k == m else 0.0
-            cholesky_substitute(L, column, column)
-            for k in range(nq):
-                inverse[s, k, m] = column[k]
-                column[k] = -dtau_dq[k, m]
-            cholesky_substitute(L, column, column)
-            for k in range(nq):
-                dq[s, k, m] = column[k]
-                column[k] = -dtau_dqd[k, m]
-            cholesky_substitute(L, column, column)
-            for k in range(nq):
-                dqd[s, k, m] = column[k]
+        for k in range(nq):
+            for m in range(nq):
+                dtau_dq[k, m], dtau_dqd[k, m] = -dtau_dq[k, m], -dtau_dqd[k, m]
+        cholesky_columns(L, identity, inverse[s], column)
+        cholesky_columns(L, dtau_dq, dq[s], column)
+        cholesky_columns(L, dtau_dqd, dqd[s], column)
     return qdd, dq, dqd, inverse, OK
 
 

@@ -26,7 +26,8 @@ from mbkron.core.lazy import LazyModule
 from mbkron.multibody import loads as load_records
 from mbkron.algorithms.jointvars.explicit import joint_dynamics
 
-__all__ = ["ForwardDynamics", "StateKernel", "compile_dynamics", "compile_forward", "solve_positive_definite"]
+__all__ = ["ForwardDynamics", "StateKernel", "compile_dynamics", "compile_forward", "solve_positive_definite",
+           "solve_positive_definite_columns"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 compiled_trbdf2 = LazyModule("mbkron.numerics.trbdf2")
@@ -36,6 +37,9 @@ _forward = LazyModule("mbkron.algorithms.dynamics.forward_kernels")
 _step = LazyModule("mbkron.algorithms.jointvars.kernels")
 _group = LazyModule("mbkron.algorithms.dynamics.group")
 _tabulated = LazyModule("mbkron.numerics.tabulated")
+_CHUNK_ELEMENTS = 2_000_000
+"""Largest number of doubles of the joint variables' Hessians (states, nj, nq, nq) in one chunk of the derivatives'
+chain rule (:meth:`ForwardDynamics.inverse_derivatives`): 16 MB."""
 
 
 class ForwardDynamics:
@@ -179,21 +183,24 @@ class ForwardDynamics:
         recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): in
         the coordinates for a simple tree; for other explicit joint variables (couplers, rhythms, functions of one
         coordinate) in the joint variables, each its own coordinate, and then by the chain rule
-        (:meth:`_joint_space_derivatives`). None where :meth:`derivatives_gap` says
-        why not, or where ``τ`` is not finite."""
-        if self.derivatives_gap() is not None or not q.shape == qd.shape == qdd.shape:
-            return None
+        (:meth:`_joint_space_derivatives`, the batch in chunks that bound the Hessians' memory). For a model
+        :meth:`derivatives_gap` passes; None where the recursive Newton–Euler algorithm declines a state (a ``τ``
+        that is not finite)."""
         batch, nq = q.shape[:-1], self.nq
         states = (writable(q).reshape(-1, nq), writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq))
         if self.simple is not None:
             tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
                 *self.arrays, self._generalized_row, *self._simple_arrays, *states))
-            result = None if status != _forward.OK else (tau, dq, dqd, mass)
-        else:  # in the joint variables, each its own coordinate, then the chain rule
-            result = self._joint_space_derivatives(*states)
-        if result is None:
-            return None
-        tau, dq, dqd, mass = result
+            if status != _forward.OK:
+                return None
+        else:  # in the joint variables, each its own coordinate, then the chain rule, in chunks of states
+            nj = self.matrix.shape[0]
+            chunk = max(1, _CHUNK_ELEMENTS // (nj * nq * nq))
+            parts = [self._joint_space_derivatives(*(x[s:s + chunk] for x in states))
+                     for s in range(0, states[0].shape[0], chunk)]
+            if any(part is None for part in parts):
+                return None
+            tau, dq, dqd, mass = (np.concatenate(values) for values in zip(*parts))
         square = batch + (self.nq, self.nq)
         return tau.reshape(batch + (self.nq,)), dq.reshape(square), dqd.reshape(square), mass.reshape(square)
 
@@ -205,7 +212,8 @@ class ForwardDynamics:
         (:func:`~mbkron.algorithms.dynamics.articulated.articulated_derivatives`):
         ``M = ∇fᵀ M_x ∇f``, ``∂τ/∂q̇ = ∇fᵀ (D_ẋ ∇f + 2 M_x (H q̇))``, ``∂τ/∂q = Σ_j τ_f,j H_j + ∇fᵀ (D_x ∇f + D_ẋ (H q̇)
         + M_x (H q̈ + ∂c/∂q))`` with ``(H q̇)_jm = Σ_k H_jkm q̇_k`` and ``∂c/∂q`` from the functions' third derivatives
-        (:func:`mbkron.numerics.tabulated.convective_gradients`). None where ``τ`` is not finite."""
+        (:func:`mbkron.numerics.tabulated.convective_gradients`). None where the joint variables' recursive
+        Newton–Euler algorithm declines a state (its ``τ_f`` not finite)."""
         zero, coordinate, weight, no_force = self._joint_space
         f, F, H = self.explicit.evaluate(q, None, _tabulated.HESSIANS)
         # c_einsum and stacked matmuls: each state's sums in the same order whatever the batch
@@ -252,10 +260,11 @@ class ForwardDynamics:
     def forward_derivatives(self, q: NDArray, qd: NDArray, tau: NDArray | None) -> tuple | None:
         """``(q̈, ∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹)`` at validated ``q``, ``qd`` of one shape (..., nq) with actuation
         ``tau`` (broadcast to them, or None), by
-        :func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`, for simple trees; None for
-        other models (the caller takes :meth:`inverse_derivatives` at the forward dynamics' ``q̈``), or where ``M`` is
-        not positive definite or ``q̈`` not finite (the caller's forward dynamics then says which)."""
-        if self.simple is None or self.derivatives_gap() is not None or q.shape != qd.shape:
+        :func:`mbkron.algorithms.dynamics.articulated.articulated_forward_derivatives`, for simple trees that
+        :meth:`derivatives_gap` passes; None for other models (the caller takes :meth:`inverse_derivatives` at the
+        forward dynamics' ``q̈``), or where ``M`` is not positive definite or ``q̈`` not finite (the caller's forward
+        dynamics then says which)."""
+        if self.simple is None:
             return None
         batch, nq = q.shape[:-1], self.nq
         force = (self._generalized_row if tau is None
@@ -541,6 +550,14 @@ def _read_only(values: NDArray) -> NDArray[np.float64]:
     out = np.array(values, dtype=float)
     out.setflags(write=False)
     return out
+
+
+def solve_positive_definite_columns(M: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``M⁻¹ B`` for stacks ``M`` (..., n, n), ``B`` (..., n, p), each ``M`` factored once by Cholesky
+    (:func:`mbkron.algorithms.dynamics.forward_kernels.solve_columns`); None if some ``M`` is not positive definite."""
+    n = M.shape[-1]
+    X, ok = _forward.solve_columns(writable(M).reshape(-1, n, n), writable(B).reshape((-1,) + B.shape[-2:]))
+    return X.reshape(B.shape) if ok else None
 
 
 def solve_positive_definite(M: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:

@@ -22,7 +22,7 @@ from mbkron.algorithms.dynamics.kernels import eom_state, eom_workspace
 from mbkron.numerics.tabulated import CONVECTIVE, affine_values, explicit_state_at, scratch_size
 
 __all__ = ["OK", "SPRING_POINTS_COINCIDE", "NOT_POSITIVE_DEFINITE", "NOT_FINITE", "cholesky_factor",
-           "cholesky_solve", "cholesky_substitute",
+           "cholesky_columns", "cholesky_solve", "cholesky_substitute", "solve_columns",
            "solve_positive_definite", "explicit_terms", "forward_explicit", "forward_given", "forward_scratch",
            "forward_solved"]
 
@@ -74,6 +74,33 @@ def cholesky_substitute(L, b, x):  # pragma: no cover - compiled
         for k in range(i + 1, n):
             value -= L[k, i] * x[k]
         x[i] = value / L[i, i]
+
+
+@jit
+def cholesky_columns(L, B, out, column):  # pragma: no cover - compiled
+    """``out = (L Lᵀ)⁻¹ B`` column by column (:func:`cholesky_substitute`), ``B`` and ``out`` (n, p), ``column`` n
+    numbers of scratch."""
+    n = L.shape[0]
+    for m in range(B.shape[1]):
+        for k in range(n):
+            column[k] = B[k, m]
+        cholesky_substitute(L, column, column)
+        for k in range(n):
+            out[k, m] = column[k]
+
+
+@jit
+def solve_columns(M, B):  # pragma: no cover - compiled
+    """``M⁻¹ B`` for stacks ``M`` (states, n, n), ``B`` (states, n, p), each ``M`` factored once by Cholesky
+    (:func:`cholesky_factor`, :func:`cholesky_columns`); ``(X, ok)``, ``ok`` False where some ``M`` is not positive
+    definite (``X`` is then unfinished)."""
+    n = M.shape[1]
+    X, L, column = np.empty(B.shape), np.empty((n, n)), np.empty(n)
+    for s in range(M.shape[0]):
+        if not cholesky_factor(M[s], L):
+            return X, False
+        cholesky_columns(L, B[s], X[s], column)
+    return X, True
 
 
 @jit
