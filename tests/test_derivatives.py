@@ -245,3 +245,18 @@ def test_opensim_models_with_couplers_and_spline_joints(name, tmp_path):
     q = model.default_q + 0.1 * rng.uniform(-1.0, 1.0, model.nq)
     qd, qdd = rng.uniform(-1.0, 1.0, (2, model.nq))
     check_inverse_derivatives(model, q, qd, qdd, 5e-4)
+
+
+def test_chunks_of_a_large_batch_are_its_states(monkeypatch):
+    """The chain rule's batch is split so that the Hessians stay within ``_CHUNK_ELEMENTS`` doubles (here 2 states
+    per chunk): the chunks together give what the whole batch gives in one piece, bit for bit."""
+    import mbkron.algorithms.dynamics.forward as forward
+
+    model = coupled_tree(0)
+    rng = np.random.default_rng(9)
+    q, qd, qdd = rng.uniform(-1.0, 1.0, (3, 5, model.nq))
+    whole = model.inverse_dynamics_derivatives(q, qd, qdd)
+    monkeypatch.setattr(forward, "_CHUNK_ELEMENTS", 2 * model.nj * model.nq * model.nq)
+    chunked = model.inverse_dynamics_derivatives(q, qd, qdd)
+    for a, b in zip(whole, chunked):
+        np.testing.assert_array_equal(a, b)
