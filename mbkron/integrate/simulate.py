@@ -38,8 +38,8 @@ from mbkron.integrate.runge_kutta import compile_steps as compile_runge_kutta_st
 from mbkron.integrate.trbdf2 import TRBDF2, CompiledTRBDF2
 from mbkron.model.model import Model
 
-__all__ = ["AUTO", "METHODS", "STIFFNESS_LIMIT", "SimulationInterrupted", "SimulationResult", "choose_method",
-           "simulate", "spectral_radius"]
+__all__ = ["AUTO", "CALM_STEPS", "METHODS", "STIFF_STEP", "STIFF_STEPS", "SimulationInterrupted", "SimulationResult",
+           "choose_method", "simulate", "stiffness_estimate"]
 
 METHODS: dict[str, type[OdeSolver]] = {
     "TRBDF2": TRBDF2, "RKF45": RKF45,
