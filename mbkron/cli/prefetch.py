@@ -47,7 +47,8 @@ CALLBACK = "python steps"
 a Python right-hand side."""
 
 
-INDEX_NAMES = {"dynamics": "kernels.eom_state", "steps": "group.group_trbdf2", CALLBACK: "trbdf2.callback_trbdf2"}
+INDEX_NAMES = {"dynamics": "kernels.eom_state", "steps": "group.group_trbdf2", "explicit": "group.group_runge_kutta",
+               CALLBACK: "trbdf2.callback_trbdf2"}
 """The start of numba's cache index file of each kernel a helper may compile, by name: ``<module file>.<function>``
 (numba appends ``-<line>.py<version>.nbi``); read without importing numba (:func:`_maybe_cached`)."""
 
@@ -63,6 +64,11 @@ def _kernels() -> dict:
 
 def _trbdf2(method: str) -> bool:
     return method.upper().replace("-", "") == "TRBDF2"
+
+
+EXPLICIT = ("AUTO", "DOP853", "RK45", "RK23")
+"""The ``--method`` values whose runs of a model with a compiled constraint group take compiled explicit Runge–Kutta
+steps (``auto``: DOP853, :func:`mbkron.integrate.simulate.choose_method`), upper case."""
 
 
 def _cores() -> int:
@@ -93,7 +99,8 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
             or importlib.util.find_spec("fcntl") is None):
         return None  # (without fcntl, as on Windows, no lock is held: nothing to hand over)
     if wanted is None:
-        wanted = ("dynamics", "steps") if _trbdf2(method) else ("dynamics",)
+        wanted = ("dynamics", "steps") if _trbdf2(method) else (
+            ("dynamics", "explicit") if method.upper() in EXPLICIT else ("dynamics",))
     if not hasattr(socket, "send_fds") or _maybe_cached(wanted):  # the locks first, then a helper if one is needed
         held = _hold(wanted)
         try:
