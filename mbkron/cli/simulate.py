@@ -39,7 +39,7 @@ with a compiled constraint group, TRBDF2 from where its steps look stiff; TRBDF2
 def register(commands) -> None:
     """Add the ``simulate`` command to the sub-command parsers ``commands``."""
     sim = add_command(
-        commands, "simulate", "forward-dynamics run of a model file (DOP853 or TRBDF2, chosen by the model)",
+        commands, "simulate", "forward-dynamics run of a model file (DOP853 or TRBDF2: --method auto)",
         "Integrate M(q) q'' + N(q, q') q' = G(q) + Q from the coordinates' defaults (or --q0, --qd0, in the\n"
         "file's units) with mbkron's TR-BDF2, RKF45 or any scipy solve_ivp method; by default (--method auto)\n"
         "DOP853 for a model with a compiled constraint group, going on with TRBDF2 from where its steps are\n"
