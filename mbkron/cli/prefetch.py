@@ -4,8 +4,9 @@ With empty caches ``mbkron simulate`` of a closed-loop model (the README's main 
 compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.jit.calls`:
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
 machine's second core: the terms of the equations of motion below the group's step and the dynamics
-(:func:`mbkron.algorithms.dynamics.kernels.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
-(:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
+(:func:`mbkron.algorithms.dynamics.kernels.eom_state`: ``M``, ``N q̇``, ``G``) and the steps of the run's solver —
+the TR-BDF2 steps, or the explicit Runge–Kutta steps of ``auto`` (DOP853 for such a model), ``DOP853``, ``RK45``,
+``RK23`` (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
 helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
 once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
 then compiles the step with its dynamics (down to the Cholesky solve), the Newton step and the kernel of its table's
