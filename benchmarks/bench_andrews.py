@@ -367,26 +367,79 @@ def print_equal_accuracy(runs: list[Run], own: bool = False) -> None:
 
 
 def main_job(model: mbkron.Model, rhs, rounds: int) -> None:
-    """The README's main job (TRBDF2 at the command line's rtol 1e-6, atol 1e-8, 501 output times) against
-    scipy's Radau on the lean DAE at the same tolerances and output times: interleaved CPU medians."""
+    """The README's main job (the command line's default ``--method auto``, rtol 1e-6, atol 1e-8, 501 output
+    times; and TRBDF2, its default before) against scipy's Radau on the lean DAE at the same tolerances and output
+    times: interleaved CPU medians."""
     t_eval = np.linspace(0.0, T_END, 501)
-    ours, theirs = [], []
+    methods = ("auto", "TRBDF2")
+    ours: dict[str, list[float]] = {m: [] for m in methods}
+    theirs: list[float] = []
+    results = {}
     for _ in range(rounds):
-        start = time.process_time()
-        a = run_ode(model, "TRBDF2", *CLI_TOLERANCES, t_eval=t_eval)
-        ours.append(time.process_time() - start)
+        for method in methods:
+            start = time.process_time()
+            results[method] = run_ode(model, method, *CLI_TOLERANCES, t_eval=t_eval)
+            ours[method].append(time.process_time() - start)
         start = time.process_time()
         b = run_dae(rhs, "Radau", *CLI_TOLERANCES, t_eval=t_eval)
         theirs.append(time.process_time() - start)
-    error_a = np.abs(angles_of(model, a)[-1] - REFERENCE).max()
     error_b = np.abs(b.y[:7, -1] - REFERENCE).max()
-    mine, other = statistics.median(ours), statistics.median(theirs)
+    other = statistics.median(theirs)
     print(f"\n# Main job: rtol 1e-6, atol 1e-8, 501 output times, {rounds} interleaved rounds, CPU medians — {machine()}")
-    print(f"mbkron TRBDF2, the model file's ODE: {1e3 * mine:7.1f} ms, error {error_a:.2e}, {a.n_steps} steps, "
-          f"nfev {a.nfev}")
-    print(f"scipy Radau, the lean index-1 DAE:   {1e3 * other:7.1f} ms, error {error_b:.2e}, {b.t.size} rows, "
+    for method in methods:
+        a, mine = results[method], statistics.median(ours[method])
+        error_a = np.abs(angles_of(model, a)[-1] - REFERENCE).max()
+        label = f"mbkron {method} ({a.settings['method']}), the model file's ODE:"
+        print(f"{label:<52} {1e3 * mine:7.1f} ms, error {error_a:.2e}, {a.n_steps} steps, nfev {a.nfev}; "
+              f"time ratio ODE / DAE {mine / other:.2f}, error ratio {error_a / error_b:.3g}")
+    print(f"{'scipy Radau, the lean index-1 DAE:':<52} {1e3 * other:7.1f} ms, error {error_b:.2e}, {b.t.size} rows, "
           f"nfev {b.nfev}")
-    print(f"time ratio ODE / DAE {mine / other:.2f}; error ratio {error_a / error_b:.0f}")
+
+
+def local_errors(model: mbkron.Model, rtol: float = CLI_TOLERANCES[0], atol: float = CLI_TOLERANCES[1]) -> None:
+    """Is TR-BDF2's error estimate faithful on the squeezer? Along the accepted steps of TR-BDF2 at ``rtol``, ``atol``
+    (the same kernel as the main job's, calling the model's Python route back: :class:`mbkron.integrate.TRBDF2`), the
+    filtered Hosea–Shampine estimate ``(I − d h J)⁻¹ ((γ−1) z₁ + z₂ − γ z₃)/3`` against the true local error (one step
+    from the same state by DOP853 at rtol = atol = 1e-13, minus the step's result), both in the solver's RMS norm
+    relative to ``atol + rtol max(|y_n|, |y_γ|, |y_n+1|)``; and the global error's growth against a tight run."""
+    from mbkron.integrate import TRBDF2
+    from mbkron.numerics.trbdf2 import D, GAMMA
+
+    workspace = model.workspace()
+
+    def f(t, y):
+        return np.concatenate([y[1:], model.forward_dynamics(y[:1], y[1:], workspace=workspace)])
+
+    y0 = np.array([model.default_q[0], 0.0])
+    tight = solve_ivp(f, (0.0, T_END), y0, method="DOP853", rtol=1e-13, atol=1e-13, dense_output=True)
+    solver = TRBDF2(f, 0.0, y0, T_END, rtol=rtol, atol=atol)
+    rows = []
+    while solver.status == "running":
+        solver.step()
+        t0, t1, h = solver.t_old, solver.t, solver.t - solver.t_old
+        reference = solve_ivp(f, (t0, t1), solver.y_old, method="DOP853", rtol=1e-13, atol=1e-13).y[:, -1]
+        true = solver.y - reference
+        estimate = h * ((GAMMA - 1.0) * solver.yp_old + solver.yp_mid - GAMMA * solver.yp) / 3.0
+        filtered = np.linalg.solve(np.eye(2) - D * h * solver.J, estimate)
+        scale = atol + rtol * np.maximum(np.maximum(np.abs(solver.y_old), np.abs(solver.y_mid)), np.abs(solver.y))
+        norm = max(np.sqrt(np.mean((filtered / scale) ** 2)), np.sqrt(np.mean((estimate / scale) ** 2)) / 16)
+        rows.append((t1, norm, np.sqrt(np.mean((true / scale) ** 2)), *np.abs(true / scale),
+                     *(solver.y - tight.sol(t1)), *np.abs(true)))
+    rows = np.array(rows)
+    ratio = rows[:, 2] / rows[:, 1]
+    print(f"\n# TR-BDF2's local error estimate at rtol {rtol:g}, atol {atol:g}: {len(rows)} accepted steps (Python "
+          f"route) — {machine()}")
+    print(f"estimate (the kernel's norm): median {np.median(rows[:, 1]):.3f}, max {rows[:, 1].max():.3f}; true local "
+          f"error, same norm: median {np.median(rows[:, 2]):.3f}, max {rows[:, 2].max():.3f}")
+    print(f"true / estimate: median {np.median(ratio):.3f}, 10–90 % {np.percentile(ratio, 10):.3f}–"
+          f"{np.percentile(ratio, 90):.3f}, min {ratio.min():.3f}, max {ratio.max():.3f}")
+    print(f"true local error / scale, median: β {np.median(rows[:, 3]):.3f}, β̇ {np.median(rows[:, 4]):.3f} (the norm's "
+          f"larger part)")
+    print(f"sum of |true local errors| in β {rows[:, 7].sum():.2e}, in β̇ {rows[:, 8].sum():.2e}; global error at "
+          f"t = {T_END}: β {rows[-1, 5]:.2e}, β̇ {rows[-1, 6]:.2e}")
+    for fraction in (0.25, 0.5, 0.75, 1.0):
+        k = min(len(rows) - 1, int(fraction * len(rows)) - 1)
+        print(f"  after {k + 1:4d} steps, t = {rows[k, 0]:.4f}: global error β {rows[k, 5]:9.2e}, β̇ {rows[k, 6]:9.2e}")
 
 
 def same_trajectory(model: mbkron.Model, rhs, tol: float = 1e-12) -> None:
@@ -510,6 +563,7 @@ def diagnose(model: mbkron.Model, lean, runs: list[Run], rounds: int) -> None:
     """Where the ODE's time and error go: walks of the constraint solve, its settings, stiffness, error
     control."""
     rhs = dae_rhs(lean)
+    local_errors(model)
     walk_costs(model)
     stiffness(model, rhs, runs)
     with tempfile.TemporaryDirectory() as directory:
@@ -568,6 +622,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of every run (default 5)")
     parser.add_argument("--main-job", action="store_true", help="only the checks and the main job")
     parser.add_argument("--diagnose", action="store_true", help="also where the ODE's time and error go")
+    parser.add_argument("--local-errors", action="store_true",
+                        help="only TR-BDF2's local error estimate against the true local error (in --diagnose too)")
     parser.add_argument("--per-decade", type=int, default=PER_DECADE,
                         help=f"tolerances per decade of the ladder, both sides alike (default {PER_DECADE})")
     parser.add_argument("--methods", default=None,
@@ -587,10 +643,14 @@ def main(argv: list[str] | None = None) -> None:
         dae_methods = tuple(m for m in DAE_METHODS if m in chosen)
     rounds = 1 if args.quick else args.rounds
     model = mbkron.load_model(MODEL_FILE)
+    if args.local_errors:
+        local_errors(model)
+        return
     lean, symbolic = lean_index1(), symbolic_index1()
     worst = check_transcriptions(lean, symbolic)
     rhs = dae_rhs(lean)
     run_ode(model, "TRBDF2", 1e-3, 1e-3)  # compiles (or loads) the kernels: not timed
+    run_ode(model, "DOP853", 1e-3, 1e-3)
     run_ode(model, "Radau", 1e-3, 1e-3)
     print(f"# Andrews' squeezer: {MODEL_FILE.relative_to(ROOT)} (mbkron {mbkron.__version__}) vs the lean index-1 "
           f"DAE — {machine()}")

@@ -42,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "kinematics": ("mbkron.cli.kinematics", "body poses and point positions, velocities, accelerations"),
     "moment-arms": ("mbkron.cli.moment_arms",
                     "muscle moment arms and lengths at one configuration or along a sweep of one coordinate"),
-    "simulate": ("mbkron.cli.simulate", "forward-dynamics run of a model file (TRBDF2 by default)"),
+    "simulate": ("mbkron.cli.simulate", "forward-dynamics run of a model file (DOP853 or TRBDF2: --method auto)"),
     "analyze": ("mbkron.cli.analyze", "inverse dynamics, muscle analysis, static optimisation and joint reactions "
                 "of a motion (.mot/.sto), as OpenSim's tools"),
     "batch": ("mbkron.cli.batch", "many simulations (or analyses) from a batch file, on dask or serially"),

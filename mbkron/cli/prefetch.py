@@ -4,8 +4,9 @@ With empty caches ``mbkron simulate`` of a closed-loop model (the README's main 
 compiling, one kernel after another, on one core. Its largest kernels compile apart (:mod:`mbkron.jit.calls`:
 calls by address with declared return types), so :func:`start` hands two of them to a helper process on the
 machine's second core: the terms of the equations of motion below the group's step and the dynamics
-(:func:`mbkron.algorithms.dynamics.kernels.eom_state`: ``M``, ``N q̇``, ``G``) and the TR-BDF2 steps
-(:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
+(:func:`mbkron.algorithms.dynamics.kernels.eom_state`: ``M``, ``N q̇``, ``G``) and the steps of the run's solver —
+the TR-BDF2 steps, or the explicit Runge–Kutta steps of ``auto`` (DOP853 for such a model), ``DOP853``, ``RK45``,
+``RK23`` (:meth:`mbkron.Model.compile_ahead`). They are the same for every model with a compiled constraint group, so the
 helper compiles them with a one-body tree model built in code, which loads without compiling anything: it starts at
 once, while the command loads its model (solving its loop closures, whose kernels it compiles first). The command
 then compiles the step with its dynamics (down to the Cholesky solve), the Newton step and the kernel of its table's
@@ -47,7 +48,8 @@ CALLBACK = "python steps"
 a Python right-hand side."""
 
 
-INDEX_NAMES = {"dynamics": "kernels.eom_state", "steps": "group.group_trbdf2", CALLBACK: "trbdf2.callback_trbdf2"}
+INDEX_NAMES = {"dynamics": "kernels.eom_state", "steps": "group.group_trbdf2", "explicit": "group.group_runge_kutta",
+               CALLBACK: "trbdf2.callback_trbdf2"}
 """The start of numba's cache index file of each kernel a helper may compile, by name: ``<module file>.<function>``
 (numba appends ``-<line>.py<version>.nbi``); read without importing numba (:func:`_maybe_cached`)."""
 
@@ -63,6 +65,11 @@ def _kernels() -> dict:
 
 def _trbdf2(method: str) -> bool:
     return method.upper().replace("-", "") == "TRBDF2"
+
+
+EXPLICIT = ("AUTO", "DOP853", "RK45", "RK23")
+"""The ``--method`` values whose runs of a model with a compiled constraint group take compiled explicit Runge–Kutta
+steps (``auto``: DOP853, :func:`mbkron.integrate.simulate.choose_method`), upper case."""
 
 
 def _cores() -> int:
@@ -93,7 +100,8 @@ def start(method: str, wanted: tuple[str, ...] | None = None) -> subprocess.Pope
             or importlib.util.find_spec("fcntl") is None):
         return None  # (without fcntl, as on Windows, no lock is held: nothing to hand over)
     if wanted is None:
-        wanted = ("dynamics", "steps") if _trbdf2(method) else ("dynamics",)
+        wanted = ("dynamics", "steps") if _trbdf2(method) else (
+            ("dynamics", "explicit") if method.upper() in EXPLICIT else ("dynamics",))
     if not hasattr(socket, "send_fds") or _maybe_cached(wanted):  # the locks first, then a helper if one is needed
         held = _hold(wanted)
         try:

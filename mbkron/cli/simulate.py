@@ -30,13 +30,20 @@ METHOD_NAMES = ("TRBDF2", "RKF45", "RK45", "RK23", "DOP853", "Radau", "BDF", "LS
 """The solvers of :func:`mbkron.simulate` (``mbkron.integrate.simulate.METHODS``; a test keeps them equal),
 here so that a bad ``--method`` is a usage error before numpy and scipy are imported."""
 
+AUTO = "auto"
+"""The default ``--method``: the solvers :func:`mbkron.integrate.simulate.choose_method` chooses (DOP853 for a model
+with a compiled constraint group, TRBDF2 from where its steps look stiff; TRBDF2 for other models;
+``mbkron.integrate.simulate.AUTO``)."""
+
 
 def register(commands) -> None:
     """Add the ``simulate`` command to the sub-command parsers ``commands``."""
     sim = add_command(
-        commands, "simulate", "forward-dynamics run of a model file (TRBDF2 by default)",
+        commands, "simulate", "forward-dynamics run of a model file (DOP853 or TRBDF2: --method auto)",
         "Integrate M(q) q'' + N(q, q') q' = G(q) + Q from the coordinates' defaults (or --q0, --qd0, in the\n"
-        "file's units) with mbkron's TR-BDF2, RKF45 or any scipy solve_ivp method. Writes\n"
+        "file's units) with mbkron's TR-BDF2, RKF45 or any scipy solve_ivp method; by default (--method auto)\n"
+        "DOP853 for a model with a compiled constraint group, going on with TRBDF2 from where its steps are\n"
+        "limited by stability (a stiff problem), and TRBDF2 for other models. Writes\n"
         "DIR/<model>_simulation.csv (t, q, q', q'', joint variables; coordinates in the file's units, joint\n"
         "variables in SI) and .json (metadata: solver statistics, timings), atomically; with --plot also\n"
         "q(t) and q'(t) as PNG. A run that stops early (singular configuration, step-size underflow) keeps\n"
@@ -48,9 +55,9 @@ def register(commands) -> None:
         "mbkron simulate models/andrews_squeezer.toml --t-end 0.03 --plot")
     sim.add_argument("model", metavar="MODEL", help="model definition file (TOML)")
     sim.add_argument("--t-end", type=positive_number(" of seconds"), default=1.0, help="end time, s (default 1)")
-    sim.add_argument("--method", type=one_of_any_case(METHOD_NAMES, "solver"), default="TRBDF2",
-                     help="TRBDF2 (default), RKF45, or a solve_ivp method (RK45, DOP853, Radau, BDF, LSODA, RK23); "
-                     "any case")
+    sim.add_argument("--method", type=one_of_any_case(METHOD_NAMES + (AUTO,), "solver"), default=AUTO,
+                     help="auto (default: DOP853 for a compiled closed loop, TRBDF2 where it is stiff or else), TRBDF2, "
+                     "RKF45, or a solve_ivp method (RK45, DOP853, Radau, BDF, LSODA, RK23); any case")
     sim.add_argument("--rtol", type=number_at_least(MIN_RTOL, "100·eps: no solver controls a smaller relative error"),
                      default=1e-6, help="relative tolerance (default 1e-6, at least 100·eps = 2.2e-14)")
     sim.add_argument("--atol", type=positive_number(), default=1e-8, help="absolute tolerance, SI units (default 1e-8)")
@@ -88,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     model_file = read_model_file(args.model)
     model = model_file.model
+    if method == AUTO and not model.compiled_group:
+        method = "TRBDF2"  # (choose_method's choice without a compiled group: its kernel for the helper to compile)
     helper = prefetch.follow(helper, model, method)
     q0 = assignments(args.q0, model_file, "--q0", base=model.default_q)
     qd0 = assignments(args.qd0, model_file, "--qd0")

@@ -307,14 +307,16 @@ class ForwardDynamics:
         """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
         constraint group, without evaluating anything: ``"dynamics"`` the terms of the equations of motion below
         the group's dynamics (:func:`compile_dynamics`), ``"steps"`` the TR-BDF2 steps
-        (:meth:`StateKernel.compile_steps`), in the order given. They are compiled once for every such model (their
+        (:meth:`StateKernel.compile_steps`), ``"explicit"`` the explicit Runge–Kutta steps
+        (:meth:`StateKernel.compile_runge_kutta`: DOP853's, the command line's default for such models), in the
+        order given. They are compiled once for every such model (their
         argument types are the same for all), so a model without a group compiles them for a placeholder group
         (:meth:`~mbkron.algorithms.jointvars.kernels.FastStep.placeholder`): what :mod:`mbkron.cli.prefetch`'s helper
         process does for a command on the machine's second core, with a tree model that loads without compiling
         anything."""
-        unknown = [kernel for kernel in kernels if kernel not in ("dynamics", "steps")]
+        unknown = [kernel for kernel in kernels if kernel not in ("dynamics", "steps", "explicit")]
         if unknown:  # before compiling anything
-            raise ValueError(f"`kernels` holds {unknown[0]!r}; expected 'dynamics' or 'steps'")
+            raise ValueError(f"`kernels` holds {unknown[0]!r}; expected 'dynamics', 'steps' or 'explicit'")
         if self.group is None:
             rows, fast_step = np.zeros(1, dtype=np.int64), _step.FastStep.placeholder(self.nq)
         else:
@@ -324,6 +326,8 @@ class ForwardDynamics:
         for kernel in kernels:
             if kernel == "dynamics":
                 compile_dynamics(context)
+            elif kernel == "explicit":
+                StateKernel(fast_step, None, context).compile_runge_kutta()
             else:
                 StateKernel(fast_step, None, context).compile_steps()
 
@@ -385,6 +389,16 @@ class StateKernel:
                           np.zeros(n, dtype=np.int64), np.zeros(compiled_trbdf2.MEMORY_SIZE),
                           np.zeros(3, dtype=np.int64), times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE),
                           lower=np.zeros(nq), upper=np.zeros(nq), max_steps=max_steps)
+
+    def compile_runge_kutta(self) -> None:
+        """Compile (or load from the cache) the kernel of :meth:`runge_kutta` (the compiled explicit steps of RK23,
+        RK45 and DOP853: one kernel, the tableau an argument) for the argument types of every call, evaluating nothing
+        (its derivatives mode on no rows, as :func:`mbkron.integrate.runge_kutta.compile_steps` does)."""
+        n, nq = 2 * self.nq, self.nq
+        vector, rows = np.ones(n), np.zeros((0, n))
+        self.runge_kutta(_group.DERIVATIVES, 0.0, np.zeros(0), np.zeros(n), 1.0, 1.0, 1.0, np.inf, vector, vector.copy(),
+                         rows, np.zeros(1), np.zeros(1), np.zeros(0), np.zeros(1), np.zeros(1), -0.125, 12, rows.copy(),
+                         np.zeros(1, dtype=np.int64), np.zeros(_runs.LIMITS_SIZE), np.zeros(nq), np.zeros(nq), 0)
 
     def compile_forward(self) -> None:
         """Compile (or load from the cache) the kernels below this right-hand side's own

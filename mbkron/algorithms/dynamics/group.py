@@ -169,12 +169,6 @@ def group_trbdf2(t, y, yp, t_bound, direction, max_step, rtol, atol, newton_tol,
                         newton_tol, nq, J, lu, piv, memory, counts, times, limits, lower, upper, max_steps)
 
 
-AHEAD = {"dynamics": eom_state, "steps": group_trbdf2}
-"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (the terms of the equations of
-motion below the dynamics, :func:`mbkron.algorithms.dynamics.forward.compile_dynamics`; the TR-BDF2 steps), in the order a run
-needs them: what the command line's helper process compiles (:mod:`mbkron.cli.prefetch`)."""
-
-
 @jit
 def group_jacobian(t, y, nq, J, context):  # pragma: no cover - compiled
     """``J = ∂y'/∂y`` of :func:`state_rhs` at ``(t, y)`` by
@@ -211,6 +205,12 @@ def group_runge_kutta(mode, t, y, f, h_abs, t_bound, direction, max_step, rtol, 
     else:
         ok = derivatives(_rhs, context, y, K, A)
     return (runge_kutta.STEP_OK if ok else runge_kutta.STEP_DECLINED), 0, np.empty((0, 0)), np.empty((0, 0, 0))
+
+
+AHEAD = {"dynamics": eom_state, "steps": group_trbdf2, "explicit": group_runge_kutta}
+"""The kernels :meth:`mbkron.Model.compile_ahead` compiles, by the names it takes (the terms of the equations of
+motion below the dynamics, :func:`mbkron.algorithms.dynamics.forward.compile_dynamics`; the TR-BDF2 steps; the explicit
+Runge–Kutta steps), in the order a run needs them: what the command line's helper process compiles (:mod:`mbkron.cli.prefetch`)."""
 
 
 def forward(fast_step: FastStep, start: Solution, curvature: NDArray | None, q: NDArray, qd: NDArray, force: NDArray,
