@@ -509,9 +509,10 @@ class Model:
         return self.forward_plan is not None and self.forward_plan.group is not None
 
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> bool:
-        """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
-        constraint group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the terms of the equations of
-        motion below the group's dynamics, ``"steps"`` the TR-BDF2 steps, in that order
+        """Compile (or load from numba's disk cache) kernels of the runs of models with one compiled constraint
+        group (:meth:`state_kernel`), evaluating nothing: ``"dynamics"`` the terms of the equations of motion below the
+        group's dynamics, ``"steps"`` the TR-BDF2 steps, ``"explicit"`` the explicit Runge–Kutta steps (DOP853's, the
+        command line's default for such models), in the order given
         (:meth:`mbkron.algorithms.dynamics.forward.ForwardDynamics.compile_ahead`: they serve every such model, so any model with
         a compiled forward route can compile them). False (nothing compiled) where this model has none. The command
         line's helper process does this on a second core while a command compiles the rest
