@@ -144,6 +144,16 @@ def _state_jacobian(rhs_batched: Callable, t: float, y: NDArray, nq: int) -> NDA
     return J
 
 
+def _exact_jacobian(model: Model, y: NDArray, nq: int) -> NDArray:
+    """Jacobian of ``y' = (q̇, q̈(q, q̇))``, ``[[0, I], [∂q̈/∂q, ∂q̈/∂q̇]]``, with the exact derivatives of the forward
+    dynamics (:meth:`mbkron.Model.forward_dynamics_derivatives`: the model's own loads, no actuation)."""
+    derivatives = model.forward_dynamics_derivatives(np.ascontiguousarray(y[:nq]), np.ascontiguousarray(y[nq:]))
+    J = np.zeros((2 * nq, 2 * nq))
+    J[:nq, nq:] = np.eye(nq)
+    J[nq:, :nq], J[nq:, nq:] = derivatives.dqdd_dq, derivatives.dqdd_dqd
+    return J
+
+
 def _describe(failure: Exception) -> str:
     """A failure's message; numerical exceptions other than ConfigurationError also named by type."""
     return str(failure) if isinstance(failure, ConfigurationError) else f"{type(failure).__name__}: {failure}"
@@ -181,8 +191,10 @@ def simulate(
         (any case): DOP853 for a run with compiled steps, going on with TR-BDF2 where its steps look stiff, else
         TRBDF2 (:func:`choose_method`; ``settings["method"]`` of the result names the solvers that ran, e.g.
         ``"DOP853"`` or ``"DOP853, TRBDF2"``, and the message where the second took over).
-        Implicit solvers get the state Jacobian from batched central differences of the dynamics
-        (one vectorised call per Jacobian, not ``2n`` separate ones). A model with a compiled
+        Implicit solvers get the state Jacobian from the exact derivatives of the forward dynamics where they
+        cover the model and the run has no ``tau``, ``muscle_forces`` or ``loads``
+        (:meth:`mbkron.Model.forward_dynamics_derivatives`, issue 30), else from batched central differences of the
+        dynamics (one vectorised call per Jacobian, not ``2n`` separate ones). A model with a compiled
         right-hand side (:meth:`mbkron.Model.state_kernel`: one compiled constraint group, run without
         ``tau``, ``muscle_forces`` or ``loads``) is evaluated by it, one compiled call per evaluation for
         every solver (the Python route where it declines a state), and implicit solvers get the same
@@ -324,13 +336,21 @@ def simulate(
         finally:
             kernel.load()
 
+    # the model's own dynamics of a model the derivatives cover (explicit joint variables, loads independent of the
+    # state): the exact Jacobian (issue 30) instead of central differences
+    exact = (actuation is None and muscle_forces is None and loads is None and model.forward_plan is not None
+             and model.forward_plan.derivatives_gap() is None)
+
     def jacobian(t: float, y: NDArray) -> NDArray:
+        if exact:
+            return _exact_jacobian(model, y, nq)
         if kernel is not None and not compiled_steps:
             kernel.store()  # (the kernel's Jacobian starts from the workspace's continuation)
         J = None if kernel is None else kernel.jacobian(t, y)
         return _state_jacobian(rhs_batched, t, y, nq) if J is None else J
 
-    if name in _IMPLICIT:
+    implicit = name in _IMPLICIT or issubclass(solver_class, (TRBDF2, Radau, BDF, LSODA))  # (a class given, too)
+    if implicit:
         options["jac"] = jacobian
     settings = dict(method=name, rtol=rtol, atol=atol, max_step=max_step if np.isfinite(max_step) else None,
                     t_span=(t0, t_end))
@@ -352,13 +372,13 @@ def simulate(
             trajectory.start(step_accelerations(t0, y0))  # (which compiles or loads the steps)
         else:
             trajectory.start(accelerations(t0, y0))
-        if name in _IMPLICIT and kernel is None:
-            rhs_batched(t0, y0[None])
+        if implicit and kernel is None:  # the exact Jacobian's kernels, or the batched route of the differences'
+            jacobian(t0, y0) if exact else rhs_batched(t0, y0[None])
         if kernel is not None and not stepping:
             kernel.load()  # from the initial state's solution
             if compiled_steps:
                 compile_runge_kutta_steps(solver_class, kernel, 2 * nq)
-            elif name in _IMPLICIT:
+            elif implicit:
                 kernel.jacobian(t0, y0)
             else:
                 kernel.accelerations(y0)
