@@ -304,8 +304,8 @@ class ForwardDynamics:
         return StateKernel(fast_step, continuation, context)
 
     def compile_ahead(self, kernels: tuple[str, ...] = ("dynamics", "steps")) -> None:
-        """Compile (or load from numba's disk cache) kernels of the TR-BDF2 runs of models with one compiled
-        constraint group, without evaluating anything: ``"dynamics"`` the terms of the equations of motion below
+        """Compile (or load from numba's disk cache) kernels of the runs of models with one compiled constraint
+        group (TR-BDF2's and the explicit Runge–Kutta solvers'), without evaluating anything: ``"dynamics"`` the terms of the equations of motion below
         the group's dynamics (:func:`compile_dynamics`), ``"steps"`` the TR-BDF2 steps
         (:meth:`StateKernel.compile_steps`), ``"explicit"`` the explicit Runge–Kutta steps
         (:meth:`StateKernel.compile_runge_kutta`: DOP853's, the command line's default for such models), in the
