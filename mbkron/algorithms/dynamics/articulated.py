@@ -72,6 +72,18 @@ def _workspace(nb, nq, nj):  # pragma: no cover - compiled
             np.empty((nb, 13)), np.empty((4, 3)), np.empty(6), np.empty(6), np.empty((nb, 6)))
 
 
+@jit
+def _force_cross(x, h, out):  # pragma: no cover - compiled
+    """``out = X ×* h`` (the dual of :func:`~mbkron.algorithms.kinematics.kernels.twist_bracket`) for a twist
+    ``X = (ω, v)`` and a wrench ``h = (n, f)``: ``(ω × n + v × f, ω × f)``."""
+    out[0] = x[1] * h[2] - x[2] * h[1] + x[4] * h[5] - x[5] * h[4]
+    out[1] = x[2] * h[0] - x[0] * h[2] + x[5] * h[3] - x[3] * h[5]
+    out[2] = x[0] * h[1] - x[1] * h[0] + x[3] * h[4] - x[4] * h[3]
+    out[3] = x[1] * h[5] - x[2] * h[4]
+    out[4] = x[2] * h[3] - x[0] * h[5]
+    out[5] = x[0] * h[4] - x[1] * h[3]
+
+
 @inline_jit
 def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, force, c, coordinate, weight, q, qd,
              work, inverse):  # pragma: no cover - compiled
@@ -113,13 +125,7 @@ def _outward(geometry, links, body_inertia, gravity, springs, joint_torque, forc
         if not inverse:  # the articulated inertias start from the 6×6 maps; the inverse applies the rows
             _inertia_matrix(rows[i], inertia[i])
         apply_inertia(rows[i], V[i], momentum)
-        w, v, n, F = V[i, :3], V[i, 3:], momentum[:3], momentum[3:]
-        wrench[i, 0] = w[1] * n[2] - w[2] * n[1] + v[1] * F[2] - v[2] * F[1]
-        wrench[i, 1] = w[2] * n[0] - w[0] * n[2] + v[2] * F[0] - v[0] * F[2]
-        wrench[i, 2] = w[0] * n[1] - w[1] * n[0] + v[0] * F[1] - v[1] * F[0]
-        wrench[i, 3] = w[1] * F[2] - w[2] * F[1]
-        wrench[i, 4] = w[2] * F[0] - w[0] * F[2]
-        wrench[i, 5] = w[0] * F[1] - w[1] * F[0]
+        _force_cross(V[i], momentum, wrench[i])  # the bias wrench p_i = V_i ×* I_i V_i
     return OK
 
 
@@ -234,30 +240,19 @@ def _articulated(links, gravity, coordinate, qdd, work):  # pragma: no cover - c
 
 
 @jit
-def _force_cross(x, h, out):  # pragma: no cover - compiled
-    """``out = X ×* h`` (the dual of :func:`~mbkron.algorithms.kinematics.kernels.twist_bracket`) for a twist
-    ``X = (ω, v)`` and a wrench ``h = (n, f)``: ``(ω × n + v × f, ω × f)``."""
-    out[0] = x[1] * h[2] - x[2] * h[1] + x[4] * h[5] - x[5] * h[4]
-    out[1] = x[2] * h[0] - x[0] * h[2] + x[5] * h[3] - x[3] * h[5]
-    out[2] = x[0] * h[1] - x[1] * h[0] + x[3] * h[4] - x[4] * h[3]
-    out[3] = x[1] * h[5] - x[2] * h[4]
-    out[4] = x[2] * h[3] - x[0] * h[5]
-    out[5] = x[0] * h[4] - x[1] * h[3]
-
-
-@jit
 def _dot(x, y):  # pragma: no cover - compiled
-    """``x · y`` of two 6-vectors."""
+    """``x · y`` of two 6-vectors, unrolled (:func:`mbkron.numerics.linalg.dot`'s loop over any length made the
+    derivatives 1.1–1.3× slower: 20.0 against 15.6 µs for a 20-body chain's)."""
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
 
 @jit
-def _product(matrix, y, out, transposed):  # pragma: no cover - compiled
-    """``out = matrix y`` (or ``matrixᵀ y``) for a 6×6 ``matrix``."""
+def _product(matrix, y, out):  # pragma: no cover - compiled
+    """``out = matrix y`` for a 6×6 ``matrix``."""
     for r in range(6):
         value = 0.0
         for c in range(6):
-            value += (matrix[c, r] if transposed else matrix[r, c]) * y[c]
+            value += matrix[r, c] * y[c]
         out[r] = value
 
 
@@ -293,7 +288,7 @@ def _derivatives(links, gravity, coordinate, work, dq, dqd, mass, local):  # pra
     column = vec[8]
     for i in range(nb):  # each body's I_i, h_i = I_i V_i and B_i = V_i ×* I_i − I_i V_i × = P + Pᵀ, P = V_i ×* I_i
         _inertia_matrix(rows[i], composite[i])  # (since V × = −(V ×*)ᵀ and I is symmetric)
-        _product(composite[i], V[i], held[i], False)
+        _product(composite[i], V[i], held[i])
         for c in range(6):  # column c of P: V ×* (I e_c)
             for r in range(6):
                 column[r] = composite[i, r, c]
@@ -308,8 +303,8 @@ def _derivatives(links, gravity, coordinate, work, dq, dqd, mass, local):  # pra
         parent = links[i, 0]
         k = coordinate[i]
         if k >= 0:
-            _product(composite[i], S[i], alpha[i], False)
-            _product(coriolis[i], S[i], beta[i], False)
+            _product(composite[i], S[i], alpha[i])
+            _product(coriolis[i], S[i], beta[i])
             _force_cross(S[i], held[i], h)
             for r in range(6):
                 beta[i, r] -= h[r]
@@ -343,17 +338,17 @@ def _derivatives(links, gravity, coordinate, work, dq, dqd, mass, local):  # pra
                 mass[k, m] = _dot(alpha[i], Z)
         # ∂F̄_b by q_m, q̇_m, q̈_m for the joints above b
         _force_cross(Z, wrench[b], gamma)
-        _product(composite[b], u, h, False)
+        _product(composite[b], u, h)
         _force_cross(W, held[b], x1)
-        _product(coriolis[b], W, x2, False)
+        _product(coriolis[b], W, x2)
         for r in range(6):
             gamma[r] -= h[r] + x1[r] + x2[r]
-        _product(coriolis[b], Z, gamma_d, False)
+        _product(coriolis[b], Z, gamma_d)
         _force_cross(Z, held[b], x1)
-        _product(composite[b], W, x2, False)
+        _product(composite[b], W, x2)
         for r in range(6):
             gamma_d[r] += x1[r] - 2.0 * x2[r]
-        _product(composite[b], Z, gamma_a, False)
+        _product(composite[b], Z, gamma_a)
         a = links[b, 0]
         while a >= 0:
             k = coordinate[a]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mbkron.jit.arrays import batch_rows, writable
+from mbkron.jit.arrays import batch_rows, frozen, writable
 from mbkron.core.lazy import LazyModule
 from mbkron.multibody import loads as load_records
 from mbkron.algorithms.jointvars.explicit import joint_dynamics
@@ -59,7 +59,8 @@ class ForwardDynamics:
         # every joint variable explicit (affine, empirical functions of a coordinate, expressions): the one-call
         # route of one state, the joint variables evaluated in the same kernel (ExplicitMap.arguments)
         self.explicit = jv.explicit
-        self.matrix, self.constant = _read_only(jv.matrix), _read_only(jv.constant)
+        self.matrix = frozen(np.array(jv.matrix, dtype=float))
+        self.constant = frozen(np.array(jv.constant, dtype=float))
         self.nq = model.nq
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if not jv.providers else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
@@ -69,8 +70,8 @@ class ForwardDynamics:
         joints = model.tree.joint_of_body
         explicit_functions = self.explicit is not None and not self.explicit.entries.shape[0]  # no formulas
         self._joint_space = None if not explicit_functions or self.simple is not None else (
-            _read_only(np.zeros(jv.size)), _read_only_int(np.where(joints >= 0, joints, -1)),
-            _read_only((joints >= 0).astype(float)), batch_rows(np.zeros(jv.size), (), 1))
+            frozen(np.zeros(jv.size)), frozen(np.where(joints >= 0, joints, -1).astype(np.int64)),
+            frozen((joints >= 0).astype(float)), batch_rows(np.zeros(jv.size), (), 1))
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
         # in one compiled call (mbkron.algorithms.dynamics.group.forward)
         fast = [getattr(provider, "fast_step", None) for _, provider in jv.providers]
@@ -91,7 +92,7 @@ class ForwardDynamics:
                 generalized[model.coordinate_indices[load.coordinate]] += float(load.value)
             else:
                 return None
-        return cls(model, spring_rows, _read_only(joint_torque), _read_only(generalized))
+        return cls(model, spring_rows, frozen(joint_torque), frozen(generalized))
 
     def __call__(self, model, q: NDArray, qd: NDArray, tau, states) -> NDArray[np.float64] | None:
         """``q̈`` at validated ``q``, ``qd`` of shape (..., nq), from the joint-variable providers' ``states`` (a
@@ -135,9 +136,7 @@ class ForwardDynamics:
         includes a finite ``q̈``: :func:`mbkron.algorithms.dynamics.articulated.articulated_forward`), else None; the
         caller then checks the arguments (a non-finite one makes ``q̈`` non-finite) and takes the full route."""
         entry, arguments = _ENTRY.get("articulated_forward"), self._one_arguments
-        if (entry is None or arguments is None or type(q) is not np.ndarray or type(qd) is not np.ndarray or q.dtype is not _FLOAT
-                or qd.dtype is not _FLOAT or q.shape != qd.shape or q.shape != (self.nq,) or not q.flags.c_contiguous
-                or not qd.flags.c_contiguous):
+        if entry is None or arguments is None or not _one_plain_state(self.nq, q, qd):
             return None
         values, status = entry(*arguments, q, qd)
         return values if status == _forward.OK else None
@@ -498,7 +497,7 @@ def _simple_tree(joint_of_body: NDArray, matrix: NDArray) -> tuple[NDArray, NDAr
     coordinate = np.where(joint_of_body >= 0, columns[np.maximum(joint_of_body, 0)], -1).astype(np.int64)
     weight = np.where(joint_of_body >= 0, matrix[np.maximum(joint_of_body, 0), columns[np.maximum(joint_of_body, 0)]], 0.0)
     coordinate.setflags(write=False)
-    return coordinate, _read_only(weight)
+    return coordinate, frozen(weight)
 
 
 _ENTRY: dict = {}
@@ -552,18 +551,6 @@ def _one_plain_state(nq: int, *arrays) -> bool:
                 or not values.flags.c_contiguous):
             return False
     return True
-
-
-def _read_only_int(values: NDArray) -> NDArray[np.int64]:
-    out = np.array(values, dtype=np.int64)
-    out.setflags(write=False)
-    return out
-
-
-def _read_only(values: NDArray) -> NDArray[np.float64]:
-    out = np.array(values, dtype=float)
-    out.setflags(write=False)
-    return out
 
 
 def solve_positive_definite_columns(M: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64] | None:
