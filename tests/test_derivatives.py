@@ -262,6 +262,47 @@ def test_chunks_of_a_large_batch_are_its_states(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
+def limited_tree(seed: int) -> mbkron.Model:
+    """:func:`simple_tree` with a coordinate limit force on each of two coordinates (one undamped) and constant
+    loads: the state-dependent loads the derivatives differentiate beside the compiled plan."""
+    rng = np.random.default_rng(seed)
+    spec = random_tree(rng, nb=6, nq=1, fixed_fraction=0.0)
+    spec.q = list(sympy.symbols(f"q1:{len(spec.joints) + 1}"))
+    spec.variables = list(spec.q)
+    limits = (mbkron.loads.CoordinateLimitForce("q1", 40.0, 0.3, 25.0, -0.4, 0.1, 1.5),
+              mbkron.loads.CoordinateLimitForce("q3", 10.0, 0.5, 60.0, -0.2, 0.05, 0.0))
+    return build_model(spec, gravity=tuple(rng.normal(size=3)), loads=(*limits, *constant_loads(spec, rng)))
+
+
+@pytest.mark.parametrize("name", ["limited_tree", "gait10dof18musc_spring"])
+def test_coordinate_limit_forces(name, tmp_path):
+    """Coordinate limit forces (state-dependent, differentiated beside the plan of the rest): ``∂τ/∂q``, ``∂τ/∂q̇``,
+    ``∂q̈/∂q``, ``∂q̈/∂q̇`` against eighth-order differences with the limited coordinates beyond each limit, in each
+    transition band (the smooth step's quintic) and between the limits, the stencils (±0.002) inside one region."""
+    from validation.purity import load
+
+    if name == "limited_tree":
+        model = limited_tree(5)
+    else:
+        model = load(Path(__file__).parent / "data" / "osim" / f"{name}.osim.gz", str(tmp_path))
+    assert model.derivative_loads
+    rng = np.random.default_rng(31)
+    for region in range(5):  # beyond the lower limit's band, in it, between the limits, in the upper band, beyond
+        q = model.default_q + 0.1 * rng.uniform(-1.0, 1.0, model.nq)
+        qd, qdd = rng.uniform(-1.0, 1.0, (2, model.nq))
+        for limit in model.derivative_loads:
+            low, up, width = limit.lower_limit, limit.upper_limit, limit.transition
+            q[model.coordinates.index(limit.coordinate)] = (low - 1.6 * width, low - 0.63 * width, 0.5 * (low + up),
+                                                          up + 0.37 * width, up + 1.7 * width)[region]
+        check_inverse_derivatives(model, q, qd, qdd, 5e-4)
+        d = model.forward_dynamics_derivatives(q, qd, qdd)
+        np.testing.assert_array_equal(d.qdd, model.forward_dynamics(q, qd, qdd))
+        for exact, x in ((d.dqdd_dq, 0), (d.dqdd_dqd, 1)):  # h = 2e-3: at 5e-4 the round-off of q̈ over h is 5e-10
+            numeric = differences(lambda y: model.forward_dynamics(*((y, qd) if x == 0 else (q, y)), qdd),
+                                  (q, qd)[x], 2e-3)
+            assert np.abs(exact - numeric).max() <= 1e-10 * np.abs(numeric).max()
+
+
 def test_implicit_solvers_get_the_exact_state_jacobian():
     """A run of a model the derivatives cover, without actuation or extra loads, hands an implicit solver the exact
     ``[[0, I], [∂q̈/∂q, ∂q̈/∂q̇]]`` (issue 30, item 3), bit for bit the forward dynamics' derivatives, instead of central

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mbkron.algorithms.dynamics.forward import solve_positive_definite_columns
+from mbkron.algorithms.dynamics.loads import DIFFERENTIATED, load_derivatives
 from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
 from mbkron.model.dynamics import forward_dynamics, inverse_dynamics
@@ -88,7 +89,12 @@ def inverse_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     q, qd, qdd = as_state(model, q), as_state(model, qd, "qd"), as_state(model, qdd, "qdd")
     if not q.shape == qd.shape == qdd.shape:
         q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
-    result = model.forward_plan.inverse_derivatives(q, qd, qdd)
+    result = model.derivatives_plan.inverse_derivatives(q, qd, qdd)
+    if result is not None and model.derivative_loads:  # τ = (the plan's τ) − Q of the state-dependent loads
+        tau, dtau_dq, dtau_dqd, mass = result
+        load, load_dq, load_dqd = load_derivatives(model, model.derivative_loads, q, qd)
+        result = tau - load, dtau_dq - load_dq, dtau_dqd - load_dqd, mass
+        result = result if all(np.isfinite(x).all() for x in result[:3]) else None
     if result is None:  # a state where τ is not finite: the inverse dynamics names it
         inverse_dynamics(model, workspace, q, qd, qdd)
         raise ConfigurationError(f"the derivatives of the inverse dynamics of model `{model.name}` are not finite at "
@@ -121,9 +127,10 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     shape = np.broadcast_shapes(q.shape, qd.shape, q.shape if tau is None else tau.shape)
     if q.shape != shape or qd.shape != shape:
         q, qd = np.broadcast_to(q, shape), np.broadcast_to(qd, shape)
-    plan = model.forward_plan
-    result = plan.forward_derivatives(q, qd, tau)  # simple trees: one kernel call
-    if result is None and plan.simple is None:  # else the inverse dynamics' derivatives at the forward dynamics' q̈
+    plan = model.derivatives_plan
+    # simple trees: one kernel call; with state-dependent loads, which the plan leaves out, as for other models
+    result = None if model.derivative_loads else plan.forward_derivatives(q, qd, tau)
+    if result is None and (plan.simple is None or model.derivative_loads):  # the inverse derivatives at the q̈
         qdd = forward_dynamics(model, workspace, q, qd, tau)
         _, dtau_dq, dtau_dqd, mass = inverse_dynamics_derivatives(model, workspace, q, qd, qdd)
         identity = np.broadcast_to(np.eye(model.nq), mass.shape)
@@ -141,10 +148,10 @@ def forward_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
 
 def _check_covered(model) -> None:
     """NotImplementedError naming why ``model``'s derivatives are not covered yet (the module docstring)."""
-    plan = model.forward_plan
+    plan = model.derivatives_plan
     if plan is None:
-        kinds = sorted({type(load).__name__ for load in model.loads if not isinstance(load, _CONSTANT) or callable(
-            getattr(load, "torque", getattr(load, "value", None)))})
+        kinds = sorted({type(load).__name__ for load in model.loads if not isinstance(load, _CONSTANT + DIFFERENTIATED)
+                        or callable(getattr(load, "torque", getattr(load, "value", None)))})
         why = f"loads whose generalized forces depend on the state or time ({', '.join(kinds)})"
     else:
         why = plan.derivatives_gap()
@@ -153,4 +160,4 @@ def _check_covered(model) -> None:
     raise NotImplementedError(
         f"derivatives of the dynamics of model `{model.name}`: not implemented yet for {why}; they cover explicit "
         "joint variables (affine, or functions of one coordinate) with loads that do not depend on the state "
-        "(docs/derivatives.md)")
+        "and coordinate limit forces (docs/derivatives.md)")

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mbkron.algorithms.dynamics import reactions, terms
 from mbkron.algorithms.dynamics.forward import ForwardDynamics
+from mbkron.algorithms.dynamics.loads import DIFFERENTIATED
 from mbkron.algorithms.jointvars.explicit import JointVariables
 from mbkron.algorithms.kinematics.tree import KinematicsData
 from mbkron.algorithms.paths import forces as path_forces
@@ -74,6 +75,10 @@ class Model:
     forward_plan : ForwardDynamics or None
         Which one-call route the forward and inverse dynamics take for this model, with its packed arrays
         (:class:`mbkron.algorithms.dynamics.forward.ForwardDynamics`); None where there is none.
+    derivative_loads, derivatives_plan : tuple of Load, ForwardDynamics or None
+        The loads whose derivatives :func:`mbkron.algorithms.dynamics.loads.load_derivatives` gives (state-dependent
+        kinds, :data:`~mbkron.algorithms.dynamics.loads.DIFFERENTIATED`), and the plan of the rest of the dynamics that
+        the derivatives of the dynamics run (``forward_plan`` itself where there are none).
     joint_indices, coordinate_indices : mapping of str to int
         Derived once when the model is made: the row of each joint variable (named after its body) in ``f`` and of
         each coordinate in ``q``; the algorithms read them (:func:`mbkron.core.arguments.named_index`) instead of
@@ -103,6 +108,8 @@ class Model:
     joint_indices: Mapping[str, int] = field(init=False, repr=False)
     coordinate_indices: Mapping[str, int] = field(init=False, repr=False)
     forward_plan: ForwardDynamics = field(init=False, repr=False)
+    derivative_loads: tuple = field(init=False, repr=False)
+    derivatives_plan: ForwardDynamics = field(init=False, repr=False)
 
     def __post_init__(self):
         constant = object.__setattr__
@@ -115,6 +122,9 @@ class Model:
         constant(self, "joint_indices", {name: j for j, name in enumerate(self.joints)})
         constant(self, "coordinate_indices", {name: k for k, name in enumerate(self.coordinates)})
         constant(self, "forward_plan", ForwardDynamics.plan(self, self.kernel_spring_rows))
+        constant(self, "derivative_loads", tuple(load for load in self.loads if isinstance(load, DIFFERENTIATED)))
+        constant(self, "derivatives_plan", ForwardDynamics.plan(self, self.kernel_spring_rows, DIFFERENTIATED)
+                 if self.derivative_loads else self.forward_plan)
 
     __repr__ = summary  # counts, not arrays
 

@@ -78,13 +78,14 @@ class ForwardDynamics:
         self.group = (jv.providers[0][0].astype(np.int64), fast[0]) if len(fast) == 1 and fast[0] is not None else None
 
     @classmethod
-    def plan(cls, model, spring_rows: NDArray) -> ForwardDynamics | None:
+    def plan(cls, model, spring_rows: NDArray, skip: tuple[type, ...] = ()) -> ForwardDynamics | None:
         """The compiled route of ``model`` whose spring-dampers and constant line forces are ``spring_rows``
         (:func:`mbkron.multibody.layout.spring_rows`), or None (loads it does not cover: point loads, body torques,
-        load values given as functions)."""
+        load values given as functions). Loads of the kinds ``skip`` are left out: a plan of the rest of the
+        dynamics, for the derivatives (:data:`mbkron.algorithms.dynamics.loads.DIFFERENTIATED`)."""
         joint_torque, generalized = np.zeros(model.nj), np.zeros(model.nq)
         for load in model.loads:
-            if load_records.in_kernel(load):  # spring_rows
+            if load_records.in_kernel(load) or isinstance(load, skip):  # spring_rows, or the caller's
                 continue
             if isinstance(load, load_records.JointTorque) and not callable(load.torque):
                 joint_torque[model.joint_indices[load.joint]] += float(load.torque)

@@ -37,10 +37,17 @@ from mbkron.algorithms.kinematics.tree import point_positions
 from mbkron.algorithms.paths.forces import path_forces
 from mbkron.multibody.muscles.springs import PathForce
 
-__all__ = ["coordinate_limit_force", "direction", "evaluate_value"]
+__all__ = ["DIFFERENTIATED", "coordinate_limit_force", "coordinate_limit_force_derivatives", "direction",
+           "evaluate_value", "load_derivatives"]
 
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 _compiled_dynamics = LazyModule("mbkron.algorithms.dynamics.kernels")
+
+
+DIFFERENTIATED = (CoordinateLimitForce,)
+"""Loads whose generalized forces depend on the state and which :func:`load_derivatives` differentiates (issue 30);
+the derivatives of the dynamics take the rest of a model's loads in the compiled plan
+(:meth:`mbkron.algorithms.dynamics.forward.ForwardDynamics.plan` with ``skip``)."""
 
 
 def _smooth_step(u: np.ndarray) -> np.ndarray:
@@ -49,16 +56,69 @@ def _smooth_step(u: np.ndarray) -> np.ndarray:
     return u * u * u * (10 + u * (6 * u - 15))
 
 
-def coordinate_limit_force(load: CoordinateLimitForce, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """The generalized force of a :class:`CoordinateLimitForce` at its coordinate's values ``q`` and rates
-    ``qd`` (arrays of any shape, SI units), in the order of operations of OpenSim 4.6's ``calcLimitForce``."""
+def _smooth_step_slope(u: np.ndarray) -> np.ndarray:
+    """``d stepUp/du = 30 u² (1 − u)²`` inside (0, 1), zero outside (where the clamp holds it; the step is C²
+    there, so the two sides agree at 0 and 1)."""
+    u = np.clip(u, 0.0, 1.0)
+    return 30.0 * (u * (1.0 - u)) ** 2
+
+
+def _coordinate_limit(load: CoordinateLimitForce, q: np.ndarray, qd: np.ndarray,
+                      derivatives: bool) -> tuple[np.ndarray, ...]:
+    """:func:`coordinate_limit_force`, and with ``derivatives`` its partial derivatives by ``q`` and ``q̇``
+    (:func:`coordinate_limit_force_derivatives`)."""
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     k_up, k_low, width = load.upper_stiffness, load.lower_stiffness, load.transition
     up_end, low_start = load.upper_limit + width, load.lower_limit - width  # Step(0, k_up, q_up, q_up + w)
-    stiffness_up = 0.0 + _smooth_step((q - load.upper_limit) * (1 / (up_end - load.upper_limit))) * k_up
-    stiffness_low = k_low + _smooth_step((q - low_start) * (1 / (load.lower_limit - low_start))) * (0.0 - k_low)
+    up_scale, low_scale = 1 / (up_end - load.upper_limit), 1 / (load.lower_limit - low_start)
+    u_up, u_low = (q - load.upper_limit) * up_scale, (q - low_start) * low_scale
+    stiffness_up = 0.0 + _smooth_step(u_up) * k_up
+    stiffness_low = k_low + _smooth_step(u_low) * (0.0 - k_low)
     elastic = -stiffness_up * (q - load.upper_limit) + stiffness_low * (load.lower_limit - q)
-    return elastic + -load.damping * (stiffness_up / k_up + stiffness_low / k_low) * qd
+    damping = -load.damping * (stiffness_up / k_up + stiffness_low / k_low)
+    force = elastic + damping * qd
+    if not derivatives:
+        return (force,)
+    slope_up = _smooth_step_slope(u_up) * up_scale * k_up  # ∂K_up/∂q
+    slope_low = -_smooth_step_slope(u_low) * low_scale * k_low  # ∂K_low/∂q
+    by_q = (-slope_up * (q - load.upper_limit) - stiffness_up + slope_low * (load.lower_limit - q) - stiffness_low
+            - load.damping * (slope_up / k_up + slope_low / k_low) * qd)
+    return force, by_q, np.broadcast_to(damping, force.shape).copy()
+
+
+def coordinate_limit_force(load: CoordinateLimitForce, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """The generalized force of a :class:`CoordinateLimitForce` at its coordinate's values ``q`` and rates
+    ``qd`` (arrays of any shape, SI units), in the order of operations of OpenSim 4.6's ``calcLimitForce``."""
+    return _coordinate_limit(load, q, qd, False)[0]
+
+
+def coordinate_limit_force_derivatives(load: CoordinateLimitForce, q: np.ndarray,
+                                       qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coordinate_limit_force` ``Q`` and its exact derivatives ``∂Q/∂q``, ``∂Q/∂q̇`` by its coordinate's value
+    and rate (arrays of the broadcast shape of ``q`` and ``qd``).
+
+    With ``K_up = k_up s(u_up)``, ``K_low = k_low (1 − s(u_low))`` (``u`` the clamped steps' arguments,
+    ``s' = 30 u² (1 − u)²``): ``∂Q/∂q = −K_up' (q − q_up) − K_up + K_low' (q_low − q) − K_low − c (K_up'/k_up +
+    K_low'/k_low) q̇`` and ``∂Q/∂q̇ = −c (K_up/k_up + K_low/k_low)``, with ``K_up' = k_up s'(u_up)/w``,
+    ``K_low' = −k_low s'(u_low)/w``.
+    """
+    return _coordinate_limit(load, q, qd, True)
+
+
+def load_derivatives(model, loads, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The generalized force ``Q`` of ``loads`` (each of a :data:`DIFFERENTIATED` kind) at states ``q``, ``qd`` of
+    one shape (..., nq) and its exact derivatives ``∂Q/∂q``, ``∂Q/∂q̇`` (..., nq, nq), ``[..., k, m] = ∂Q_k/∂x_m``."""
+    Q = np.zeros(q.shape)
+    by_q, by_qd = np.zeros(q.shape + q.shape[-1:]), np.zeros(q.shape + q.shape[-1:])
+    for load in loads:
+        if not isinstance(load, CoordinateLimitForce):
+            raise TypeError(f"no derivatives for a load of kind {type(load).__name__}")
+        k = named_index(model.coordinate_indices, load.coordinate, "coordinate")
+        force, d_q, d_qd = coordinate_limit_force_derivatives(load, q[..., k], qd[..., k])
+        Q[..., k] += force
+        by_q[..., k, k] += d_q
+        by_qd[..., k, k] += d_qd
+    return Q, by_q, by_qd
 
 
 def evaluate_value(value: Value, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

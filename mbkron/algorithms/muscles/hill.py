@@ -33,6 +33,8 @@ and states (arrays broadcast against the per-muscle parameters).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -49,7 +51,9 @@ __all__ = [
     "force_velocity",
     "pennation",
     "activation_rate",
+    "RigidTendonDerivatives",
     "rigid_tendon_force",
+    "rigid_tendon_force_derivatives",
     "compliant_tendon_force",
     "fiber_velocity",
     "equilibrium_fiber_length",
@@ -64,26 +68,48 @@ def _arrays(params) -> dict[str, NDArray]:
                          "max_contraction_velocity")}
 
 
+def _active_force_length(x: NDArray, curves: ThelenCurves) -> tuple[NDArray, NDArray]:
+    """``f_L(l̃)`` (Eq. 3) and its slope ``f_L' = −2 (l̃ − 1)/γ · f_L``."""
+    value = np.exp(-((x - 1.0) ** 2) / curves.active_shape)
+    return value, -2.0 * (x - 1.0) / curves.active_shape * value
+
+
 def active_force_length(normalized_length: ArrayLike, curves: ThelenCurves = ThelenCurves()) -> NDArray:
     """``f_L(l̃) = exp(−(l̃ − 1)²/γ)`` (Thelen 2003 Eq. 3)."""
-    x = np.asarray(normalized_length, dtype=float)
-    return np.exp(-((x - 1.0) ** 2) / curves.active_shape)
+    return _active_force_length(np.asarray(normalized_length, dtype=float), curves)[0]
+
+
+def _passive_force_length(x: NDArray, curves: ThelenCurves) -> tuple[NDArray, NDArray]:
+    """``f_PE(l̃)`` (Eq. 4, zero for ``l̃ ≤ 1``) and its slope ``k_PE/ε₀ᴹ · exp(k_PE (l̃ − 1)/ε₀ᴹ)/(exp(k_PE) − 1)``
+    for ``l̃ > 1`` (zero below; at ``l̃ = 1`` the left one, 0, where the curve has a kink of slope ``k_PE/(ε₀ᴹ
+    (exp(k_PE) − 1))``)."""
+    k, strain = curves.passive_shape, curves.fiber_strain_at_fmax
+    grown = np.exp(k * (np.maximum(x, 1.0) - 1.0) / strain)
+    stretched = x > 1.0
+    return (np.where(stretched, (grown - 1.0) / (np.exp(k) - 1.0), 0.0),
+            np.where(stretched, k / strain * grown / (np.exp(k) - 1.0), 0.0))
 
 
 def passive_force_length(normalized_length: ArrayLike, curves: ThelenCurves = ThelenCurves()) -> NDArray:
     """``f_PE(l̃)`` (Thelen 2003 Eq. 4), zero for ``l̃ ≤ 1`` as in OpenSim."""
-    x = np.asarray(normalized_length, dtype=float)
-    k = curves.passive_shape
-    stretched = (np.exp(k * (np.maximum(x, 1.0) - 1.0) / curves.fiber_strain_at_fmax) - 1.0) / (np.exp(k) - 1.0)
-    return np.where(x > 1.0, stretched, 0.0)
+    return _passive_force_length(np.asarray(normalized_length, dtype=float), curves)[0]
+
+
+def _tendon_force_strain(x: NDArray, curves: ThelenCurves) -> tuple[NDArray, NDArray]:
+    """``f_T(ε)`` (Eq. 5) and its slope: ``F_toe k_toe/ε_toe · exp(k_toe ε/ε_toe)/(exp(k_toe) − 1)`` in the toe,
+    ``k_lin`` above it (continuous there: that fixes ``ε_toe``), zero for ``ε ≤ 0`` (at ``ε = 0`` the left one)."""
+    toe, f_toe, k_toe = curves.toe_strain, 0.33, 3.0
+    grown = np.exp(k_toe * np.clip(x, 0.0, toe) / toe)
+    toe_part = f_toe / (np.exp(k_toe) - 1.0) * (grown - 1.0)
+    toe_slope = f_toe / (np.exp(k_toe) - 1.0) * k_toe / toe * grown
+    linear = x > toe
+    return (np.where(linear, curves.linear_stiffness * (x - toe) + f_toe, np.where(x > 0.0, toe_part, 0.0)),
+            np.where(linear, curves.linear_stiffness, np.where(x > 0.0, toe_slope, 0.0)))
 
 
 def tendon_force_strain(strain: ArrayLike, curves: ThelenCurves = ThelenCurves()) -> NDArray:
     """``f_T(ε)`` (Thelen 2003 Eq. 5, exponential toe then linear), zero for ``ε ≤ 0``."""
-    x = np.asarray(strain, dtype=float)
-    toe, f_toe, k_toe = curves.toe_strain, 0.33, 3.0
-    toe_part = f_toe / (np.exp(k_toe) - 1.0) * (np.exp(k_toe * np.clip(x, 0.0, toe) / toe) - 1.0)
-    return np.where(x > toe, curves.linear_stiffness * (x - toe) + f_toe, np.where(x > 0.0, toe_part, 0.0))
+    return _tendon_force_strain(np.asarray(strain, dtype=float), curves)[0]
 
 
 def fiber_velocity_from_force(force: ArrayLike, activation: ArrayLike, active_fl: ArrayLike,
@@ -115,6 +141,42 @@ def fiber_velocity_from_force(force: ArrayLike, activation: ArrayLike, active_fl
     return np.where(inside, velocity(np.clip(F, 1e-300, top)), velocity(anchor) + slope(anchor) * (F - anchor))
 
 
+def _force_velocity(v: NDArray, a: NDArray, curves: ThelenCurves) -> tuple[NDArray, NDArray, NDArray]:
+    """``f_V(ṽ, a)`` (:func:`force_velocity`) and its partial derivatives ``∂f_V/∂ṽ``, ``∂f_V/∂a``.
+
+    With ``k = 0.25 + 0.75 a`` (``∂k/∂a = 0.75``), ``α = 1 + 1/A_f``, ``c = (2 + 2/A_f)/(F_len − 1)`` and on each
+    branch (``ṽ_top = k A``, the slope there ``k B``, ``A``, ``B`` constants of the curve):
+
+    - ``ṽ < −k``: ``(ṽ + k)/(k α)``; ``∂ṽ = 1/(k α)``, ``∂k = −ṽ/(k² α)``;
+    - ``−k ≤ ṽ ≤ 0``: ``(k + ṽ)/(k − ṽ/A_f)``; ``∂ṽ = k α/(k − ṽ/A_f)²``, ``∂k = −ṽ α/(k − ṽ/A_f)²``;
+    - ``0 < ṽ < ṽ_top``: ``(k + ṽ c F_len)/(k + ṽ c)``; ``∂ṽ = c k (F_len − 1)/(k + ṽ c)²``,
+      ``∂k = −ṽ c (F_len − 1)/(k + ṽ c)²``;
+    - beyond: ``f_top + (ṽ − k A)/(k B)``; ``∂ṽ = 1/(k B)``, ``∂k = −ṽ/(k² B)``.
+
+    The curve is continuous; its slope is continuous at ``ṽ = −k`` and ``ṽ_top`` and jumps at ``ṽ = 0`` (from
+    ``α/k`` on the concentric side to twice that, Thelen's Eq. 6–7), where the concentric side's is given.
+    """
+    k = 0.25 + 0.75 * a
+    af, flen, threshold = curves.af, curves.flen, curves.extrapolation_threshold
+    alpha = 1.0 + 1.0 / af
+    c = (2.0 + 2.0 / af) / (flen - 1.0)
+    f_top = threshold * flen
+    v_top = k * (f_top - 1.0) / (c * (flen - f_top))  # velocity at the eccentric threshold, k A
+    slope_top = k / (c * (flen - f_top)) + k * (f_top - 1.0) / (c * (flen - f_top) ** 2)  # dṽ/df_V there, k B
+    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is only used where it is finite
+        below = k - v / af
+        above = k + v * c
+        branches = (
+            ((v + k) / (k * alpha), 1.0 / (k * alpha), -v / (k * k * alpha)),
+            ((k + v) / below, k * alpha / below**2, -v * alpha / below**2),
+            ((k + v * c * flen) / above, c * k * (flen - 1.0) / above**2, -v * c * (flen - 1.0) / above**2),
+            (f_top + (v - v_top) / slope_top, 1.0 / slope_top, -v / (k * slope_top)),
+        )
+    conditions = (v < -k, v <= 0.0, v < v_top)
+    value, d_v, d_k = (np.select(conditions, [branch[i] for branch in branches[:3]], branches[3][i]) for i in range(3))
+    return value, d_v, 0.75 * d_k
+
+
 def force_velocity(normalized_velocity: ArrayLike, activation: ArrayLike,
                    curves: ThelenCurves = ThelenCurves()) -> NDArray:
     """``f_V(ṽ, a)``: the exact inverse of :func:`fiber_velocity_from_force` (Eq. 6–7), ``f_V(0) = 1``.
@@ -123,19 +185,8 @@ def force_velocity(normalized_velocity: ArrayLike, activation: ArrayLike,
     ``−k ≤ ṽ ≤ 0``, ``(k + ṽ c F_len)/(k + ṽ c)`` for eccentric ``ṽ`` up to the extrapolation
     threshold, and the matching straight lines beyond.
     """
-    v = np.asarray(normalized_velocity, dtype=float)
-    k = 0.25 + 0.75 * np.asarray(activation, dtype=float)
-    af, flen, threshold = curves.af, curves.flen, curves.extrapolation_threshold
-    c = (2.0 + 2.0 / af) / (flen - 1.0)
-    f_top = threshold * flen
-    v_top = k * (f_top - 1.0) / (c * (flen - f_top))  # velocity at the eccentric threshold
-    slope_top = k / (c * (flen - f_top)) + k * (f_top - 1.0) / (c * (flen - f_top) ** 2)  # dṽ/df_V there
-    with np.errstate(divide="ignore", invalid="ignore"):  # each branch is only used where it is finite
-        concentric = (k + v) / (k - v / af)
-        eccentric = (k + v * c * flen) / (k + v * c)
-    return np.where(v < -k, (v + k) / (k * (1.0 + 1.0 / af)),
-                    np.where(v <= 0.0, concentric,
-                             np.where(v < v_top, eccentric, f_top + (v - v_top) / slope_top)))
+    return _force_velocity(np.asarray(normalized_velocity, dtype=float), np.asarray(activation, dtype=float),
+                           curves)[0]
 
 
 def pennation(fiber_length: ArrayLike, params) -> NDArray:
@@ -153,6 +204,55 @@ def activation_rate(excitation: ArrayLike, activation: ArrayLike, curves: Thelen
     return (u - a) / tau
 
 
+class RigidTendonDerivatives(NamedTuple):
+    """The rigid-tendon musculotendon force and its partial derivatives (:func:`rigid_tendon_force_derivatives`),
+    each of the inputs' broadcast shape (..., n_mt)."""
+
+    force: NDArray[np.float64]
+    """``F``, N (:func:`rigid_tendon_force`)."""
+    dforce_dactivation: NDArray[np.float64]
+    """``∂F/∂a``, N."""
+    dforce_dlength: NDArray[np.float64]
+    """``∂F/∂l_MT``, N/m."""
+    dforce_dvelocity: NDArray[np.float64]
+    """``∂F/∂v_MT``, N·s/m."""
+
+
+def _rigid_tendon(activation: ArrayLike, length: ArrayLike, velocity: ArrayLike, params,
+                  derivatives: bool) -> tuple[NDArray, ...]:
+    """:func:`rigid_tendon_force`, and with ``derivatives`` its partial derivatives
+    (:func:`rigid_tendon_force_derivatives`)."""
+    p = _arrays(params)
+    curves = (params if isinstance(params, HillParameters) else params[0]).curves
+    height = p["optimal_fiber_length"] * np.sin(p["pennation_angle"])
+    along = np.asarray(length, dtype=float) - p["tendon_slack_length"]
+    fiber = np.hypot(along, height)
+    cos_phi = along / fiber
+    l_norm = fiber / p["optimal_fiber_length"]
+    speed = np.asarray(velocity, dtype=float)
+    velocity_scale = p["optimal_fiber_length"] * p["max_contraction_velocity"]
+    v_norm = speed * cos_phi / velocity_scale
+    a = np.asarray(activation, dtype=float)
+    f_l, f_l_slope = _active_force_length(l_norm, curves)
+    f_v, f_v_velocity, f_v_activation = _force_velocity(v_norm, a, curves)
+    f_pe, f_pe_slope = _passive_force_length(l_norm, curves)
+    active = a * f_l * f_v
+    force = p["max_isometric_force"] * (active + f_pe) * cos_phi
+    taut = along > 0.0  # l_MT ≤ l_s: a slack tendon transmits nothing
+    if not derivatives:
+        return (np.where(taut, force, 0.0),)
+    # l_M = hypot(l_MT − l_s, h): ∂l_M/∂l_MT = cos φ, ∂cos φ/∂l_MT = sin²φ/l_M = h²/l_M³
+    d_cos = height**2 / fiber**3
+    d_v_norm_length = speed * d_cos / velocity_scale
+    scale = p["max_isometric_force"] * cos_phi
+    d_activation = scale * f_l * (f_v + a * f_v_activation)
+    d_length = (scale * ((a * f_l_slope * f_v + f_pe_slope) * cos_phi / p["optimal_fiber_length"]
+                         + a * f_l * f_v_velocity * d_v_norm_length)
+                + p["max_isometric_force"] * (active + f_pe) * d_cos)
+    d_velocity = scale * a * f_l * f_v_velocity * cos_phi / velocity_scale
+    return tuple(np.where(taut, x, 0.0) for x in (force, d_activation, d_length, d_velocity))
+
+
 def rigid_tendon_force(activation: ArrayLike, length: ArrayLike, velocity: ArrayLike, params) -> NDArray:
     """Musculotendon force with a rigid tendon, N, shape broadcast of the inputs (..., n_mt).
 
@@ -167,18 +267,26 @@ def rigid_tendon_force(activation: ArrayLike, length: ArrayLike, velocity: Array
         Musculotendon length (m) and lengthening velocity (m/s).
     params : sequence of HillParameters
     """
-    p = _arrays(params)
-    curves = (params if isinstance(params, HillParameters) else params[0]).curves
-    height = p["optimal_fiber_length"] * np.sin(p["pennation_angle"])
-    along = np.asarray(length, dtype=float) - p["tendon_slack_length"]
-    fiber = np.hypot(along, height)
-    cos_phi = along / fiber
-    l_norm = fiber / p["optimal_fiber_length"]
-    v_norm = np.asarray(velocity, dtype=float) * cos_phi / (p["optimal_fiber_length"] * p["max_contraction_velocity"])
-    a = np.asarray(activation, dtype=float)
-    active = a * active_force_length(l_norm, curves) * force_velocity(v_norm, a, curves)
-    force = p["max_isometric_force"] * (active + passive_force_length(l_norm, curves)) * cos_phi
-    return np.where(along > 0.0, force, 0.0)  # l_MT ≤ l_s: a slack tendon transmits nothing
+    return _rigid_tendon(activation, length, velocity, params, False)[0]
+
+
+def rigid_tendon_force_derivatives(activation: ArrayLike, length: ArrayLike, velocity: ArrayLike,
+                                   params) -> RigidTendonDerivatives:
+    """:func:`rigid_tendon_force` and its exact partial derivatives by activation, musculotendon length and
+    lengthening velocity (issue 30), shapes the inputs' broadcast (..., n_mt).
+
+    With ``l̃ = l_M/l_opt``, ``ṽ = v_MT cos φ/(l_opt v_max)``, ``∂l_M/∂l_MT = cos φ`` and
+    ``∂cos φ/∂l_MT = h²/l_M³`` (``h = l_opt sin φ_opt``; the chain rule on the module docstring's relations):
+
+    - ``∂F/∂a = F_max cos φ f_L (f_V + a ∂f_V/∂a)`` (``f_V`` depends on ``a`` through ``k = 0.25 + 0.75 a``);
+    - ``∂F/∂l_MT = F_max cos φ [(a f_L' f_V + f_PE') cos φ/l_opt + a f_L ∂f_V/∂ṽ · v_MT h²/(l_M³ l_opt v_max)]
+      + F_max (a f_L f_V + f_PE) h²/l_M³``;
+    - ``∂F/∂v_MT = F_max cos² φ a f_L ∂f_V/∂ṽ/(l_opt v_max)``;
+
+    all zero where the tendon is slack (``l_MT ≤ l_s``). Where a curve has a kink (``f_PE`` at ``l̃ = 1``, ``f_V`` at
+    ``ṽ = 0``: :func:`_force_velocity`) the slope of the side the value is taken from is given.
+    """
+    return RigidTendonDerivatives(*_rigid_tendon(activation, length, velocity, params, True))
 
 
 def compliant_tendon_force(fiber_length: ArrayLike, length: ArrayLike, params) -> NDArray:
