@@ -403,7 +403,7 @@ def local_errors(model: mbkron.Model, rtol: float = CLI_TOLERANCES[0], atol: flo
     from the same state by DOP853 at rtol = atol = 1e-13, minus the step's result), both in the solver's RMS norm
     relative to ``atol + rtol max(|y_n|, |y_γ|, |y_n+1|)``; and the global error's growth against a tight run."""
     from mbkron.integrate import TRBDF2
-    from mbkron.numerics.trbdf2 import D, GAMMA
+    from mbkron.numerics.trbdf2 import D, ERROR_WEIGHTS, UNFILTERED_WEIGHT
 
     workspace = model.workspace()
 
@@ -419,10 +419,11 @@ def local_errors(model: mbkron.Model, rtol: float = CLI_TOLERANCES[0], atol: flo
         t0, t1, h = solver.t_old, solver.t, solver.t - solver.t_old
         reference = solve_ivp(f, (t0, t1), solver.y_old, method="DOP853", rtol=1e-13, atol=1e-13).y[:, -1]
         true = solver.y - reference
-        estimate = h * ((GAMMA - 1.0) * solver.yp_old + solver.yp_mid - GAMMA * solver.yp) / 3.0
+        w_old, w_mid, w_new = ERROR_WEIGHTS  # the solver's own weights, (γ − 1)/3, 1/3, −γ/3
+        estimate = h * (w_old * solver.yp_old + w_mid * solver.yp_mid + w_new * solver.yp)
         filtered = np.linalg.solve(np.eye(2) - D * h * solver.J, estimate)
         scale = atol + rtol * np.maximum(np.maximum(np.abs(solver.y_old), np.abs(solver.y_mid)), np.abs(solver.y))
-        norm = max(np.sqrt(np.mean((filtered / scale) ** 2)), np.sqrt(np.mean((estimate / scale) ** 2)) / 16)
+        norm = max(np.sqrt(np.mean((filtered / scale) ** 2)), np.sqrt(np.mean((estimate / scale) ** 2)) * UNFILTERED_WEIGHT)
         rows.append((t1, norm, np.sqrt(np.mean((true / scale) ** 2)), *np.abs(true / scale),
                      *(solver.y - tight.sol(t1)), *np.abs(true)))
     rows = np.array(rows)

@@ -28,9 +28,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.integrate import DOP853, RK23, RK45, DenseOutput
 
 from mbkron.numerics import runge_kutta as kernel
-from mbkron.numerics.runs import LIMITS_SIZE
 from mbkron.integrate.common import StepRuns
-from mbkron.algorithms.dynamics.group import DERIVATIVES, EXTRA_STAGES, RUNGE_KUTTA_STEP
+from mbkron.algorithms.dynamics.group import EXTRA_STAGES, RUNGE_KUTTA_STEP
 
 __all__ = ["COMPILED", "STEPS_PER_CALL", "CompiledDOP853", "CompiledRK23", "CompiledRK45", "compile_steps"]
 
@@ -55,14 +54,9 @@ def _tableau(solver_class: type) -> tuple:
 
 def _derivatives(state_kernel: Any, tableau: tuple, times: NDArray, states: NDArray) -> NDArray | None:
     """The right-hand side at the rows of ``states`` (k, n) at ``times`` in one compiled call
-    (:func:`mbkron.algorithms.dynamics.group.group_runge_kutta`'s ``DERIVATIVES`` mode, with the argument types of the
-    steps' calls, ``tableau`` the solver's: one compilation for both); None where the kernel declines a row."""
-    n = states.shape[1]
-    derivatives = np.empty_like(states)
-    outcome = state_kernel.runge_kutta(DERIVATIVES, 0.0, times, np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
-                                       np.ones(n), derivatives, *tableau[1:], states, np.zeros(1, dtype=np.int64),
-                                       np.zeros(LIMITS_SIZE), np.zeros(n // 2), np.zeros(n // 2), 0)[0]
-    return derivatives if outcome == kernel.STEP_OK else None
+    (:meth:`mbkron.algorithms.dynamics.forward.StateKernel.derivative_rows`, with ``tableau`` the solver's: one
+    compilation for the steps and these); None where the kernel declines a row."""
+    return state_kernel.derivative_rows(tableau[1:], times, states)
 
 
 def compile_steps(solver_class: type, state_kernel: Any, n: int) -> None:

@@ -32,6 +32,7 @@ __all__ = ["ForwardDynamics", "StateKernel", "compile_dynamics", "compile_forwar
 # the kernels import numba: imported by the first evaluation, not by building a model (mbkron.core.lazy)
 compiled_trbdf2 = LazyModule("mbkron.numerics.trbdf2")
 _runs = LazyModule("mbkron.numerics.runs")
+_runge_kutta = LazyModule("mbkron.numerics.runge_kutta")
 _articulated = LazyModule("mbkron.algorithms.dynamics.articulated")
 _forward = LazyModule("mbkron.algorithms.dynamics.forward_kernels")
 _step = LazyModule("mbkron.algorithms.jointvars.kernels")
@@ -390,15 +391,25 @@ class StateKernel:
                           np.zeros(3, dtype=np.int64), times=np.zeros(0), limits=np.zeros(_runs.LIMITS_SIZE),
                           lower=np.zeros(nq), upper=np.zeros(nq), max_steps=max_steps)
 
+    def derivative_rows(self, tableau: tuple, times: NDArray, states: NDArray) -> NDArray[np.float64] | None:
+        """``y'`` at the rows of ``states`` (k, 2 nq) at ``times`` (k,) in one call of :meth:`runge_kutta`'s
+        :data:`~mbkron.algorithms.dynamics.group.DERIVATIVES` mode, with the argument types of the steps' calls
+        (``tableau`` ``(B, C, E, E3, E5, error_exponent, n_stages)`` of the solver: one compilation for both); None
+        where the kernel declines a row."""
+        n = states.shape[1]
+        derivatives = np.empty_like(states)
+        outcome = self.runge_kutta(_group.DERIVATIVES, 0.0, times, np.zeros(n), 1.0, 1.0, 1.0, np.inf, np.ones(n),
+                                   np.ones(n), derivatives, *tableau, states, np.zeros(1, dtype=np.int64),
+                                   np.zeros(_runs.LIMITS_SIZE), np.zeros(n // 2), np.zeros(n // 2), 0)[0]
+        return derivatives if outcome == _runge_kutta.STEP_OK else None
+
     def compile_runge_kutta(self) -> None:
         """Compile (or load from the cache) the kernel of :meth:`runge_kutta` (the compiled explicit steps of RK23,
-        RK45 and DOP853: one kernel, the tableau an argument) for the argument types of every call, evaluating nothing
-        (its derivatives mode on no rows, as :func:`mbkron.integrate.runge_kutta.compile_steps` does)."""
-        n, nq = 2 * self.nq, self.nq
-        vector, rows = np.ones(n), np.zeros((0, n))
-        self.runge_kutta(_group.DERIVATIVES, 0.0, np.zeros(0), np.zeros(n), 1.0, 1.0, 1.0, np.inf, vector, vector.copy(),
-                         rows, np.zeros(1), np.zeros(1), np.zeros(0), np.zeros(1), np.zeros(1), -0.125, 12, rows.copy(),
-                         np.zeros(1, dtype=np.int64), np.zeros(_runs.LIMITS_SIZE), np.zeros(nq), np.zeros(nq), 0)
+        RK45 and DOP853: one kernel, the tableau an argument) for the argument types of every call, evaluating nothing:
+        :meth:`derivative_rows` of no rows with a placeholder tableau (as
+        :func:`mbkron.integrate.runge_kutta.compile_steps` does with the solver's)."""
+        placeholder = (np.zeros(1), np.zeros(1), np.zeros(0), np.zeros(1), np.zeros(1), -0.125, 12)
+        self.derivative_rows(placeholder, np.zeros(0), np.zeros((0, 2 * self.nq)))
 
     def compile_forward(self) -> None:
         """Compile (or load from the cache) the kernels below this right-hand side's own
