@@ -151,7 +151,7 @@ def test_pinocchio_derivatives(size):
 
 
 @pytest.mark.parametrize("name, why", [
-    ("four_bar", "constraint groups"),
+    ("andrews_squeezer", "spring-dampers"),
     ("planar_chain", r"depend on the state or time \(LineForce, PointForce\)"),
 ])
 def test_models_not_covered_yet_are_refused_by_name(name, why):
@@ -301,6 +301,42 @@ def test_coordinate_limit_forces(name, tmp_path):
             numeric = differences(lambda y: model.forward_dynamics(*((y, qd) if x == 0 else (q, y)), qdd),
                                   (q, qd)[x], 2e-3)
             assert np.abs(exact - numeric).max() <= 1e-10 * np.abs(numeric).max()
+
+
+@pytest.mark.parametrize("name", ["four_bar", "five_bar", "four_bar.osim", "line_chain.osim", "point_chain.osim",
+                                  "weld_chain.osim"])
+def test_constraint_groups(name, tmp_path):
+    """Joint variables solved by constraint groups — expressions (the four-bar of Eq. 121, the five-bar of Eq. 123,
+    by LU and by the projection of Eq. 105–119) and loop closures (OpenSim's point, weld and coordinate-coupler
+    loops, planar and spatial): the third derivatives of the joint variables by one more implicit differentiation,
+    ``∂τ/∂q``, ``∂τ/∂q̇``, ``∂q̈/∂q``, ``∂q̈/∂q̇`` against eighth-order differences (each value solving the group
+    again), a batch against its states, and a workspace's continuation against none."""
+    from validation.purity import load
+
+    if name.endswith(".osim"):
+        model = load(Path(__file__).parent / "data" / "osim" / f"{name}.gz", str(tmp_path))
+    else:
+        model = mbkron.load_model(Path(__file__).parents[1] / "models" / f"{name}.toml")
+    assert model.constraint_groups
+    rng = np.random.default_rng(32)
+    q = model.default_q + 0.05 * rng.uniform(-1.0, 1.0, model.nq)
+    qd, qdd = rng.uniform(2.0, 3.0, (2, model.nq))  # speeds that dominate ∂τ/∂q̇ over the differences' round-off
+    check_inverse_derivatives(model, q, qd, qdd, 2e-3)
+    d = model.forward_dynamics_derivatives(q, qd, qdd)
+    np.testing.assert_allclose(d.qdd, model.forward_dynamics(q, qd, qdd), rtol=1e-13, atol=1e-13)
+    for exact, x in ((d.dqdd_dq, 0), (d.dqdd_dqd, 1)):
+        numeric = differences(lambda y: model.forward_dynamics(*((y, qd) if x == 0 else (q, y)), qdd), (q, qd)[x],
+                              2e-3)
+        assert np.abs(exact - numeric).max() <= 1e-10 * np.abs(numeric).max()
+    states = q + 0.02 * rng.uniform(-1.0, 1.0, (3, model.nq))
+    batch = model.inverse_dynamics_derivatives(states, qd, qdd)
+    workspace = model.workspace()
+    for k in range(3):
+        one = model.inverse_dynamics_derivatives(states[k], qd, qdd)
+        continued = model.inverse_dynamics_derivatives(states[k], qd, qdd, workspace=workspace)
+        for a, b, c in zip(batch, one, continued):
+            np.testing.assert_allclose(a[k], b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+            np.testing.assert_allclose(c, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
 
 
 def test_implicit_solvers_get_the_exact_state_jacobian():

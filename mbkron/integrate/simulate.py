@@ -144,10 +144,12 @@ def _state_jacobian(rhs_batched: Callable, t: float, y: NDArray, nq: int) -> NDA
     return J
 
 
-def _exact_jacobian(model: Model, y: NDArray, nq: int) -> NDArray:
+def _exact_jacobian(model: Model, y: NDArray, nq: int, workspace) -> NDArray:
     """Jacobian of ``y' = (q̇, q̈(q, q̇))``, ``[[0, I], [∂q̈/∂q, ∂q̈/∂q̇]]``, with the exact derivatives of the forward
-    dynamics (:meth:`mbkron.Model.forward_dynamics_derivatives`: the model's own loads, no actuation)."""
-    derivatives = model.forward_dynamics_derivatives(np.ascontiguousarray(y[:nq]), np.ascontiguousarray(y[nq:]))
+    dynamics (:meth:`mbkron.Model.forward_dynamics_derivatives`: the model's own loads, no actuation; constraint
+    groups continuing from the run's ``workspace``)."""
+    derivatives = model.forward_dynamics_derivatives(np.ascontiguousarray(y[:nq]), np.ascontiguousarray(y[nq:]),
+                                                     workspace=workspace)
     J = np.zeros((2 * nq, 2 * nq))
     J[:nq, nq:] = np.eye(nq)
     J[nq:, :nq], J[nq:, nq:] = derivatives.dqdd_dq, derivatives.dqdd_dqd
@@ -336,16 +338,16 @@ def simulate(
         finally:
             kernel.load()
 
-    # the model's own dynamics of a model the derivatives cover (explicit joint variables, loads independent of the
-    # state): the exact Jacobian (issue 30) instead of central differences
+    # the model's own dynamics of a model the derivatives cover (explicit joint variables, constraint groups with
+    # affine inputs, loads independent of the state): the exact Jacobian (issue 30) instead of central differences
     exact = (actuation is None and muscle_forces is None and loads is None and model.forward_plan is not None
              and model.forward_plan.derivatives_gap() is None)
 
     def jacobian(t: float, y: NDArray) -> NDArray:
-        if exact:
-            return _exact_jacobian(model, y, nq)
         if kernel is not None and not compiled_steps:
-            kernel.store()  # (the kernel's Jacobian starts from the workspace's continuation)
+            kernel.store()  # (the Jacobian starts from the workspace's continuation)
+        if exact:
+            return _exact_jacobian(model, y, nq, workspace)
         J = None if kernel is None else kernel.jacobian(t, y)
         return _state_jacobian(rhs_batched, t, y, nq) if J is None else J
 

@@ -32,7 +32,7 @@ from mbkron.algorithms.dynamics.loads import DIFFERENTIATED, load_derivatives
 from mbkron.core.arguments import state_array
 from mbkron.core.errors import ConfigurationError
 from mbkron.model.dynamics import forward_dynamics, inverse_dynamics
-from mbkron.model.kinematics import as_state
+from mbkron.model.kinematics import as_state, provider_states
 from mbkron.multibody import loads as load_records
 
 __all__ = ["ForwardDynamicsDerivatives", "InverseDynamicsDerivatives", "forward_dynamics_derivatives",
@@ -73,7 +73,8 @@ def inverse_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
                                  qdd: ArrayLike) -> InverseDynamicsDerivatives:
     """``τ(q, q̇, q̈)`` of the model's own loads and its derivatives ``∂τ/∂q``, ``∂τ/∂q̇``, ``∂τ/∂q̈ = M``
     (:meth:`mbkron.Model.inverse_dynamics_derivatives`); ``q``, ``qd``, ``qdd`` of shape (..., nq), broadcast
-    together. ``workspace`` is accepted for the common signature (the covered models have no constraint group).
+    together. Constraint groups continue from ``workspace``'s solutions (advancing them), or without one from their
+    assembly (:meth:`mbkron.Model.joint_variables`).
 
     Raises
     ------
@@ -89,7 +90,7 @@ def inverse_dynamics_derivatives(model, workspace, q: ArrayLike, qd: ArrayLike,
     q, qd, qdd = as_state(model, q), as_state(model, qd, "qd"), as_state(model, qdd, "qdd")
     if not q.shape == qd.shape == qdd.shape:
         q, qd, qdd = np.broadcast_arrays(q, qd, qdd)
-    result = model.derivatives_plan.inverse_derivatives(q, qd, qdd)
+    result = model.derivatives_plan.inverse_derivatives(q, qd, qdd, provider_states(model, workspace))
     if result is not None and model.derivative_loads:  # τ = (the plan's τ) − Q of the state-dependent loads
         tau, dtau_dq, dtau_dqd, mass = result
         load, load_dq, load_dqd = load_derivatives(model, model.derivative_loads, q, qd)

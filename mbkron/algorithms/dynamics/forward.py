@@ -50,7 +50,7 @@ class ForwardDynamics:
     """
 
     __slots__ = ("arrays", "generalized", "explicit", "matrix", "constant", "nq", "simple", "_simple_arrays", "group",
-                 "_one_arguments", "_generalized_row", "_joint_space")
+                 "_one_arguments", "_generalized_row", "_joint_space", "_joint_variables")
 
     def __init__(self, model, spring_rows: NDArray, joint_torque: NDArray, generalized: NDArray):
         self.arrays = (*model.tree.kernel_arrays, model.kernel_inertia, model.gravity, spring_rows, joint_torque)
@@ -66,11 +66,12 @@ class ForwardDynamics:
         self.simple = _simple_tree(model.tree.joint_of_body, jv.matrix) if not jv.providers else None
         self._simple_arrays = None if self.simple is None else (self.constant, *self.simple)
         self._one_arguments = None if self.simple is None else (*self.arrays, self.generalized, *self._simple_arrays)
-        # explicit joint variables other than one coordinate per joint (couplers, rhythms, empirical functions): the
-        # derivatives of the dynamics in the joint variables (each its own coordinate, weight 1), then the chain rule
+        # joint variables other than one coordinate per joint (couplers, rhythms, empirical functions, constraint
+        # groups): the derivatives of the dynamics in the joint variables (each its own coordinate, weight 1), then
+        # the chain rule
         joints = model.tree.joint_of_body
-        explicit_functions = self.explicit is not None and not self.explicit.entries.shape[0]  # no formulas
-        self._joint_space = None if not explicit_functions or self.simple is not None else (
+        self._joint_variables = jv
+        self._joint_space = None if self.simple is not None else (
             frozen(np.zeros(jv.size)), frozen(np.where(joints >= 0, joints, -1).astype(np.int64)),
             frozen((joints >= 0).astype(float)), batch_rows(np.zeros(jv.size), (), 1))
         # one constraint group with a compiled step and affine joint variables otherwise: step and dynamics
@@ -171,58 +172,77 @@ class ForwardDynamics:
 
     def derivatives_gap(self) -> str | None:
         """What keeps :meth:`inverse_derivatives` from this model, in words, or None where it covers it."""
-        if self.simple is None and self._joint_space is None:
-            return ("joint variables solved by constraint groups" if self.explicit is None
-                    else "joint variables given as formulas (expressions)")
+        jv = self._joint_variables
+        if jv.explicit_part.entries.shape[0]:
+            return "joint variables given as formulas (expressions)"
+        for _, _, provider in jv.solved_providers:
+            gap = getattr(provider, "third_derivatives_gap", lambda: f"joint variables given by "
+                          f"{type(provider).__name__} providers")()
+            if gap is not None:
+                return gap
         if self.arrays[-2].shape[0]:
             return "spring-dampers or line forces, whose generalized forces depend on the state"
         return None
 
-    def inverse_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray) -> tuple | None:
+    def inverse_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray, states: tuple | None = None) -> tuple | None:
         """``(τ, ∂τ/∂q, ∂τ/∂q̇, M)`` of ``τ = M q̈ + N q̇ − G − Q`` (Eq. 198) at validated ``q``, ``qd``, ``qdd`` of one
         shape (..., nq), ``[..., k, m]`` the derivative of ``τ_k`` by the ``m``-th variable, by the derivatives of the
         recursive Newton–Euler algorithm (:func:`mbkron.algorithms.dynamics.articulated.articulated_derivatives`): in
         the coordinates for a simple tree; for other explicit joint variables (couplers, rhythms, functions of one
-        coordinate) in the joint variables, each its own coordinate, and then by the chain rule
-        (:meth:`_joint_space_derivatives`, the batch in chunks that bound the Hessians' memory). For a model
+        coordinate, constraint groups) in the joint variables, each its own coordinate, and then by the chain rule
+        (:meth:`_joint_space_derivatives`, the batch in chunks that bound the Hessians' memory; constraint groups
+        continue from the providers' ``states``, a workspace's, or from their assembly). For a model
         :meth:`derivatives_gap` passes; None where the recursive Newton–Euler algorithm declines a state (a ``τ``
         that is not finite)."""
         batch, nq = q.shape[:-1], self.nq
-        states = (writable(q).reshape(-1, nq), writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq))
+        rows = (writable(q).reshape(-1, nq), writable(qd).reshape(-1, nq), writable(qdd).reshape(-1, nq))
         if self.simple is not None:
             tau, dq, dqd, mass, status = _direct(_articulated, "articulated_derivatives", (
-                *self.arrays, self._generalized_row, *self._simple_arrays, *states))
+                *self.arrays, self._generalized_row, *self._simple_arrays, *rows))
             if status != _forward.OK:
                 return None
         else:  # in the joint variables, each its own coordinate, then the chain rule, in chunks of states
             nj = self.matrix.shape[0]
             chunk = max(1, _CHUNK_ELEMENTS // (nj * nq * nq))
-            parts = [self._joint_space_derivatives(*(x[s:s + chunk] for x in states))
-                     for s in range(0, states[0].shape[0], chunk)]
+            if self.explicit is None and states is None:  # one walk of the constraint groups for all chunks
+                states = self._joint_variables.new_states()
+            parts = [self._joint_space_derivatives(*(x[s:s + chunk] for x in rows), states)
+                     for s in range(0, rows[0].shape[0], chunk)]
             if any(part is None for part in parts):
                 return None
             tau, dq, dqd, mass = (np.concatenate(values) for values in zip(*parts))
         square = batch + (self.nq, self.nq)
         return tau.reshape(batch + (self.nq,)), dq.reshape(square), dqd.reshape(square), mass.reshape(square)
 
-    def _joint_space_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray) -> tuple | None:
-        """:meth:`inverse_derivatives` of states (states, nq) of explicit joint variables ``f(q)`` (affine, or empirical
-        functions of one coordinate) by the chain rule on ``τ = ∇fᵀ τ_f(x, ẋ, ẍ) − Q_q`` with ``x = f``,
+    def _joint_space_derivatives(self, q: NDArray, qd: NDArray, qdd: NDArray, states: tuple | None) -> tuple | None:
+        """:meth:`inverse_derivatives` of states (states, nq) of joint variables ``f(q)`` (affine, empirical functions of
+        one coordinate, constraint groups from the providers' ``states``) by the chain rule on
+        ``τ = ∇fᵀ τ_f(x, ẋ, ẍ) − Q_q`` with ``x = f``,
         ``ẋ = ∇f q̇``, ``ẍ = ∇f q̈ + c``, ``c_j = q̇ᵀ H_j q̇`` (Eq. 57, 126), ``τ_f`` the recursive Newton–Euler
         algorithm in the joint variables and its derivatives ``D_x``, ``D_ẋ``, ``M_x``
         (:func:`~mbkron.algorithms.dynamics.articulated.articulated_derivatives`):
         ``M = ∇fᵀ M_x ∇f``, ``∂τ/∂q̇ = ∇fᵀ (D_ẋ ∇f + 2 M_x (H q̇))``, ``∂τ/∂q = Σ_j τ_f,j H_j + ∇fᵀ (D_x ∇f + D_ẋ (H q̇)
         + M_x (H q̈ + ∂c/∂q))`` with ``(H q̇)_jm = Σ_k H_jkm q̇_k`` and ``∂c/∂q`` from the functions' third derivatives
-        (:func:`mbkron.numerics.tabulated.convective_gradients`). None where the joint variables' recursive
-        Newton–Euler algorithm declines a state (its ``τ_f`` not finite)."""
+        (:func:`mbkron.numerics.tabulated.convective_gradients`) and the constraint groups' (one more implicit
+        differentiation, :meth:`mbkron.algorithms.jointvars.constrained.ConstrainedJointVariables.convective_gradients`).
+        None where the joint variables' recursive Newton–Euler algorithm declines a state (its ``τ_f`` not finite)."""
         zero, coordinate, weight, no_force = self._joint_space
-        f, F, H = self.explicit.evaluate(q, None, _tabulated.HESSIANS)
+        if self.explicit is not None:  # every joint variable explicit: the compiled map alone
+            f, F, H = self.explicit.evaluate(q, None, _tabulated.HESSIANS)
+            explicit, solved = self.explicit, ()
+        else:
+            jv = self._joint_variables
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # not finite: τ_f's status says so
+                f, F, H = jv.evaluate(q, 2, states)
+            explicit, solved = jv.explicit_part, jv.solved_providers
         # c_einsum and stacked matmuls: each state's sums in the same order whatever the batch
         hqd, hqdd = np.einsum("sjkm,sk->sjm", H, qd), np.einsum("sjkm,sk->sjm", H, qdd)
         rates = np.einsum("sjk,sk->sj", F, qd)
         accelerations = np.einsum("sjk,sk->sj", F, qdd) + np.einsum("sjm,sm->sj", hqd, qd)
         convective = np.zeros(F.shape)
-        _tabulated.convective_gradients(self.explicit.rows, self.explicit.floats, q, qd, convective)
+        _tabulated.convective_gradients(explicit.rows, explicit.floats, q, qd, convective)
+        for _, rows, provider in solved:
+            convective[:, rows] = provider.convective_gradients(q, qd, f[:, rows], F[:, rows], H[:, rows])
         tau_x, dx, dxd, mass_x, status = _direct(_articulated, "articulated_derivatives", (
             *self.arrays, no_force, zero, coordinate, weight, writable(f), rates, accelerations))
         if status != _forward.OK:

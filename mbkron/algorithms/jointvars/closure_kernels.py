@@ -50,7 +50,7 @@ from mbkron.jit.common import jit
 from mbkron.algorithms.kinematics.kernels import transforms_and_joint_twists
 from mbkron.multibody.layout import GEOMETRY_WIDTH
 
-__all__ = ["DOT", "EQUATION_SIZE", "POINT", "VECTOR_SIZE", "evaluate", "pack"]
+__all__ = ["DOT", "EQUATION_SIZE", "POINT", "VECTOR_SIZE", "evaluate", "pack", "third"]
 
 POINT, DOT = 0, 1
 """Equation kinds: a ground component of ``r_a − r_b``; the product ``(R_a v_a)·(R_b v_b)``."""
@@ -96,10 +96,12 @@ def pack(m: int, n_x: int, equations, vectors, bodies) -> NDArray[np.float64]:
 
 
 @jit
-def _vectors(data, links, order, W, S, R, dR, d2R):  # pragma: no cover - compiled
-    """``R[k] = T v_k`` of every body vector and, by ``order``, ``dR[k, s] = ∂(T v_k)/∂x_s`` and
-    ``d2R[k, s, t]`` (zero-filled) by the twists of the module docstring (``W``, ``S``, ``links`` as
-    :func:`mbkron.algorithms.kinematics.kernels.transforms_and_joint_twists` has them)."""
+def _vectors(data, links, order, W, S, R, dR, d2R, d3R):  # pragma: no cover - compiled
+    """``R[k] = T v_k`` of every body vector and, by ``order``, ``dR[k, s] = ∂(T v_k)/∂x_s``, ``d2R[k, s, t]`` and
+    ``d3R[k, s, t, w]`` (zero-filled) by the twists of the module docstring (``W``, ``S``, ``links`` as
+    :func:`mbkron.algorithms.kinematics.kernels.transforms_and_joint_twists` has them): for joints i at or above j at
+    or above l, ``∂³r/∂f_i∂f_j∂f_l = S_i S_j S_l r = ω_i × (ω_j × (S_l r))`` (a change of ``f_i`` moves the subtree
+    below joint i rigidly, and ``ω_j × (S_l r)`` is a direction of it)."""
     m, n_vectors, max_depth = int(data[0]), int(data[3]), int(data[4])
     chain = np.empty(max_depth, np.int64)  # the moving joints from the body up, as body indices
     u = np.empty((max_depth, 3))  # S_j r for the joints of ``chain``
@@ -147,16 +149,27 @@ def _vectors(data, links, order, W, S, R, dR, d2R):  # pragma: no cover - compil
                     d2R[k, sj, si, 0] += d0
                     d2R[k, sj, si, 1] += d1
                     d2R[k, sj, si, 2] += d2
+        if order < 3:
+            continue
+        for a in range(length):  # every ordered triple of chain positions, sorted: l <= j <= i
+            for b in range(length):
+                for c in range(length):
+                    l, j, i = min(a, b, c), a + b + c - min(a, b, c) - max(a, b, c), max(a, b, c)
+                    bj, bi = chain[j], chain[i]
+                    d0 = S[bj, 1] * u[l, 2] - S[bj, 2] * u[l, 1]
+                    d1 = S[bj, 2] * u[l, 0] - S[bj, 0] * u[l, 2]
+                    d2 = S[bj, 0] * u[l, 1] - S[bj, 1] * u[l, 0]
+                    sa, sb, sc = links[chain[a], 1], links[chain[b], 1], links[chain[c], 1]
+                    d3R[k, sa, sb, sc, 0] += S[bi, 1] * d2 - S[bi, 2] * d1
+                    d3R[k, sa, sb, sc, 1] += S[bi, 2] * d0 - S[bi, 0] * d2
+                    d3R[k, sa, sb, sc, 2] += S[bi, 0] * d1 - S[bi, 1] * d0
 
 
 @jit
-def evaluate(x, out, data, order):  # pragma: no cover - compiled
-    """The callbacks' common body: ``order`` 1 writes ``(g, ∂g/∂u, ∂g/∂p)`` into the zero-filled ``out``,
-    2 writes ``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` (the layouts of
-    :func:`mbkron.algorithms.jointvars.constraints.expressions_from_derivatives`)."""
-    m, n_x, n_bodies, n_vectors, start = int(data[0]), int(data[1]), int(data[2]), int(data[3]), int(data[5])
-    n = n_x - m
-    n2 = n_x if order >= 2 else 0
+def _closure_kinematics(x, data):  # pragma: no cover - compiled
+    """``(links, W, S)`` of the closure bodies at ``x``: their (parent, slot) links, transforms and joints' ground
+    twists by :func:`mbkron.algorithms.kinematics.kernels.transforms_and_joint_twists`."""
+    n_bodies, start = int(data[2]), int(data[5])
     links = np.empty((n_bodies, 2), np.int64)  # (parent, joint row): the joint rows are the slots in x
     for b in range(n_bodies):
         links[b, 0], links[b, 1] = int(data[start + 2 * b]), int(data[start + 2 * b + 1])
@@ -164,12 +177,25 @@ def evaluate(x, out, data, order):  # pragma: no cover - compiled
     geometry = data[first_row:first_row + GEOMETRY_WIDTH * n_bodies].reshape((n_bodies, GEOMETRY_WIDTH))
     W = np.empty((n_bodies, 4, 4))
     S = np.empty((n_bodies, 6))
-    # links, W, S, R, dR, d2R are read after the call that takes them borrowed (no atomic reference counting)
+    # links, W, S are read after the call that takes them borrowed (no atomic reference counting)
     transforms_and_joint_twists(geometry, read_only(borrowed(links)), x, borrowed(W), borrowed(S))  # the model's type
+    return links, W, S
+
+
+@jit
+def evaluate(x, out, data, order):  # pragma: no cover - compiled
+    """The callbacks' common body: ``order`` 1 writes ``(g, ∂g/∂u, ∂g/∂p)`` into the zero-filled ``out``,
+    2 writes ``(∂g/∂u, ∂g/∂p, ∂²g/∂u², ∂²g/∂u∂p, ∂²g/∂p²)`` (the layouts of
+    :func:`mbkron.algorithms.jointvars.constraints.expressions_from_derivatives`)."""
+    m, n_x, n_vectors = int(data[0]), int(data[1]), int(data[3])
+    n = n_x - m
+    n2 = n_x if order >= 2 else 0
+    links, W, S = _closure_kinematics(x, data)
     R = np.empty((n_vectors, 4))
     dR = np.zeros((n_vectors, n_x, 3))
     d2R = np.zeros((n_vectors, n2, n2, 3))
-    _vectors(data, links, order, W, S, borrowed(R), borrowed(dR), borrowed(d2R))
+    # R, dR, d2R are read after the call that takes them borrowed (no atomic reference counting)
+    _vectors(data, links, order, W, S, borrowed(R), borrowed(dR), borrowed(d2R), np.zeros((n_vectors, 0, 0, 0, 3)))
     # offsets of the blocks in ``out``: first (g, g_u, g_p); second (g_u, g_p, g_uu, g_up, g_pp)
     u_at = m if order == 1 else 0
     p_at = u_at + m * m
@@ -211,3 +237,48 @@ def evaluate(x, out, data, order):  # pragma: no cover - compiled
                     out[up_at + (e * m + k) * n + l - m] = value
                 elif l >= m:
                     out[pp_at + (e * n + k - m) * n + l - m] = value
+
+
+@jit
+def third(x, out, data):  # pragma: no cover - compiled
+    """``(∂g/∂x, ∂²g/∂x², ∂³g/∂x³)`` over all of ``x = (u, p)`` into the zero-filled ``out`` of size
+    ``m (n_x + n_x² + n_x³)``, each block in C order (for the derivatives of the dynamics, issue 30; not a callback):
+    a point equation's the differences of the vectors' derivatives (:func:`_vectors`), an orientation equation's
+    by the Leibniz rule, ``∂³(a·b) = a‴·b + Σ₃ a″·b′ + Σ₃ a′·b″ + a·b‴`` (the sums over the three ways to split the
+    variables)."""
+    m, n_x, n_vectors = int(data[0]), int(data[1]), int(data[3])
+    links, W, S = _closure_kinematics(x, data)
+    R = np.empty((n_vectors, 4))
+    dR = np.zeros((n_vectors, n_x, 3))
+    d2R = np.zeros((n_vectors, n_x, n_x, 3))
+    d3R = np.zeros((n_vectors, n_x, n_x, n_x, 3))
+    _vectors(data, links, 3, W, S, borrowed(R), borrowed(dR), borrowed(d2R), borrowed(d3R))
+    xx_at = m * n_x
+    xxx_at = xx_at + m * n_x * n_x
+    for e in range(m):
+        record = _HEADER + e * EQUATION_SIZE
+        kind, component, a, b = int(data[record]), int(data[record + 1]), int(data[record + 2]), int(data[record + 3])
+        for k in range(n_x):
+            if kind == POINT:
+                out[e * n_x + k] = dR[a, k, component] - dR[b, k, component]
+            else:
+                for c in range(3):
+                    out[e * n_x + k] += dR[a, k, c] * R[b, c] + R[a, c] * dR[b, k, c]
+            for l in range(n_x):
+                at = xx_at + (e * n_x + k) * n_x + l
+                if kind == POINT:
+                    out[at] = d2R[a, k, l, component] - d2R[b, k, l, component]
+                else:
+                    for c in range(3):
+                        out[at] += (d2R[a, k, l, c] * R[b, c] + R[a, c] * d2R[b, k, l, c]
+                                    + dR[a, k, c] * dR[b, l, c] + dR[a, l, c] * dR[b, k, c])
+                for t in range(n_x):
+                    at = xxx_at + ((e * n_x + k) * n_x + l) * n_x + t
+                    if kind == POINT:
+                        out[at] = d3R[a, k, l, t, component] - d3R[b, k, l, t, component]
+                    else:
+                        for c in range(3):
+                            out[at] += (d3R[a, k, l, t, c] * R[b, c] + R[a, c] * d3R[b, k, l, t, c]
+                                        + d2R[a, k, l, c] * dR[b, t, c] + d2R[a, k, t, c] * dR[b, l, c]
+                                        + d2R[a, l, t, c] * dR[b, k, c] + dR[a, k, c] * d2R[b, l, t, c]
+                                        + dR[a, l, c] * d2R[b, k, t, c] + dR[a, t, c] * d2R[b, k, l, c])

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mbkron.core.lazy import LazyModule
+from mbkron.algorithms.jointvars.constraints import BoundConstraints
 from mbkron.algorithms.jointvars.explicit import JointVariableProvider
 from mbkron.algorithms.jointvars.solvers import METHODS, Continuation, PositionSolver, evaluate_states
 
@@ -91,3 +92,39 @@ class ConstrainedJointVariables(JointVariableProvider):
         f, grad, hess = (None if part[0] is None else np.concatenate(part) for part in zip(*parts))
         return (f.reshape(batch + f.shape[1:]), None if grad is None else grad.reshape(batch + grad.shape[1:]),
                 None if hess is None else hess.reshape(batch + hess.shape[1:]))
+
+    def third_derivatives_gap(self) -> str | None:
+        """Why :meth:`convective_gradients` cannot serve this group, in words, or None where it can."""
+        if not self.solver.inputs.affine:
+            return "constraint groups whose inputs are not affine in the coordinates (splines of a coordinate)"
+        if type(self.solver.system).third is BoundConstraints.third:
+            return f"constraint groups given as Python functions ({type(self.solver.system).__name__})"
+        return None
+
+    def convective_gradients(self, q: NDArray, qd: NDArray, f: NDArray, grad: NDArray, hess: NDArray) -> NDArray:
+        """``∂c/∂q`` of the group's convective terms ``c_i = q̇ᵀ H_i q̇`` at fixed ``q̇`` (the third derivatives of its
+        joint variables contracted twice with ``q̇``, ``T_i[q̇, q̇, ·]``), shape (states, m, nq), at states ``q``,
+        ``qd`` (states, nq) where the group's rows of ``f``, ``∇f``, ``H`` (states, m[, nq[, nq]]) are evaluated.
+
+        One more implicit differentiation of ``g(u(q), p(q)) = 0`` (Eq. 100–101, 120 differentiated again), with
+        ``x = (u, p)``, ``X = ∂x/∂q = (∇u, P)``, ``X₂ = (H, 0)`` (the inputs ``p = P q + p₀`` are affine), ``ẋ = X q̇``:
+
+            g_u T[q̇, q̇, ·] = −( g_xx[X₂[q̇, q̇], X] + 2 g_xx[X₂[q̇, ·], ẋ] + g_xxx[ẋ, ẋ, X] ),
+
+        with ``g_x``, ``g_xx``, ``g_xxx`` of :meth:`~mbkron.algorithms.jointvars.constraints.BoundConstraints.third`
+        at the solution. For a group :meth:`third_derivatives_gap` passes."""
+        inputs = self.solver.inputs
+        system = self.solver.system
+        m = self.size
+        out = np.empty(grad.shape)
+        for s in range(q.shape[0]):
+            p, P, _ = inputs.evaluate(q[s])
+            g_x, g_xx, g_xxx = system.third(f[s], p)
+            X = np.vstack([grad[s], P])
+            X2 = np.concatenate([hess[s], np.zeros((P.shape[0],) + hess.shape[-2:])])
+            xd = X @ qd[s]
+            X2qd = np.einsum("xac,a->xc", X2, qd[s])
+            right = (np.einsum("ixy,x,yc->ic", g_xx, X2qd @ qd[s], X) + 2.0 * np.einsum("ixy,xc,y->ic", g_xx, X2qd, xd)
+                     + np.einsum("ixyz,x,y,zc->ic", g_xxx, xd, xd, X))
+            out[s] = -np.linalg.solve(g_x[:, :m], right)
+        return out

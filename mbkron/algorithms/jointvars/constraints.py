@@ -221,6 +221,23 @@ class BoundConstraints(ABC):
         generating code from :meth:`expressions`; None for systems that have none."""
         return None
 
+    def third(self, u: NDArray, p: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        """First, second and third partial derivatives over all of ``x = (u, p)``, for the derivatives of the
+        dynamics (issue 30: the third derivatives of the joint variables, by one more implicit differentiation).
+
+        Returns
+        -------
+        g_x : ndarray, shape (m, n_x)
+        g_xx : ndarray, shape (m, n_x, n_x)
+        g_xxx : ndarray, shape (m, n_x, n_x, n_x)
+
+        Raises
+        ------
+        NotImplementedError
+            For systems without third derivatives (constraints given as Python functions).
+        """
+        raise NotImplementedError(f"third derivatives of constraints given as {type(self).__name__}")
+
     @abstractmethod
     def first(self, u: NDArray, p: NDArray) -> tuple[NDArray, NDArray, NDArray]:
         """Residual and first partial derivatives, for Newton's method.
@@ -313,11 +330,30 @@ class _BoundSymbolic(BoundConstraints):
         symbols = self._expressions.symbols
         self._first = _compile(np.array(self._expressions.first, dtype=object), symbols)
         self._second = _compile(np.array(self._expressions.second, dtype=object), symbols)
+        self._third = None  # derived by the first call of third(): the dynamics' derivatives alone need it
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        del state["_first"], state["_second"]
+        del state["_first"], state["_second"], state["_third"]
         return state
+
+    def third(self, u, p):
+        """:meth:`BoundConstraints.third`: the residuals differentiated three times by sympy and compiled, on the
+        first call (a model's evaluations never need them; deriving them costs ~10 ms per entry of ``g_xxx``)."""
+        if self._third is None:
+            symbols = self._expressions.symbols
+            m, n_x = self.size, len(symbols)
+            g = np.array(self._expressions.first[:m], dtype=object)
+            g_x = _jacobian(g, symbols)
+            g_xx, g_xxx = _jacobian(g_x, symbols), np.empty((m, n_x, n_x, n_x), dtype=object)
+            for i, k, l, t in np.ndindex(g_xxx.shape):  # symmetric: each distinct entry derived once
+                key = tuple(sorted((k, l, t)))
+                g_xxx[i, k, l, t] = (sympy.diff(g_xx[i, key[0], key[1]], symbols[key[2]]) if key == (k, l, t)
+                                     else g_xxx[(i, *key)])
+            self._third = _compile(np.concatenate([g_x.ravel(), g_xx.ravel(), g_xxx.ravel()]), symbols)
+        values, m, n_x = self._third([*u, *p]), self.size, self.size + self.n_inputs
+        return (values[:m * n_x].reshape(m, n_x), values[m * n_x:m * n_x * (1 + n_x)].reshape(m, n_x, n_x),
+                values[m * n_x * (1 + n_x):].reshape(m, n_x, n_x, n_x))
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

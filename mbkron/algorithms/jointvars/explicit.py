@@ -431,6 +431,18 @@ class JointVariables:
         return self._explicit if self._explicit.complete else None
 
     @property
+    def explicit_part(self) -> ExplicitMap:
+        """The packed affine part and explicit providers (:class:`ExplicitMap`), whether or not constraint groups
+        solve other rows (:attr:`explicit` is it only where none do)."""
+        return self._explicit
+
+    @property
+    def solved_providers(self) -> tuple:
+        """``(k, rows, provider)`` of the providers that are not explicit (constraint groups), ``k`` their position in
+        :attr:`providers` (and in :meth:`new_states`)."""
+        return self._others
+
+    @property
     def size(self) -> int:
         return self.matrix.shape[0]
 

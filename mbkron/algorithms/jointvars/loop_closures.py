@@ -169,6 +169,15 @@ class _BoundClosures(BoundConstraints):
         closures.evaluate(np.ascontiguousarray(np.concatenate([u, p]), dtype=float), out, self._data, order)
         return out
 
+    def third(self, u, p):
+        """:meth:`BoundConstraints.third` by :func:`mbkron.algorithms.jointvars.closure_kernels.third` (Eq. 40, 75, 76,
+        99 once more)."""
+        m, n_x = self.size, self.size + self.n_inputs
+        out = np.zeros(m * (n_x + n_x * n_x + n_x**3))
+        closures.third(np.ascontiguousarray(np.concatenate([u, p]), dtype=float), out, self._data)
+        return (out[:m * n_x].reshape(m, n_x), out[m * n_x:m * n_x * (1 + n_x)].reshape(m, n_x, n_x),
+                out[m * n_x * (1 + n_x):].reshape(m, n_x, n_x, n_x))
+
     def first(self, u, p):
         m = self.size
         values = self._evaluate(u, p, 1)
